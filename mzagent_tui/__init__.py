@@ -1,0 +1,3 @@
+"""mzagent-tui: a terminal front-end for a ReAct coding agent."""
+
+__version__ = "0.1.0"
