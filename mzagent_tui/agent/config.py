@@ -1,0 +1,239 @@
+"""Settings and where each one came from.
+
+Sources, lowest to highest: built-in defaults, the user config file (TOML in the platform's
+config folder), `.env` in the project folder, `.env` in the current folder, the environment,
+command-line flags. `.env` files never override real environment variables.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from dotenv import dotenv_values
+
+from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, PROVIDERS
+
+APP_NAME = "mzagent"
+
+
+class ConfigError(Exception):
+    """A configuration problem, reported as one actionable line (exit code 2)."""
+
+
+@dataclass
+class Settings:
+    """Effective settings. `sources` maps a field name to where its value came from."""
+
+    provider: str = ""
+    """Preset name (see PROVIDERS); empty means detect from the keys present."""
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = ""
+    temperature: float = 0.0
+    max_tokens: int = 4096
+    """Maximum tokens per reply."""
+    max_steps: int = 30
+    command_timeout: float = 120.0
+    lang: str = "en"
+    """Prompt language: en or zh."""
+    tools: list[str] = field(default_factory=list)
+    """Custom tools as `module:function` entries."""
+    stop_sequence: bool = True
+    """Send `<observation>` as a stop sequence (the parser does not need it)."""
+    connect_timeout: float = 10.0
+    idle_timeout: float = 120.0
+    """Seconds without a streamed chunk before the request is abandoned."""
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    max_retry_wait: float = 60.0
+    """The longest Retry-After honoured; a longer one is reported at once."""
+    pass_env: list[str] = field(default_factory=list)
+    """Secret-looking environment variables that commands may still see."""
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def endpoint(self) -> tuple[str, str, str]:
+        """Return (base_url, model, api_key) or raise ConfigError with the fix."""
+        if not self.provider:
+            raise ConfigError(
+                "no model endpoint configured: set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, "
+                "or MZAGENT_BASE_URL for a local server (see `mzagent config`)"
+            )
+        preset = PROVIDERS.get(self.provider)
+        if preset is None:
+            raise ConfigError(
+                f"unknown provider '{self.provider}'; choose one of: {', '.join(PROVIDERS)}"
+            )
+        if not self.base_url:
+            raise ConfigError(f"provider '{self.provider}' needs a base URL: set MZAGENT_BASE_URL or --base-url")
+        if not self.model:
+            raise ConfigError(f"no model set for {self.base_url}: set MZAGENT_MODEL or --model")
+        if preset.needs_key and not self.api_key:
+            raise ConfigError(
+                f"no API key for provider '{self.provider}': set {preset.key_var} "
+                f"(or MZAGENT_API_KEY) in the environment or a .env file, or pass --api-key"
+            )
+        return self.base_url, self.model, self.api_key or "not-needed"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name != "sources"}
+_ENV_PREFIX = "MZAGENT_"
+
+
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def redact_key(key: str) -> str:
+    """Show just enough of a key to recognise it: `sk-…abcd`."""
+    if not key:
+        return ""
+    if len(key) < 12:
+        return "…"
+    return f"{key[:3]}…{key[-4:]}"
+
+
+def load_settings(
+    project: Path | None = None,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Merge every source into one Settings; raise ConfigError on a bad value."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    config_path = user_config_path()
+    for name, value in _read_toml(config_path).items():
+        _assign(values, sources, name, value, str(config_path))
+
+    env_layers: list[tuple[str, Mapping[str, str]]] = []
+    seen: set[Path] = set()
+    for folder in (project, cwd or Path.cwd()):
+        if folder is None:
+            continue
+        dotenv = (folder / ".env").resolve()
+        if dotenv in seen or not dotenv.is_file():
+            continue
+        seen.add(dotenv)
+        loaded = {k: v for k, v in dotenv_values(dotenv).items() if v is not None and k not in environ}
+        env_layers.append((str(dotenv), loaded))
+    env_layers.append(("environment", environ))
+
+    key_vars: dict[str, tuple[str, str]] = {}
+    for label, layer in env_layers:
+        for name in _FIELDS:
+            var = _ENV_PREFIX + name.upper()
+            if var in layer and layer[var] != "":
+                _assign(values, sources, name, layer[var], f"{label} ({var})")
+        for preset in PROVIDERS.values():
+            if preset.key_var and layer.get(preset.key_var):
+                key_vars[preset.name] = (layer[preset.key_var], f"{label} ({preset.key_var})")
+
+    for name, value in (flags or {}).items():
+        if value is not None:
+            _assign(values, sources, name, value, "command line")
+
+    settings = Settings(**values)
+    settings.sources = sources
+    _check_ranges(settings)
+    _resolve_provider(settings, key_vars)
+    return settings
+
+
+def _check_ranges(settings: Settings) -> None:
+    problems = []
+    if settings.lang not in ("en", "zh"):
+        problems.append(f"lang must be en or zh, got {settings.lang!r}")
+    if settings.max_steps < 1:
+        problems.append("max_steps must be at least 1")
+    if settings.max_tokens < 16:
+        problems.append("max_tokens must be at least 16")
+    if not 0 < settings.command_timeout <= 3600:
+        problems.append("command_timeout must be between 0 and 3600 seconds")
+    if not 0 <= settings.temperature <= 2:
+        problems.append("temperature must be between 0 and 2")
+    if settings.max_retries < 0 or settings.idle_timeout <= 0 or settings.connect_timeout <= 0:
+        problems.append("timeouts must be positive and max_retries at least 0")
+    if problems:
+        where = ", ".join(f"{settings.sources.get(p.split()[0], 'default')}" for p in problems)
+        raise ConfigError(f"{'; '.join(problems)} (from {where})")
+
+
+def _resolve_provider(settings: Settings, key_vars: dict[str, tuple[str, str]]) -> None:
+    """Fill provider, base URL, model and key from the preset where the user set none."""
+    src = settings.sources
+    if not settings.provider:
+        if settings.base_url:
+            settings.provider, src["provider"] = "custom", "detected (base URL set)"
+        else:
+            found = next((name for name in AUTO_DETECT_ORDER if name in key_vars), None)
+            if found:
+                settings.provider, src["provider"] = found, f"detected ({PROVIDERS[found].key_var} set)"
+    preset = PROVIDERS.get(settings.provider)
+    if preset is None:
+        return
+    if not settings.base_url and preset.base_url:
+        settings.base_url, src["base_url"] = preset.base_url, f"preset {preset.name}"
+    if not settings.model and preset.model:
+        settings.model, src["model"] = preset.model, f"preset {preset.name}"
+    if not settings.api_key and preset.name in key_vars:
+        settings.api_key, src["api_key"] = key_vars[preset.name]
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    return {k: v for k, v in data.items() if k in _FIELDS}
+
+
+def _assign(values: dict[str, Any], sources: dict[str, str], name: str, raw: Any, source: str) -> None:
+    values[name] = _convert(name, raw, source)
+    sources[name] = source
+
+
+def _convert(name: str, raw: Any, source: str) -> Any:
+    default = _FIELDS[name].default
+    if _FIELDS[name].default_factory is not dataclasses.MISSING:  # list fields
+        if isinstance(raw, str):
+            return [part.strip() for part in raw.split(",") if part.strip()]
+        if isinstance(raw, (list, tuple)):
+            return [str(part) for part in raw]
+        raise ConfigError(f"{name} from {source} must be a list, got {raw!r}")
+    try:
+        if isinstance(default, bool):
+            if isinstance(raw, str):
+                lowered = raw.strip().lower()
+                if lowered not in {"1", "0", "true", "false", "yes", "no", "on", "off"}:
+                    raise ValueError(raw)
+                return lowered in {"1", "true", "yes", "on"}
+            return bool(raw)
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        return str(raw).strip()
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} from {source} has a bad value {raw!r}") from None
+
+
+def describe(settings: Settings) -> list[tuple[str, str, str]]:
+    """Rows of (setting, value, source) for `mzagent config`, with the key redacted."""
+    rows = []
+    for name in _FIELDS:
+        value = getattr(settings, name)
+        shown = redact_key(value) if name == "api_key" else (", ".join(value) if isinstance(value, list) else str(value))
+        rows.append((name, shown, settings.sources.get(name, "default")))
+    return rows

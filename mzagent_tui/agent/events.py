@@ -1,0 +1,181 @@
+"""Typed events: everything the core reports to a front-end.
+
+The loop calls an `EventSink` (any callable taking an `Event`) from its worker thread. Front-ends
+render events; the session log stores them. Events are plain frozen dataclasses so they can be
+compared in tests and written as JSON (`to_dict`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar
+
+
+class StopReason(str, Enum):
+    """Why a run ended."""
+
+    FINAL_ANSWER = "final_answer"
+    MAX_STEPS = "max_steps"
+    STUCK = "stuck"
+    FORMAT_ERRORS = "format_errors"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class; `kind` names the event in JSON output and the session log."""
+
+    kind: ClassVar[str] = "event"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"type": self.kind}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            data[item.name] = value.value if isinstance(value, Enum) else value
+        return data
+
+
+@dataclass(frozen=True)
+class TaskStarted(Event):
+    kind: ClassVar[str] = "task_started"
+    task: str
+    follow_up: bool = False
+
+
+@dataclass(frozen=True)
+class StepStarted(Event):
+    kind: ClassVar[str] = "step_started"
+    step: int
+    max_steps: int
+
+
+@dataclass(frozen=True)
+class ThinkingDelta(Event):
+    """Reasoning text from a separate `reasoning_content` field: shown, never parsed."""
+
+    kind: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    kind: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True)
+class ReplyFinished(Event):
+    """The whole reply text of one step; `incomplete` marks a cut or stalled stream."""
+
+    kind: ClassVar[str] = "reply_finished"
+    text: str
+    finish_reason: str | None
+    incomplete: bool = False
+
+
+@dataclass(frozen=True)
+class Thought(Event):
+    kind: ClassVar[str] = "thought"
+    text: str
+
+
+@dataclass(frozen=True)
+class Action(Event):
+    kind: ClassVar[str] = "action"
+    tool: str
+    args: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ApprovalAsked(Event):
+    kind: ClassVar[str] = "approval_asked"
+    command: str
+    cwd: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ApprovalAnswered(Event):
+    kind: ClassVar[str] = "approval_answered"
+    approved: bool
+    command: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Observation(Event):
+    kind: ClassVar[str] = "observation"
+    tool: str
+    text: str
+    ok: bool = True
+    exit_code: int | None = None
+    output_path: str | None = None
+
+
+@dataclass(frozen=True)
+class FileChanged(Event):
+    """The agent wrote a file; `backup` holds the previous content (None if created)."""
+
+    kind: ClassVar[str] = "file_changed"
+    path: str
+    created: bool
+    backup: str | None = None
+
+
+@dataclass(frozen=True)
+class FinalAnswer(Event):
+    kind: ClassVar[str] = "final_answer"
+    text: str
+
+
+@dataclass(frozen=True)
+class FormatError(Event):
+    kind: ClassVar[str] = "format_error"
+    message: str
+    count: int
+
+
+@dataclass(frozen=True)
+class RetryWait(Event):
+    kind: ClassVar[str] = "retry_wait"
+    seconds: float
+    attempt: int
+    max_attempts: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Usage(Event):
+    kind: ClassVar[str] = "usage"
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool = False
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """A system notice for the user (fallbacks, ignored text, context shrinking)."""
+
+    kind: ClassVar[str] = "notice"
+    text: str
+
+
+@dataclass(frozen=True)
+class Error(Event):
+    kind: ClassVar[str] = "error"
+    message: str
+
+
+@dataclass(frozen=True)
+class Stopped(Event):
+    kind: ClassVar[str] = "stopped"
+    reason: StopReason
+    message: str
+    steps: int = 0
+
+
+EventSink = Callable[[Event], None]

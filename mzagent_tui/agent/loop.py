@@ -1,0 +1,220 @@
+"""The ReAct loop: ask the model, read its reply, run one tool, report, repeat.
+
+`Agent` holds one conversation over one project. `Agent.run(task)` is blocking and meant for
+a worker thread; it reports through events and asks through the approver, so the Textual app
+and the headless CLI drive exactly the same code. A follow-up `run` continues the conversation.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mzagent_tui.agent.approval import Approver, PolicyApprover, SessionRules
+from mzagent_tui.agent.cancel import Cancelled, CancelToken
+from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.events import (
+    Action,
+    Error,
+    Event,
+    EventSink,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    ReplyFinished,
+    StepStarted,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    TextDelta,
+    ThinkingDelta,
+    Thought,
+)
+from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
+from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.prompt import render_system_prompt
+from mzagent_tui.agent.secrets import Redactor, command_env, secret_values
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import FileTools
+from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
+from mzagent_tui.agent.tools.shell import ShellTool
+
+MAX_FORMAT_ERRORS = 3
+STUCK_REPEATS = 3
+_OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
+_SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
+_NOT_LOGGED = (TextDelta, ThinkingDelta)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    reason: StopReason
+    message: str
+    final_answer: str | None
+    steps: int
+
+
+def wrap_observation(text: str) -> str:
+    """Wrap tool output so tags inside it cannot pass for the agent's own."""
+    neutral = _OWN_TAGS.sub(r"&lt;\1\2", text)
+    return f"<observation>{neutral}</observation>"
+
+
+class Agent:
+    def __init__(
+        self,
+        settings: Settings,
+        project: Path,
+        approver: Approver,
+        emit: EventSink,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = os.environ if environ is None else environ
+        self.settings = settings
+        self.root = project.resolve()
+        if not self.root.is_dir():
+            raise ConfigError(f"the project folder {project} does not exist")
+        redact = Redactor(secret_values(environ, [settings.api_key]))
+        self._sink = emit
+        self.session = Session.create(self.root, redact)
+        self.llm = ChatClient(settings, self.emit)
+        self.rules = SessionRules()
+        self.approver = PolicyApprover(approver, self.rules, emit=self.emit)
+        self.ctx = ToolContext(
+            root=self.root,
+            session=self.session,
+            emit=self.emit,
+            approver=self.approver,
+            redact=redact,
+            env=command_env(environ, settings.pass_env),
+            command_timeout=settings.command_timeout,
+        )
+        files = FileTools(self.ctx)
+        shell = ShellTool(self.ctx)
+        self.tools = ToolRegistry([files.read_file, files.write_to_file, shell.run_terminal_command])
+        for spec in settings.tools:
+            try:
+                self.tools.add(load_custom_tool(spec))
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        self.messages: list[dict[str, str]] = []
+
+    def emit(self, event: Event) -> None:
+        """Log the event, then hand it to the front-end."""
+        if not isinstance(event, _NOT_LOGGED):
+            self.session.record_event(event)
+        self._sink(event)
+
+    def run(self, task: str, cancel: CancelToken | None = None) -> RunResult:
+        """Work on a task until a final answer or a stop; never raises for model or tool faults."""
+        cancel = cancel or CancelToken()
+        self.ctx.cancel = cancel
+        follow_up = bool(self.messages)
+        if not follow_up:
+            self._append("system", render_system_prompt(self.root, self.tools, self.settings.lang))
+        self._append("user", f"<question>{task}</question>")
+        self.emit(TaskStarted(task, follow_up))
+        try:
+            result = self._loop(cancel)
+        except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
+            self.session.record("crash", traceback=traceback.format_exc())
+            self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
+            result = RunResult(StopReason.ERROR, f"internal error: {exc}", None, 0)
+        self.emit(Stopped(result.reason, result.message, result.steps))
+        return result
+
+    def _append(self, role: str, content: str) -> None:
+        self.messages.append({"role": role, "content": content})
+        self.session.record("message", role=role, content=content)
+
+    def _observe(self, text: str) -> None:
+        self._append("user", wrap_observation(text))
+
+    def _loop(self, cancel: CancelToken) -> RunResult:
+        limit = self.settings.max_steps
+        format_errors = 0
+        recent: list[tuple[str, str, str]] = []
+        for step in range(1, limit + 1):
+            if cancel.cancelled:
+                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step - 1)
+            self.emit(StepStarted(step, limit))
+            try:
+                reply = self._ask_model(cancel)
+            except Cancelled:
+                self._append("assistant", "[reply interrupted by the user]")
+                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+            except LLMError as exc:
+                self.emit(Error(str(exc)))
+                return RunResult(StopReason.ERROR, str(exc), None, step)
+            self._append("assistant", reply.text)
+            self.emit(ReplyFinished(reply.text, reply.finish_reason))
+            parsed = parse_reply(reply.text, self.tools.signatures())
+            if parsed.thought:
+                self.ctx.thought = parsed.thought
+                self.emit(Thought(parsed.thought))
+            problem = parsed.error
+            if problem is None and parsed.is_action and reply.finish_reason == "length":
+                problem = (
+                    "your reply was cut off at the token limit, so the action was not run; "
+                    "write a shorter reply (split a big file into several smaller writes)"
+                )
+            if problem is not None:
+                format_errors += 1
+                self.emit(FormatError(problem, format_errors))
+                if format_errors >= MAX_FORMAT_ERRORS:
+                    message = f"the model's reply could not be used {format_errors} times in a row (last: {problem})"
+                    return RunResult(StopReason.FORMAT_ERRORS, message, None, step)
+                self._observe(f"Format error: {problem}. Reply again with a <thought> and then one <action> or a <final_answer>.")
+                continue
+            format_errors = 0
+            if parsed.final_answer is not None:
+                if reply.finish_reason == "length":
+                    self.emit(Notice("the final answer hit the token limit and may be cut off"))
+                self.emit(FinalAnswer(parsed.final_answer))
+                return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
+            assert parsed.tool is not None
+            self.emit(Action(parsed.tool, parsed.args))
+            result = self.tools.call(parsed.tool, parsed.args)
+            text = result.text
+            for note in parsed.notes:
+                self.emit(Notice(note))
+                text += f"\nNote: {note}."
+            self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
+            self._observe(text)
+            if cancel.cancelled:
+                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+            recent = (recent + [(parsed.tool, repr(parsed.args), result.text)])[-STUCK_REPEATS:]
+            if len(recent) == STUCK_REPEATS and len(set(recent)) == 1:
+                message = f"stuck: the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+                return RunResult(StopReason.STUCK, message, None, step)
+        return RunResult(
+            StopReason.MAX_STEPS,
+            f"reached the step limit ({limit}) without a final answer; send a follow-up to continue",
+            None,
+            limit,
+        )
+
+    def _ask_model(self, cancel: CancelToken) -> Reply:
+        try:
+            return self.llm.complete(self.messages, cancel)
+        except ContextOverflow:
+            if not self._shrink_history():
+                raise
+            self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
+            return self.llm.complete(self.messages, cancel)
+
+    def _shrink_history(self) -> bool:
+        """Replace old observations (all but the last two) with a short marker."""
+        indexes = [i for i, m in enumerate(self.messages) if m["role"] == "user" and m["content"].startswith("<observation>")]
+        changed = False
+        for i in indexes[:-2]:
+            if self.messages[i]["content"] != _SHRUNK:
+                self.messages[i] = {"role": "user", "content": _SHRUNK}
+                changed = True
+        return changed

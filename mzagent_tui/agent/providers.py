@@ -1,0 +1,32 @@
+"""Provider presets: a base URL, a default model and the variable that holds the key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    base_url: str
+    model: str
+    key_var: str | None
+    needs_key: bool
+
+
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", True),
+        Provider("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", True),
+        Provider("siliconflow", "https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "SILICONFLOW_API_KEY", True),
+        Provider("openrouter", "https://openrouter.ai/api/v1", "openai/gpt-4o", "OPENROUTER_API_KEY", True),
+        Provider("ollama", "http://localhost:11434/v1", "qwen2.5-coder:7b", None, False),
+        Provider("lmstudio", "http://localhost:1234/v1", "local-model", None, False),
+        Provider("llamacpp", "http://127.0.0.1:8080/v1", "local", None, False),
+        Provider("custom", "", "", None, False),
+    )
+}
+
+# Checked in this order when no provider is named: the first key found picks the provider.
+AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")

@@ -1,0 +1,29 @@
+"""What the built-in tools share with the loop for one session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mzagent_tui.agent.approval import Approver
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.events import EventSink
+from mzagent_tui.agent.session import Session
+
+
+@dataclass
+class ToolContext:
+    root: Path
+    """The project folder, already resolved."""
+    session: Session
+    emit: EventSink
+    approver: Approver
+    redact: Callable[[str], str]
+    env: Mapping[str, str]
+    """Environment for commands, secrets already removed."""
+    command_timeout: float = 120.0
+    cancel: CancelToken = field(default_factory=CancelToken)
+    """Replaced by the loop for each run."""
+    thought: str = ""
+    """The model's latest thought, shown as the reason in approval requests."""

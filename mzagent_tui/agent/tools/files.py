@@ -1,0 +1,153 @@
+"""`read_file` and `write_to_file`, confined to the project root.
+
+Reads are bounded (pages of lines, a size cap, binary and special files refused). Writes are
+atomic (temp file in the same folder, fsync, `os.replace`), keep line endings and a BOM the
+file already had, and save the previous content in the session folder so they can be undone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.paths import is_sensitive, relative, resolve_inside
+from mzagent_tui.agent.tools.registry import ToolError, ToolResult
+
+READ_MAX_CHARS = 60_000
+READ_MAX_LINES = 2_000
+WRITE_MAX_BYTES = 10 * 1024 * 1024
+BINARY_SNIFF = 8192
+BOM = "\ufeff"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+class FileTools:
+    """The two file tools, bound to one project root and session."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+        self.root = ctx.root
+
+    def read_file(self, file_path: str, start_line: int = 1) -> str:
+        """Read a text file inside the project (path relative to the project root, or absolute). Long files come in pages of 2000 lines: pass start_line to read further."""
+        path = resolve_inside(self.root, file_path)
+        rel = relative(self.root, path)
+        if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
+            raise ToolError("start_line must be a whole number, 1 or more")
+        if not path.exists():
+            raise ToolError(f"{rel} does not exist")
+        if path.is_dir():
+            entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())[:50]
+            raise ToolError(f"{rel} is a folder, not a file; it contains: {', '.join(entries) or '(nothing)'}")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); it cannot be read")
+        if is_sensitive(path):
+            request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
+            if not self._ctx.approver.approve(request).approved:
+                raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
+        with path.open("rb") as handle:
+            head = handle.read(BINARY_SNIFF)
+        if b"\x00" in head:
+            raise ToolError(f"{rel} is a binary file ({path.stat().st_size} bytes); only text files can be read")
+        return self._ctx.redact(self._read_page(path, rel, start_line))
+
+    def _read_page(self, path: Path, rel: str, start_line: int) -> str:
+        lines: list[str] = []
+        chars = 0
+        number = 0
+        more = False
+        try:
+            with path.open("r", encoding="utf-8", newline="") as handle:
+                for number, line in enumerate(handle, start=1):
+                    if number < start_line:
+                        continue
+                    if len(lines) >= READ_MAX_LINES or chars + len(line) > READ_MAX_CHARS:
+                        more = True
+                        break
+                    lines.append(line)
+                    chars += len(line)
+        except UnicodeDecodeError as exc:
+            raise ToolError(
+                f"{rel} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of a block); "
+                "it may use another encoding such as latin-1 or GBK"
+            ) from None
+        text = "".join(lines)
+        if start_line == 1 and text.startswith(BOM):
+            text = text[1:]
+        if start_line > 1 and not lines:
+            return f"[{rel} has only {number} lines; nothing at line {start_line}]"
+        if not more and start_line == 1:
+            return text
+        end = start_line + len(lines) - 1
+        note = f"[showing lines {start_line}-{end} of {rel}"
+        note += f"; call read_file({rel!r}, {end + 1}) for more]" if more else "; end of file]"
+        return text + ("" if text.endswith("\n") else "\n") + note
+
+    def write_to_file(self, file_path: str, content: str) -> str:
+        """Write content to a file inside the project, replacing it if it exists; parent folders are created. Use \\n for new lines inside the string."""
+        path = resolve_inside(self.root, file_path)
+        rel = relative(self.root, path)
+        if not isinstance(content, str):
+            raise ToolError(f"content must be a string, got {type(content).__name__}")
+        if path == self.root or path.is_dir():
+            raise ToolError(f"{rel} is a folder; give a file path")
+        existed = path.exists()
+        if existed and not stat.S_ISREG(path.stat().st_mode):
+            raise ToolError(f"{rel} is not a regular file; it cannot be written")
+        old = path.read_bytes() if existed else b""
+        data = _encode_like(content, old)
+        if len(data) > WRITE_MAX_BYTES:
+            raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
+        backup = None
+        if existed:
+            backup = self._ctx.session.backup_path(path)
+            shutil.copyfile(path, backup)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
+        _atomic_write(path, data)
+        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None))
+        lines = count_lines(content)
+        verb = "overwrote" if existed else "created"
+        return f"File written: {rel} ({verb}, {lines} lines, {len(data)} bytes)."
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a last line without a newline still counts."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def _encode_like(content: str, old: bytes) -> bytes:
+    """Keep the existing file's BOM and CRLF line endings when the model wrote plain LF."""
+    if old.startswith(b"\xef\xbb\xbf") and not content.startswith(BOM):
+        content = BOM + content
+    if b"\r\n" in old and old.count(b"\r\n") == old.count(b"\n") and "\r\n" not in content:
+        content = content.replace("\n", "\r\n")
+    try:
+        return content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"content has a character that is not valid text at position {exc.start}") from None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """A kill at any moment leaves the old or the new file, never a truncated one."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".mzagent-tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,48 @@
+"""Containment: every path a tool touches must resolve inside the project root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mzagent_tui.agent.tools.registry import ToolError
+
+MAX_PATH_CHARS = 4096
+SENSITIVE_NAMES = {".env", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", ".pgpass", "credentials", ".npmrc", ".pypirc"}
+SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
+
+
+def resolve_inside(root: Path, raw: object) -> Path:
+    """Resolve a model-given path against the root and refuse anything outside it.
+
+    Checked on the resolved path (symlinks followed), so `/w/proj-evil` is not inside
+    `/w/proj` and a link that points out of the project is refused.
+    """
+    if not isinstance(raw, str):
+        raise ToolError(f"the path must be a string, got {type(raw).__name__}")
+    if not raw.strip():
+        raise ToolError("the path is empty")
+    if "\x00" in raw:
+        raise ToolError("the path contains a NUL byte")
+    if len(raw) > MAX_PATH_CHARS:
+        raise ToolError(f"the path is longer than {MAX_PATH_CHARS} characters")
+    candidate = Path(os.path.expanduser(raw.strip()))
+    if not candidate.is_absolute():
+        candidate = root / candidate
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError) as exc:
+        raise ToolError(f"cannot resolve {raw!r}: {exc}") from None
+    if not resolved.is_relative_to(root):
+        raise ToolError(f"{raw!r} is outside the project folder {root}; only files inside it can be used")
+    return resolved
+
+
+def relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix() or "."
+
+
+def is_sensitive(path: Path) -> bool:
+    """Files that usually hold secrets: reading them needs the user's consent."""
+    name = path.name.lower()
+    return name in SENSITIVE_NAMES or name.startswith(".env.") or name.endswith(SENSITIVE_SUFFIXES)

@@ -1,0 +1,168 @@
+"""Run one shell command with a timeout, bounded memory, and no survivors.
+
+The command gets its own session (process group), stdin from /dev/null and the project as
+its working folder. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after a
+grace period; background children left behind by a finished command are stopped the same way.
+Output is read on a thread: everything goes to a file (up to a cap), and memory holds only
+the first and last few kilobytes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mzagent_tui.agent.cancel import CancelToken
+
+HEAD_BYTES = 5_000
+TAIL_BYTES = 5_000
+FILE_CAP_BYTES = 64 * 1024 * 1024
+KILL_GRACE = 2.0
+DRAIN_SECONDS = 1.0
+_POLL = 0.05
+
+
+@dataclass
+class ProcessResult:
+    exit_code: int | None
+    head: bytes
+    tail: bytes
+    total_bytes: int
+    timed_out: bool = False
+    cancelled: bool = False
+    stopped_background: bool = False
+
+    @property
+    def cut_bytes(self) -> int:
+        return self.total_bytes - len(self.head) - len(self.tail)
+
+
+def shell_path() -> str:
+    return shutil.which("bash") or "/bin/sh"
+
+
+class _Capture:
+    """Keeps the head and tail of a stream in memory and the whole (capped) stream on disk."""
+
+    def __init__(self, output_path: Path) -> None:
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+        self._file = output_path.open("wb")
+        self._written = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        if self._written < FILE_CAP_BYTES:
+            piece = chunk[: FILE_CAP_BYTES - self._written]
+            self._file.write(piece)
+            self._written += len(piece)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_size += len(chunk)
+            while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+                self.tail_size -= len(self.tail.popleft())
+
+    def tail_bytes(self) -> bytes:
+        return b"".join(self.tail)[-TAIL_BYTES:]
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def run_command(command: str, cwd: Path, env: Mapping[str, str], timeout: float, cancel: CancelToken, output_path: Path) -> ProcessResult:
+    capture = _Capture(output_path)
+    proc = subprocess.Popen(
+        [shell_path(), "-c", command],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    reader = threading.Thread(target=_pump, args=(proc.stdout, capture), name="mzagent-output", daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout
+    timed_out = cancelled = False
+    while proc.poll() is None:
+        if cancel.cancelled:
+            cancelled = True
+            break
+        if time.monotonic() >= deadline:
+            timed_out = True
+            break
+        cancel.wait(_POLL)
+    if timed_out or cancelled:
+        _kill_group(proc.pid, proc)
+    exit_code = proc.wait()
+    reader.join(DRAIN_SECONDS)
+    stopped_background = _kill_group(proc.pid, proc)
+    reader.join(DRAIN_SECONDS)
+    if reader.is_alive():  # a child that left the group still holds the pipe
+        proc.stdout.close()
+        reader.join(DRAIN_SECONDS)
+    capture.close()
+    return ProcessResult(
+        exit_code=None if (timed_out or cancelled) else exit_code,
+        head=bytes(capture.head),
+        tail=capture.tail_bytes(),
+        total_bytes=capture.total,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        stopped_background=stopped_background and not (timed_out or cancelled),
+    )
+
+
+def _pump(stream, capture: _Capture) -> None:  # noqa: ANN001 - a binary pipe
+    try:
+        while chunk := stream.read1(65536):
+            capture.feed(chunk)
+    except (OSError, ValueError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
+    """SIGTERM the group, then SIGKILL after a grace period. True if anything was alive."""
+    if not _group_alive(pgid):
+        return False
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + KILL_GRACE
+    while time.monotonic() < deadline:
+        proc.poll()
+        if not _group_alive(pgid):
+            return True
+        time.sleep(_POLL)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.poll()
+    return True

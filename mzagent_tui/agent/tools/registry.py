@@ -1,0 +1,99 @@
+"""A registry of tools built from plain callables, and the call path the loop uses."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from mzagent_tui.agent.cancel import Cancelled
+
+
+class ToolError(Exception):
+    """A refusal or bad input: the message goes back to the model as the observation."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool call produced; `text` is the observation for the model."""
+
+    text: str
+    ok: bool = True
+    exit_code: int | None = None
+    output_path: str | None = None
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    func: Callable[..., Any]
+    signature: inspect.Signature
+    doc: str
+
+    @property
+    def params(self) -> list[str]:
+        return list(self.signature.parameters)
+
+    def describe(self) -> str:
+        return f"- {self.name}{self.signature}: {self.doc}"
+
+
+class ToolRegistry:
+    def __init__(self, funcs: Iterable[Callable[..., Any]] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for func in funcs:
+            self.add(func)
+
+    def add(self, func: Callable[..., Any]) -> None:
+        name = func.__name__
+        signature = inspect.signature(func)
+        doc = inspect.cleandoc(func.__doc__ or "").replace("\n", " ") or "(no description)"
+        self._tools[name] = Tool(name, func, signature, doc)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+    def __iter__(self):  # noqa: ANN204 - iterator of Tool
+        return iter(self._tools.values())
+
+    def signatures(self) -> dict[str, list[str]]:
+        return {tool.name: tool.params for tool in self._tools.values()}
+
+    def describe(self) -> str:
+        return "\n".join(tool.describe() for tool in self._tools.values())
+
+    def call(self, name: str, args: list[Any]) -> ToolResult:
+        """Run a tool; every failure becomes an observation, never an exception (except Cancelled)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult(f"Error: there is no tool named '{name}'. Available tools: {', '.join(self._tools)}.", ok=False)
+        try:
+            tool.signature.bind(*args)
+        except TypeError:
+            return ToolResult(f"Error: {name} takes {tool.signature}; it was called with {len(args)} argument(s).", ok=False)
+        try:
+            result = tool.func(*args)
+        except ToolError as exc:
+            return ToolResult(f"Error: {exc}", ok=False)
+        except (Cancelled, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a custom tool's bug must not end the run
+            return ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", ok=False)
+        return result if isinstance(result, ToolResult) else ToolResult(str(result))
+
+
+def load_custom_tool(spec: str) -> Callable[..., Any]:
+    """Import `module:function`; raise ValueError with a one-line reason."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"custom tool '{spec}' must be written as module:function")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(f"cannot import module '{module_name}' for custom tool '{spec}': {exc}") from None
+    func = getattr(module, attr, None)
+    if not callable(func):
+        raise ValueError(f"'{attr}' in module '{module_name}' is not a function")
+    return func

@@ -1,0 +1,109 @@
+"""Entry points: `mzagent [PROJECT_DIR]` (the app), `mzagent run TASK`, `mzagent config`.
+
+Textual is imported only when the app starts, so `mzagent run` never loads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from mzagent_tui import __version__
+from mzagent_tui.agent.config import ConfigError, Settings, describe, load_settings
+
+EXIT_USAGE = 2
+SUBCOMMANDS = ("run", "config")
+DESCRIPTION = """A terminal front-end for a ReAct coding agent.
+
+  mzagent [PROJECT_DIR]     open the app on a project folder (default: current folder)
+  mzagent run TASK          run one task headless and print the trace ('-' reads stdin)
+  mzagent config            show the effective settings and where each came from
+"""
+
+
+def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model endpoint")
+    group.add_argument("--provider", help="preset: openai, deepseek, siliconflow, openrouter, ollama, lmstudio, llamacpp, custom")
+    group.add_argument("--base-url", dest="base_url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+    group.add_argument("--api-key", dest="api_key", help="API key (prefer an environment variable or .env)")
+    group.add_argument("--model", help="model name")
+    group.add_argument("--temperature", type=float)
+    group.add_argument("--max-tokens", dest="max_tokens", type=int, help="maximum tokens per reply")
+    group.add_argument("--max-steps", dest="max_steps", type=int, help="steps before the run stops (default 30)")
+    group.add_argument("--command-timeout", dest="command_timeout", type=float, help="seconds before a command is stopped (default 120)")
+    group.add_argument("--lang", choices=["en", "zh"], help="prompt language")
+    group.add_argument("--tool", dest="tools", action="append", metavar="MODULE:FUNCTION", help="add a custom tool (repeatable)")
+
+
+def _flags(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools")
+    return {name: getattr(args, name, None) for name in names}
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    if command == "run":
+        parser = argparse.ArgumentParser(prog="mzagent run", description="Run one task headless.")
+        parser.add_argument("task", help="the task; '-' reads it from stdin")
+        parser.add_argument("--project", default=".", help="project folder (default: current folder)")
+        answer = parser.add_mutually_exclusive_group()
+        answer.add_argument("--yes", "-y", action="store_true", help="approve every command")
+        answer.add_argument("--no", action="store_true", help="reject every command")
+        parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+    elif command == "config":
+        parser = argparse.ArgumentParser(prog="mzagent config", description="Show the effective settings.")
+        parser.add_argument("--project", default=".", help="project folder whose .env is read")
+    else:
+        parser = argparse.ArgumentParser(prog="mzagent", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+        parser.add_argument("project", nargs="?", default=".", help="project folder (default: current folder)")
+        parser.add_argument("--version", action="version", version=f"mzagent {__version__}")
+    _endpoint_flags(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    args = build_parser(command).parse_args(argv[1:] if command else argv)
+    project = Path(args.project).expanduser()
+    try:
+        if not project.is_dir():
+            raise ConfigError(f"the project folder {project} does not exist")
+        settings = load_settings(project=project, flags=_flags(args))
+        if command == "config":
+            return _show_config(settings)
+        if command == "run":
+            return _run(settings, project, args)
+    except ConfigError as exc:
+        print(f"mzagent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from mzagent_tui.app import run_app
+
+    return run_app(settings, project)
+
+
+def _show_config(settings: Settings) -> int:
+    rows = describe(settings)
+    width = max(len(name) for name, _, _ in rows)
+    value_width = min(48, max(len(value) for _, value, _ in rows))
+    for name, value, source in rows:
+        print(f"{name:<{width}}  {value:<{value_width}}  {source}")
+    try:
+        settings.endpoint()
+    except ConfigError as exc:
+        print(f"\nproblem: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def _run(settings: Settings, project: Path, args: argparse.Namespace) -> int:
+    from mzagent_tui.headless import choose_approver, run_headless
+
+    settings.endpoint()
+    task = sys.stdin.read() if args.task == "-" else args.task
+    if not task.strip():
+        raise ConfigError("the task is empty")
+    interactive = sys.stdin.isatty() and args.task != "-"
+    approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
+    return run_headless(settings, project, task.strip(), approver, args.json)

@@ -1,0 +1,185 @@
+"""`mzagent run`: the agent core driven from a plain terminal (or a pipe), no Textual.
+
+The agent runs on a worker thread so Ctrl+C in the main thread becomes a clean cancel: the
+command's process group is stopped and the run ends as "cancelled".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import TextIO
+
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    Error,
+    Event,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    RetryWait,
+    StepStarted,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+)
+from mzagent_tui.agent.loop import Agent, RunResult
+from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.tools.files import count_lines
+
+EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+OBSERVATION_LINES = 30
+_COLOURS = {"thought": "36", "action": "33", "observation": "2", "final": "1;32", "error": "31", "notice": "2;33", "step": "2"}
+NO_TERMINAL_NOTE = "no terminal to ask the user; run with --yes to allow commands (or --no to silence this)"
+
+
+class ConsolePrinter:
+    """A readable trace: thought, action, observation per step; the final answer last."""
+
+    def __init__(self, out: TextIO, err: TextIO, colour: bool) -> None:
+        self.out, self.err, self.colour = out, err, colour
+        self.final_answer: str | None = None
+
+    def _line(self, stream: TextIO, style: str, label: str, text: str) -> None:
+        text = for_display(text)
+        if self.colour:
+            label = f"\x1b[{_COLOURS[style]}m{label}\x1b[0m"
+        stream.write(f"{label}{text}\n")
+        stream.flush()
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case TaskStarted(task=task):
+                self._line(self.out, "step", "Task: ", task)
+            case StepStarted(step=step, max_steps=limit):
+                self._line(self.out, "step", f"── step {step}/{limit} ", "")
+            case Thought(text=text):
+                self._line(self.out, "thought", "Thought: ", text)
+            case Action(tool=tool, args=args):
+                self._line(self.out, "action", "Action: ", describe_action(tool, args))
+            case ApprovalAnswered(approved=False, note=note):
+                self._line(self.out, "notice", "Rejected: ", note or "the command was not run")
+            case Observation(text=text):
+                lines = text.splitlines()
+                if len(lines) > OBSERVATION_LINES:
+                    lines = lines[:OBSERVATION_LINES] + [f"... ({len(lines) - OBSERVATION_LINES} more lines)"]
+                self._line(self.out, "observation", "Observation: ", "\n".join(lines))
+            case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
+                self._line(self.err, "notice", "Retry: ", f"{reason}; waiting {seconds:.1f} s (attempt {attempt}/{limit})")
+            case Notice(text=text):
+                self._line(self.err, "notice", "Note: ", text)
+            case FormatError(message=message, count=count):
+                self._line(self.err, "notice", f"Format error ({count}): ", message)
+            case Error(message=message):
+                self._line(self.err, "error", "Error: ", message)
+            case FinalAnswer(text=text):
+                self.final_answer = text
+            case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
+                self._line(self.err, "error", "Stopped: ", message)
+            case Stopped():
+                self._line(self.out, "final", "Final answer:\n", self.final_answer or "")
+            case _:
+                pass
+
+
+class JsonPrinter:
+    """Every event as one JSON line on stdout."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        line = json.dumps(event.to_dict(), ensure_ascii=False, default=str)
+        with self._lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+
+class TerminalApprover:
+    """Asks on the terminal: y(es), n(o), r(eason), e(dit), a(lways allow a prefix)."""
+
+    def __init__(self, out: TextIO, read_line=input) -> None:  # noqa: ANN001 - a callable like input
+        self.out = out
+        self.read_line = read_line
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
+        if request.reason:
+            self.out.write(f"Reason: {for_display(request.reason)}\n")
+        self.out.flush()
+        while True:
+            try:
+                answer = self.read_line("Allow? [y]es / [N]o / [r]eject with reason / [e]dit / [a]lways: ").strip().lower()
+            except EOFError:
+                return ApprovalDecision(False, note="no answer from the terminal")
+            if answer in ("y", "yes"):
+                return ApprovalDecision(True)
+            if answer in ("", "n", "no"):
+                return ApprovalDecision(False)
+            if answer == "r":
+                return ApprovalDecision(False, note=self.read_line("Reason for the agent: ").strip())
+            if answer == "e" and request.kind == "command":
+                edited = self.read_line("Command to run instead: ").strip()
+                if edited:
+                    return ApprovalDecision(True, command=edited)
+            if answer == "a" and request.kind == "command":
+                first = request.command.split()[0] if request.command.split() else ""
+                prefix = self.read_line(f"Always allow commands starting with [{first}]: ").strip() or first
+                return ApprovalDecision(True, always_prefix=prefix)
+
+
+def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Approver:
+    if yes:
+        return StaticApprover(True, note="approved by --yes")
+    if no:
+        return StaticApprover(False, note="commands are disabled for this run (--no)")
+    if interactive:
+        return TerminalApprover(out)
+    return StaticApprover(False, note=NO_TERMINAL_NOTE)
+
+
+def run_headless(settings: Settings, project: Path, task: str, approver: Approver, as_json: bool) -> int:
+    out, err = sys.stdout, sys.stderr
+    sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty())
+    agent = Agent(settings, project, approver, sink)
+    cancel = CancelToken()
+    outcome: list[RunResult] = []
+    worker = threading.Thread(target=lambda: outcome.append(agent.run(task, cancel)), name="mzagent-agent", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        err.write("\nCancelling… (Ctrl+C again to quit at once)\n")
+        cancel.cancel()
+        try:
+            worker.join(30)
+        except KeyboardInterrupt:
+            return EXIT_CANCELLED
+    finally:
+        if not worker.is_alive():
+            agent.session.close()
+    if not outcome:
+        return EXIT_CANCELLED
+    reason = outcome[0].reason
+    if reason is StopReason.FINAL_ANSWER:
+        return EXIT_OK
+    return EXIT_CANCELLED if reason is StopReason.CANCELLED else EXIT_STOPPED
+
+
+def describe_action(tool: str, args: list[object]) -> str:
+    """One line for an action: the path and size for a write, the command for a shell call."""
+    if tool == "write_to_file" and len(args) == 2 and isinstance(args[1], str):
+        return f"write_to_file {args[0]!r} ({count_lines(args[1])} lines)"
+    if tool == "run_terminal_command" and args:
+        return f"$ {args[0]}"
+    return f"{tool}({', '.join(repr(a)[:200] for a in args)})"
