@@ -1,0 +1,79 @@
+"""Shared fixtures: an isolated home for config/state, a scripted server, a project folder."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.approval import Approver, StaticApprover
+from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.events import Event
+from mzagent_tui.agent.loop import Agent
+from tests.scripted_server import ScriptedServer
+
+KEY_VARS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "SILICONFLOW_API_KEY", "OPENROUTER_API_KEY")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep the user's config, state and keys out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+    for name in list(os.environ):
+        if name.startswith("MZAGENT_") or name in KEY_VARS:
+            monkeypatch.delenv(name)
+    return home
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with ScriptedServer() as running:
+        yield running
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    return folder.resolve()
+
+
+def settings_for(server: ScriptedServer, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "provider": "custom",
+        "base_url": server.base_url,
+        "api_key": "sk-test-secret-key-1234",
+        "model": "scripted-model",
+        "retry_base_delay": 0.01,
+        "idle_timeout": 2.0,
+        "command_timeout": 10.0,
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+class Recorder:
+    """Collects events; thread-safe because the agent may run on a worker thread."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self.events.append(event)
+
+    def of(self, kind: type) -> list:
+        with self._lock:
+            return [e for e in self.events if isinstance(e, kind)]
+
+
+def make_agent(server: ScriptedServer, project: Path, approver: Approver | None = None, env: dict[str, str] | None = None, **overrides: object) -> tuple[Agent, Recorder]:
+    recorder = Recorder()
+    agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    return agent, recorder

@@ -1,0 +1,198 @@
+"""The parser contract (docs/parser-spec.md), table-driven, plus a never-raises property."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mzagent_tui.agent.parsing import parse_reply
+
+SIGS = {
+    "read_file": ["file_path", "start_line"],
+    "write_to_file": ["file_path", "content"],
+    "run_terminal_command": ["command"],
+}
+
+# (reply, expected tool, expected args)
+ACTIONS = [
+    # The origin's prompt examples.
+    ('<thought>I need to read it</thought>\n<action>read_file("/p/main.py")</action>', "read_file", ["/p/main.py"]),
+    ('<action>write_to_file("/p/a.py", "print(1)\\n")</action>', "write_to_file", ["/p/a.py", "print(1)\n"]),
+    ('<action>run_terminal_command("dir")</action>', "run_terminal_command", ["dir"]),
+    ('<action>write_to_file("test.txt", "a\\nb\\tc")</action>', "write_to_file", ["test.txt", "a\nb\tc"]),
+    # Quotes and escapes.
+    ("<action>read_file('single.py')</action>", "read_file", ["single.py"]),
+    ('<action>write_to_file("q.py", "say \\"hi\\"")</action>', "write_to_file", ["q.py", 'say "hi"']),
+    ('<action>write_to_file("t.py", """line1\nline2 "quoted" )""")</action>', "write_to_file", ["t.py", 'line1\nline2 "quoted" )']),
+    ("<action>write_to_file('t.py', '''a\n'b'\n''')</action>", "write_to_file", ["t.py", "a\n'b'\n"]),
+    ('<action>write_to_file("r.py", r"\\d+\\n")</action>', "write_to_file", ["r.py", "\\d+\\n"]),
+    ('<action>write_to_file("u.txt", "caf\\u00e9 \\x41")</action>', "write_to_file", ["u.txt", "café A"]),
+    ('<action>write_to_file("e.txt", "\\N{BULLET} x")</action>', "write_to_file", ["e.txt", "\u2022 x"]),
+    ('<action>write_to_file("re.py", "\\d keeps")</action>', "write_to_file", ["re.py", "\\d keeps"]),
+    ('<action>write_to_file("b.txt", "back\\\\slash")</action>', "write_to_file", ["b.txt", "back\\slash"]),
+    ('<action>write_to_file("n.txt", "real\nnewline")</action>', "write_to_file", ["n.txt", "real\nnewline"]),
+    # Windows paths and invalid escapes kept verbatim.
+    ('<action>read_file("C:\\new\\test.txt")</action>', "read_file", ["C:\\new\\test.txt"]),
+    ('<action>read_file("C:\\\\dir\\\\")</action>', "read_file", ["C:\\dir\\"]),
+    ('<action>read_file("C:\\Users\\new")</action>', "read_file", ["C:\\Users\\new"]),
+    ('<action>read_file("bad \\U0000zzzz")</action>', "read_file", ["bad \\U0000zzzz"]),
+    # Curly quotes from Chinese input methods.
+    ("<action>read_file(\u201c\u4e2d\u6587.txt\u201d)</action>", "read_file", ["\u4e2d\u6587.txt"]),
+    # Closing tags inside strings, brackets inside strings, nesting.
+    ('<action>write_to_file("x.html", "</action><final_answer>no</final_answer>)")</action>', "write_to_file", ["x.html", "</action><final_answer>no</final_answer>)"]),
+    ('<action>write_to_file("p.py", "f(a, (b, [c]))")</action>', "write_to_file", ["p.py", "f(a, (b, [c]))"]),
+    ("<action>my_tool([1, 2, {'a': (3, 4)}], None, True, -2.5)</action>", "my_tool", [[1, 2, {"a": (3, 4)}], None, True, -2.5]),
+    ('<action>read_file("a.py",)</action>', "read_file", ["a.py"]),
+    ('<action>read_file("a.py")  # read it first</action>', "read_file", ["a.py"]),
+    ('<action>read_file(  "a.py"  ,  20  )</action>', "read_file", ["a.py", 20]),
+    ("<action>list_things()</action>", "list_things", []),
+    # Keyword arguments bind to parameter names.
+    ('<action>write_to_file(content="x", file_path="/a")</action>', "write_to_file", ["/a", "x"]),
+    ('<action>write_to_file("/a", content="y")</action>', "write_to_file", ["/a", "y"]),
+    ('<action>unknown_tool(b=1, a=2)</action>', "unknown_tool", [1, 2]),
+    # Missing closing tags, fences, backticks, case.
+    ('<thought>go</thought><action>read_file("a.py")', "read_file", ["a.py"]),
+    ('<action>\n```python\nread_file("a.py")\n```\n</action>', "read_file", ["a.py"]),
+    ("<action>`read_file('a.py')`</action>", "read_file", ["a.py"]),
+    ('<ACTION>read_file("a.py")</ACTION>', "read_file", ["a.py"]),
+    ('<Thought>x</Thought>\n<Action>read_file("a.py")</Action>', "read_file", ["a.py"]),
+    # JSON bodies.
+    ('<action>{"name": "read_file", "arguments": {"file_path": "a.py"}}</action>', "read_file", ["a.py"]),
+    ('<action>{"tool": "write_to_file", "args": ["a.py", "x\\ny"]}</action>', "write_to_file", ["a.py", "x\ny"]),
+    ('<action>{"action": "run_terminal_command", "action_input": "ls -la"}</action>', "run_terminal_command", ["ls -la"]),
+    ('<action>{"tool_name": "read_file", "parameters": "{\\"file_path\\": \\"b.py\\"}"}</action>', "read_file", ["b.py"]),
+    # Fallbacks without <action>.
+    ('<tool_call>{"name": "read_file", "arguments": {"file_path": "a.py"}}</tool_call>', "read_file", ["a.py"]),
+    ('Thought: I will list.\nAction: run_terminal_command("ls")', "run_terminal_command", ["ls"]),
+    # Reasoning is never executed.
+    ('<think>maybe <action>run_terminal_command("rm -rf /")</action></think><action>read_file("a.py")</action>', "read_file", ["a.py"]),
+    ('pre-filled reasoning <action>run_terminal_command("rm -rf /")</action></think><action>read_file("a.py")</action>', "read_file", ["a.py"]),
+    # Tags quoted inside a thought do not count.
+    ('<thought>I must not write <final_answer> yet</thought><action>read_file("a.py")</action>', "read_file", ["a.py"]),
+]
+
+
+@pytest.mark.parametrize(("reply", "tool", "args"), ACTIONS)
+def test_actions(reply: str, tool: str, args: list) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.error is None, parsed.error
+    assert parsed.final_answer is None
+    assert parsed.tool == tool
+    assert parsed.args == args
+
+
+FINALS = [
+    ("<thought>done</thought><final_answer>All good.</final_answer>", "All good."),
+    ("<final_answer>\n  cut by a stop sequence  ", "cut by a stop sequence"),
+    ("<FINAL_ANSWER>Upper</FINAL_ANSWER>", "Upper"),
+    ('<final_answer>use <action>x()</action> later</final_answer><action>read_file("a")</action>', "use <action>x()</action> later"),
+    ("<think>unclosed reasoning <final_answer>no", None),
+]
+
+
+@pytest.mark.parametrize(("reply", "answer"), FINALS)
+def test_final_answers(reply: str, answer: str | None) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.tool is None
+    assert parsed.final_answer == answer
+    if answer is None:
+        assert parsed.error is not None
+
+
+ERRORS = [
+    ("Just some prose with no tags.", "no <action>"),
+    ("", "no <action>"),
+    ("<action>read_file(a.py)</action>", "bare word"),
+    ("<action>read_file(path)</action>", "bare word"),
+    ('<action>read_file("a" + "b")</action>', "not a literal"),
+    ('<action>read_file(f"{x}.py")</action>', "f-string"),
+    ('<action>read_file(b"x")</action>', "bytes"),
+    ('<action>write_to_file("a.py", "unterminated)</action>', "unterminated string"),
+    ('<action>write_to_file("a.py", "ok"', "not closed"),
+    ("<action>read_file</action>", "parentheses"),
+    ("<action></action>", "empty"),
+    ("<action>   ", "empty"),
+    ('<action>write_to_file(nope="x")</action>', "no parameter 'nope'"),
+    ('<action>write_to_file("a", file_path="b")</action>', "twice"),
+    ('<action>write_to_file(content="x")</action>', "missing argument 'file_path'"),
+    ('<action>write_to_file(file_path="a", "x")</action>', "after a keyword"),
+    ("<action>read_file(,)</action>", "empty"),
+    ("<action>{not json}</action>", "not valid JSON"),
+    ('<action>{"arguments": {}}</action>', "needs a \"name\""),
+    ("<action>read_file(\"a\"]</action>", "unbalanced"),
+    ("<final_answer>   </final_answer>", "empty"),
+    ("<action>123()</action>", "tool call"),
+]
+
+
+@pytest.mark.parametrize(("reply", "fragment"), ERRORS)
+def test_format_errors_are_results(reply: str, fragment: str) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.tool is None and parsed.final_answer is None
+    assert parsed.error is not None and fragment in parsed.error
+
+
+def test_unterminated_string_names_the_newline_rule() -> None:
+    parsed = parse_reply('<action>write_to_file("a.py", "line1\n', SIGS)
+    assert "\\n" in parsed.error
+
+
+def test_first_action_wins_and_the_rest_is_reported() -> None:
+    reply = (
+        '<thought>two at once</thought><action>read_file("a.py")</action>\n'
+        '<action>run_terminal_command("rm -rf /")</action>\n'
+        "<observation>invented</observation>\n<final_answer>premature</final_answer>"
+    )
+    parsed = parse_reply(reply, SIGS)
+    assert (parsed.tool, parsed.args, parsed.final_answer) == ("read_file", ["a.py"], None)
+    assert parsed.thought == "two at once"
+    joined = " ".join(parsed.notes)
+    assert "only the first action" in joined and "observation" in joined and "final answer" in joined
+
+
+def test_small_model_action_plus_final_answer_runs_the_action() -> None:
+    reply = '<thought>write it</thought><action>write_to_file("a.txt", "hi")</action><final_answer>Done!</final_answer>'
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.tool == "write_to_file" and parsed.final_answer is None
+    assert parsed.notes
+
+
+def test_thought_without_closing_tag_and_leading_prose() -> None:
+    parsed = parse_reply('<thought>reading now\n<action>read_file("a")</action>', SIGS)
+    assert parsed.thought == "reading now" and parsed.tool == "read_file"
+    parsed = parse_reply('Let me look.\n<action>read_file("a")</action>', SIGS)
+    assert parsed.thought == "Let me look."
+
+
+def test_content_is_parsed_once() -> None:
+    """`\\\\n` in the reply is a backslash and an n in the file, never a newline."""
+    parsed = parse_reply('<action>write_to_file("a.py", "print(\\"a\\\\nb\\")")</action>', SIGS)
+    assert parsed.args[1] == 'print("a\\nb")'
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_never_raises_on_any_text(text: str) -> None:
+    parsed = parse_reply(text, SIGS)
+    assert sum(x is not None for x in (parsed.tool, parsed.final_answer, parsed.error)) == 1
+
+
+_PIECES = st.sampled_from([
+    "<action>", "</action>", "<final_answer>", "</final_answer>", "<thought>", "</thought>", "<think>", "</think>",
+    "<tool_call>", "Action:", "read_file(", "write_to_file(", ")", "(", '"', "'", '"""', "\\", "\\n", ",", "=", "[", "]",
+    "{", "}", "#", "`", "```python\n", "\u201c", "\u201d", "r", "f", "x", " ", "\n", "content=", '{"name": "read_file"',
+])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_never_raises_on_tag_soup(text: str) -> None:
+    parsed = parse_reply(text, SIGS)
+    assert sum(x is not None for x in (parsed.tool, parsed.final_answer, parsed.error)) == 1
+    if parsed.tool is not None:
+        assert isinstance(parsed.args, list)
+
+
+def test_non_string_input_does_not_raise() -> None:
+    assert parse_reply(None).error is not None  # type: ignore[arg-type]

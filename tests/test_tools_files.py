@@ -1,0 +1,255 @@
+"""read_file / write_to_file against real files: containment, bad input, atomicity, backups."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, StaticApprover
+from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
+from mzagent_tui.agent.tools.registry import ToolRegistry
+from tests.conftest import Recorder
+
+
+@pytest.fixture
+def tools(project: Path, tmp_path: Path) -> tuple[ToolRegistry, Recorder, Session]:
+    recorder = Recorder()
+    session = Session(tmp_path / "session", Redactor(["sk-very-secret-value"]))
+    ctx = ToolContext(project, session, recorder, StaticApprover(False), session.redact, env={})
+    files = FileTools(ctx)
+    return ToolRegistry([files.read_file, files.write_to_file]), recorder, session
+
+
+def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
+    result = tools[0].call("read_file", list(args))
+    return result.text, result.ok
+
+
+def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
+    result = tools[0].call("write_to_file", list(args))
+    return result.text, result.ok
+
+
+def test_read_relative_and_absolute(tools, project: Path) -> None:
+    (project / "a.txt").write_text("hello\n")
+    assert read(tools, "a.txt") == ("hello\n", True)
+    assert read(tools, str(project / "a.txt")) == ("hello\n", True)
+
+
+@pytest.mark.parametrize("path", ["../../etc/passwd", "/etc/passwd", "~/.ssh/id_rsa", "../proj-evil/x", "sub/../../x"])
+def test_paths_outside_the_root_are_refused(tools, project: Path, path: str) -> None:
+    evil = project.parent / "proj-evil"
+    evil.mkdir(exist_ok=True)
+    (evil / "x").write_text("secret")
+    text, ok = read(tools, path)
+    assert not ok and "outside the project" in text
+    assert "secret" not in text and "root:" not in text
+    text, ok = write(tools, path, "pwned")
+    assert not ok and "outside the project" in text
+    assert (evil / "x").read_text() == "secret"
+
+
+def test_sibling_with_common_prefix_is_outside(tools, project: Path) -> None:
+    sibling = Path(str(project) + "-evil")
+    sibling.mkdir()
+    (sibling / "x").write_text("secret")
+    text, ok = read(tools, str(sibling / "x"))
+    assert not ok and "outside" in text
+
+
+def test_symlink_escapes_are_refused(tools, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret")
+    (project / "link.txt").symlink_to(outside / "secret.txt")
+    (project / "linkdir").symlink_to(outside, target_is_directory=True)
+    for path in ("link.txt", "linkdir/secret.txt"):
+        text, ok = read(tools, path)
+        assert not ok and "outside" in text and "top secret" not in text
+    text, ok = write(tools, "linkdir/new.txt", "x")
+    assert not ok and not (outside / "new.txt").exists()
+
+
+def test_symlink_inside_the_project_is_fine(tools, project: Path) -> None:
+    (project / "real.txt").write_text("real")
+    (project / "alias.txt").symlink_to(project / "real.txt")
+    assert read(tools, "alias.txt") == ("real", True)
+
+
+@pytest.mark.parametrize(("path", "fragment"), [("", "empty"), ("   ", "empty"), ("a\x00b", "NUL"), ("a" * 5000, "longer than"), (42, "must be a string")])
+def test_bad_paths_are_validation_errors(tools, path, fragment: str) -> None:
+    text, ok = read(tools, path)
+    assert not ok and fragment in text
+    text, ok = write(tools, path, "x")
+    assert not ok and fragment in text
+
+
+def test_missing_file_and_folder(tools, project: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "sub" / "b.py").write_text("")
+    text, ok = read(tools, "nope.py")
+    assert not ok and "does not exist" in text
+    text, ok = read(tools, "sub")
+    assert not ok and "is a folder" in text and "b.py" in text
+
+
+def test_binary_and_special_files_are_refused(tools, project: Path) -> None:
+    (project / "img.bin").write_bytes(b"\x89PNG\x00\x00data")
+    text, ok = read(tools, "img.bin")
+    assert not ok and "binary" in text
+    os.mkfifo(project / "pipe")
+    started = time.monotonic()
+    text, ok = read(tools, "pipe")
+    assert not ok and "not a regular file" in text
+    assert time.monotonic() - started < 5
+
+
+def test_device_files_are_outside_or_refused(tools) -> None:
+    text, ok = read(tools, "/dev/zero")
+    assert not ok
+
+
+def test_non_utf8_is_reported_not_replaced(tools, project: Path) -> None:
+    (project / "latin.txt").write_bytes("café".encode("latin-1"))
+    text, ok = read(tools, "latin.txt")
+    assert not ok and "not UTF-8" in text and "0xe9" in text
+
+
+def test_large_files_come_in_pages(tools, project: Path) -> None:
+    lines = [f"line {i}\n" for i in range(1, 5001)]
+    (project / "big.txt").write_text("".join(lines))
+    text, ok = read(tools, "big.txt")
+    assert ok and text.startswith("line 1\n")
+    assert f"line {READ_MAX_LINES}\n" in text and f"line {READ_MAX_LINES + 1}\n" not in text
+    assert f"read_file('big.txt', {READ_MAX_LINES + 1})" in text
+    text, ok = read(tools, "big.txt", 4001)
+    assert ok and text.startswith("line 4001\n") and "end of file" in text
+    text, ok = read(tools, "big.txt", 9999)
+    assert ok and "only 5000 lines" in text
+
+
+def test_huge_single_line_is_bounded(tools, project: Path) -> None:
+    (project / "one.txt").write_text("x" * 3_000_000)
+    text, ok = read(tools, "one.txt")
+    assert ok and len(text) < 100_000
+
+
+def test_write_creates_parents_and_reports(tools, project: Path) -> None:
+    text, ok = write(tools, "deep/er/new.py", "a\nb\n")
+    assert ok and "created" in text and "2 lines" in text
+    assert (project / "deep/er/new.py").read_text() == "a\nb\n"
+    events = tools[1].of(FileChanged)
+    assert events and events[0].created and events[0].backup is None
+
+
+def test_write_keeps_a_backup_of_the_previous_content(tools, project: Path) -> None:
+    (project / "f.txt").write_text("old content")
+    text, ok = write(tools, "f.txt", "new content")
+    assert ok and "overwrote" in text
+    event = tools[1].of(FileChanged)[-1]
+    assert not event.created and Path(event.backup).read_text() == "old content"
+    assert (project / "f.txt").read_text() == "new content"
+
+
+def test_write_is_exact_no_second_unescape(tools, project: Path) -> None:
+    write(tools, "raw.py", 'print("a\\nb")')
+    assert (project / "raw.py").read_text() == 'print("a\\nb")'
+
+
+def test_crlf_and_bom_survive_a_read_modify_write(tools, project: Path) -> None:
+    (project / "win.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")
+    text, ok = read(tools, "win.txt")
+    assert ok and text.startswith("one")
+    write(tools, "win.txt", text.replace("\r\n", "\n") + "three\n")
+    assert (project / "win.txt").read_bytes() == b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n"
+
+
+def test_write_keeps_file_mode(tools, project: Path) -> None:
+    script = project / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    write(tools, "run.sh", "#!/bin/sh\necho hi\n")
+    assert script.stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.parametrize(("content", "fragment"), [(123, "must be a string"), ("x" * (11 * 1024 * 1024), "byte limit"), ("\ud800", "not valid text")])
+def test_bad_content_is_a_validation_error(tools, project: Path, content, fragment: str) -> None:
+    text, ok = write(tools, "c.txt", content)
+    assert not ok and fragment in text
+    assert not (project / "c.txt").exists()
+
+
+def test_writing_a_folder_is_refused(tools, project: Path) -> None:
+    (project / "d").mkdir()
+    text, ok = write(tools, "d", "x")
+    assert not ok and "folder" in text
+
+
+def test_no_temp_files_are_left(tools, project: Path) -> None:
+    for i in range(5):
+        write(tools, "f.txt", f"v{i}")
+    assert sorted(p.name for p in project.iterdir()) == ["f.txt"]
+
+
+def test_sensitive_files_ask_first(project: Path, tmp_path: Path) -> None:
+    asked: list[ApprovalRequest] = []
+
+    class Recording:
+        def __init__(self, answer: bool) -> None:
+            self.answer = answer
+
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            asked.append(request)
+            return ApprovalDecision(self.answer)
+
+    (project / ".env").write_text("TOKEN=sk-very-secret-value\nPLAIN=1\n")
+    session = Session(tmp_path / "s", Redactor(["sk-very-secret-value"]))
+    for answer in (False, True):
+        ctx = ToolContext(project, session, Recorder(), Recording(answer), session.redact, env={})
+        result = ToolRegistry([FileTools(ctx).read_file]).call("read_file", [".env"])
+        if answer:
+            assert result.ok and "PLAIN=1" in result.text
+            assert "sk-very-secret-value" not in result.text and "[redacted]" in result.text
+        else:
+            assert not result.ok and "did not allow" in result.text
+    assert [r.kind for r in asked] == ["read_sensitive", "read_sensitive"]
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from mzagent_tui.agent.approval import StaticApprover
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import FileTools
+root = Path(sys.argv[1])
+session = Session(Path(sys.argv[2]), Redactor([]))
+tools = FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), str, env={}))
+print("ready", flush=True)
+i = 0
+while True:
+    i += 1
+    tools.write_to_file("data.txt", str(i % 10) * 2_000_000)
+"""
+
+
+def test_kill_9_during_writes_never_leaves_a_truncated_file(project: Path, tmp_path: Path) -> None:
+    (project / "data.txt").write_text("0" * 2_000_000)
+    for delay in (0.15, 0.3, 0.45):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(project), str(tmp_path / "s")], stdout=subprocess.PIPE)
+        assert proc.stdout.readline().strip() == b"ready"
+        time.sleep(delay)
+        proc.kill()
+        proc.wait()
+        data = (project / "data.txt").read_bytes()
+        assert len(data) == 2_000_000 and len(set(data)) == 1

@@ -1,0 +1,198 @@
+"""run_terminal_command with real processes: timeouts, cancel, bounded output, no survivors."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PolicyApprover, StaticApprover
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.events import ApprovalAnswered
+from mzagent_tui.agent.secrets import Redactor, command_env
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.registry import ToolResult
+from mzagent_tui.agent.tools.shell import ShellTool
+from tests.conftest import Recorder
+
+MARK = "MZAGENT_TEST_MARK"
+
+
+def survivors(tag: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["environ", "status"]):
+        try:
+            if (proc.info["environ"] or {}).get(MARK) == tag and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+class Shell:
+    def __init__(self, project: Path, tmp_path: Path, approver=None, timeout: float = 10.0, environ=None) -> None:  # noqa: ANN001
+        self.tag = f"{tmp_path.name}-{time.monotonic_ns()}"
+        self.recorder = Recorder()
+        self.session = Session(tmp_path / "session", Redactor(["sk-redact-me-please"]))
+        env = command_env({"PATH": os.environ["PATH"], MARK: self.tag, **(environ or {})})
+        self.ctx = ToolContext(project, self.session, self.recorder, approver or StaticApprover(True), self.session.redact, env=env, command_timeout=timeout)
+        self.tool = ShellTool(self.ctx)
+
+    def run(self, command: str) -> ToolResult:
+        return self.tool.run_terminal_command(command)
+
+
+@pytest.fixture
+def shell(project: Path, tmp_path: Path):  # noqa: ANN201
+    created: list[Shell] = []
+
+    def make(**kwargs) -> Shell:  # noqa: ANN003
+        created.append(Shell(project, tmp_path, **kwargs))
+        return created[-1]
+
+    yield make
+    for item in created:
+        assert survivors(item.tag) == [], "a process of the test survived"
+
+
+def test_exit_code_output_and_cwd(shell, project: Path) -> None:
+    result = shell().run("pwd; echo out; echo err >&2; exit 3")
+    assert result.exit_code == 3 and not result.ok
+    assert "exit code 3" in result.text
+    assert str(project) in result.text and "out" in result.text and "err" in result.text
+
+
+def test_no_output_is_said_plainly(shell) -> None:
+    result = shell().run("true")
+    assert result.ok and "exit code 0" in result.text and "(no output)" in result.text
+
+
+def test_stdin_is_empty_so_readers_return_at_once(shell) -> None:
+    started = time.monotonic()
+    result = shell().run("python3 -c 'import sys; print(repr(sys.stdin.read()))'; cat; read x; echo after")
+    assert time.monotonic() - started < 5
+    assert "''" in result.text and "after" in result.text
+
+
+def test_timeout_kills_the_whole_group(shell) -> None:
+    sh = shell(timeout=1.0)
+    started = time.monotonic()
+    result = sh.run("sleep 300 & sleep 300; echo never")
+    assert time.monotonic() - started < 1.0 + 2.0 + 3.0
+    assert "timed out after 1 s" in result.text and "never" not in result.text
+    assert result.exit_code is None
+
+
+def test_processes_that_ignore_sigterm_are_killed(shell) -> None:
+    sh = shell(timeout=1.0)
+    result = sh.run("trap '' TERM; sleep 300")
+    assert "timed out" in result.text
+
+
+def test_background_children_left_behind_are_stopped(shell) -> None:
+    sh = shell()
+    started = time.monotonic()
+    result = sh.run("(sleep 300 &) ; nohup sleep 300 >/dev/null 2>&1 & echo started")
+    assert time.monotonic() - started < 8
+    assert "started" in result.text and "Background processes" in result.text
+
+
+def test_huge_output_is_bounded_and_saved(shell) -> None:
+    sh = shell(timeout=60)
+    rss_before = psutil.Process().memory_info().rss
+    result = sh.run("yes 0123456789 | head -c 100000000; echo; echo END")
+    rss_after = psutil.Process().memory_info().rss
+    assert rss_after - rss_before < 50 * 1024 * 1024
+    assert "bytes cut" in result.text and "END" in result.text
+    assert len(result.text) < 12_000
+    saved = Path(result.output_path)
+    assert saved.stat().st_size == 64 * 1024 * 1024
+
+
+def test_escape_sequences_are_stripped(shell) -> None:
+    result = shell().run(r"printf '\033[2J\033]0;title\007\033]52;c;ZXZpbA==\007plain\033[31m red\033[0m\n'")
+    assert "\x1b" not in result.text and "\x07" not in result.text
+    assert "plain red" in result.text and "ZXZpbA" not in result.text
+
+
+def test_secret_variables_are_not_inherited(shell) -> None:
+    sh = shell(environ={"OPENAI_API_KEY": "sk-redact-me-please", "GITHUB_TOKEN": "ghp_x", "HARMLESS": "ok"})
+    result = sh.run("env")
+    assert "HARMLESS=ok" in result.text
+    assert "OPENAI_API_KEY" not in result.text and "GITHUB_TOKEN" not in result.text
+
+
+def test_secret_values_are_redacted_from_output(shell) -> None:
+    result = shell().run("echo sk-redact-me-please")
+    assert "sk-redact-me-please" not in result.text and "[redacted]" in result.text
+
+
+def test_interactive_programs_fail_fast(shell, project: Path) -> None:
+    sh = shell(timeout=5)
+    started = time.monotonic()
+    result = sh.run("git init -q . && git -c user.name=a -c user.email=a@b commit --allow-empty")
+    assert time.monotonic() - started < 5
+    assert "exit code" in result.text and result.exit_code != 0
+
+
+def test_rejection_is_an_observation_with_the_reason(shell) -> None:
+    sh = shell(approver=StaticApprover(False, note="not on my machine"))
+    result = sh.run("rm -rf ~/important")
+    assert not result.ok and "rejected" in result.text and "not on my machine" in result.text
+    assert sh.recorder.of(ApprovalAnswered)[0].approved is False
+
+
+def test_edited_command_runs_instead(shell) -> None:
+    class Editor:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            return ApprovalDecision(True, command="echo edited")
+
+    result = shell(approver=Editor()).run("echo original")
+    assert "edited" in result.text and "original" not in result.text.split("\n", 1)[1]
+
+
+def test_always_allow_is_a_prefix_rule_that_fails_closed(shell) -> None:
+    asked: list[str] = []
+
+    class Once:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            asked.append(request.command)
+            return ApprovalDecision(True, always_prefix="echo") if len(asked) == 1 else ApprovalDecision(False)
+
+    sh = shell(approver=PolicyApprover(Once()))
+    sh.run("echo one")
+    assert "two" in sh.run("echo two").text
+    assert "rejected" in sh.run("echo three; rm -rf x").text
+    assert "rejected" in sh.run("echo $(whoami)").text
+    assert asked == ["echo one", "echo three; rm -rf x", "echo $(whoami)"]
+
+
+@pytest.mark.parametrize("command", ["", "   ", "a\x00b", "x" * 100_001])
+def test_bad_commands_are_refused_before_asking(shell, command: str) -> None:
+    from mzagent_tui.agent.tools.registry import ToolError
+
+    with pytest.raises(ToolError):
+        shell().run(command)
+
+
+def test_cancel_stops_a_running_command(shell) -> None:
+    sh = shell(timeout=60)
+    token = CancelToken()
+    sh.ctx.cancel = token
+    threading.Timer(0.5, token.cancel).start()
+    started = time.monotonic()
+    result = sh.run("sleep 300")
+    assert time.monotonic() - started < 5
+    assert "cancelled" in result.text
+
+
+def test_output_file_is_in_the_session_folder(shell) -> None:
+    sh = shell()
+    result = sh.run("echo saved")
+    assert Path(result.output_path).is_relative_to(sh.session.folder)
+    assert Path(result.output_path).read_text() == "saved\n"
