@@ -153,21 +153,30 @@ def run_headless(settings: Settings, project: Path, task: str, approver: Approve
     agent = Agent(settings, project, approver, sink)
     cancel = CancelToken()
     outcome: list[RunResult] = []
-    worker = threading.Thread(target=lambda: outcome.append(agent.run(task, cancel)), name="mzagent-agent", daemon=True)
-    worker.start()
+    finished = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.append(agent.run(task, cancel))
+        finally:
+            finished.set()
+
+    # An Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread
+    # looking finished while it still runs (CPython gh-90882).
+    threading.Thread(target=work, name="mzagent-agent", daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.2)
+        while not finished.wait(0.2):
+            pass
     except KeyboardInterrupt:
         err.write("\nCancelling… (Ctrl+C again to quit at once)\n")
+        err.flush()
         cancel.cancel()
         try:
-            worker.join(30)
+            finished.wait(30)
         except KeyboardInterrupt:
             return EXIT_CANCELLED
-    finally:
-        if not worker.is_alive():
-            agent.session.close()
+    if finished.is_set():
+        agent.session.close()
     if not outcome:
         return EXIT_CANCELLED
     reason = outcome[0].reason

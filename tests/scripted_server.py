@@ -55,7 +55,7 @@ class ScriptedServer:
         self.release = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def base_url(self) -> str:
@@ -110,7 +110,7 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             request = json.loads(self.rfile.read(length) or b"{}")
-            request["_headers"] = dict(self.headers)
+            request["_headers"] = {k.lower(): v for k, v in self.headers.items()}
             step = server.next_step(request)
             if isinstance(step, Fault):
                 self._fault(step)

@@ -37,7 +37,9 @@ class Tool:
         return list(self.signature.parameters)
 
     def describe(self) -> str:
-        return f"- {self.name}{self.signature}: {self.doc}"
+        """`- name(params): doc`; the return annotation means nothing to the model."""
+        shown = self.signature.replace(return_annotation=inspect.Signature.empty)
+        return f"- {self.name}{shown}: {self.doc}"
 
 
 class ToolRegistry:
@@ -48,7 +50,10 @@ class ToolRegistry:
 
     def add(self, func: Callable[..., Any]) -> None:
         name = func.__name__
-        signature = inspect.signature(func)
+        try:
+            signature = inspect.signature(func, eval_str=True)
+        except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated stays a string
+            signature = inspect.signature(func)
         doc = inspect.cleandoc(func.__doc__ or "").replace("\n", " ") or "(no description)"
         self._tools[name] = Tool(name, func, signature, doc)
 

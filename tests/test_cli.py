@@ -1,0 +1,165 @@
+"""`mzagent` as a user runs it: a real subprocess against the scripted server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.scripted_server import Reply
+
+TASK_STEPS = [
+    Reply('<thought>write</thought><action>write_to_file("calc.py", "print(6 * 7)\\n")</action>'),
+    Reply('<thought>run</thought><action>run_terminal_command("python3 calc.py")</action>'),
+    Reply("<thought>done</thought><final_answer>calc.py prints 42.</final_answer>"),
+]
+
+
+def mzagent(*args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", *args],
+        input=stdin if stdin is not None else "",
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )
+
+
+def endpoint(server) -> list[str]:  # noqa: ANN001
+    return ["--base-url", server.base_url, "--api-key", "sk-cli-secret-key-777", "--model", "m"]
+
+
+def test_run_completes_a_multi_step_task_and_prints_the_answer_last(server, project: Path) -> None:
+    server.script(*TASK_STEPS)
+    done = mzagent("run", *endpoint(server), "--yes", "--project", str(project), "make calc.py")
+    assert done.returncode == 0, done.stderr
+    assert (project / "calc.py").read_text() == "print(6 * 7)\n"
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2:] == ["Final answer:", "calc.py prints 42."]
+    assert "Thought: write" in done.stdout and "$ python3 calc.py" in done.stdout and "42" in done.stdout
+    assert "\x1b[" not in done.stdout
+
+
+def test_json_events_are_parseable(server, project: Path) -> None:
+    server.script(*TASK_STEPS)
+    done = mzagent("run", *endpoint(server), "--yes", "--json", "--project", str(project), "make calc.py")
+    assert done.returncode == 0
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "task_started" and kinds[-1] == "stopped"
+    assert {"text_delta", "thought", "action", "observation", "usage", "final_answer"} <= set(kinds)
+    assert events[-1]["reason"] == "final_answer"
+    assert "sk-cli-secret-key-777" not in done.stdout
+
+
+def test_task_from_stdin(server, project: Path) -> None:
+    server.script(Reply("<final_answer>read it</final_answer>"))
+    done = mzagent("run", *endpoint(server), "--project", str(project), "-", stdin="task from stdin\n")
+    assert done.returncode == 0
+    assert server.requests[0]["messages"][1]["content"] == "<question>task from stdin</question>"
+
+
+def test_without_a_terminal_commands_are_rejected_with_how_to_allow(server, project: Path) -> None:
+    server.script(Reply('<action>run_terminal_command("touch made")</action>'), Reply("<final_answer>could not</final_answer>"))
+    done = mzagent("run", *endpoint(server), "--project", str(project), "t")
+    assert done.returncode == 0 and not (project / "made").exists()
+    assert "--yes" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_no_flag_rejects(server, project: Path) -> None:
+    server.script(Reply('<action>run_terminal_command("touch made")</action>'), Reply("<final_answer>ok</final_answer>"))
+    done = mzagent("run", *endpoint(server), "--no", "--project", str(project), "t")
+    assert done.returncode == 0 and not (project / "made").exists()
+    assert "Rejected:" in done.stdout
+
+
+def test_stopped_run_exits_1(server, project: Path) -> None:
+    server.script(*[Reply("no tags at all")] * 3)
+    done = mzagent("run", *endpoint(server), "--project", str(project), "t")
+    assert done.returncode == 1 and "Stopped:" in done.stderr
+
+
+def test_endpoint_error_exits_1_without_the_key(server, project: Path) -> None:
+    from tests.scripted_server import Fault
+
+    server.script(Fault("status", 401))
+    done = mzagent("run", *endpoint(server), "--project", str(project), "t")
+    assert done.returncode == 1 and "refused the API key" in done.stderr
+    assert "sk-cli-secret-key-777" not in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["run", "--provider", "nope", "t"], "unknown provider 'nope'"),
+    (["run", "t"], "no model endpoint configured"),
+    (["run", "--provider", "openai", "t"], "set OPENAI_API_KEY"),
+    (["run", "--base-url", "http://x/v1", "--model", "m", "--project", "/does/not/exist", "t"], "does not exist"),
+    (["run", "--base-url", "http://x/v1", "--model", "m", "--tool", "nomodule:fn", "t"], "cannot import module 'nomodule'"),
+])
+def test_usage_and_config_errors_exit_2_in_one_line(args: list[str], fragment: str) -> None:
+    done = mzagent(*args)
+    assert done.returncode == 2
+    assert fragment in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_version_and_help() -> None:
+    assert mzagent("--version").stdout.strip() == "mzagent 0.1.0"
+    text = mzagent("--help").stdout
+    assert "mzagent run TASK" in text and "mzagent config" in text
+    assert "--yes" in mzagent("run", "--help").stdout
+
+
+def test_config_shows_sources_and_redacts_the_key(project: Path) -> None:
+    (project / ".env").write_text("DEEPSEEK_API_KEY=sk-abcdefghijklmn9876\n")
+    done = mzagent("config", "--project", str(project))
+    assert done.returncode == 0
+    assert "sk-…9876" in done.stdout and "sk-abcdefghijklmn9876" not in done.stdout
+    assert "preset deepseek" in done.stdout and "DEEPSEEK_API_KEY" in done.stdout
+
+
+def test_config_reports_the_problem(project: Path) -> None:
+    done = mzagent("config", "--project", str(project))
+    assert done.returncode == 2 and "problem: no model endpoint configured" in done.stderr
+
+
+def test_headless_run_never_imports_textual(server, project: Path) -> None:
+    server.script(*TASK_STEPS)
+    code = (
+        "import sys; from mzagent_tui.cli import main\n"
+        f"rc = main(['run', '--base-url', {server.base_url!r}, '--api-key', 'k', '--model', 'm', '--yes', '--project', {str(project)!r}, 'x'])\n"
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
+        "print('TEXTUAL', bad, rc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().splitlines()[-1] == "TEXTUAL [] 0", done.stderr
+
+
+def test_ctrl_c_cancels_the_command_and_exits_130(server, project: Path) -> None:
+    server.script(Reply('<action>run_terminal_command("sleep 300")</action>'))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any("sleep 300" in " ".join(p) for p in _cmdlines()):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130 and "Cancelling" in err
+    assert not any("sleep 300" in " ".join(p) for p in _cmdlines())
+
+
+def _cmdlines() -> list[list[str]]:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            found.append(proc.info["cmdline"] or [])
+        except psutil.NoSuchProcess:
+            continue
+    return found

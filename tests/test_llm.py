@@ -1,0 +1,194 @@
+"""The streaming client against the scripted server: retries, watchdog, faults, fallbacks."""
+
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+
+import pytest
+
+from mzagent_tui.agent.cancel import Cancelled, CancelToken
+from mzagent_tui.agent.events import ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
+from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError
+from tests.conftest import Recorder, settings_for
+from tests.scripted_server import Fault, Reply
+
+MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "<question>q</question>"}]
+KEY = "sk-test-secret-key-1234"
+OK = Reply("<thought>t</thought><final_answer>fine</final_answer>")
+
+
+def client(server, **overrides) -> tuple[ChatClient, Recorder]:  # noqa: ANN001
+    recorder = Recorder()
+    return ChatClient(settings_for(server, **overrides), recorder), recorder
+
+
+def complete(server, **overrides):  # noqa: ANN001, ANN201
+    chat, recorder = client(server, **overrides)
+    return chat.complete(MESSAGES, CancelToken()), recorder
+
+
+def test_streams_deltas_reasoning_and_usage(server) -> None:
+    server.script(Reply("<final_answer>hello world</final_answer>", reasoning="let me think"))
+    reply, rec = complete(server)
+    assert reply.text == "<final_answer>hello world</final_answer>"
+    assert "".join(e.text for e in rec.of(TextDelta)) == reply.text
+    assert "".join(e.text for e in rec.of(ThinkingDelta)) == "let me think"
+    assert reply.reasoning == "let me think" and reply.finish_reason == "stop"
+    assert rec.of(Usage) == [Usage(100, 20, False)]
+    sent = server.requests[0]
+    assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
+    assert sent["stop"] == ["<observation>"] and sent["model"] == "scripted-model"
+    assert sent["_headers"]["authorization"] == f"Bearer {KEY}"
+
+
+def test_usage_is_estimated_when_the_server_sends_none(server) -> None:
+    server.script(Reply("<final_answer>x</final_answer>", usage=None))
+    reply, rec = complete(server)
+    assert reply.usage_estimated and rec.of(Usage)[0].estimated
+
+
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503])
+def test_transient_statuses_are_retried_visibly(server, status: int) -> None:
+    server.script(Fault("status", status), OK)
+    reply, rec = complete(server)
+    assert reply.text.endswith("fine</final_answer>")
+    waits = rec.of(RetryWait)
+    assert len(waits) == 1 and f"HTTP {status}" in waits[0].reason and waits[0].attempt == 1
+
+
+@pytest.mark.parametrize(("header", "expected"), [({"retry-after": "0.2"}, 0.2), ({"retry-after-ms": "150"}, 0.15)])
+def test_retry_after_is_honoured(server, header: dict, expected: float) -> None:
+    server.script(Fault("status", 429, headers=header), OK)
+    _, rec = complete(server)
+    assert rec.of(RetryWait)[0].seconds == pytest.approx(expected, abs=0.01)
+
+
+def test_retry_after_as_http_date(server) -> None:
+    when = email.utils.formatdate(time.time() + 2, usegmt=True)
+    server.script(Fault("status", 429, headers={"retry-after": when}), OK)
+    chat, rec = client(server)
+    token = CancelToken()
+    threading.Timer(0.3, token.cancel).start()
+    with pytest.raises(Cancelled):
+        chat.complete(MESSAGES, token)
+    assert 0 < rec.of(RetryWait)[0].seconds <= 2.5
+
+
+@pytest.mark.parametrize("seconds", ["5", "300"])
+def test_long_retry_after_is_reported_at_once(server, seconds: str) -> None:
+    server.script(Fault("status", 429, headers={"retry-after": seconds}), OK)
+    started = time.monotonic()
+    with pytest.raises(LLMError, match=f"wait {seconds} s"):
+        complete(server, max_retry_wait=2.0)
+    assert time.monotonic() - started < 2
+
+
+def test_retries_are_bounded(server) -> None:
+    server.script(*[Fault("status", 503)] * 10)
+    with pytest.raises(LLMError, match="gave up after 3 attempts"):
+        complete(server, max_retries=2)
+    assert len(server.requests) == 3
+
+
+def test_connection_reset_before_headers_is_retried(server) -> None:
+    server.script(Fault("reset"), OK)
+    reply, rec = complete(server)
+    assert reply.finish_reason == "stop" and len(rec.of(RetryWait)) == 1
+
+
+def test_stalled_stream_is_ended_by_the_watchdog(server) -> None:
+    server.script(Fault("stall", text="partial "), OK)
+    started = time.monotonic()
+    reply, rec = complete(server, idle_timeout=0.5)
+    assert time.monotonic() - started < 5
+    incomplete = rec.of(ReplyFinished)
+    assert incomplete and incomplete[0].incomplete and incomplete[0].text == "partial "
+    assert "stalled" in rec.of(RetryWait)[0].reason
+    assert reply.text.endswith("fine</final_answer>")
+
+
+def test_cut_stream_keeps_partial_text_marked_incomplete(server) -> None:
+    server.script(Fault("cut", text='<action>write_to_file("a", "half'), OK)
+    reply, rec = complete(server)
+    assert rec.of(ReplyFinished)[0] == ReplyFinished('<action>write_to_file("a", "half', None, incomplete=True)
+    assert reply.text.endswith("fine</final_answer>")
+
+
+def test_reply_without_done_is_complete_when_finished(server) -> None:
+    server.script(Reply("<final_answer>no done</final_answer>", send_done=False))
+    reply, rec = complete(server)
+    assert reply.text == "<final_answer>no done</final_answer>" and not rec.of(RetryWait)
+
+
+def test_html_page_is_not_retried(server) -> None:
+    server.script(Fault("html"), OK)
+    with pytest.raises(LLMError, match="HTML page.*base URL"):
+        complete(server)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(("status", "fragment"), [(401, "refused the API key"), (403, "refused the API key"), (404, "no model 'scripted-model'")])
+def test_auth_and_not_found_are_not_retried_and_never_show_the_key(server, status: int, fragment: str) -> None:
+    server.script(Fault("status", status, body={"error": {"message": f"Incorrect API key provided: {KEY}"}}), OK)
+    with pytest.raises(LLMError) as info:
+        complete(server)
+    message = str(info.value)
+    assert fragment in message and server.base_url in message
+    assert KEY not in message
+    assert len(server.requests) == 1
+
+
+CONTEXT_ERRORS = [
+    {"error": {"message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.", "code": "context_length_exceeded"}},
+    {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error"}},
+    {"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).", "code": 400},
+    {"error": {"message": "This endpoint's maximum context length is 16384 tokens. However, you requested about 20000 tokens.", "code": 400}},
+]
+
+
+@pytest.mark.parametrize("body", CONTEXT_ERRORS, ids=["openai", "llama.cpp", "vllm", "openrouter"])
+def test_context_overflow_wordings(server, body: dict) -> None:
+    server.script(Fault("status", 400, body=body))
+    with pytest.raises(ContextOverflow):
+        complete(server)
+
+
+def test_server_rejecting_stream_options_then_stop_falls_back_and_remembers(server) -> None:
+    server.script(
+        Fault("status", 400, body={"error": {"message": "Unrecognized request argument supplied: stream_options"}}),
+        Fault("status", 400, body={"error": {"message": "'stop' is not supported with this model"}}),
+        OK,
+        OK,
+    )
+    chat, _ = client(server)
+    chat.complete(MESSAGES, CancelToken())
+    chat.complete(MESSAGES, CancelToken())
+    assert "stream_options" in server.requests[0] and "stop" in server.requests[1]
+    assert "stream_options" not in server.requests[2] and "stop" not in server.requests[2]
+    assert "stream_options" not in server.requests[3] and "stop" not in server.requests[3]
+
+
+def test_other_400_is_reported_with_url_and_model(server) -> None:
+    server.script(Fault("status", 400, body={"error": {"message": "temperature out of range"}}))
+    with pytest.raises(LLMError, match="rejected the request for model scripted-model.*temperature"):
+        complete(server)
+
+
+def test_cancel_during_a_slow_stream_is_prompt(server) -> None:
+    server.script(Reply("x" * 400, chunk_size=1, delay=0.05))
+    chat, _ = client(server)
+    token = CancelToken()
+    threading.Timer(0.3, token.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        chat.complete(MESSAGES, token)
+    assert time.monotonic() - started < 2
+
+
+def test_unreachable_server_names_the_url(server) -> None:
+    chat, rec = client(server, base_url="http://127.0.0.1:9/v1", max_retries=1, connect_timeout=1.0)
+    with pytest.raises(LLMError, match="cannot connect to http://127.0.0.1:9/v1"):
+        chat.complete(MESSAGES, CancelToken())
+    assert len(rec.of(RetryWait)) == 1

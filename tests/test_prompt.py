@@ -1,0 +1,88 @@
+"""The system prompt and the project file list."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.filelist import format_file_list, project_files
+from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.prompt import TEMPLATES, render_system_prompt
+from mzagent_tui.agent.tools.registry import ToolRegistry
+from tests.custom_tools import word_count
+
+
+def read_file(file_path: str) -> str:
+    """Read a file."""
+    return ""
+
+
+def write_to_file(file_path: str, content: str) -> str:
+    """Write a file."""
+    return ""
+
+
+def run_terminal_command(command: str) -> str:
+    """Run a command."""
+    return ""
+
+
+TOOLS = ToolRegistry([read_file, write_to_file, run_terminal_command, word_count])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_prompt_has_rules_tools_and_environment(project: Path, lang: str) -> None:
+    (project / "main.py").write_text("")
+    prompt = render_system_prompt(project, TOOLS, lang)
+    assert "\\n" in prompt and "\\\\" in prompt
+    assert "- write_to_file(file_path: str, content: str): Write a file." in prompt
+    assert "- word_count(text: str): Count the words in a text." in prompt
+    assert str(project) in prompt and "main.py" in prompt and "Linux" in prompt and "bash" in prompt
+    assert "$" not in prompt.replace("$ ", "")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
+    prompt = render_system_prompt(project, TOOLS, lang)
+    actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE)
+    examples = [a for a in actions if "tool_name" not in a]
+    assert len(examples) == 3
+    for action in examples:
+        parsed = parse_reply(action, TOOLS.signatures())
+        assert parsed.error is None and parsed.tool in TOOLS
+    written = parse_reply(examples[0], TOOLS.signatures())
+    assert written.args == ["hello.py", 'print("Hello")\n']
+
+
+def test_templates_share_placeholders() -> None:
+    names = [set(re.findall(r"\$(\w+)", t.template)) for t in TEMPLATES.values()]
+    assert names[0] == names[1] == {"tool_list", "operating_system", "shell", "project_root", "file_list"}
+
+
+def test_walk_honours_gitignore_and_skips_noise(project: Path) -> None:
+    (project / ".gitignore").write_text("*.log\nsecret/\n")
+    for rel in ("a.py", "b/c.py", "x.log", "secret/k.txt", "node_modules/m.js", ".venv/v.py", "__pycache__/p.pyc", "b/__pycache__/q.pyc"):
+        path = project / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    assert project_files(project) == [".gitignore", "a.py", "b/c.py"]
+
+
+def test_git_ls_files_is_used_in_a_repo(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text("ignored.txt\n")
+    (project / "ignored.txt").write_text("")
+    (project / "kept.txt").write_text("")
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "x.js").write_text("")
+    assert project_files(project) == [".gitignore", "kept.txt"]
+
+
+def test_file_list_is_capped() -> None:
+    files = [f"f{i:04d}.py" for i in range(450)]
+    text = format_file_list(files)
+    assert text.count("\n") == 200 and text.endswith("+250 more")
+    assert format_file_list([]) == "(the project folder is empty)"
