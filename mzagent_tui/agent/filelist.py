@@ -47,7 +47,7 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 def _walk(root: Path) -> list[str]:
-    spec = _gitignore(root)
+    spec = load_gitignore(root)
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         rel_folder = os.path.relpath(folder, root)
@@ -61,7 +61,8 @@ def _walk(root: Path) -> list[str]:
     return found
 
 
-def _gitignore(root: Path) -> pathspec.PathSpec | None:
+def load_gitignore(root: Path) -> pathspec.PathSpec | None:
+    """The root .gitignore as a matcher, or None when there is none."""
     ignore = root / ".gitignore"
     try:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()

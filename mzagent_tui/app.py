@@ -1,0 +1,351 @@
+"""The Textual app: project tree on the left, transcript and task box on the right.
+
+Trace of a task: `TaskInput` submits -> `_start` runs `Agent.run` in a thread worker ->
+the core emits events -> `EventBridge` posts them as `AgentEvent`/`StreamChunk` messages ->
+`on_agent_event` turns each into a transcript entry. Commands ask through `ModalApprover`,
+which opens `ApprovalScreen` and waits for its result on the worker thread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DirectoryTree, Footer, Header
+from textual.worker import Worker, WorkerState
+
+from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    ApprovalAsked,
+    Error,
+    FileChanged,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    ReplyFinished,
+    RetryWait,
+    StepStarted,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Usage,
+)
+from mzagent_tui.bridge import EventBridge, ModalApprover
+from mzagent_tui.messages import AgentEvent, StreamChunk
+from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.preview import PreviewScreen
+from mzagent_tui.widgets.project_tree import ProjectTree
+from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.task_input import TaskInput
+from mzagent_tui.widgets.transcript import (
+    ObservationEntry,
+    StreamingEntry,
+    ThinkingEntry,
+    Transcript,
+    action_entry,
+    final_entry,
+    text_entry,
+)
+
+SETUP_HELP = (
+    "No model endpoint is configured, so tasks cannot run yet. The file tree works.\n"
+    "Set a key in the environment or a .env file, for example DEEPSEEK_API_KEY=… or OPENAI_API_KEY=…,\n"
+    "or point at a local server: MZAGENT_BASE_URL=http://127.0.0.1:8080/v1 MZAGENT_MODEL=…\n"
+    "Then restart mzagent. `mzagent config` shows what is set and where it came from."
+)
+STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
+
+
+class MzAgentApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "mzagent"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("escape", "cancel_run", "Cancel run", id="app.cancel"),
+        Binding("ctrl+n", "new_conversation", "New conversation", id="app.new"),
+        Binding("ctrl+b", "toggle_tree", "Files", id="app.toggle_tree"),
+        Binding("ctrl+t", "focus_task", "Task box", id="app.focus_task"),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        project: Path,
+        environ: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.project = project.resolve()
+        self._environ = environ
+        self._clock = clock
+        self._agent = None
+        self._token = CancelToken()
+        self._run_active = False
+        self._queue: list[str] = []
+        self._started_at: float | None = None
+        self._stream: StreamingEntry | None = None
+        self._thinking: ThinkingEntry | None = None
+        self._last_answer = ""
+        self.auto_approve = False
+        self._bridge = EventBridge(self)
+        self._approver = ModalApprover(self, self._approval_screen, lambda: self._token, lambda: self.auto_approve)
+
+    # Layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="main"):
+            yield ProjectTree(self.project, id="tree")
+            with Vertical(id="work"):
+                yield Transcript(id="transcript")
+                yield TaskInput(placeholder="Describe a task and press Enter", id="task")
+        yield RunStatus(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._set_state("idle")
+        self.query_one(TaskInput).focus()
+        self.set_interval(1.0, self._tick)
+        try:
+            self.settings.endpoint()
+        except ConfigError as exc:
+            self._transcript.add(text_entry("error", f"{exc}\n\n{SETUP_HELP}", title="setup needed"))
+
+    @property
+    def _transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def _status(self) -> RunStatus:
+        return self.query_one(RunStatus)
+
+    def _set_state(self, state: str) -> None:
+        model = self.settings.model or "no model"
+        provider = self.settings.provider or "unconfigured"
+        self.sub_title = f"{self.project} · {provider}/{model} · {state}"
+        self._status.state = state
+
+    def _tick(self) -> None:
+        if self._started_at is not None:
+            self._status.elapsed = self._clock() - self._started_at
+
+    # Tasks ----------------------------------------------------------------------------
+
+    @on(TaskInput.Submitted, "#task")
+    def _submitted(self, event: TaskInput.Submitted) -> None:
+        task = event.value.strip()
+        if not task:
+            return
+        box = self.query_one(TaskInput)
+        box.remember(task)
+        box.value = ""
+        if self._run_active:
+            self._queue.append(task)
+            self._status.queued = len(self._queue)
+            self.notify("Queued: it starts when the current run ends.")
+            return
+        self._start(task)
+
+    def _start(self, task: str) -> None:
+        self._run_active = True
+        self._token = CancelToken()
+        self._started_at = self._clock()
+        status = self._status
+        status.step, status.max_steps, status.elapsed = 0, self.settings.max_steps, 0.0
+        self._set_state("thinking")
+        self._run_task(task, self._token)
+
+    @work(thread=True, exit_on_error=False, group="agent", description="agent run")
+    def _run_task(self, task: str, token: CancelToken) -> None:
+        """The whole ReAct loop for one task, off the UI thread."""
+        if self._agent is None:
+            from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
+
+            try:
+                self._agent = Agent(self.settings, self.project, self._approver, self._bridge, environ=self._environ)
+            except ConfigError as exc:
+                self._bridge(TaskStarted(task))
+                self._bridge(Stopped(StopReason.ERROR, str(exc)))
+                return
+        self._agent.run(task, token)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "agent" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
+            return
+        if event.state is WorkerState.ERROR:
+            self._transcript.add(text_entry("error", f"the run failed: {event.worker.error}"))
+            self._set_state("stopped")
+        self._run_active = False
+        self._started_at = None
+        if self._queue:
+            task = self._queue.pop(0)
+            self._status.queued = len(self._queue)
+            self._start(task)
+
+    # Events from the core ---------------------------------------------------------------
+
+    def on_stream_chunk(self, message: StreamChunk) -> None:
+        if message.thinking:
+            if self._thinking is None:
+                self._thinking = ThinkingEntry()
+                self._transcript.add(self._thinking)
+            self._thinking.add(message.thinking)
+        if message.text:
+            if self._stream is None:
+                self._stream = StreamingEntry()
+                self._transcript.add(self._stream)
+            self._stream.add(message.text)
+
+    def on_agent_event(self, message: AgentEvent) -> None:
+        event = message.event
+        transcript, status = self._transcript, self._status
+        match event:
+            case TaskStarted(task=task):
+                transcript.add(text_entry("question", task))
+            case StepStarted(step=step):
+                status.step = step
+                self._thinking = None
+                self._set_state("thinking")
+            case ReplyFinished(incomplete=True):
+                if self._stream is not None:
+                    self._stream.mark_incomplete()
+                self._stream = None
+            case ReplyFinished():
+                if self._stream is not None:
+                    self._stream.remove()
+                self._stream = None
+            case Thought(text=text):
+                transcript.add(text_entry("thought", text))
+            case Action(tool=tool, args=args):
+                transcript.add(action_entry(tool, args))
+            case ApprovalAsked():
+                self._set_state("waiting for approval")
+            case ApprovalAnswered(approved=False, note=note):
+                transcript.add(text_entry("notice", note or "the command was not run", title="rejected"))
+            case ApprovalAnswered(note=note):
+                self._set_state("running a command")
+                if note:
+                    transcript.add(text_entry("notice", note, title="approved"))
+            case Observation(tool=tool, text=text, ok=ok, exit_code=code, output_path=path):
+                transcript.add(ObservationEntry(text, ok, code, path))
+                self._set_state("thinking")
+                if tool == "run_terminal_command":
+                    self.query_one(ProjectTree).refresh_folder(self.project)
+            case FileChanged(path=path):
+                self.query_one(ProjectTree).mark_changed(Path(path))
+            case FinalAnswer(text=text):
+                self._last_answer = text
+                transcript.add(final_entry(text))
+            case FormatError(message=text, count=count):
+                transcript.add(text_entry("notice", text, title=f"format error {count}/3, the model was told"))
+            case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
+                transcript.add(text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}"))
+                self._set_state(f"retrying in {seconds:.0f}s")
+            case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
+                status.tokens_in += tokens_in
+                status.tokens_out += tokens_out
+                status.estimated = status.estimated or estimated
+            case Notice(text=text):
+                transcript.add(text_entry("notice", text))
+            case Error(message=text):
+                transcript.add(text_entry("error", text))
+            case Stopped(reason=reason, message=text):
+                if reason is not StopReason.FINAL_ANSWER:
+                    kind = "notice" if reason is StopReason.CANCELLED else "error"
+                    transcript.add(text_entry(kind, text, title="run stopped"))
+                if self._stream is not None:
+                    self._stream.mark_incomplete()
+                    self._stream = None
+                self._tick()
+                self._set_state(STOP_STATES.get(reason, "stopped"))
+            case _:
+                pass
+
+    @on(DirectoryTree.FileSelected)
+    def _preview(self, event: DirectoryTree.FileSelected) -> None:
+        path = Path(event.path)
+        title = path.relative_to(self.project).as_posix() if path.is_relative_to(self.project) else str(path)
+        self.push_screen(PreviewScreen(path, title))
+
+    @on(ObservationEntry.OpenOutput)
+    def _open_output(self, event: ObservationEntry.OpenOutput) -> None:
+        self.push_screen(PreviewScreen(event.path, f"full output: {event.path}"))
+
+    # Approval ---------------------------------------------------------------------------
+
+    def _approval_screen(self, request: ApprovalRequest) -> ApprovalScreen:
+        return ApprovalScreen(request)
+
+    # Actions ----------------------------------------------------------------------------
+
+    def action_cancel_run(self) -> None:
+        if self._run_active and not self._token.cancelled:
+            self._token.cancel()
+            self._set_state("cancelling")
+
+    def action_new_conversation(self) -> None:
+        self._token.cancel()
+        self._queue.clear()
+        self._status.queued = 0
+        self._agent = None
+        self._transcript.remove_children()
+        self._status.tokens_in = self._status.tokens_out = 0
+        self.notify("New conversation.")
+
+    def action_toggle_tree(self) -> None:
+        tree = self.query_one(ProjectTree)
+        tree.display = not tree.display
+
+    def action_focus_task(self) -> None:
+        self.query_one(TaskInput).focus()
+
+    def action_toggle_auto_approve(self) -> None:
+        self.auto_approve = not self.auto_approve
+        self._status.auto_approve = self.auto_approve
+        self.notify("Auto-approve is ON: commands run without asking." if self.auto_approve else "Auto-approve is off.", severity="warning" if self.auto_approve else "information")
+
+    def action_copy_answer(self) -> None:
+        if self._last_answer:
+            self.copy_to_clipboard(self._last_answer)
+            self.notify("Copied the last final answer.")
+
+    def action_show_session_log(self) -> None:
+        if self._agent is None:
+            self.notify("No session yet: run a task first.")
+            return
+        self.push_screen(PreviewScreen(self._agent.session.log_path, f"session log: {self._agent.session.log_path}"))
+
+    async def action_quit(self) -> None:
+        self._token.cancel()
+        self.exit()
+
+    def on_unmount(self) -> None:
+        """However the app ends, stop the run so no thread waits on a dialog or a command."""
+        self._token.cancel()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New conversation", "Forget the conversation and start fresh", self.action_new_conversation)
+        yield SystemCommand("Toggle file tree", "Show or hide the project files", self.action_toggle_tree)
+        yield SystemCommand("Toggle auto-approve", "Run every command without asking, for this session (dangerous)", self.action_toggle_auto_approve)
+        yield SystemCommand("Copy final answer", "Copy the last final answer to the clipboard", self.action_copy_answer)
+        yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
+
+
+def run_app(settings: Settings, project: Path) -> int:
+    MzAgentApp(settings, project).run()
+    return 0
+

@@ -1,0 +1,105 @@
+"""The core's ports implemented for Textual: an event sink and a modal approver.
+
+Both are called on the agent's worker thread. The sink turns core events into messages;
+the approver opens the approval dialog on the UI thread and waits for its result, giving up
+(as a rejection) when the run is cancelled so the thread never waits forever.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from textual.app import App
+
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.events import Event, TextDelta, ThinkingDelta
+from mzagent_tui.messages import AgentEvent, StreamChunk
+
+STREAM_INTERVAL = 0.05
+
+
+class EventBridge:
+    """Posts core events as messages; buffers text deltas and sends them at most 20 times a second."""
+
+    def __init__(self, app: App, clock: Callable[[], float] = time.monotonic) -> None:
+        self._app = app
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._last_flush = 0.0
+
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, (TextDelta, ThinkingDelta)):
+            with self._lock:
+                (self._text if isinstance(event, TextDelta) else self._thinking).append(event.text)
+                due = self._clock() - self._last_flush >= STREAM_INTERVAL
+            if due:
+                self.flush()
+            return
+        self.flush()
+        self._app.post_message(AgentEvent(event))
+
+    def flush(self) -> None:
+        with self._lock:
+            text, thinking = "".join(self._text), "".join(self._thinking)
+            self._text.clear()
+            self._thinking.clear()
+            self._last_flush = self._clock()
+        if text or thinking:
+            self._app.post_message(StreamChunk(text, thinking))
+
+
+class ModalApprover:
+    """Asks through a modal screen built by `make_screen`; a cancelled run means "no"."""
+
+    def __init__(
+        self,
+        app: App,
+        make_screen: Callable[[ApprovalRequest], object],
+        cancel: Callable[[], CancelToken],
+        auto_approve: Callable[[], bool],
+    ) -> None:
+        self._app = app
+        self._make_screen = make_screen
+        self._cancel = cancel
+        self._auto_approve = auto_approve
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        if request.kind == "command" and self._auto_approve():
+            return ApprovalDecision(True, note="auto-approve is on")
+        answer: Future[ApprovalDecision] = Future()
+        screen = self._make_screen(request)
+
+        def settle(result: ApprovalDecision | None) -> None:
+            if not answer.done():
+                answer.set_result(result or ApprovalDecision(False))
+
+        def show() -> None:
+            self._app.push_screen(screen, callback=settle)
+
+        try:
+            self._app.call_from_thread(show)
+        except RuntimeError:  # the app is shutting down
+            return ApprovalDecision(False, note="the app is closing")
+        token = self._cancel()
+        while True:
+            try:
+                return answer.result(timeout=0.1)
+            except FutureTimeout:
+                if token.cancelled:
+                    try:
+                        self._app.call_from_thread(_dismiss_if_open, self._app, screen)
+                    except RuntimeError:  # the app already stopped; nothing to dismiss
+                        pass
+                    return ApprovalDecision(False, note="the run was cancelled")
+
+
+def _dismiss_if_open(app: App, screen: object) -> None:
+    if screen in app.screen_stack:
+        screen.dismiss(ApprovalDecision(False, note="the run was cancelled"))  # type: ignore[attr-defined]

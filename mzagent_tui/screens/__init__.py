@@ -1,0 +1,1 @@
+"""Screens: the approval dialog and the file preview."""

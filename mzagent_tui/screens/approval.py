@@ -1,0 +1,141 @@
+"""The approval dialog: every terminal command the policy does not allow by itself opens it.
+
+Keys: y run once, n / Esc reject (the focused default), r reject with a reason, e edit then
+run, a always allow a prefix for this session. Keys in the first 350 ms are ignored so that
+typing in the task box can never approve a command.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.textsafe import for_display
+
+GRACE_SECONDS = 0.35
+# Commands whose second word matters for an "always allow" prefix (git status, npm test).
+TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "make", "docker", "kubectl", "python", "python3", "pip"}
+
+
+def suggested_prefix(command: str) -> str:
+    words = command.split()
+    if not words:
+        return ""
+    if words[0] in TWO_WORD_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
+        return " ".join(words[:2])
+    return words[0]
+
+
+class ApprovalScreen(ModalScreen[ApprovalDecision]):
+    BINDINGS = [
+        Binding("y", "run_once", "Run once", id="approval.run"),
+        Binding("n", "reject", "Reject", id="approval.reject"),
+        Binding("escape", "escape", "Reject", id="approval.escape"),
+        Binding("r", "ask_reason", "Reject with reason", id="approval.reason"),
+        Binding("e", "ask_edit", "Edit", id="approval.edit"),
+        Binding("a", "ask_prefix", "Always allow", id="approval.always"),
+    ]
+
+    def __init__(self, request: ApprovalRequest, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.request = request
+        self._clock = clock
+        self._opened_at = clock()
+        self._mode = "choose"
+
+    def compose(self) -> ComposeResult:
+        is_command = self.request.kind == "command"
+        with Vertical(id="approval-dialog"):
+            yield Label("Run this command?" if is_command else "Allow this?", id="approval-title")
+            with VerticalScroll(id="approval-command"):
+                body = Syntax(self.request.command, "bash", word_wrap=True, theme="ansi_dark", background_color="default") if is_command else Text(for_display(self.request.command))
+                yield Static(body)
+            yield Static(Text.assemble(("in ", "dim"), for_display(self.request.cwd)), id="approval-cwd")
+            if self.request.reason:
+                yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")
+            yield Input(id="approval-input", classes="-hidden")
+            with Horizontal(id="approval-buttons"):
+                yield Button(Text("Run once [y]"), id="run", variant="warning")
+                yield Button(Text("Reject [n]"), id="reject", variant="primary")
+                yield Button(Text("Reason [r]"), id="reason")
+                if is_command:
+                    yield Button(Text("Edit [e]"), id="edit")
+                    yield Button(Text("Always [a]"), id="always")
+
+    def on_mount(self) -> None:
+        self._opened_at = self._clock()
+        self.app.bell()
+        self.query_one("#reject", Button).focus()
+
+    def _too_soon(self) -> bool:
+        return self._clock() - self._opened_at < GRACE_SECONDS
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the text box is open, letters are typed, not choices."""
+        if self._mode != "choose" and action not in ("escape",):
+            return False
+        return True
+
+    def action_run_once(self) -> None:
+        if not self._too_soon():
+            self.dismiss(ApprovalDecision(True))
+
+    def action_reject(self) -> None:
+        if not self._too_soon():
+            self.dismiss(ApprovalDecision(False))
+
+    def action_escape(self) -> None:
+        if self._mode != "choose":
+            self._set_mode("choose")
+        elif not self._too_soon():
+            self.dismiss(ApprovalDecision(False))
+
+    def action_ask_reason(self) -> None:
+        if not self._too_soon():
+            self._set_mode("reason", "", "Why not? The model will read this. Enter to send, Esc to go back")
+
+    def action_ask_edit(self) -> None:
+        if not self._too_soon() and self.request.kind == "command":
+            self._set_mode("edit", self.request.command, "Edit the command, Enter to run it, Esc to go back")
+
+    def action_ask_prefix(self) -> None:
+        if not self._too_soon() and self.request.kind == "command":
+            self._set_mode("prefix", suggested_prefix(self.request.command), "Always allow commands starting with… (Enter to save)")
+
+    def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
+        self._mode = mode
+        box = self.query_one("#approval-input", Input)
+        box.set_class(mode == "choose", "-hidden")
+        self.query_one("#approval-buttons").set_class(mode != "choose", "-hidden")
+        if mode == "choose":
+            self.query_one("#reject", Button).focus()
+            return
+        box.value = value
+        box.placeholder = placeholder
+        box.border_title = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed prefix"}[mode]
+        box.focus()
+
+    @on(Input.Submitted, "#approval-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if self._mode == "reason":
+            self.dismiss(ApprovalDecision(False, note=value))
+        elif self._mode == "edit" and value:
+            self.dismiss(ApprovalDecision(True, command=value))
+        elif self._mode == "prefix" and value:
+            self.dismiss(ApprovalDecision(True, always_prefix=value))
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        actions = {"run": self.action_run_once, "reject": self.action_reject, "reason": self.action_ask_reason, "edit": self.action_ask_edit, "always": self.action_ask_prefix}
+        actions[event.button.id or "reject"]()

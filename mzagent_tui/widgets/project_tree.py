@@ -1,0 +1,71 @@
+"""The project's file tree: gitignore-aware, noise hidden, big folders capped, agent changes marked."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import DirectoryTree
+from textual.widgets._directory_tree import DirEntry
+from textual.widgets._tree import TreeNode
+
+from mzagent_tui.agent.filelist import SKIP_DIRS, load_gitignore
+
+MAX_ENTRIES_PER_FOLDER = 500
+
+
+class ProjectTree(DirectoryTree):
+    """`filter_paths` runs on a background thread: it touches only the file system, never the DOM."""
+
+    def __init__(self, root: Path, **kwargs: object) -> None:
+        super().__init__(root, **kwargs)  # type: ignore[arg-type]
+        self.root_path = root
+        self.changed: set[Path] = set()
+        self._ignore = load_gitignore(root)
+
+    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
+        kept = []
+        for path in paths:
+            if path.name in SKIP_DIRS:
+                continue
+            if self._ignore is not None:
+                try:
+                    rel = path.relative_to(self.root_path).as_posix()
+                except ValueError:
+                    rel = path.name
+                if self._ignore.match_file(rel + ("/" if path.is_dir() else "")):
+                    continue
+            kept.append(path)
+            if len(kept) >= MAX_ENTRIES_PER_FOLDER:
+                break
+        return kept
+
+    def render_label(self, node: TreeNode[DirEntry], base_style: Style, style: Style) -> Text:
+        label = super().render_label(node, base_style, style)
+        if node.data is not None and node.data.path in self.changed:
+            label.append(" ●", style="bold")
+        return label
+
+    def mark_changed(self, path: Path) -> None:
+        """Mark a file the agent wrote and reload the folder that holds it."""
+        self.changed.add(path)
+        self.refresh_folder(path.parent)
+
+    def refresh_folder(self, folder: Path) -> None:
+        node = self._find_node(folder)
+        if node is not None:
+            self.reload_node(node)
+        else:
+            self.reload()
+
+    def _find_node(self, folder: Path) -> TreeNode[DirEntry] | None:
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if node.data is not None and node.data.path == folder:
+                return node
+            stack.extend(node.children)
+        return None
+

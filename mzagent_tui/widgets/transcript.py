@@ -1,0 +1,199 @@
+"""The transcript: one widget per event, colour-coded by kind, streamed, bounded.
+
+The container uses `layout: stream` and is anchored (it follows new output unless the user
+scrolls up). Old entries are pruned past a high-water mark; the session log keeps everything.
+All untrusted text goes through `rich.text.Text` (never markup) after control sequences
+are removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from rich.console import RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Collapsible, Log, Markdown, Static
+
+from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.tools.files import count_lines
+
+HIGH_WATER = 400
+LOW_WATER = 300
+STREAM_TAIL_CHARS = 3000
+WRITE_PREVIEW_LINES = 20
+OBSERVATION_MAX_LINES = 5000
+
+ICONS = {
+    "question": "❯",
+    "thinking": "…",
+    "thought": "◆",
+    "action": "⚙",
+    "observation": "↳",
+    "final": "✔",
+    "error": "✖",
+    "notice": "ℹ",
+    "streaming": "⋯",
+}
+LABELS = {
+    "question": "You",
+    "thinking": "Thinking",
+    "thought": "Thought",
+    "action": "Action",
+    "observation": "Observation",
+    "final": "Final answer",
+    "error": "Error",
+    "notice": "Notice",
+    "streaming": "Model",
+}
+
+
+def safe(text: str) -> Text:
+    """Untrusted text as a plain Text: no markup, no escape sequences, no bidi overrides."""
+    return Text(for_display(text))
+
+
+class Entry(Vertical):
+    """A transcript entry: a coloured title line and a body. CSS classes carry the kind."""
+
+    def __init__(self, kind: str, *body: Widget, title: str | Text | None = None) -> None:
+        super().__init__(classes=f"entry -{kind}")
+        self.kind = kind
+        self._body = body
+        heading = Text(f"{ICONS[kind]} {LABELS[kind]}", style="bold")
+        if title is not None:
+            heading.append("  ")
+            heading.append(title if isinstance(title, Text) else safe(title))
+        self._title = heading
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title, classes="entry-title")
+        yield from self._body
+
+
+def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
+    return Entry(kind, Static(safe(text), classes="entry-body"), title=title)
+
+
+class StreamingEntry(Entry):
+    """The reply as the model writes it; replaced by the parsed entries when it is done."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.thinking = ""
+        self._view = Static("", classes="entry-body")
+        super().__init__("streaming", self._view)
+
+    def add(self, text: str) -> None:
+        self.text += text
+        shown = self.text if len(self.text) <= STREAM_TAIL_CHARS else "…" + self.text[-STREAM_TAIL_CHARS:]
+        self._view.update(safe(shown))
+
+    def mark_incomplete(self) -> None:
+        self.set_class(True, "-incomplete")
+        self._view.update(Text.assemble(safe(self.text[-STREAM_TAIL_CHARS:]), ("\n[reply cut off — nothing was run]", "bold")))
+
+
+class ThinkingEntry(Entry):
+    """Reasoning from `reasoning_content`: dim and collapsed; shown, never parsed."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._view = Static("", classes="entry-body")
+        super().__init__("thinking", Collapsible(self._view, title="show reasoning", collapsed=True))
+
+    def add(self, text: str) -> None:
+        self.text += text
+        self._view.update(safe(self.text))
+
+
+def action_entry(tool: str, args: list[object]) -> Entry:
+    """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
+    if tool == "run_terminal_command" and args and isinstance(args[0], str):
+        return Entry("action", Static(_syntax(args[0], "bash"), classes="entry-body"), title="run command")
+    if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        path, content = args
+        lines = count_lines(content)
+        code = Static(_syntax(content, Syntax.guess_lexer(path, content), line_numbers=True), classes="entry-body")
+        body: Widget = code if lines <= WRITE_PREVIEW_LINES else Collapsible(code, title=f"show {lines} lines", collapsed=True)
+        return Entry("action", body, title=f"write {path} ({lines} lines)")
+    if tool == "read_file" and args and isinstance(args[0], str):
+        return Entry("action", title=f"read {args[0]}")
+    shown = ", ".join(repr(a)[:200] for a in args)
+    return Entry("action", Static(safe(f"{tool}({shown})"), classes="entry-body"), title=tool)
+
+
+def _syntax(code: str, lexer: str, line_numbers: bool = False) -> Syntax:
+    return Syntax(for_display(code), lexer, word_wrap=True, line_numbers=line_numbers, theme="ansi_dark", background_color="default")
+
+
+class ObservationEntry(Entry):
+    """Tool output in a plain-text Log; long output collapsed until expanded."""
+
+    can_focus = True
+    BINDINGS = [
+        Binding("enter,space", "toggle", "Expand", id="observation.toggle"),
+        Binding("o", "open_output", "Full output", id="observation.open"),
+    ]
+
+    class OpenOutput(Message):
+        def __init__(self, path: Path) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(self, text: str, ok: bool, exit_code: int | None, output_path: str | None) -> None:
+        self.lines = for_display(text).splitlines() or [""]
+        self.output_path = Path(output_path) if output_path else None
+        log = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
+        badge = Text()
+        if exit_code is not None:
+            badge.append(f" exit {exit_code} ", style="reverse bold")
+        elif not ok:
+            badge.append(" failed ", style="reverse bold")
+        if len(self.lines) > 12:
+            badge.append(f"  {len(self.lines)} lines (enter to expand")
+            badge.append(", o for the full output)" if self.output_path else ")")
+        super().__init__("observation", log, title=badge)
+        self.set_class(not ok, "-failed")
+        self._log = log
+
+    def on_mount(self) -> None:
+        self._log.write_lines(self.lines)
+        self._log.scroll_home(animate=False)
+
+    def action_toggle(self) -> None:
+        self.toggle_class("-expanded")
+
+    def action_open_output(self) -> None:
+        if self.output_path is not None and self.output_path.exists():
+            self.post_message(self.OpenOutput(self.output_path))
+
+
+def final_entry(text: str) -> Entry:
+    return Entry("final", Markdown(for_display(text), classes="entry-body"))
+
+
+class Transcript(VerticalScroll):
+    """Anchored, streaming, pruned list of entries."""
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    def add(self, *entries: Widget) -> None:
+        with self.app.batch_update():
+            self.mount_all(entries)
+            self._prune()
+
+    def _prune(self) -> None:
+        children = list(self.children)
+        if len(children) > HIGH_WATER:
+            self.remove_children(children[: len(children) - LOW_WATER])
+
+    def entries(self) -> Iterable[Entry]:
+        return (child for child in self.children if isinstance(child, Entry))
