@@ -282,7 +282,7 @@ class MzAgentApp(App[None]):
 
     @on(ObservationEntry.OpenOutput)
     def _open_output(self, event: ObservationEntry.OpenOutput) -> None:
-        self.push_screen(PreviewScreen(event.path, f"full output: {event.path}"))
+        self.push_screen(PreviewScreen(event.path, f"full output: {event.path}", highlight=False))
 
     # Approval ---------------------------------------------------------------------------
 
@@ -326,7 +326,7 @@ class MzAgentApp(App[None]):
         if self._agent is None:
             self.notify("No session yet: run a task first.")
             return
-        self.push_screen(PreviewScreen(self._agent.session.log_path, f"session log: {self._agent.session.log_path}"))
+        self.push_screen(PreviewScreen(self._agent.session.log_path, f"session log: {self._agent.session.log_path}", highlight=False))
 
     async def action_quit(self) -> None:
         self._token.cancel()

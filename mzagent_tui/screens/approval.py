@@ -37,6 +37,7 @@ def suggested_prefix(command: str) -> str:
 
 
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
+    AUTO_FOCUS = "#reject"
     BINDINGS = [
         Binding("y", "run_once", "Run once", id="approval.run"),
         Binding("n", "reject", "Reject", id="approval.reject"),
@@ -75,7 +76,6 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def on_mount(self) -> None:
         self._opened_at = self._clock()
         self.app.bell()
-        self.query_one("#reject", Button).focus()
 
     def _too_soon(self) -> bool:
         return self._clock() - self._opened_at < GRACE_SECONDS

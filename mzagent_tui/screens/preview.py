@@ -1,4 +1,8 @@
-"""A read-only preview of a project file: highlighted, numbered, guarded against huge or binary files."""
+"""A read-only preview of a project file: highlighted, numbered, guarded against huge or binary files.
+
+Highlighting renders every line at once, so only files up to `HIGHLIGHT_MAX_LINES` get it;
+bigger text (and full command output) goes to a `Log`, which only renders what is visible.
+"""
 
 from __future__ import annotations
 
@@ -10,28 +14,36 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static
+from textual.widget import Widget
+from textual.widgets import Label, Log, Static
 
 from mzagent_tui.agent.textsafe import for_display
 
-PREVIEW_MAX_BYTES = 256 * 1024
+PREVIEW_MAX_BYTES = 2 * 1024 * 1024
+HIGHLIGHT_MAX_LINES = 2_000
 
 
-def load_preview(path: Path) -> Syntax | Text:
-    """Highlighted text, or a plain explanation when the file cannot be shown."""
+def preview_widget(path: Path, highlight: bool = True) -> Widget:
+    """A highlighted view, a plain fast view for big text, or an explanation."""
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
             data = handle.read(PREVIEW_MAX_BYTES)
     except OSError as exc:
-        return Text(f"cannot read this file: {exc.strerror}")
+        return Static(Text(f"cannot read this file: {exc.strerror}"), id="preview-code")
     if b"\x00" in data[:8192]:
-        return Text(f"binary file ({size:,} bytes), not shown")
+        return Static(Text(f"binary file ({size:,} bytes), not shown"), id="preview-code")
     code = for_display(data.decode("utf-8", errors="replace"))
     if size > PREVIEW_MAX_BYTES:
-        code += f"\n… showing the first {PREVIEW_MAX_BYTES // 1024} KB of {size:,} bytes"
-    lexer = Syntax.guess_lexer(str(path), code)
-    return Syntax(code, lexer, line_numbers=True, word_wrap=False, theme="ansi_dark", background_color="default")
+        code += f"\n… showing the first {PREVIEW_MAX_BYTES // 1024 // 1024} MB of {size:,} bytes"
+    lines = code.splitlines()
+    if highlight and len(lines) <= HIGHLIGHT_MAX_LINES:
+        lexer = Syntax.guess_lexer(str(path), code)
+        syntax = Syntax(code, lexer, line_numbers=True, theme="ansi_dark", background_color="default")
+        return VerticalScroll(Static(syntax, id="preview-code"), id="preview-body")
+    log = Log(id="preview-log")
+    log.write_lines(lines)
+    return log
 
 
 class PreviewScreen(ModalScreen[None]):
@@ -40,19 +52,19 @@ class PreviewScreen(ModalScreen[None]):
         Binding("q", "close", "Close", show=False, id="preview.quit"),
     ]
 
-    def __init__(self, path: Path, title: str) -> None:
+    def __init__(self, path: Path, title: str, highlight: bool = True) -> None:
         super().__init__()
         self.path = path
         self.title_text = title
+        self.highlight = highlight
 
     def compose(self) -> ComposeResult:
         with Vertical(id="preview-dialog"):
             yield Label(Text(for_display(self.title_text)), id="preview-title")
-            with VerticalScroll(id="preview-body"):
-                yield Static(load_preview(self.path), id="preview-code")
+            yield preview_widget(self.path, self.highlight)
 
     def on_mount(self) -> None:
-        self.query_one("#preview-body").focus()
+        self.query_one("#preview-dialog").children[-1].focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

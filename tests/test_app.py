@@ -1,0 +1,471 @@
+"""Pilot tests: the whole app against the scripted server, as a user drives it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.widgets import Input, Log
+
+from mzagent_tui.agent.config import Settings
+from mzagent_tui.app import MzAgentApp
+from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
+from mzagent_tui.screens.preview import PreviewScreen
+from mzagent_tui.widgets.project_tree import ProjectTree
+from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
+from mzagent_tui.widgets.transcript import Entry, ObservationEntry, Transcript
+from tests.conftest import settings_for
+from tests.scripted_server import Reply
+
+SIZE = (120, 40)
+
+
+def make_app(server, project: Path, **overrides: object) -> MzAgentApp:  # noqa: ANN001
+    return MzAgentApp(settings_for(server, **overrides), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+
+
+async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 15.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+async def submit(pilot, task: str) -> None:  # noqa: ANN001
+    box = pilot.app.query_one(TaskInput)
+    box.focus()
+    box.value = task
+    await pilot.press("enter")
+
+
+def entries(app: MzAgentApp, kind: str | None = None) -> list[Entry]:
+    return [e for e in app.query_one(Transcript).entries() if kind is None or e.kind == kind]
+
+
+def shown(widget) -> str:  # noqa: ANN001
+    """The plain text a Static holds, whatever renderable it is."""
+    content = widget.content
+    if isinstance(content, Syntax):
+        return content.code
+    if isinstance(content, Text):
+        return content.plain
+    return str(content)
+
+
+def entry_texts(app: MzAgentApp, kind: str) -> list[str]:
+    texts = []
+    for entry in entries(app, kind):
+        parts = [shown(w) for w in entry.query("Static")]
+        if isinstance(entry, ObservationEntry):
+            parts.extend(entry.lines)
+        texts.append("\n".join(parts))
+    return texts
+
+
+def state(app: MzAgentApp) -> str:
+    return app.query_one(RunStatus).state
+
+
+async def approval(pilot) -> ApprovalScreen:  # noqa: ANN001
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+    await asyncio.sleep(GRACE_SECONDS + 0.05)
+    return pilot.app.screen
+
+
+COMMAND_THEN_ANSWER = [
+    Reply('<thought>list files</thought><action>run_terminal_command("echo listed > out.txt")</action>'),
+    Reply("<thought>done</thought><final_answer>Listed.</final_answer>"),
+]
+
+
+async def test_full_run_streams_approves_and_answers(server, project: Path) -> None:
+    server.script(
+        Reply('<thought>write a file</thought><action>write_to_file("hello.py", "print(1)\\n")</action>', reasoning="hmm, a file"),
+        *COMMAND_THEN_ANSWER,
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "make hello")
+        screen = await approval(pilot)
+        assert "echo listed > out.txt" in shown(screen.query_one("#approval-command Static"))
+        assert "list files" in shown(screen.query_one("#approval-reason"))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done")
+        kinds = [e.kind for e in entries(app)]
+        assert kinds[0] == "question" and "thinking" in kinds and kinds[-1] == "final"
+        assert kinds.count("action") == 2 and kinds.count("observation") == 2
+        assert "streaming" not in kinds
+        assert (project / "out.txt").read_text() == "listed\n"
+        assert "Listed." in entry_texts(app, "final")[0] or entries(app, "final")
+        assert app.query_one(RunStatus).tokens_in == 300
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_keys_in_the_grace_period_are_ignored() -> None:
+    from textual.app import App
+
+    from mzagent_tui.agent.approval import ApprovalRequest
+
+    clock = FakeClock()
+    results = []
+    app = App()
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(ApprovalScreen(ApprovalRequest("command", "rm -rf build", "/p", "clean"), clock=clock), callback=results.append)
+        await pilot.pause()
+        assert app.screen.focused is app.screen.query_one("#reject")
+        await pilot.press("y", "a", "e", "r", "enter", "n", "escape")
+        assert isinstance(app.screen, ApprovalScreen) and results == []
+        clock.now += GRACE_SECONDS
+        await pilot.press("y")
+        assert results and results[0].approved and results[0].command is None
+
+
+async def test_enter_on_the_focused_default_rejects(server, project: Path) -> None:
+    server.script(*COMMAND_THEN_ANSWER)
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert not (project / "out.txt").exists()
+
+
+async def test_reject_with_reason_reaches_the_model(server, project: Path) -> None:
+    server.script(*COMMAND_THEN_ANSWER)
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("r")
+        await pilot.press(*"use python instead")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert not (project / "out.txt").exists()
+        observation = server.requests[1]["messages"][-1]["content"]
+        assert "rejected" in observation and "use python instead" in observation
+
+
+async def test_escape_rejects(server, project: Path) -> None:
+    server.script(*COMMAND_THEN_ANSWER)
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert not (project / "out.txt").exists()
+        assert any("rejected" in t for t in entry_texts(app, "notice"))
+
+
+async def test_edit_then_run(server, project: Path) -> None:
+    server.script(*COMMAND_THEN_ANSWER)
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        screen = await approval(pilot)
+        await pilot.press("e")
+        box = screen.query_one("#approval-input", Input)
+        assert box.value == "echo listed > out.txt"
+        box.value = "echo edited > out.txt"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert (project / "out.txt").read_text() == "edited\n"
+
+
+async def test_always_allow_saves_a_prefix_that_fails_closed(server, project: Path) -> None:
+    server.script(
+        Reply('<action>run_terminal_command("touch a.txt")</action>'),
+        Reply('<action>run_terminal_command("touch b.txt")</action>'),
+        Reply('<action>run_terminal_command("touch c.txt; rm a.txt")</action>'),
+        Reply("<final_answer>ok</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        screen = await approval(pilot)
+        await pilot.press("a")
+        assert screen.query_one("#approval-input", Input).value == "touch"
+        await pilot.press("enter")
+        second = await approval(pilot)
+        assert shown(second.query_one("#approval-command Static")) == "touch c.txt; rm a.txt"
+        assert (project / "a.txt").exists() and (project / "b.txt").exists()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert (project / "a.txt").exists() and not (project / "c.txt").exists()
+        assert any("allowed by the rule 'touch'" in t for t in entry_texts(app, "notice"))
+
+
+async def test_cancel_during_a_command_kills_it_and_allows_a_follow_up(server, project: Path) -> None:
+    server.script(
+        Reply('<action>run_terminal_command("sleep 300")</action>'),
+        Reply("<final_answer>follow-up answered</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: _sleepers() > 0)
+        app.query_one(TaskInput).focus()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: state(app) == "cancelled", timeout=8)
+        assert _sleepers() == 0
+        assert any("cancelled" in t for t in entry_texts(app, "observation"))
+        await submit(pilot, "and now?")
+        await wait_for(pilot, lambda: len(entries(app, "final")) == 1)
+        messages = server.requests[-1]["messages"]
+        assert messages[-1]["content"] == "<question>and now?</question>"
+
+
+def _sleepers() -> int:
+    count = 0
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["cmdline"] == ["sleep", "300"] and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                count += 1
+        except psutil.NoSuchProcess:
+            continue
+    return count
+
+
+async def test_quit_mid_command_exits_promptly(server, project: Path) -> None:
+    server.script(Reply('<action>run_terminal_command("sleep 300")</action>'))
+    app = make_app(server, project)
+    started = None
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: _sleepers() > 0)
+        started = time.monotonic()
+        await pilot.press("ctrl+q")
+    worker_threads = [w for w in app.workers if w.group == "agent"]
+    deadline = time.monotonic() + 5
+    while _sleepers() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert _sleepers() == 0
+    assert time.monotonic() - started < 5
+    assert all(w.is_finished or w.is_cancelled for w in worker_threads) or not worker_threads
+
+
+async def test_queued_task_starts_when_the_run_ends(server, project: Path) -> None:
+    server.script(
+        Reply("<thought>slow</thought><final_answer>first</final_answer>", chunk_size=1, delay=0.05),
+        Reply("<final_answer>second</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "one")
+        await submit(pilot, "two")
+        assert app.query_one(RunStatus).queued == 1
+        await wait_for(pilot, lambda: len(entries(app, "final")) == 2)
+        assert [t.split("\n")[-1] for t in entry_texts(app, "question")] == ["one", "two"]
+        assert app.query_one(RunStatus).queued == 0
+
+
+async def test_history_recall(server, project: Path) -> None:
+    server.default = Reply("<final_answer>ok</final_answer>")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        for task in ("first task", "second task"):
+            await submit(pilot, task)
+            await wait_for(pilot, lambda: state(app) == "done")
+        box = app.query_one(TaskInput)
+        await pilot.press("up")
+        assert box.value == "second task"
+        await pilot.press("up")
+        assert box.value == "first task"
+        await pilot.press("down", "down")
+        assert box.value == ""
+
+
+async def test_new_conversation_starts_clean(server, project: Path) -> None:
+    server.default = Reply("<final_answer>ok</final_answer>")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "first")
+        await wait_for(pilot, lambda: state(app) == "done")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert entries(app) == []
+        await submit(pilot, "second")
+        await wait_for(pilot, lambda: len(entries(app, "final")) == 1)
+        assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]
+
+
+async def test_tree_refreshes_and_marks_written_files(server, project: Path) -> None:
+    (project / "existing.txt").write_text("x")
+    server.script(
+        Reply('<action>write_to_file("fresh.py", "x = 1\\n")</action>'),
+        Reply("<final_answer>ok</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: any(n.data.path.name == "fresh.py" for n in tree.root.children))
+        assert project / "fresh.py" in tree.changed
+
+
+async def test_tree_hides_noise_and_gitignored(server, project: Path) -> None:
+    (project / ".gitignore").write_text("*.log\n")
+    for name in ("keep.py", "drop.log"):
+        (project / name).write_text("")
+    for folder in (".git", "node_modules", "__pycache__", "src"):
+        (project / folder).mkdir()
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) > 0)
+        assert sorted(n.data.path.name for n in tree.root.children) == [".gitignore", "keep.py", "src"]
+
+
+async def test_preview_highlights_a_selected_file(server, project: Path) -> None:
+    (project / "code.py").write_text("def f():\n    return 42\n")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        tree.focus()
+        tree.select_node(tree.root.children[0])
+        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+        await pilot.pause()
+        assert "code.py" in shown(app.screen.query_one("#preview-title"))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PreviewScreen))
+
+
+async def test_binary_preview_is_guarded(server, project: Path) -> None:
+    (project / "blob.bin").write_bytes(b"\x00\x01" * 1000)
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        app.push_screen(PreviewScreen(project / "blob.bin", "blob.bin"))
+        await pilot.pause()
+        assert "binary file" in shown(app.screen.query_one("#preview-code"))
+
+
+async def test_untrusted_markup_and_escapes_are_shown_literally(server, project: Path) -> None:
+    server.script(
+        Reply('<thought>[/x] [link=http://evil]click[/link] [bold]\x1b]52;c;ZXZpbA==\x07</thought><action>run_terminal_command("printf \'[/y] \\\\033]0;title\\\\007done\'")</action>'),
+        Reply("<final_answer>[/z] **bold** [red]x[/red]</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "[/task]")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done")
+        thought = entry_texts(app, "thought")[0]
+        assert "[/x] [link=http://evil]click[/link] [bold]" in thought and "\x1b" not in thought
+        observation = entry_texts(app, "observation")[0]
+        assert "[/y]" in observation and "\x1b" not in observation and "title" not in observation
+        assert "[/task]" in entry_texts(app, "question")[0]
+
+
+async def test_observation_expands_and_opens_the_full_output(server, project: Path) -> None:
+    server.script(
+        Reply('<action>run_terminal_command("seq 1 30000")</action>'),
+        Reply("<final_answer>ok</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done")
+        entry = app.query_one(ObservationEntry)
+        log = entry.query_one(Log)
+        assert log.size.height <= 12
+        entry.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert entry.has_class("-expanded")
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+        assert "full output" in shown(app.screen.query_one("#preview-title"))
+
+
+async def test_without_an_endpoint_the_app_explains_and_the_tree_works(project: Path) -> None:
+    (project / "a.py").write_text("")
+    app = MzAgentApp(Settings(), project, environ={})
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        text = entry_texts(app, "error")[0]
+        assert "no model endpoint configured" in text and "DEEPSEEK_API_KEY" in text
+        await submit(pilot, "try anyway")
+        await wait_for(pilot, lambda: state(app) == "stopped")
+        assert len(entry_texts(app, "error")) == 2
+
+
+async def test_retry_waits_and_endpoint_errors_show_as_notices_not_tracebacks(server, project: Path) -> None:
+    from tests.scripted_server import Fault
+
+    server.script(Fault("status", 503), Fault("status", 401))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "stopped")
+        assert any("HTTP 503" in t for t in entry_texts(app, "notice"))
+        errors = " ".join(entry_texts(app, "error"))
+        assert "refused the API key" in errors and "Traceback" not in errors and "sk-test-secret-key-1234" not in errors
+
+
+async def test_huge_paste_is_cut_without_freezing(server, project: Path) -> None:
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        from textual import events
+
+        box = app.query_one(TaskInput)
+        box.focus()
+        box.post_message(events.Paste("x" * 10_000_000))
+        await pilot.pause()
+        assert len(box.value) == MAX_TASK_CHARS
+
+
+async def test_tiny_terminal_does_not_crash(server, project: Path) -> None:
+    server.script(Reply("<final_answer>ok</final_answer>"))
+    app = make_app(server, project)
+    async with app.run_test(size=(20, 5)) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+
+
+async def test_many_entries_are_pruned(server, project: Path) -> None:
+    from mzagent_tui.widgets.transcript import HIGH_WATER, text_entry
+
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        for i in range(HIGH_WATER + 50):
+            transcript.add(text_entry("notice", f"n{i}"))
+        await pilot.pause()
+        assert len(transcript.children) <= HIGH_WATER
+
+
+@pytest.mark.parametrize("key", ["ctrl+b"])
+async def test_tree_toggles(server, project: Path, key: str) -> None:
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(key)
+        assert not app.query_one(ProjectTree).display
+        await pilot.press(key)
+        assert app.query_one(ProjectTree).display
