@@ -1,0 +1,44 @@
+"""Regenerate the README's screenshots against the scripted server.
+
+    python screenshots/make_screenshots.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp())
+
+from tests import scenarios  # noqa: E402
+from tests.scripted_server import ScriptedServer  # noqa: E402
+
+SHOTS = {
+    "main-screen.svg": scenarios.full_run,
+    "approval-dialog.svg": scenarios.to_approval,
+    "file-preview.svg": scenarios.preview,
+}
+
+
+async def shoot(name: str, drive) -> None:  # noqa: ANN001
+    scenarios.make_demo_project()
+    with ScriptedServer(scenarios.full_run_script()) as server:
+        app = scenarios.demo_app(server)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await drive(pilot)
+            app.save_screenshot(name, str(HERE))
+    print(f"wrote screenshots/{name}")
+
+
+async def main() -> None:
+    for name, drive in SHOTS.items():
+        await shoot(name, drive)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

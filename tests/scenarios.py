@@ -1,0 +1,103 @@
+"""Deterministic demo scenarios shared by the snapshot tests and `screenshots/make_screenshots.py`."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+
+from mzagent_tui.agent.config import Settings
+from mzagent_tui.app import MzAgentApp
+from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
+from mzagent_tui.widgets.project_tree import ProjectTree
+from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.task_input import TaskInput
+from tests.scripted_server import Reply, ScriptedServer
+
+DEMO_PROJECT = Path("/tmp/mzagent-demo/project")
+TASK = "Add a --shout flag to greet.py and show me it works"
+
+GREET = 'import sys\n\n\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n\n\nif __name__ == "__main__":\n    print(greet(sys.argv[1] if len(sys.argv) > 1 else "world"))\n'
+GREET_NEW = (
+    'import argparse\n\n\ndef greet(name: str, shout: bool = False) -> str:\n    text = f"Hello, {name}!"\n'
+    "    return text.upper() if shout else text\n\n\nif __name__ == \"__main__\":\n"
+    "    parser = argparse.ArgumentParser()\n    parser.add_argument(\"name\", nargs=\"?\", default=\"world\")\n"
+    "    parser.add_argument(\"--shout\", action=\"store_true\")\n    args = parser.parse_args()\n"
+    "    print(greet(args.name, args.shout))\n"
+)
+
+
+def make_demo_project() -> Path:
+    shutil.rmtree(DEMO_PROJECT.parent, ignore_errors=True)
+    (DEMO_PROJECT / "tests").mkdir(parents=True)
+    (DEMO_PROJECT / "greet.py").write_text(GREET)
+    (DEMO_PROJECT / "README.md").write_text("# greet\n\nA tiny greeting tool.\n")
+    (DEMO_PROJECT / "tests" / "test_greet.py").write_text("from greet import greet\n\n\ndef test_greet():\n    assert greet('a') == 'Hello, a!'\n")
+    (DEMO_PROJECT / ".gitignore").write_text("__pycache__/\n")
+    return DEMO_PROJECT
+
+
+def _quote(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def full_run_script() -> list[Reply]:
+    return [
+        Reply('<thought>First I read greet.py to see how it parses arguments.</thought>\n<action>read_file("greet.py")</action>', reasoning="The user wants a flag. Read the file first."),
+        Reply(f'<thought>It uses sys.argv; I will switch to argparse and add --shout.</thought>\n<action>write_to_file("greet.py", "{_quote(GREET_NEW)}")</action>'),
+        Reply("I think it is done now."),
+        Reply('<thought>Now I run it with the new flag to check.</thought>\n<action>run_terminal_command("python3 greet.py Ada --shout && python3 greet.py Ada")</action>'),
+        Reply("<thought>Both modes work.</thought>\n<final_answer>Added a `--shout` flag to **greet.py** (now using `argparse`):\n\n- `python3 greet.py Ada` prints `Hello, Ada!`\n- `python3 greet.py Ada --shout` prints `HELLO, ADA!`</final_answer>"),
+    ]
+
+
+def demo_app(server: ScriptedServer) -> MzAgentApp:
+    settings = Settings(provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10)
+    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+
+
+async def _until(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the demo did not reach the expected state")
+        await pilot.pause(0.05)
+
+
+async def tree_loaded(pilot) -> None:  # noqa: ANN001
+    tree = pilot.app.query_one(ProjectTree)
+    await _until(pilot, lambda: len(tree.root.children) >= 3)
+    await pilot.pause()
+
+
+async def submit_task(pilot) -> None:  # noqa: ANN001
+    await tree_loaded(pilot)
+    box = pilot.app.query_one(TaskInput)
+    box.value = TASK
+    await pilot.press("enter")
+
+
+async def to_approval(pilot) -> None:  # noqa: ANN001
+    await submit_task(pilot)
+    await _until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
+    await asyncio.sleep(GRACE_SECONDS + 0.05)
+    await pilot.pause()
+
+
+async def full_run(pilot) -> None:  # noqa: ANN001
+    await to_approval(pilot)
+    await pilot.press("y")
+    await _until(pilot, lambda: pilot.app.query_one(RunStatus).state == "done")
+    await tree_loaded(pilot)
+    pilot.app.query_one(TaskInput).focus()
+    await pilot.pause(0.3)
+
+
+async def preview(pilot) -> None:  # noqa: ANN001
+    await tree_loaded(pilot)
+    tree = pilot.app.query_one(ProjectTree)
+    node = next(n for n in tree.root.children if n.data.path.name == "greet.py")
+    tree.focus()
+    tree.select_node(node)
+    await pilot.pause(0.3)

@@ -1,0 +1,35 @@
+"""Snapshot tests of the main screens (SVGs under tests/__snapshots__/, update with --snapshot-update)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests import scenarios
+from tests.scripted_server import ScriptedServer
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def demo_server() -> Iterator[ScriptedServer]:
+    scenarios.make_demo_project()
+    with ScriptedServer(scenarios.full_run_script()) as server:
+        yield server
+
+
+def test_main_screen_idle(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.tree_loaded)
+
+
+def test_finished_run_with_every_entry_kind(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.full_run)
+
+
+def test_approval_dialog(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.to_approval)
+
+
+def test_file_preview(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.preview)
