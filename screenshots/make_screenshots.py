@@ -31,6 +31,8 @@ async def shoot(name: str, drive) -> None:  # noqa: ANN001
         app = scenarios.demo_app(server)
         async with app.run_test(size=(120, 40)) as pilot:
             await drive(pilot)
+            await pilot.wait_for_scheduled_animations()
+            await pilot.pause()
             app.save_screenshot(name, str(HERE))
     print(f"wrote screenshots/{name}")
 

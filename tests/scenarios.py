@@ -10,6 +10,7 @@ from pathlib import Path
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
+from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
@@ -100,4 +101,5 @@ async def preview(pilot) -> None:  # noqa: ANN001
     node = next(n for n in tree.root.children if n.data.path.name == "greet.py")
     tree.focus()
     tree.select_node(node)
+    await _until(pilot, lambda: isinstance(pilot.app.screen, PreviewScreen))
     await pilot.pause(0.3)
