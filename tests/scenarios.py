@@ -67,6 +67,7 @@ async def _until(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN0
 
 
 async def tree_loaded(pilot) -> None:  # noqa: ANN001
+    pilot.app.query_one(TaskInput).cursor_blink = False  # a blinking cursor makes snapshots flaky
     tree = pilot.app.query_one(ProjectTree)
     await _until(pilot, lambda: len(tree.root.children) >= 3)
     await pilot.pause()
