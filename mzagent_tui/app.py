@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DirectoryTree, Footer, Header
 from textual.worker import Worker, WorkerState
 
-from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.events import (
@@ -45,6 +45,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.bridge import EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
@@ -85,9 +86,11 @@ class MzAgentApp(App[None]):
         project: Path,
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        policy: Policy | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
+        self.policy = policy or Policy()
         self.project = project.resolve()
         self._environ = environ
         self._clock = clock
@@ -99,9 +102,8 @@ class MzAgentApp(App[None]):
         self._stream: StreamingEntry | None = None
         self._thinking: ThinkingEntry | None = None
         self._last_answer = ""
-        self.auto_approve = False
         self._bridge = EventBridge(self)
-        self._approver = ModalApprover(self, self._approval_screen, lambda: self._token, lambda: self.auto_approve)
+        self._approver = ModalApprover(self, self._approval_screen, lambda: self._token)
 
     # Layout ---------------------------------------------------------------------------
 
@@ -116,6 +118,7 @@ class MzAgentApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._status.mode = self.policy.mode
         self._set_state("idle")
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
@@ -175,7 +178,7 @@ class MzAgentApp(App[None]):
             from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
 
             try:
-                self._agent = Agent(self.settings, self.project, self._approver, self._bridge, environ=self._environ)
+                self._agent = Agent(self.settings, self.project, self._approver, self._bridge, environ=self._environ, policy=self.policy)
             except ConfigError as exc:
                 self._bridge(TaskStarted(task))
                 self._bridge(Stopped(StopReason.ERROR, str(exc)))
@@ -312,10 +315,22 @@ class MzAgentApp(App[None]):
     def action_focus_task(self) -> None:
         self.query_one(TaskInput).focus()
 
-    def action_toggle_auto_approve(self) -> None:
-        self.auto_approve = not self.auto_approve
-        self._status.auto_approve = self.auto_approve
-        self.notify("Auto-approve is ON: commands run without asking." if self.auto_approve else "Auto-approve is off.", severity="warning" if self.auto_approve else "information")
+    def action_approval_mode(self, mode: str) -> None:
+        """Switch the approval mode; yolo needs a confirmation."""
+        if mode != "yolo":
+            self._apply_mode(mode)
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self._apply_mode("yolo")
+
+        self.push_screen(ConfirmScreen("Run every command without asking for the rest of this session?"), callback=confirmed)
+
+    def _apply_mode(self, mode: str) -> None:
+        self.policy.mode = mode
+        self._status.mode = mode
+        self.notify(f"Approval mode: {mode}", severity="warning" if mode == "yolo" else "information")
 
     def action_copy_answer(self) -> None:
         if self._last_answer:
@@ -340,12 +355,14 @@ class MzAgentApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("New conversation", "Forget the conversation and start fresh", self.action_new_conversation)
         yield SystemCommand("Toggle file tree", "Show or hide the project files", self.action_toggle_tree)
-        yield SystemCommand("Toggle auto-approve", "Run every command without asking, for this session (dangerous)", self.action_toggle_auto_approve)
+        yield SystemCommand("Approval mode: ask", "Every command asks (default)", lambda: self.action_approval_mode("ask"))
+        yield SystemCommand("Approval mode: auto-safe", "Read-only commands on the safe list run without asking", lambda: self.action_approval_mode("auto-safe"))
+        yield SystemCommand("Approval mode: yolo", "Nothing asks, for this session (dangerous; asks to confirm)", lambda: self.action_approval_mode("yolo"))
         yield SystemCommand("Copy final answer", "Copy the last final answer to the clipboard", self.action_copy_answer)
         yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
 
 
-def run_app(settings: Settings, project: Path) -> int:
-    MzAgentApp(settings, project).run()
+def run_app(settings: Settings, project: Path, policy: Policy) -> int:
+    MzAgentApp(settings, project, policy=policy).run()
     return 0
 

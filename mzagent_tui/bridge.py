@@ -63,16 +63,12 @@ class ModalApprover:
         app: App,
         make_screen: Callable[[ApprovalRequest], object],
         cancel: Callable[[], CancelToken],
-        auto_approve: Callable[[], bool],
     ) -> None:
         self._app = app
         self._make_screen = make_screen
         self._cancel = cancel
-        self._auto_approve = auto_approve
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        if request.kind == "command" and self._auto_approve():
-            return ApprovalDecision(True, note="auto-approve is on")
         answer: Future[ApprovalDecision] = Future()
         screen = self._make_screen(request)
 

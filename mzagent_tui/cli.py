@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mzagent_tui import __version__
+from mzagent_tui.agent.approval import MODES, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError, Settings, describe, load_settings
 
 EXIT_USAGE = 2
@@ -37,6 +38,13 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--tool", dest="tools", action="append", metavar="MODULE:FUNCTION", help="add a custom tool (repeatable)")
 
 
+def _approval_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--approval", choices=MODES,
+        help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
+    )
+
+
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     names = ("provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools")
     return {name: getattr(args, name, None) for name in names}
@@ -51,6 +59,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         answer.add_argument("--yes", "-y", action="store_true", help="approve every command")
         answer.add_argument("--no", action="store_true", help="reject every command")
         parser.add_argument("--json", action="store_true", help="print events as JSON lines")
+        _approval_flag(parser)
     elif command == "config":
         parser = argparse.ArgumentParser(prog="mzagent config", description="Show the effective settings.")
         parser.add_argument("--project", default=".", help="project folder whose .env is read")
@@ -58,6 +67,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog="mzagent", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("project", nargs="?", default=".", help="project folder (default: current folder)")
         parser.add_argument("--version", action="version", version=f"mzagent {__version__}")
+        _approval_flag(parser)
     _endpoint_flags(parser)
     return parser
 
@@ -71,20 +81,26 @@ def main(argv: list[str] | None = None) -> int:
         if not project.is_dir():
             raise ConfigError(f"the project folder {project} does not exist")
         settings = load_settings(project=project, flags=_flags(args))
+        policy = load_policy(getattr(args, "approval", None))
         if command == "config":
-            return _show_config(settings)
+            return _show_config(settings, policy)
         if command == "run":
-            return _run(settings, project, args)
+            return _run(settings, project, args, policy)
     except ConfigError as exc:
         print(f"mzagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
     from mzagent_tui.app import run_app
 
-    return run_app(settings, project)
+    return run_app(settings, project, policy)
 
 
-def _show_config(settings: Settings) -> int:
+def _show_config(settings: Settings, policy: Policy) -> int:
     rows = describe(settings)
+    rows.append(("approval", policy.mode, "user config [approval] or --approval"))
+    for kind in ("allow", "ask", "deny"):
+        prefixes = [" ".join(words) for words in getattr(policy.rules, kind)]
+        if prefixes:
+            rows.append((f"rules.{kind}", ", ".join(prefixes), "user config [approval]"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
@@ -97,7 +113,7 @@ def _show_config(settings: Settings) -> int:
     return 0
 
 
-def _run(settings: Settings, project: Path, args: argparse.Namespace) -> int:
+def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy) -> int:
     from mzagent_tui.headless import choose_approver, run_headless
 
     settings.endpoint()
@@ -106,4 +122,4 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace) -> int:
         raise ConfigError("the task is empty")
     interactive = sys.stdin.isatty() and args.task != "-"
     approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-    return run_headless(settings, project, task.strip(), approver, args.json)
+    return run_headless(settings, project, task.strip(), approver, args.json, policy)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
@@ -113,6 +113,9 @@ class TerminalApprover:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
+        for part in request.parts:
+            risks = "".join(f" [{risk}]" for risk in part.risks)
+            self.out.write(f"  {part.verdict:>5}: {for_display(part.text)} — {part.reason}{risks}\n")
         if request.reason:
             self.out.write(f"Reason: {for_display(request.reason)}\n")
         self.out.flush()
@@ -147,10 +150,10 @@ def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Appr
     return StaticApprover(False, note=NO_TERMINAL_NOTE)
 
 
-def run_headless(settings: Settings, project: Path, task: str, approver: Approver, as_json: bool) -> int:
+def run_headless(settings: Settings, project: Path, task: str, approver: Approver, as_json: bool, policy: Policy) -> int:
     out, err = sys.stdout, sys.stderr
     sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty())
-    agent = Agent(settings, project, approver, sink)
+    agent = Agent(settings, project, approver, sink, policy=policy)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()

@@ -469,3 +469,51 @@ async def test_tree_toggles(server, project: Path, key: str) -> None:
         assert not app.query_one(ProjectTree).display
         await pilot.press(key)
         assert app.query_one(ProjectTree).display
+
+
+async def test_dialog_lists_each_part_with_its_verdict(server, project: Path) -> None:
+    from mzagent_tui.agent.approval import Policy, Rules
+
+    rules = Rules()
+    rules.add("allow", "ls")
+    server.script(Reply('<action>run_terminal_command("ls && rm -rf build")</action>'), Reply("<final_answer>ok</final_answer>"))
+    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin"}, policy=Policy("ask", rules))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        screen = await approval(pilot)
+        table = shown(screen.query_one("#approval-parts"))
+        assert "allowed ls" in table and "allowed by the rule 'ls'" in table
+        assert "asks    rm -rf build" in table and "deletes files" in table
+        await pilot.press("n")
+        await wait_for(pilot, lambda: state(app) == "done")
+
+
+async def test_auto_safe_runs_read_only_commands_without_asking(server, project: Path) -> None:
+    from mzagent_tui.agent.approval import Policy
+
+    (project / "a.txt").write_text("hello\n")
+    server.script(Reply('<action>run_terminal_command("wc -l a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
+    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin"}, policy=Policy("auto-safe"))
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert any("1 a.txt" in t for t in entry_texts(app, "observation"))
+        assert any("safe list" in t for t in entry_texts(app, "notice"))
+
+
+async def test_yolo_needs_a_confirmation_and_shows_a_marker(server, project: Path) -> None:
+    from mzagent_tui.screens.confirm import ConfirmScreen
+
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_approval_mode("yolo")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.policy.mode == "ask"
+        app.action_approval_mode("yolo")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.policy.mode == "yolo"
+        assert "YOLO" in app.query_one(RunStatus).render().plain

@@ -1,24 +1,37 @@
-"""How the core asks the user: an `Approver` interface and the session's allow rules.
+"""How the core asks the user: the `Approver` interface, and a policy that explains itself.
 
-The loop never decides on its own to run a command. It asks a `PolicyApprover`, which first
-checks the rules the user granted this session ("always allow `pytest`") and otherwise asks
-the front-end's approver (the app's modal dialog, the terminal prompt, or --yes/--no).
-Rules fail closed: a command with any shell syntax beyond plain words always asks.
+Every command is split into parts (`commands.analyse`); each part gets a verdict from the
+user's rules (deny wins over ask over allow), the mode (`ask`, `auto-safe`, `yolo`) and its
+risks. The whole command runs without asking only when every part is allowed; a denied part
+rejects it; otherwise the front-end's approver asks, showing each part with its verdict.
+Rules come from the user config and "always allow" answers, never from the project folder.
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 import threading
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
+from mzagent_tui.agent.commands import Analysis, Part, analyse
+from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink
 
-MAX_RULE_COMMAND_CHARS = 1000
-# Chaining, pipes, redirection, substitution, expansion, grouping, escapes, line breaks.
-_SHELL_SYNTAX = re.compile(r"[;&|<>$`(){}\\\n\r\x00-\x08\x0b-\x1f\x7f]")
+MODES = ("ask", "auto-safe", "yolo")
+ALLOW, ASK, DENY = "allow", "ask", "deny"
+
+
+@dataclass(frozen=True)
+class PartVerdict:
+    """What the policy decided for one part of a command, and why."""
+
+    text: str
+    verdict: str
+    reason: str
+    risks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -29,6 +42,7 @@ class ApprovalRequest:
     cwd: str
     reason: str = ""
     """Why the model wants it (its thought), shown to the user."""
+    parts: tuple[PartVerdict, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,7 +51,7 @@ class ApprovalDecision:
     command: str | None = None
     """The command to run when the user edited it; None runs the one asked for."""
     note: str = ""
-    """The user's reason (sent to the model on rejection) or the rule that allowed it."""
+    """The user's reason (sent to the model on rejection) or what allowed it."""
     always_prefix: str | None = None
     """Allow commands starting with this prefix for the rest of the session."""
 
@@ -56,68 +70,157 @@ class StaticApprover:
         return self._decision
 
 
-def plain_words(command: str) -> list[str] | None:
-    """The command's words if it is one simple command with no shell syntax, else None."""
-    if len(command) > MAX_RULE_COMMAND_CHARS or _SHELL_SYNTAX.search(command):
-        return None
+def prefix_words(prefix: str) -> list[str] | None:
     try:
-        words = shlex.split(command)
+        words = shlex.split(prefix)
     except ValueError:
         return None
     return words or None
 
 
-class SessionRules:
-    """Prefix rules granted with "always allow"; thread-safe because the UI adds them."""
+@dataclass
+class Rules:
+    """Word-prefix rules: `git status` matches `git status --short`, not `git stash`."""
 
-    def __init__(self, prefixes: list[str] | None = None) -> None:
-        self._lock = threading.Lock()
-        self._prefixes: list[list[str]] = []
-        for prefix in prefixes or []:
-            self.add(prefix)
+    allow: list[list[str]] = field(default_factory=list)
+    ask: list[list[str]] = field(default_factory=list)
+    deny: list[list[str]] = field(default_factory=list)
 
-    def add(self, prefix: str) -> bool:
-        words = plain_words(prefix)
-        if not words:
+    def add(self, kind: str, prefix: str) -> bool:
+        words = prefix_words(prefix)
+        if words is None:
             return False
-        with self._lock:
-            if words not in self._prefixes:
-                self._prefixes.append(words)
+        bucket = getattr(self, kind)
+        if words not in bucket:
+            bucket.append(words)
         return True
 
-    def match(self, command: str) -> str | None:
-        """The rule allowing `command`, or None when it must ask."""
-        words = plain_words(command)
-        if words is None:
-            return None
-        with self._lock:
-            for prefix in self._prefixes:
-                if words[: len(prefix)] == prefix:
-                    return " ".join(prefix)
+    @staticmethod
+    def _match(bucket: list[list[str]], words: list[str]) -> str | None:
+        for prefix in bucket:
+            if words[: len(prefix)] == prefix:
+                return " ".join(prefix)
         return None
 
+    def verdict(self, words: list[str]) -> tuple[str, str] | None:
+        for kind in (DENY, ASK, ALLOW):
+            rule = self._match(getattr(self, kind), words)
+            if rule is not None:
+                return kind, rule
+        return None
+
+
+class Policy:
+    """Mode and rules, shared by the UI (which changes them) and the worker (which reads them)."""
+
+    def __init__(self, mode: str = "ask", rules: Rules | None = None) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"approval mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self._lock = threading.Lock()
+        self._mode = mode
+        self.rules = rules or Rules()
+
     @property
-    def prefixes(self) -> list[str]:
+    def mode(self) -> str:
         with self._lock:
-            return [" ".join(p) for p in self._prefixes]
+            return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in MODES:
+            raise ValueError(value)
+        with self._lock:
+            self._mode = value
+
+    def allow_prefix(self, prefix: str) -> bool:
+        with self._lock:
+            return self.rules.add(ALLOW, prefix)
+
+    def evaluate(self, command: str, root: Path) -> tuple[str, list[PartVerdict]]:
+        """The overall verdict and one verdict per part."""
+        analysis = analyse(command, root)
+        with self._lock:
+            mode, rules = self._mode, self.rules
+            verdicts = [_part_verdict(part, mode, rules, analysis) for part in analysis.parts]
+        if analysis.problems:
+            verdicts.append(PartVerdict(command[:80], ASK, "not understood: " + "; ".join(analysis.problems)))
+            if mode == "yolo" and not rules.deny:
+                verdicts[-1] = PartVerdict(command[:80], ALLOW, "yolo mode (not understood: " + "; ".join(analysis.problems) + ")")
+        kinds = {v.verdict for v in verdicts}
+        overall = DENY if DENY in kinds else ASK if ASK in kinds else ALLOW
+        return overall, verdicts
+
+
+def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> PartVerdict:
+    risks = tuple(part.risks)
+    rule = rules.verdict(part.words) if part.words else None
+    if rule is not None and rule[0] == DENY:
+        return PartVerdict(part.text, DENY, f"denied by the rule '{rule[1]}'", risks)
+    if mode == "yolo":
+        if part.problems and rules.deny:
+            return PartVerdict(part.text, ASK, "not understood, so deny rules cannot be checked: " + "; ".join(part.problems), risks)
+        return PartVerdict(part.text, ALLOW, "yolo mode", risks)
+    if part.problems:
+        return PartVerdict(part.text, ASK, "not understood: " + "; ".join(part.problems), risks)
+    if risks:
+        return PartVerdict(part.text, ASK, "risky: " + ", ".join(risks), risks)
+    if rule is not None and rule[0] == ASK:
+        return PartVerdict(part.text, ASK, f"the rule '{rule[1]}' asks", risks)
+    if rule is not None:
+        return PartVerdict(part.text, ALLOW, f"allowed by the rule '{rule[1]}'", risks)
+    if mode == "auto-safe" and part.safe:
+        return PartVerdict(part.text, ALLOW, "read-only (safe list)", risks)
+    return PartVerdict(part.text, ASK, "needs approval", risks)
+
+
+def load_policy(mode: str | None = None, path: Path | None = None) -> Policy:
+    """The `[approval]` table of the user config: mode and allow/ask/deny prefix lists.
+
+    Read only from the user's own config file, never from the project or its `.env`, so a
+    project cannot switch on auto-approval or trust its own commands.
+    """
+    path = path or user_config_path()
+    table: dict[str, object] = {}
+    if path.is_file():
+        try:
+            with path.open("rb") as handle:
+                table = tomllib.load(handle).get("approval", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"cannot read {path}: {exc}") from None
+    rules = Rules()
+    for kind in (ALLOW, ASK, DENY):
+        entries = table.get(kind, [])
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise ConfigError(f"[approval] {kind} in {path} must be a list of command prefixes")
+        for entry in entries:
+            if not rules.add(kind, entry):
+                raise ConfigError(f"[approval] {kind} in {path} has an unreadable prefix: {entry!r}")
+    chosen = mode or str(table.get("mode", "ask"))
+    return Policy(chosen, rules)
 
 
 class PolicyApprover:
-    """Session rules first, then the front-end's approver; remembers "always allow" answers."""
+    """The policy first, then the front-end's approver; remembers "always allow" answers."""
 
-    def __init__(self, ask: Approver, rules: SessionRules | None = None, emit: EventSink | None = None) -> None:
+    def __init__(self, ask: Approver, policy: Policy | None = None, emit: EventSink | None = None) -> None:
         self.ask = ask
-        self.rules = rules or SessionRules()
+        self.policy = policy or Policy()
         self._emit = emit
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         if request.kind == "command":
-            rule = self.rules.match(request.command)
-            if rule is not None:
-                return ApprovalDecision(True, note=f"allowed by the rule '{rule}'")
+            overall, parts = self.policy.evaluate(request.command, Path(request.cwd))
+            if overall == DENY:
+                reason = next(p.reason for p in parts if p.verdict == DENY)
+                return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
+            if overall == ALLOW:
+                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})))
+            request = ApprovalRequest(request.kind, request.command, request.cwd, request.reason, tuple(parts))
+        elif self.policy.mode == "yolo":
+            return ApprovalDecision(True, note="yolo mode")
         if self._emit is not None:
             self._emit(ApprovalAsked(request.command, request.cwd, request.reason))
         decision = self.ask.approve(request)
         if decision.approved and decision.always_prefix:
-            self.rules.add(decision.always_prefix)
+            self.policy.allow_prefix(decision.always_prefix)
         return decision

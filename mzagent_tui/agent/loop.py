@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mzagent_tui.agent.approval import Approver, PolicyApprover, SessionRules
+from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.events import (
@@ -74,6 +74,7 @@ class Agent:
         approver: Approver,
         emit: EventSink,
         environ: Mapping[str, str] | None = None,
+        policy: Policy | None = None,
     ) -> None:
         environ = os.environ if environ is None else environ
         self.settings = settings
@@ -84,8 +85,8 @@ class Agent:
         self._sink = emit
         self.session = Session.create(self.root, redact)
         self.llm = ChatClient(settings, self.emit)
-        self.rules = SessionRules()
-        self.approver = PolicyApprover(approver, self.rules, emit=self.emit)
+        self.policy = policy or Policy()
+        self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
         self.ctx = ToolContext(
             root=self.root,
             session=self.session,

@@ -19,12 +19,30 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict
 from mzagent_tui.agent.textsafe import for_display
 
 GRACE_SECONDS = 0.35
 # Commands whose second word matters for an "always allow" prefix (git status, npm test).
 TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "make", "docker", "kubectl", "python", "python3", "pip"}
+
+
+VERDICT_STYLE = {"allow": ("✓ allowed ", "green"), "ask": ("? asks    ", "yellow"), "deny": ("✗ denied  ", "red")}
+
+
+def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
+    """One line per part: verdict, the part, why; risks in bold."""
+    text = Text()
+    for index, part in enumerate(parts):
+        if index:
+            text.append("\n")
+        label, colour = VERDICT_STYLE[part.verdict]
+        text.append(label, style=f"bold {colour}")
+        text.append(for_display(part.text))
+        text.append(f"  — {part.reason}", style="dim")
+        for risk in part.risks:
+            text.append(f"  ⚠ {risk}", style="bold red")
+    return text
 
 
 def suggested_prefix(command: str) -> str:
@@ -61,6 +79,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             with VerticalScroll(id="approval-command"):
                 body = Syntax(self.request.command, "bash", word_wrap=True, theme="ansi_dark", background_color="default") if is_command else Text(for_display(self.request.command))
                 yield Static(body)
+            if self.request.parts:
+                yield Static(parts_table(self.request.parts), id="approval-parts")
             yield Static(Text.assemble(("in ", "dim"), for_display(self.request.cwd)), id="approval-cwd")
             if self.request.reason:
                 yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")

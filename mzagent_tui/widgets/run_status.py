@@ -16,13 +16,15 @@ class RunStatus(Static):
     estimated: reactive[bool] = reactive(False)
     elapsed: reactive[float] = reactive(0.0)
     queued: reactive[int] = reactive(0)
-    auto_approve: reactive[bool] = reactive(False)
+    mode: reactive[str] = reactive("ask")
 
     def render(self) -> Text:
         text = Text()
-        if self.auto_approve:
-            text.append(" AUTO-APPROVE ON ", style="bold reverse red")
+        if self.mode == "yolo":
+            text.append(" YOLO: COMMANDS RUN WITHOUT ASKING ", style="bold reverse red")
             text.append("  ")
+        elif self.mode == "auto-safe":
+            text.append("auto-safe  ", style="bold")
         text.append(f"● {self.state}", style="bold")
         if self.max_steps:
             text.append(f"   step {self.step}/{self.max_steps}")
