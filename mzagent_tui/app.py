@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -52,6 +53,7 @@ from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.transcript import (
     ObservationEntry,
+    ProgressEntry,
     StreamingEntry,
     ThinkingEntry,
     Transcript,
@@ -102,6 +104,8 @@ class MzAgentApp(App[None]):
         self._stream: StreamingEntry | None = None
         self._thinking: ThinkingEntry | None = None
         self._last_answer = ""
+        self._local_server: LocalServer | None = None
+        self._progress: ProgressEntry | None = None
         self._bridge = EventBridge(self)
         self._approver = ModalApprover(self, self._approval_screen, lambda: self._token)
 
@@ -122,10 +126,41 @@ class MzAgentApp(App[None]):
         self._set_state("idle")
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
+        if self.settings.provider == "local" and not self.settings.base_url and local_available():
+            self._run_active = True
+            self._progress = ProgressEntry("starting the offline model…")
+            self._transcript.add(self._progress)
+            self._set_state("starting the local model")
+            self._start_local()
+            return
         try:
             self.settings.endpoint()
         except ConfigError as exc:
             self._transcript.add(text_entry("error", f"{exc}\n\n{SETUP_HELP}", title="setup needed"))
+
+    @work(thread=True, exit_on_error=False, group="local", description="start the local model")
+    def _start_local(self) -> None:
+        """Assemble the model and wait for llama.cpp's server; tasks typed meanwhile are queued."""
+        try:
+            path = model_path(self._local_progress)
+            server = LocalServer(path)
+            self.call_from_thread(server.launch)  # the UI thread lives as long as the app; see LocalServer.launch
+            self._local_server = server
+            server.wait_ready(self._local_progress, cancelled=lambda: self._token.cancelled)
+            self.settings.base_url, self.settings.model = server.base_url, MODEL_ALIAS
+            self.call_from_thread(self._local_ready, f"ready: {path.name} on {server.threads} threads")
+        except Exception as exc:  # noqa: BLE001 - shown as a notice, never a traceback
+            self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}", failed=True)
+
+    def _local_progress(self, what: str, done: float, total: float) -> None:
+        text = f"{what}: {done / total:.0%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)" if total else f"{what}… {done:.0f} s"
+        self.call_from_thread(self._progress.show, text)
+
+    def _local_ready(self, text: str, failed: bool = False) -> None:
+        self._progress.show(text)
+        self._progress.set_class(failed, "-error")
+        self._set_state("model failed" if failed else "idle")
+        self._finish_run()
 
     @property
     def _transcript(self) -> Transcript:
@@ -191,6 +226,10 @@ class MzAgentApp(App[None]):
         if event.state is WorkerState.ERROR:
             self._transcript.add(text_entry("error", f"the run failed: {event.worker.error}"))
             self._set_state("stopped")
+        self._finish_run()
+
+    def _finish_run(self) -> None:
+        """The run (or the local model's start) is over: start the next queued task."""
         self._run_active = False
         self._started_at = None
         if self._queue:
@@ -350,6 +389,8 @@ class MzAgentApp(App[None]):
     def on_unmount(self) -> None:
         """However the app ends, stop the run so no thread waits on a dialog or a command."""
         self._token.cancel()
+        if self._local_server is not None:
+            self._local_server.stop()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -105,6 +105,14 @@ def _show_config(settings: Settings, policy: Policy) -> int:
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
+    if settings.provider == "local" and not settings.base_url:
+        from mzagent_tui.agent.local import local_available, setup_hint
+
+        if local_available():
+            print("\nthe offline model starts when a task runs (set MZAGENT_LOCAL_MODEL to use another GGUF)")
+            return 0
+        print(f"\nproblem: {setup_hint()}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         settings.endpoint()
     except ConfigError as exc:
@@ -114,12 +122,20 @@ def _show_config(settings: Settings, policy: Policy) -> int:
 
 
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy) -> int:
-    from mzagent_tui.headless import choose_approver, run_headless
+    from mzagent_tui.agent.local import start_local
+    from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
-    settings.endpoint()
     task = sys.stdin.read() if args.task == "-" else args.task
     if not task.strip():
         raise ConfigError("the task is empty")
-    interactive = sys.stdin.isatty() and args.task != "-"
-    approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-    return run_headless(settings, project, task.strip(), approver, args.json, policy)
+    server = start_local(settings, ProgressPrinter(sys.stderr)) if settings.provider == "local" and not settings.base_url else None
+    if server is not None:
+        print(f"\nlocal model ready ({server.model.name}, {server.threads} threads)", file=sys.stderr)
+    try:
+        settings.endpoint()
+        interactive = sys.stdin.isatty() and args.task != "-"
+        approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
+        return run_headless(settings, project, task.strip(), approver, args.json, policy)
+    finally:
+        if server is not None:
+            server.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TextIO
 
@@ -186,6 +187,34 @@ def run_headless(settings: Settings, project: Path, task: str, approver: Approve
     if reason is StopReason.FINAL_ANSWER:
         return EXIT_OK
     return EXIT_CANCELLED if reason is StopReason.CANCELLED else EXIT_STOPPED
+
+
+class ProgressPrinter:
+    """Waits of the local model on stderr: bytes while assembling, seconds while loading.
+
+    On a terminal one line is rewritten a few times a second; in a log, a line every 5 s.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, what: str, done: float, total: float) -> None:
+        now = time.monotonic()
+        finished = bool(total) and done >= total
+        if now - self._last < (0.2 if self.tty else 5.0) and not finished:
+            return
+        self._last = now
+        if total:
+            line = f"{what}: {done / total:6.1%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)"
+        else:
+            line = f"{what}… {done:.0f} s"
+        if self.tty:
+            self.stream.write(f"\r{line}\x1b[K" + ("\n" if finished else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
 
 
 def describe_action(tool: str, args: list[object]) -> str:

@@ -95,7 +95,6 @@ def test_endpoint_error_exits_1_without_the_key(server, project: Path) -> None:
 
 @pytest.mark.parametrize(("args", "fragment"), [
     (["run", "--provider", "nope", "t"], "unknown provider 'nope'"),
-    (["run", "t"], "no model endpoint configured"),
     (["run", "--provider", "openai", "t"], "set OPENAI_API_KEY"),
     (["run", "--base-url", "http://x/v1", "--model", "m", "--project", "/does/not/exist", "t"], "does not exist"),
     (["run", "--base-url", "http://x/v1", "--model", "m", "--tool", "nomodule:fn", "t"], "cannot import module 'nomodule'"),
@@ -121,9 +120,21 @@ def test_config_shows_sources_and_redacts_the_key(project: Path) -> None:
     assert "preset deepseek" in done.stdout and "DEEPSEEK_API_KEY" in done.stdout
 
 
-def test_config_reports_the_problem(project: Path) -> None:
+def test_with_nothing_configured_the_local_model_is_the_default(project: Path) -> None:
+    from mzagent_tui.agent.local import local_available
+
     done = mzagent("config", "--project", str(project))
-    assert done.returncode == 2 and "problem: no model endpoint configured" in done.stderr
+    assert "default (no key or base URL set)" in done.stdout
+    if local_available():
+        assert done.returncode == 0 and "offline model starts when a task runs" in done.stdout
+    else:
+        assert done.returncode == 2 and "offline model is not installed" in done.stderr and "[local]" in done.stderr
+
+
+def test_a_missing_local_model_file_is_one_clear_line(project: Path) -> None:
+    done = mzagent("run", "--project", str(project), "t", env={"MZAGENT_LOCAL_MODEL": "/nonexistent/model.gguf"})
+    assert done.returncode == 2
+    assert done.stderr.strip() == "mzagent: MZAGENT_LOCAL_MODEL points to /nonexistent/model.gguf, which is not a file"
 
 
 def test_headless_run_never_imports_textual(server, project: Path) -> None:

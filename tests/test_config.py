@@ -15,11 +15,17 @@ def write_config(text: str) -> None:
     path.write_text(text)
 
 
-def test_defaults_and_no_endpoint_is_an_actionable_error(project: Path) -> None:
+def test_defaults_fall_back_to_the_local_model(project: Path) -> None:
     settings = load_settings(project=project, environ={}, cwd=project)
     assert settings.max_steps == 30 and settings.command_timeout == 120 and settings.lang == "en"
+    assert settings.provider == "local" and settings.sources["provider"].startswith("default")
+    with pytest.raises(ConfigError):
+        settings.endpoint()  # until the local server runs and sets the base URL
+
+
+def test_nothing_configured_at_all_is_an_actionable_error() -> None:
     with pytest.raises(ConfigError, match="DEEPSEEK_API_KEY"):
-        settings.endpoint()
+        Settings().endpoint()
 
 
 def test_sources_from_lowest_to_highest(project: Path, tmp_path: Path) -> None:

