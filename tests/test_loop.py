@@ -263,3 +263,33 @@ def test_system_prompt_never_contains_the_key(server, project: Path) -> None:
     agent.run("t")
     system = server.requests[0]["messages"][0]["content"]
     assert KEY not in system and "notes.txt" in system and str(project) in system
+
+
+def test_a_claimed_but_missing_file_gets_one_reminder(server, project: Path) -> None:
+    server.script(
+        Reply("<final_answer>I created report.md with the summary.</final_answer>"),
+        Reply('<action>write_to_file("report.md", "# Summary\\n")</action>'),
+        Reply("<final_answer>I created report.md with the summary.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Write a summary into report.md")
+    assert result.final_answer == "I created report.md with the summary." and result.steps == 3
+    assert "no such file exists" in last_user(server.requests[1])
+    assert any("reminded once" in n.text for n in rec.of(Notice))
+
+
+def test_the_reminder_is_given_only_once(server, project: Path) -> None:
+    server.script(*[Reply("<final_answer>Done: out.txt is written.</final_answer>")] * 2)
+    agent, _ = make_agent(server, project)
+    result = agent.run("create out.txt")
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 2
+    assert not (project / "out.txt").exists()
+
+
+def test_a_repeated_action_is_pointed_out(server, project: Path) -> None:
+    (project / "a.txt").write_text("x")
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 2, Reply("<final_answer>ok</final_answer>"))
+    agent, _ = make_agent(server, project)
+    agent.run("t")
+    assert "already did exactly this" not in last_user(server.requests[1])
+    assert "already did exactly this" in last_user(server.requests[2])

@@ -50,6 +50,7 @@ STUCK_REPEATS = 3
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
+_FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,8}\b")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,19 @@ class RunResult:
     message: str
     final_answer: str | None
     steps: int
+
+
+def missing_claimed_files(answer: str, task: str, root: Path) -> list[str]:
+    """Files the task names and the final answer claims, but that do not exist.
+
+    Small models often say "I created x.py" without ever writing it; they get one reminder.
+    """
+    asked = set(_FILE_NAME.findall(task))
+    missing = []
+    for name in dict.fromkeys(_FILE_NAME.findall(answer)):
+        if name in asked and not (root / name).exists():
+            missing.append(name)
+    return missing
 
 
 def wrap_observation(text: str) -> str:
@@ -122,7 +136,7 @@ class Agent:
         self._append("user", f"<question>{task}</question>")
         self.emit(TaskStarted(task, follow_up))
         try:
-            result = self._loop(cancel)
+            result = self._loop(task, cancel)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
             self.session.record("crash", traceback=traceback.format_exc())
             self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
@@ -137,9 +151,10 @@ class Agent:
     def _observe(self, text: str) -> None:
         self._append("user", wrap_observation(text))
 
-    def _loop(self, cancel: CancelToken) -> RunResult:
+    def _loop(self, task: str, cancel: CancelToken) -> RunResult:
         limit = self.settings.max_steps
         format_errors = 0
+        reminded = False
         recent: list[tuple[str, str, str]] = []
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -175,6 +190,15 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
+                missing = missing_claimed_files(parsed.final_answer, task, self.root)
+                if missing and not reminded:
+                    reminded = True
+                    self.emit(Notice(f"the answer mentions {', '.join(missing)}, which does not exist; the model was reminded once"))
+                    self._observe(
+                        f"Reminder: your answer mentions {', '.join(missing)}, but no such file exists in the project. "
+                        "If the task needs it, create it now with write_to_file; otherwise give your final answer again."
+                    )
+                    continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
                 self.emit(FinalAnswer(parsed.final_answer))
@@ -183,6 +207,9 @@ class Agent:
             self.emit(Action(parsed.tool, parsed.args))
             result = self.tools.call(parsed.tool, parsed.args)
             text = result.text
+            key = (parsed.tool, repr(parsed.args), result.text)
+            if recent and recent[-1] == key:
+                text += "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer."
             for note in parsed.notes:
                 self.emit(Notice(note))
                 text += f"\nNote: {note}."
@@ -190,7 +217,7 @@ class Agent:
             self._observe(text)
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            recent = (recent + [(parsed.tool, repr(parsed.args), result.text)])[-STUCK_REPEATS:]
+            recent = (recent + [key])[-STUCK_REPEATS:]
             if len(recent) == STUCK_REPEATS and len(set(recent)) == 1:
                 message = f"stuck: the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
                 return RunResult(StopReason.STUCK, message, None, step)
