@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -62,6 +63,9 @@ from mzagent_tui.widgets.transcript import (
     text_entry,
 )
 
+if TYPE_CHECKING:
+    from mzagent_tui.agent.loop import Agent
+
 SETUP_HELP = (
     "No model endpoint is configured, so tasks cannot run yet. The file tree works.\n"
     "Set a key in the environment or a .env file, for example DEEPSEEK_API_KEY=… or OPENAI_API_KEY=…,\n"
@@ -96,7 +100,7 @@ class MzAgentApp(App[None]):
         self.project = project.resolve()
         self._environ = environ
         self._clock = clock
-        self._agent = None
+        self._agent: Agent | None = None
         self._token = CancelToken()
         self._run_active = False
         self._queue: list[str] = []
@@ -342,7 +346,7 @@ class MzAgentApp(App[None]):
         self._token.cancel()
         self._queue.clear()
         self._status.queued = 0
-        self._agent = None
+        self._agent: Agent | None = None
         self._transcript.remove_children()
         self._status.tokens_in = self._status.tokens_out = 0
         self.notify("New conversation.")

@@ -517,3 +517,42 @@ async def test_yolo_needs_a_confirmation_and_shows_a_marker(server, project: Pat
         await pilot.pause()
         assert app.policy.mode == "yolo"
         assert "YOLO" in app.query_one(RunStatus).render().plain
+
+
+async def test_long_retry_after_is_reported_at_once(server, project: Path) -> None:
+    from tests.scripted_server import Fault
+
+    server.script(Fault("status", 429, headers={"retry-after": "300"}))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        started = time.monotonic()
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "stopped")
+        assert time.monotonic() - started < 10
+        assert any("wait 300 s" in t for t in entry_texts(app, "error"))
+
+
+async def test_stalled_stream_is_marked_incomplete_and_retried(server, project: Path) -> None:
+    from tests.scripted_server import Fault
+
+    server.script(Fault("stall", text='<action>run_terminal_command("rm -rf x'), Reply("<final_answer>recovered</final_answer>"))
+    app = make_app(server, project, idle_timeout=0.5)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+        incomplete = [e for e in entries(app, "streaming") if e.has_class("-incomplete")]
+        assert incomplete and "nothing was run" in shown(incomplete[0].query(".entry-body").first())
+        assert not isinstance(app.screen, ApprovalScreen)
+        assert any("stalled" in t for t in entry_texts(app, "notice"))
+
+
+async def test_file_names_with_markup_and_newlines(server, project: Path) -> None:
+    odd = "[bold]x[red] [link=e]\nname.txt"
+    (project / odd).write_text("odd")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        assert tree.root.children[0].data.path.name == odd
+        tree.select_node(tree.root.children[0])
+        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))

@@ -174,3 +174,26 @@ def _cmdlines() -> list[list[str]]:
         except psutil.NoSuchProcess:
             continue
     return found
+
+
+def test_kill_9_mid_run_leaves_a_readable_session_log(server, project: Path, isolated_home: Path) -> None:
+    server.script(Reply('<thought>wait</thought><action>run_terminal_command("sleep 300")</action>'))
+    env = {**os.environ, "XDG_STATE_HOME": str(isolated_home / "state")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any("sleep 300" in " ".join(p) for p in _cmdlines()):
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait()
+    logs = list((isolated_home / "state").rglob("log.jsonl"))
+    assert len(logs) == 1
+    records = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    kinds = [r["event"]["type"] for r in records if r["type"] == "event"]
+    assert kinds[-1] == "approval_answered" and "action" in kinds
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(p == ["sleep", "300"] for p in _cmdlines()):
+        time.sleep(0.1)
+    assert not any(p == ["sleep", "300"] for p in _cmdlines()), "the command outlived the killed agent"

@@ -8,11 +8,9 @@ else goes through the same client code as a remote provider.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.util
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -25,6 +23,7 @@ from pathlib import Path
 import platformdirs
 
 from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
+from mzagent_tui.agent.tools.process import die_with_parent
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
 MODEL_SIZE = 1_117_320_768
@@ -129,14 +128,6 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the server gets SIGTERM when the process that started it dies, even by kill -9."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
 class LocalServer:
     """`python -m llama_cpp.server` on a free port; `start` waits until `/v1/models` answers."""
 
@@ -163,7 +154,7 @@ class LocalServer:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
             )
 
     def wait_ready(self, progress: Progress | None = None, timeout: float = START_TIMEOUT, cancelled: Callable[[], bool] = lambda: False) -> None:

@@ -9,10 +9,12 @@ the first and last few kilobytes.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -43,6 +45,14 @@ class ProcessResult:
     @property
     def cut_bytes(self) -> int:
         return self.total_bytes - len(self.head) - len(self.tail)
+
+
+def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the child gets SIGKILL when the thread that started it dies, even by kill -9."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
 
 
 def shell_path() -> str:
@@ -93,6 +103,7 @@ def run_command(command: str, cwd: Path, env: Mapping[str, str], timeout: float,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
     )
     assert proc.stdout is not None
     reader = threading.Thread(target=_pump, args=(proc.stdout, capture), name="mzagent-output", daemon=True)
