@@ -33,7 +33,9 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 - Arguments are Python string literals in double quotes, separated by commas.
 - Inside a string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
 - Paths are relative to the project folder, for example "src/app.py".
+- write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
 - write_to_file replaces the whole file: read a file before changing it and write all of it.
+- To answer a question about the project, read the file or run a command first; never guess.
 - Commands run in the project folder, cannot read input, and the user approves each one.
 - Check the observation before you claim success. If something failed, fix it or explain why.
 
@@ -44,7 +46,7 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 <observation>File written: hello.py (created, 1 lines, 15 bytes).</observation>
 <thought>The file exists. Now I run it.</thought>
 <action>run_terminal_command("python3 hello.py")</action>
-<observation>Command finished with exit code 0.
+<observation>Command succeeded (exit code 0).
 Output:
 Hello</observation>
 <thought>It printed Hello, so the task is done.</thought>
@@ -88,7 +90,9 @@ TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的�
 - 参数是用双引号括起来的 Python 字符串，用逗号分隔。
 - 字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
 - 路径相对于项目文件夹，例如 "src/app.py"。
+- write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
 - write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。
+- 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查 observation。如果失败了，修复它或说明原因。
 
@@ -99,7 +103,7 @@ TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的�
 <observation>File written: hello.py (created, 1 lines, 15 bytes).</observation>
 <thought>文件已创建，现在运行它。</thought>
 <action>run_terminal_command("python3 hello.py")</action>
-<observation>Command finished with exit code 0.
+<observation>Command succeeded (exit code 0).
 Output:
 Hello</observation>
 <thought>输出了 Hello，任务完成。</thought>

@@ -51,8 +51,10 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
             f"The command timed out after {timeout:.0f} s and was stopped. If it was waiting for input, "
             "run it non-interactively (commands cannot read input)."
         )
+    elif result.exit_code == 0:
+        status = "Command succeeded (exit code 0)."
     else:
-        status = f"Command finished with exit code {result.exit_code}."
+        status = f"Command FAILED with exit code {result.exit_code}."
     if result.stopped_background:
         status += " Background processes it left running were stopped."
     head = strip_control(result.head.decode("utf-8", errors="replace"))
