@@ -75,7 +75,8 @@ class ToolRegistry:
         """Run a tool; every failure becomes an observation, never an exception (except Cancelled)."""
         tool = self._tools.get(name)
         if tool is None:
-            return ToolResult(f"Error: there is no tool named '{name}'. Available tools: {', '.join(self._tools)}.", ok=False)
+            hint = " For anything else (renaming, moving, listing, deleting) use run_terminal_command with a shell command." if "run_terminal_command" in self._tools else ""
+            return ToolResult(f"Error: there is no tool named '{name}'. Available tools: {', '.join(self._tools)}.{hint}", ok=False)
         try:
             tool.signature.bind(*args)
         except TypeError:
