@@ -1,0 +1,117 @@
+"""The endpoint fault matrix, end to end, for the headless CLI and for the app.
+
+Expected per docs/safety-cases.md: bounded retries that are visible, a long Retry-After
+reported at once, a stall ended by the watchdog, partial text kept and marked, no tool run
+from a half reply, context overflow shrunk and retried once, clear errors without the key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.config import Settings
+from mzagent_tui.app import MzAgentApp
+from mzagent_tui.widgets.run_status import RunStatus
+from tests.scripted_server import Fault, Reply
+
+KEY = "sk-fault-secret-key-4242"
+FINAL = Reply("<final_answer>recovered</final_answer>")
+HALF_ACTION = '<action>run_terminal_command("touch half'
+
+
+def overflow(message: str) -> Fault:
+    return Fault("status", 400, body={"error": {"message": message}})
+
+
+# name, script, expected outcome ("final" or an error fragment), a fragment every retry notice has
+MATRIX = [
+    ("429 retry-after 0.2 s", [Fault("status", 429, headers={"retry-after": "0.2"}), FINAL], "final", "HTTP 429"),
+    ("429 retry-after 5 s", [Fault("status", 429, headers={"retry-after": "5"}), FINAL], "wait 5 s", None),
+    ("429 retry-after 300 s", [Fault("status", 429, headers={"retry-after": "300"}), FINAL], "wait 300 s", None),
+    ("429 retry-after http date", [Fault("status", 429, headers={"retry-after": "DATE"}), FINAL], "final", "HTTP 429"),
+    ("500", [Fault("status", 500), FINAL], "final", "HTTP 500"),
+    ("502", [Fault("status", 502), FINAL], "final", "HTTP 502"),
+    ("503 until give up", [Fault("status", 503)] * 3, "gave up after 3 attempts", "HTTP 503"),
+    ("reset before headers", [Fault("reset"), FINAL], "final", "cannot connect"),
+    ("stall after 3 chunks", [Fault("stall", text=HALF_ACTION), FINAL], "final", "stalled"),
+    ("cut mid-reply", [Fault("cut", text=HALF_ACTION), FINAL], "final", "ended before the reply was complete"),
+    ("no [DONE]", [Reply("<final_answer>recovered</final_answer>", send_done=False)], "final", None),
+    ("html with 200", [Fault("html")], "HTML page", None),
+    ("401", [Fault("status", 401, body={"error": {"message": f"Incorrect API key provided: {KEY}"}})], "refused the API key", None),
+    ("404 model", [Fault("status", 404, body={"error": {"message": "model not found"}})], "has no model", None),
+    ("400 context openai", [overflow("This model's maximum context length is 8192 tokens"), FINAL], "final", None),
+    ("400 context llama.cpp", [overflow("the request exceeds the available context size, try increasing it"), FINAL], "final", None),
+    ("400 context vllm", [overflow("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens"), FINAL], "final", None),
+    ("400 context openrouter", [overflow("This endpoint's maximum context length is 16384 tokens. However, you requested about 20000 tokens"), FINAL], "final", None),
+]
+IDS = [row[0] for row in MATRIX]
+
+
+def script(server, steps: list) -> None:  # noqa: ANN001
+    for step in steps:
+        if isinstance(step, Fault) and step.headers.get("retry-after") == "DATE":
+            step = Fault("status", 429, headers={"retry-after": email.utils.formatdate(time.time() + 1, usegmt=True)})
+        server.script(step)
+
+
+def prepare_context(project: Path, steps: list) -> list:
+    """Context-overflow cases need old observations to shrink: two reads come first."""
+    if "context" not in json.dumps([getattr(s, "body", None) for s in steps]):
+        return steps
+    (project / "big.txt").write_text("data " * 200)
+    reads = [Reply('<action>read_file("big.txt", %d)</action>' % i) for i in (1, 2, 3)]
+    return reads + steps
+
+
+@pytest.mark.parametrize(("name", "steps", "outcome", "notice"), MATRIX, ids=IDS)
+def test_headless(server, project: Path, name: str, steps: list, outcome: str, notice: str | None) -> None:
+    script(server, prepare_context(project, steps))
+    env = {**os.environ, "MZAGENT_MAX_RETRIES": "2", "MZAGENT_IDLE_TIMEOUT": "1", "MZAGENT_MAX_RETRY_WAIT": "3"}
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", KEY, "--model", "m", "--yes", "--project", str(project), "t"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert time.monotonic() - started < 30
+    output = done.stdout + done.stderr
+    assert KEY not in output and "Traceback" not in output
+    if outcome == "final":
+        assert done.returncode == 0 and done.stdout.rstrip().endswith("recovered")
+    else:
+        assert done.returncode == 1 and outcome in done.stderr
+    if notice:
+        assert notice in done.stderr
+    assert not (project / "half").exists()
+
+
+@pytest.mark.parametrize(("name", "steps", "outcome", "notice"), MATRIX, ids=IDS)
+async def test_app(server, project: Path, name: str, steps: list, outcome: str, notice: str | None) -> None:
+    from tests.test_app import entry_texts, wait_for
+
+    script(server, prepare_context(project, steps))
+    settings = Settings(provider="custom", base_url=server.base_url, api_key=KEY, model="m", max_retries=2, idle_timeout=1.0, max_retry_wait=3.0, retry_base_delay=0.05)
+    app = MzAgentApp(settings, project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+    async with app.run_test(size=(120, 40)) as pilot:
+        box = app.query_one("#task")
+        box.value = "t"
+        box.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.query_one(RunStatus).state in ("done", "stopped"), timeout=30)
+        texts = {kind: "\n".join(entry_texts(app, kind)) for kind in ("notice", "error", "streaming")}
+        everything = "\n".join(texts.values())
+        assert KEY not in everything and "Traceback" not in everything
+        if outcome == "final":
+            assert app.query_one(RunStatus).state == "done" and app._last_answer == "recovered"
+        else:
+            assert app.query_one(RunStatus).state == "stopped" and outcome in texts["error"]
+        if notice:
+            assert notice in texts["notice"]
+    assert not (project / "half").exists()
