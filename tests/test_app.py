@@ -556,3 +556,24 @@ async def test_file_names_with_markup_and_newlines(server, project: Path) -> Non
         assert tree.root.children[0].data.path.name == odd
         tree.select_node(tree.root.children[0])
         await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+
+
+async def test_a_project_with_100k_files_stays_responsive(server, project: Path) -> None:
+    big = project / "data"
+    big.mkdir()
+    for i in range(100_000):
+        (big / f"f{i:06d}.txt").touch()
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        node = tree.root.children[0]
+        node.expand()
+        await wait_for(pilot, lambda: len(node.children) > 0, timeout=30)
+        from mzagent_tui.widgets.project_tree import MAX_ENTRIES_PER_FOLDER
+
+        assert len(node.children) == MAX_ENTRIES_PER_FOLDER
+        box = app.query_one(TaskInput)
+        box.focus()
+        await pilot.press("o", "k")
+        assert box.value == "ok"
