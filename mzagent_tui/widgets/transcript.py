@@ -24,11 +24,12 @@ from textual.widgets import Collapsible, Log, Markdown, Static
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines
 
-HIGH_WATER = 400
-LOW_WATER = 300
+HIGH_WATER = 160
+LOW_WATER = 120
 STREAM_TAIL_CHARS = 3000
 WRITE_PREVIEW_LINES = 20
 OBSERVATION_MAX_LINES = 5000
+SHORT_OUTPUT_LINES = 12
 
 ICONS = {
     "question": "❯",
@@ -145,7 +146,8 @@ def _syntax(code: str, lexer: str, line_numbers: bool = False) -> Syntax:
 
 
 class ObservationEntry(Entry):
-    """Tool output in a plain-text Log; long output collapsed until expanded."""
+    """Tool output: short output as plain text, long output in a Log (which renders only what
+    is visible), collapsed until expanded."""
 
     can_focus = True
     BINDINGS = [
@@ -161,22 +163,27 @@ class ObservationEntry(Entry):
     def __init__(self, text: str, ok: bool, exit_code: int | None, output_path: str | None) -> None:
         self.lines = for_display(text).splitlines() or [""]
         self.output_path = Path(output_path) if output_path else None
-        log = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
+        self._log: Log | None = None
+        body: Widget
+        if len(self.lines) <= SHORT_OUTPUT_LINES:
+            body = Static(Text("\n".join(self.lines)), classes="entry-body observation-text")
+        else:
+            self._log = body = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
         badge = Text()
         if exit_code is not None:
             badge.append(f" exit {exit_code} ", style="reverse bold")
         elif not ok:
             badge.append(" failed ", style="reverse bold")
-        if len(self.lines) > 12:
+        if len(self.lines) > SHORT_OUTPUT_LINES:
             badge.append(f"  {len(self.lines)} lines (enter to expand")
             badge.append(", o for the full output)" if self.output_path else ")")
-        super().__init__("observation", log, title=badge)
+        super().__init__("observation", body, title=badge)
         self.set_class(not ok, "-failed")
-        self._log = log
 
     def on_mount(self) -> None:
-        self._log.write_lines(self.lines)
-        self._log.scroll_home(animate=False)
+        if self._log is not None:
+            self._log.write_lines(self.lines)
+            self._log.scroll_home(animate=False)
 
     def action_toggle(self) -> None:
         self.toggle_class("-expanded")
