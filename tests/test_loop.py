@@ -293,3 +293,16 @@ def test_a_repeated_action_is_pointed_out(server, project: Path) -> None:
     agent.run("t")
     assert "already did exactly this" not in last_user(server.requests[1])
     assert "already did exactly this" in last_user(server.requests[2])
+
+
+def test_a_final_answer_that_only_repeats_an_error_gets_a_reminder(server, project: Path) -> None:
+    server.script(
+        Reply('<action>rename_file("a", "b")</action>'),
+        Reply("<final_answer>Error: there is no tool named 'rename_file'.</final_answer>"),
+        Reply("<final_answer>I could not rename it.</final_answer>"),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("rename a to b")
+    assert result.final_answer == "I could not rename it." and result.steps == 3
+    assert "only repeats an error" in last_user(server.requests[2])
+    assert "use run_terminal_command" in last_user(server.requests[1])

@@ -190,14 +190,11 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                missing = missing_claimed_files(parsed.final_answer, task, self.root)
-                if missing and not reminded:
+                reminder = None if reminded else self._reminder(parsed.final_answer, task)
+                if reminder is not None:
                     reminded = True
-                    self.emit(Notice(f"the answer mentions {', '.join(missing)}, which does not exist; the model was reminded once"))
-                    self._observe(
-                        f"Reminder: your answer mentions {', '.join(missing)}, but no such file exists in the project. "
-                        "If the task needs it, create it now with write_to_file; otherwise give your final answer again."
-                    )
+                    self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
+                    self._observe(reminder[1])
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
@@ -227,6 +224,24 @@ class Agent:
             None,
             limit,
         )
+
+    def _reminder(self, answer: str, task: str) -> tuple[str, str] | None:
+        """One nudge for the two ways small models fake success: (notice, observation) or None."""
+        missing = missing_claimed_files(answer, task, self.root)
+        if missing:
+            names = ", ".join(missing)
+            return (
+                f"the answer mentions {names}, which does not exist",
+                f"Reminder: your answer mentions {names}, but no such file exists in the project. "
+                "If the task needs it, create it now with write_to_file; otherwise give your final answer again.",
+            )
+        if answer.startswith("Error:"):
+            return (
+                "the answer only repeats an error",
+                "Reminder: your final answer only repeats an error message; the task is not done. "
+                "Try another way (run_terminal_command can rename, move, list and delete), or explain what blocks you.",
+            )
+        return None
 
     def _ask_model(self, cancel: CancelToken) -> Reply:
         try:

@@ -44,8 +44,7 @@ class FileTools:
         if not path.exists():
             raise ToolError(f"{rel} does not exist")
         if path.is_dir():
-            entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())[:50]
-            raise ToolError(f"{rel} is a folder, not a file; it contains: {', '.join(entries) or '(nothing)'}")
+            return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); it cannot be read")
         if is_sensitive(path):
@@ -118,6 +117,14 @@ class FileTools:
         lines = count_lines(content)
         verb = "overwrote" if existed else "created"
         return f"File written: {rel} ({verb}, {lines} lines, {len(data)} bytes)."
+
+
+def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
+    """Reading a folder lists it: small models often try, and an error confuses them."""
+    entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+    shown = "\n".join(entries[:limit]) or "(empty)"
+    more = f"\n+{len(entries) - limit} more" if len(entries) > limit else ""
+    return f"{rel} is a folder with {len(entries)} entries:\n{shown}{more}"
 
 
 def count_lines(text: str) -> int:
