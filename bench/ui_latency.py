@@ -1,8 +1,8 @@
 """UI responsiveness under load, and the file tree on a 100k-file project.
 
-1. Key-to-screen latency: while the scripted model streams at about 500 tokens/s and then a
-   command prints 50 MB, press keys in the task box; each sample is the time from sending the
-   key until the Input holds it and the app has processed the refresh (Pilot `pause`).
+1. Key latency: while the scripted model streams at about 500 tokens/s and then a command
+   prints 50 MB, send key events to the task box; each sample is the time from posting the key
+   until the Input holds it (the event loop got to it; the frame follows within one refresh).
    Reports median and p95, the longest event-loop stall seen by a 10 ms timer, and peak RSS.
 2. File tree: first paint of a generated 100,000-file tree (time until the root's children are
    loaded) and the expansion of a 20,000-entry folder, with the longest event-loop stall.
@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from textual import events  # noqa: E402
 
 from mzagent_tui.agent.approval import Policy  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
@@ -52,7 +54,7 @@ class StallMeter:
 async def key_latency() -> None:
     project = Path(tempfile.mkdtemp())
     os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp())
-    text = "<thought>" + "streaming tokens " * 1500 + "</thought><action>run_terminal_command(\"yes 0123456789abcdef | head -c 50000000\")</action>"
+    text = "<thought>" + "streaming tokens " * 600 + "</thought><action>run_terminal_command(\"yes 0123456789abcdef | head -c 50000000\")</action>"
     steps = [Reply(text, chunk_size=4, delay=0.002), Reply("<final_answer>done</final_answer>")]
     with ScriptedServer(steps) as server:
         settings = Settings(provider="custom", base_url=server.base_url, model="m", api_key="k")
@@ -66,13 +68,14 @@ async def key_latency() -> None:
             await pilot.press("enter")
             await pilot.pause(0.3)
             meter.reset()
+            box.value = ""
             samples = []
-            while app.query_one(RunStatus).state != "done" and len(samples) < 400:
+            while app.query_one(RunStatus).state != "done" and len(samples) < 3000:
                 before = len(box.value)
                 started = time.perf_counter()
-                await pilot.press("x")
-                await pilot.pause()
-                assert len(box.value) == before + 1
+                box.post_message(events.Key("x", "x"))
+                while len(box.value) == before:
+                    await asyncio.sleep(0.001)
                 samples.append((time.perf_counter() - started) * 1000)
                 await asyncio.sleep(0.02)
             stall = meter.worst * 1000
