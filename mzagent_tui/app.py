@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
-from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path
 from mzagent_tui.agent.events import (
     Action,
@@ -47,6 +47,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.bridge import EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
@@ -375,6 +376,33 @@ class MzAgentApp(App[None]):
         self._status.mode = mode
         self.notify(f"Approval mode: {mode}", severity="warning" if mode == "yolo" else "information")
 
+    def action_switch_model(self) -> None:
+        current = f"{self.settings.provider} {self.settings.model}".strip()
+        self.push_screen(
+            AskTextScreen("Switch to: provider and model (keys come from your environment or .env)", current, "deepseek deepseek-chat"),
+            callback=self._switch_model,
+        )
+
+    def _switch_model(self, answer: str | None) -> None:
+        """Load settings for the new provider/model; a new conversation starts if they work."""
+        if not answer:
+            return
+        provider, _, model = answer.partition(" ")
+        try:
+            if provider == "local" and self._local_server is None:
+                raise ConfigError("the offline model starts with the app: restart mzagent without a key to use it")
+            settings = load_settings(project=self.project, flags={"provider": provider, "model": model.strip() or None}, environ=self._environ)
+            if provider == "local" and self._local_server is not None:
+                settings.base_url, settings.model = self._local_server.base_url, MODEL_ALIAS
+            settings.endpoint()
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error", markup=False)
+            return
+        self.settings = settings
+        self.action_new_conversation()
+        self._set_state("idle")
+        self.notify(f"Now using {settings.provider}/{settings.model}.", markup=False)
+
     def action_copy_answer(self) -> None:
         if self._last_answer:
             self.copy_to_clipboard(self._last_answer)
@@ -400,6 +428,7 @@ class MzAgentApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("New conversation", "Forget the conversation and start fresh", self.action_new_conversation)
         yield SystemCommand("Toggle file tree", "Show or hide the project files", self.action_toggle_tree)
+        yield SystemCommand("Switch provider/model", "Use another endpoint or model (starts a new conversation)", self.action_switch_model)
         yield SystemCommand("Approval mode: ask", "Every command asks (default)", lambda: self.action_approval_mode("ask"))
         yield SystemCommand("Approval mode: auto-safe", "Read-only commands on the safe list run without asking", lambda: self.action_approval_mode("auto-safe"))
         yield SystemCommand("Approval mode: yolo", "Nothing asks, for this session (dangerous; asks to confirm)", lambda: self.action_approval_mode("yolo"))

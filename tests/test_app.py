@@ -577,3 +577,41 @@ async def test_a_project_with_100k_files_stays_responsive(server, project: Path)
         box.focus()
         await pilot.press("o", "k")
         assert box.value == "ok"
+
+
+async def test_cancel_during_streaming_keeps_the_conversation_valid(server, project: Path) -> None:
+    server.script(Reply("<thought>" + "slow " * 400, chunk_size=2, delay=0.02), Reply("<final_answer>after</final_answer>"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: len(entries(app, "streaming")) == 1)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: state(app) == "cancelled", timeout=8)
+        assert entries(app, "streaming")[0].has_class("-incomplete")
+        await submit(pilot, "again")
+        await wait_for(pilot, lambda: app._last_answer == "after")
+        roles = [m["role"] for m in server.requests[-1]["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]
+
+
+async def test_switch_provider_and_model_from_the_palette(server, project: Path) -> None:
+    from mzagent_tui.screens.ask_text import AskTextScreen
+
+    server.default = Reply("<final_answer>ok</final_answer>")
+    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin", "MZAGENT_BASE_URL": server.base_url}, clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_switch_model()
+        await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = "openai gpt-4o"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.settings.model == "scripted-model"  # no OPENAI_API_KEY: refused, nothing changed
+        app.action_switch_model()
+        await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = "custom other-model"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert (app.settings.provider, app.settings.model) == ("custom", "other-model")
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert server.requests[-1]["model"] == "other-model"
