@@ -86,3 +86,15 @@ def test_file_list_is_capped() -> None:
     text = format_file_list(files)
     assert text.count("\n") == 200 and text.endswith("+250 more")
     assert format_file_list([]) == "(the project folder is empty)"
+
+
+@pytest.mark.parametrize("lines", [["*.log", "build/", "/top.txt", "docs/**/*.tmp"], ["*.log", "!keep.log", "build/"]])
+def test_fast_ignore_matcher_agrees_with_pathspec(lines: list[str]) -> None:
+    import pathspec
+
+    from mzagent_tui.agent.filelist import IgnoreMatcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    matcher = IgnoreMatcher(spec)
+    for path in ["a.log", "x/b.log", "keep.log", "build/", "src/build/", "top.txt", "x/top.txt", "docs/a/b.tmp", "docs/b.tmp", "main.py", "build"]:
+        assert matcher.match_file(path) == spec.match_file(path), path
