@@ -306,3 +306,17 @@ def test_a_final_answer_that_only_repeats_an_error_gets_a_reminder(server, proje
     assert result.final_answer == "I could not rename it." and result.steps == 3
     assert "only repeats an error" in last_user(server.requests[2])
     assert "use run_terminal_command" in last_user(server.requests[1])
+
+
+def test_claiming_a_fix_without_writing_gets_a_reminder(server, project: Path) -> None:
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.script(
+        Reply('<action>read_file("calc.py")</action>'),
+        Reply("<final_answer>I fixed calc.py.</final_answer>"),
+        Reply('<action>write_to_file("calc.py", "def add(a, b):\\n    return a + b\\n")</action>'),
+        Reply("<final_answer>I fixed calc.py.</final_answer>"),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Fix the bug in calc.py")
+    assert result.steps == 4 and "a + b" in (project / "calc.py").read_text()
+    assert "no file was written" in last_user(server.requests[2])

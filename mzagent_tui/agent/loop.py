@@ -51,6 +51,7 @@ _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|
 _SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
 _FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,8}\b")
+_CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,7 @@ class Agent:
         limit = self.settings.max_steps
         format_errors = 0
         reminded = False
+        acted = False
         recent: list[tuple[str, str, str]] = []
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -190,7 +192,7 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                reminder = None if reminded else self._reminder(parsed.final_answer, task)
+                reminder = None if reminded else self._reminder(parsed.final_answer, task, acted)
                 if reminder is not None:
                     reminded = True
                     self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
@@ -203,6 +205,7 @@ class Agent:
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
             result = self.tools.call(parsed.tool, parsed.args)
+            acted = acted or (parsed.tool != "read_file" and result.ok)
             text = result.text
             key = (parsed.tool, repr(parsed.args), result.text)
             if recent and recent[-1] == key:
@@ -225,8 +228,8 @@ class Agent:
             limit,
         )
 
-    def _reminder(self, answer: str, task: str) -> tuple[str, str] | None:
-        """One nudge for the two ways small models fake success: (notice, observation) or None."""
+    def _reminder(self, answer: str, task: str, acted: bool) -> tuple[str, str] | None:
+        """One nudge for the ways small models fake success: (notice, observation) or None."""
         missing = missing_claimed_files(answer, task, self.root)
         if missing:
             names = ", ".join(missing)
@@ -234,6 +237,13 @@ class Agent:
                 f"the answer mentions {names}, which does not exist",
                 f"Reminder: your answer mentions {names}, but no such file exists in the project. "
                 "If the task needs it, create it now with write_to_file; otherwise give your final answer again.",
+            )
+        if not acted and _CHANGE_CLAIM.search(answer) and _FILE_NAME.search(task):
+            return (
+                "the answer claims a change, but nothing was written or run",
+                "Reminder: your answer says you changed something, but no file was written and no command was run "
+                "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
+                "otherwise give your final answer again.",
             )
         if answer.startswith("Error:"):
             return (
