@@ -34,7 +34,7 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.tools.files import count_lines
+from mzagent_tui.agent.tools.files import lines_label
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30
@@ -220,7 +220,7 @@ class ProgressPrinter:
 def describe_action(tool: str, args: list[object]) -> str:
     """One line for an action: the path and size for a write, the command for a shell call."""
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[1], str):
-        return f"write_to_file {args[0]!r} ({count_lines(args[1])} lines)"
+        return f"write_to_file {args[0]!r} ({lines_label(args[1])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
     return f"{tool}({', '.join(repr(a)[:200] for a in args)})"

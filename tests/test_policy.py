@@ -198,7 +198,7 @@ def test_every_part_is_explained() -> None:
         (A, "allowed by the rule 'ls'"),
         (A, "read-only (safe list)"),
         (A, "read-only (safe list)"),
-        (Q, "risky: deletes files"),
+        (Q, "risky"),
     ]
     assert parts[3].risks == (DELETE,)
 

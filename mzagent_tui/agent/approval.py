@@ -163,7 +163,7 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
     if part.problems:
         return PartVerdict(part.text, ASK, "not understood: " + "; ".join(part.problems), risks)
     if risks:
-        return PartVerdict(part.text, ASK, "risky: " + ", ".join(risks), risks)
+        return PartVerdict(part.text, ASK, "risky", risks)
     if rule is not None and rule[0] == ASK:
         return PartVerdict(part.text, ASK, f"the rule '{rule[1]}' asks", risks)
     if rule is not None:

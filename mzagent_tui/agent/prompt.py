@@ -43,7 +43,7 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 <question>Create hello.py that prints Hello, then run it.</question>
 <thought>I will create the file first.</thought>
 <action>write_to_file("hello.py", "print(\"Hello\")\n")</action>
-<observation>File written: hello.py (created, 1 lines, 15 bytes).</observation>
+<observation>File written: hello.py (created, 1 line, 15 bytes).</observation>
 <thought>The file exists. Now I run it.</thought>
 <action>run_terminal_command("python3 hello.py")</action>
 <observation>Command succeeded (exit code 0).
@@ -100,7 +100,7 @@ TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的�
 <question>创建 hello.py，打印 Hello，然后运行它。</question>
 <thought>先创建文件。</thought>
 <action>write_to_file("hello.py", "print(\"Hello\")\n")</action>
-<observation>File written: hello.py (created, 1 lines, 15 bytes).</observation>
+<observation>File written: hello.py (created, 1 line, 15 bytes).</observation>
 <thought>文件已创建，现在运行它。</thought>
 <action>run_terminal_command("python3 hello.py")</action>
 <observation>Command succeeded (exit code 0).

@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Log, Markdown, Static
 
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.tools.files import count_lines
+from mzagent_tui.agent.tools.files import count_lines, lines_label
 
 HIGH_WATER = 160
 LOW_WATER = 120
@@ -134,7 +134,7 @@ def action_entry(tool: str, args: list[object]) -> Entry:
         lines = count_lines(content)
         code = Static(_syntax(content, Syntax.guess_lexer(path, content), line_numbers=True), classes="entry-body")
         body: Widget = code if lines <= WRITE_PREVIEW_LINES else Collapsible(code, title=f"show {lines} lines", collapsed=True)
-        return Entry("action", body, title=f"write {path} ({lines} lines)")
+        return Entry("action", body, title=f"write {path} ({lines_label(content)})")
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
     shown = ", ".join(repr(a)[:200] for a in args)

@@ -114,9 +114,8 @@ class FileTools:
             raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
         _atomic_write(path, data)
         self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None))
-        lines = count_lines(content)
         verb = "overwrote" if existed else "created"
-        return f"File written: {rel} ({verb}, {lines} lines, {len(data)} bytes)."
+        return f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
 
 
 def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
@@ -125,6 +124,12 @@ def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
     shown = "\n".join(entries[:limit]) or "(empty)"
     more = f"\n+{len(entries) - limit} more" if len(entries) > limit else ""
     return f"{rel} is a folder with {len(entries)} entries:\n{shown}{more}"
+
+
+def lines_label(text: str) -> str:
+    """"1 line", "12 lines": how observations and the transcript describe a file's size."""
+    count = count_lines(text)
+    return f"{count} line" if count == 1 else f"{count} lines"
 
 
 def count_lines(text: str) -> int:
