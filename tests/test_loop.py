@@ -320,3 +320,12 @@ def test_claiming_a_fix_without_writing_gets_a_reminder(server, project: Path) -
     result = agent.run("Fix the bug in calc.py")
     assert result.steps == 4 and "a + b" in (project / "calc.py").read_text()
     assert "no file was written" in last_user(server.requests[2])
+
+
+def test_alternating_between_two_actions_is_stuck_too(server, project: Path) -> None:
+    (project / "a.txt").write_text("a")
+    (project / "b.txt").write_text("b")
+    server.script(*[Reply('<action>read_file("%s.txt")</action>' % n) for n in "ababab"])
+    agent, _ = make_agent(server, project)
+    result = agent.run("t")
+    assert result.reason is StopReason.STUCK and result.steps == 5

@@ -47,6 +47,8 @@ from mzagent_tui.agent.tools.shell import ShellTool
 
 MAX_FORMAT_ERRORS = 3
 STUCK_REPEATS = 3
+STUCK_WINDOW = 6
+"""Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -217,8 +219,8 @@ class Agent:
             self._observe(text)
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            recent = (recent + [key])[-STUCK_REPEATS:]
-            if len(recent) == STUCK_REPEATS and len(set(recent)) == 1:
+            recent = (recent + [key])[-STUCK_WINDOW:]
+            if recent.count(key) >= STUCK_REPEATS:
                 message = f"stuck: the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
                 return RunResult(StopReason.STUCK, message, None, step)
         return RunResult(

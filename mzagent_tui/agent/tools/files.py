@@ -96,7 +96,7 @@ class FileTools:
         if not isinstance(content, str):
             raise ToolError(f"content must be a string, got {type(content).__name__}")
         if path == self.root or path.is_dir():
-            raise ToolError(f"{rel} is a folder; give a file path")
+            raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         existed = path.exists()
         if existed and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(f"{rel} is not a regular file; it cannot be written")
