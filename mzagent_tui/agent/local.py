@@ -15,8 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -173,6 +171,9 @@ class LocalServer:
             time.sleep(0.25)
 
     def _answers(self) -> bool:
+        import urllib.error  # only needed while the model loads; keeps app start-up lighter
+        import urllib.request
+
         try:
             with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as response:
                 return response.status == 200

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -21,6 +20,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict
 from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.widgets.highlight import highlight
 
 GRACE_SECONDS = 0.35
 # Commands whose second word matters for an "always allow" prefix (git status, npm test).
@@ -77,7 +77,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         with Vertical(id="approval-dialog"):
             yield Label("Run this command?" if is_command else "Allow this?", id="approval-title")
             with VerticalScroll(id="approval-command"):
-                body = Syntax(self.request.command, "bash", word_wrap=True, theme="ansi_dark", background_color="default") if is_command else Text(for_display(self.request.command))
+                body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
                 yield Static(body)
             if self.request.parts:
                 yield Static(parts_table(self.request.parts), id="approval-parts")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Label, Log, Static
 
 from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.widgets.highlight import guess_lexer, highlight as highlight_code
 
 PREVIEW_MAX_BYTES = 2 * 1024 * 1024
 HIGHLIGHT_MAX_LINES = 2_000
@@ -38,8 +38,7 @@ def preview_widget(path: Path, highlight: bool = True) -> Widget:
         code += f"\n… showing the first {PREVIEW_MAX_BYTES // 1024 // 1024} MB of {size:,} bytes"
     lines = code.splitlines()
     if highlight and len(lines) <= HIGHLIGHT_MAX_LINES:
-        lexer = Syntax.guess_lexer(str(path), code)
-        syntax = Syntax(code, lexer, line_numbers=True, theme="ansi_dark", background_color="default")
+        syntax = highlight_code(code, guess_lexer(str(path), code), line_numbers=True, word_wrap=False)
         return VerticalScroll(Static(syntax, id="preview-code"), id="preview-body")
     log = Log(id="preview-log")
     log.write_lines(lines)

@@ -11,18 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from rich.console import RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Collapsible, Log, Markdown, Static
+from textual.widgets import Collapsible, Log, Static
 
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines, lines_label
+from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
 HIGH_WATER = 160
 LOW_WATER = 120
@@ -128,21 +127,17 @@ class ProgressEntry(Entry):
 def action_entry(tool: str, args: list[object]) -> Entry:
     """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
     if tool == "run_terminal_command" and args and isinstance(args[0], str):
-        return Entry("action", Static(_syntax(args[0], "bash"), classes="entry-body"), title="run command")
+        return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command")
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
         path, content = args
         lines = count_lines(content)
-        code = Static(_syntax(content, Syntax.guess_lexer(path, content), line_numbers=True), classes="entry-body")
+        code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
         body: Widget = code if lines <= WRITE_PREVIEW_LINES else Collapsible(code, title=f"show {lines} lines", collapsed=True)
         return Entry("action", body, title=f"write {path} ({lines_label(content)})")
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
     shown = ", ".join(repr(a)[:200] for a in args)
     return Entry("action", Static(safe(f"{tool}({shown})"), classes="entry-body"), title=tool)
-
-
-def _syntax(code: str, lexer: str, line_numbers: bool = False) -> Syntax:
-    return Syntax(for_display(code), lexer, word_wrap=True, line_numbers=line_numbers, theme="ansi_dark", background_color="default")
 
 
 class ObservationEntry(Entry):
@@ -194,6 +189,8 @@ class ObservationEntry(Entry):
 
 
 def final_entry(text: str) -> Entry:
+    from textual.widgets import Markdown  # markdown-it is imported on the first answer, not at start-up
+
     return Entry("final", Markdown(for_display(text), classes="entry-body"))
 
 

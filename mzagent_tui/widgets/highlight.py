@@ -1,0 +1,20 @@
+"""Syntax highlighting through pygments (via Rich), imported on first use to keep start-up light."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+
+from mzagent_tui.agent.textsafe import for_display
+
+
+def guess_lexer(path: str, code: str) -> str:
+    from rich.syntax import Syntax
+
+    return Syntax.guess_lexer(path, code)
+
+
+def highlight(code: str, lexer: str, line_numbers: bool = False, word_wrap: bool = True) -> RenderableType:
+    """Untrusted code, control sequences removed, highlighted in the terminal's own colours."""
+    from rich.syntax import Syntax
+
+    return Syntax(for_display(code), lexer, word_wrap=word_wrap, line_numbers=line_numbers, theme="ansi_dark", background_color="default")
