@@ -99,7 +99,7 @@ def test_missing_file_and_folder(tools, project: Path) -> None:
     text, ok = read(tools, "nope.py")
     assert not ok and "does not exist" in text
     text, ok = read(tools, "sub")
-    assert ok and text == "sub is a folder with 1 entries:\nb.py"
+    assert ok and text == "sub is a folder. Its entries, one per line:\nb.py"
 
 
 def test_binary_and_special_files_are_refused(tools, project: Path) -> None:

@@ -123,7 +123,7 @@ def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
     entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
     shown = "\n".join(entries[:limit]) or "(empty)"
     more = f"\n+{len(entries) - limit} more" if len(entries) > limit else ""
-    return f"{rel} is a folder with {len(entries)} entries:\n{shown}{more}"
+    return f"{rel} is a folder. Its entries, one per line:\n{shown}{more}"
 
 
 def lines_label(text: str) -> str:
