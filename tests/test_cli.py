@@ -155,13 +155,17 @@ def test_ctrl_c_cancels_the_command_and_exits_130(server, project: Path) -> None
         [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not any("sleep 300" in " ".join(p) for p in _cmdlines()):
-        time.sleep(0.1)
+    _wait_for_command("sleep 300")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=15)
     assert proc.returncode == 130 and "Cancelling" in err
     assert not any("sleep 300" in " ".join(p) for p in _cmdlines())
+
+
+def _wait_for_command(fragment: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not any(fragment in " ".join(p) for p in _cmdlines()):
+        time.sleep(0.1)
 
 
 def _cmdlines() -> list[list[str]]:
@@ -183,9 +187,7 @@ def test_kill_9_mid_run_leaves_a_readable_session_log(server, project: Path, iso
         [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not any("sleep 300" in " ".join(p) for p in _cmdlines()):
-        time.sleep(0.1)
+    _wait_for_command("sleep 300")
     proc.kill()
     proc.wait()
     logs = list((isolated_home / "state").rglob("log.jsonl"))

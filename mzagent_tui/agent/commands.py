@@ -140,20 +140,13 @@ def _git_safe(args: list[str]) -> bool:
 # Tokenizing ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Token:
-    text: str
-    quoted: bool = False
-
-
-def _split(command: str) -> tuple[list[tuple[str, list[_Token], list[str], bool]], list[str]]:
+def _split(command: str) -> tuple[list[tuple[str, list[str], list[str], bool]], list[str]]:
     """Split into parts on separators, outside quotes; collect tokens and problems per part."""
-    parts: list[tuple[str, list[_Token], list[str], bool]] = []
+    parts: list[tuple[str, list[str], list[str], bool]] = []
     problems: list[str] = []
-    tokens: list[_Token] = []
+    tokens: list[str] = []
     part_problems: list[str] = []
     word: list[str] = []
-    quoted = False
     in_word = False
     start = 0
     piped = False
@@ -161,10 +154,10 @@ def _split(command: str) -> tuple[list[tuple[str, list[_Token], list[str], bool]
     n = len(command)
 
     def end_word() -> None:
-        nonlocal word, quoted, in_word
+        nonlocal word, in_word
         if in_word:
-            tokens.append(_Token("".join(word), quoted))
-        word, quoted, in_word = [], False, False
+            tokens.append("".join(word))
+        word, in_word = [], False
 
     def end_part(stop: int, next_piped: bool) -> None:
         nonlocal tokens, part_problems, start, piped
@@ -185,10 +178,10 @@ def _split(command: str) -> tuple[list[tuple[str, list[_Token], list[str], bool]
             if close < 0:
                 problems.append("unbalanced quotes")
                 word.append(command[i + 1:])
-                in_word, quoted = True, True
+                in_word = True
                 break
             word.append(command[i + 1: close])
-            in_word, quoted = True, True
+            in_word = True
             i = close + 1
             continue
         if char == '"':
@@ -208,10 +201,10 @@ def _split(command: str) -> tuple[list[tuple[str, list[_Token], list[str], bool]
             if j >= n:
                 problems.append("unbalanced quotes")
                 word.extend(chunk)
-                in_word, quoted = True, True
+                in_word = True
                 break
             word.extend(chunk)
-            in_word, quoted = True, True
+            in_word = True
             i = j + 1
             continue
         if char == "\\":
@@ -252,7 +245,7 @@ def _split(command: str) -> tuple[list[tuple[str, list[_Token], list[str], bool]
             continue
         if char in "<>":
             i = _redirection(command, i, word, in_word, tokens, part_problems)
-            word, quoted, in_word = [], False, False
+            word, in_word = [], False
             continue
         if char in " \t":
             end_word()
@@ -270,11 +263,11 @@ def _is_redirect_amp(command: str, i: int) -> bool:
     return command.startswith("&>", i) or (i > 0 and command[i - 1] == ">")
 
 
-def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: list[_Token], problems: list[str]) -> int:
+def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: list[str], problems: list[str]) -> int:
     """Read a redirection operator and its target; record what is not harmless."""
     prefix = "".join(word) if in_word else ""
     if in_word and not prefix.isdigit() and prefix != "&":
-        tokens.append(_Token(prefix))
+        tokens.append(prefix)
     if command.startswith("<<", i):
         problems.append("a here-document or here-string (<<)")
         return i + 2
@@ -308,8 +301,8 @@ def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: l
 # Parts -----------------------------------------------------------------------------------
 
 
-def _finish_part(text: str, tokens: list[_Token], problems: list[str], piped: bool, root: Path, depth: int) -> list[Part]:
-    words = [t.text for t in tokens]
+def _finish_part(text: str, tokens: list[str], problems: list[str], piped: bool, root: Path, depth: int) -> list[Part]:
+    words = list(tokens)
     part = Part(text, problems=list(problems), piped_into=piped)
     words = _drop_assignments(words, part)
     extra: list[Part] = []

@@ -62,9 +62,6 @@ class ToolRegistry:
     def __contains__(self, name: str) -> bool:
         return name in self._tools
 
-    def __iter__(self):  # noqa: ANN204 - iterator of Tool
-        return iter(self._tools.values())
-
     def signatures(self) -> dict[str, list[str]]:
         return {tool.name: tool.params for tool in self._tools.values()}
 
