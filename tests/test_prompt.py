@@ -49,7 +49,7 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     prompt = render_system_prompt(project, TOOLS, lang)
     actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE)
     examples = [a for a in actions if "tool_name" not in a]
-    assert len(examples) == 3
+    assert len(examples) == 4
     for action in examples:
         parsed = parse_reply(action, TOOLS.signatures())
         assert parsed.error is None and parsed.tool in TOOLS

@@ -36,7 +36,9 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
 - write_to_file replaces the whole file: read a file before changing it and write all of it.
 - To answer a question about the project, read the file or run a command first; never guess.
-- Commands run in the project folder, cannot read input, and the user approves each one.
+- Only the tools listed below exist. For anything else (moving, renaming, listing, counting)
+  use run_terminal_command. Commands run in the project folder, cannot read input, and the
+  user approves each one.
 - Check the observation before you claim success. If something failed, fix it or explain why.
 
 # Example 1
@@ -61,6 +63,15 @@ name = demo
 version = 1.4.2</observation>
 <thought>The file says version 1.4.2.</thought>
 <final_answer>The version in setup.cfg is 1.4.2.</final_answer>
+
+# Example 3
+<question>Move notes.md into the docs folder.</question>
+<thought>There is no tool for moving files, so I use a shell command.</thought>
+<action>run_terminal_command("mkdir -p docs && mv notes.md docs/")</action>
+<observation>Command succeeded (exit code 0).
+(no output)</observation>
+<thought>The file was moved.</thought>
+<final_answer>I moved notes.md to docs/notes.md.</final_answer>
 
 # Tools
 $tool_list
@@ -93,7 +104,7 @@ TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的�
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
 - write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
-- 命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
+- 只有下面列出的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查 observation。如果失败了，修复它或说明原因。
 
 # 示例 1
@@ -118,6 +129,15 @@ name = demo
 version = 1.4.2</observation>
 <thought>文件中写的是 1.4.2。</thought>
 <final_answer>setup.cfg 中的版本号是 1.4.2。</final_answer>
+
+# 示例 3
+<question>把 notes.md 移到 docs 文件夹。</question>
+<thought>没有移动文件的工具，所以我用 shell 命令。</thought>
+<action>run_terminal_command("mkdir -p docs && mv notes.md docs/")</action>
+<observation>Command succeeded (exit code 0).
+(no output)</observation>
+<thought>文件已移动。</thought>
+<final_answer>我把 notes.md 移到了 docs/notes.md。</final_answer>
 
 # 工具
 $tool_list
