@@ -329,3 +329,14 @@ def test_alternating_between_two_actions_is_stuck_too(server, project: Path) -> 
     agent, _ = make_agent(server, project)
     result = agent.run("t")
     assert result.reason is StopReason.STUCK and result.steps == 5
+
+
+def test_no_reminder_for_a_file_a_command_moved_away(server, project: Path) -> None:
+    (project / "old.txt").write_text("x")
+    server.script(
+        Reply('<action>run_terminal_command("mv old.txt new.txt")</action>'),
+        Reply("<final_answer>I renamed old.txt to new.txt.</final_answer>"),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Rename old.txt to new.txt.")
+    assert result.final_answer == "I renamed old.txt to new.txt." and result.steps == 2

@@ -159,6 +159,7 @@ class Agent:
         format_errors = 0
         reminded = False
         acted = False
+        commands: list[str] = []
         recent: list[tuple[str, str, str]] = []
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -194,7 +195,7 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                reminder = None if reminded else self._reminder(parsed.final_answer, task, acted)
+                reminder = None if reminded else self._reminder(parsed.final_answer, task, acted, commands)
                 if reminder is not None:
                     reminded = True
                     self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
@@ -208,6 +209,8 @@ class Agent:
             self.emit(Action(parsed.tool, parsed.args))
             result = self.tools.call(parsed.tool, parsed.args)
             acted = acted or (parsed.tool != "read_file" and result.ok)
+            if parsed.tool == "run_terminal_command" and result.ok:
+                commands.append(repr(parsed.args))
             text = result.text
             key = (parsed.tool, repr(parsed.args), result.text)
             if recent and recent[-1] == key:
@@ -230,9 +233,12 @@ class Agent:
             limit,
         )
 
-    def _reminder(self, answer: str, task: str, acted: bool) -> tuple[str, str] | None:
-        """One nudge for the ways small models fake success: (notice, observation) or None."""
-        missing = missing_claimed_files(answer, task, self.root)
+    def _reminder(self, answer: str, task: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
+        """One nudge for the ways small models fake success: (notice, observation) or None.
+
+        A file a successful command named may be gone on purpose (`mv`, `rm`): no reminder then.
+        """
+        missing = [name for name in missing_claimed_files(answer, task, self.root) if not any(name in c for c in commands)]
         if missing:
             names = ", ".join(missing)
             return (
