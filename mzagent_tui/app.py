@@ -44,7 +44,7 @@ from mzagent_tui.agent.events import (
     Thought,
     Usage,
 )
-from mzagent_tui.bridge import EventBridge, ModalApprover
+from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
@@ -131,6 +131,7 @@ class MzAgentApp(App[None]):
         self._set_state("idle")
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
+        self.set_interval(STREAM_INTERVAL, self._bridge.flush)
         if self.settings.provider == "local" and not self.settings.base_url and local_available():
             self._run_active = True
             self._progress = ProgressEntry("starting the offline model…")

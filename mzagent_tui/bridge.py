@@ -24,7 +24,12 @@ STREAM_INTERVAL = 0.05
 
 
 class EventBridge:
-    """Posts core events as messages; buffers text deltas and sends them at most 20 times a second."""
+    """Posts core events as messages; buffers text deltas and sends them at most 20 times a second.
+
+    `flush` also runs on a UI timer so text that arrived before a pause in the stream is shown.
+    Messages are posted while holding the lock, so their order in the app's queue is the order
+    in which the core emitted them, whichever thread flushes.
+    """
 
     def __init__(self, app: App, clock: Callable[[], float] = time.monotonic) -> None:
         self._app = app
@@ -35,22 +40,24 @@ class EventBridge:
         self._last_flush = 0.0
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, (TextDelta, ThinkingDelta)):
-            with self._lock:
+        with self._lock:
+            if isinstance(event, (TextDelta, ThinkingDelta)):
                 (self._text if isinstance(event, TextDelta) else self._thinking).append(event.text)
-                due = self._clock() - self._last_flush >= STREAM_INTERVAL
-            if due:
-                self.flush()
-            return
-        self.flush()
-        self._app.post_message(AgentEvent(event))
+                if self._clock() - self._last_flush >= STREAM_INTERVAL:
+                    self._flush_locked()
+                return
+            self._flush_locked()
+            self._app.post_message(AgentEvent(event))
 
     def flush(self) -> None:
         with self._lock:
-            text, thinking = "".join(self._text), "".join(self._thinking)
-            self._text.clear()
-            self._thinking.clear()
-            self._last_flush = self._clock()
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        text, thinking = "".join(self._text), "".join(self._thinking)
+        self._text.clear()
+        self._thinking.clear()
+        self._last_flush = self._clock()
         if text or thinking:
             self._app.post_message(StreamChunk(text, thinking))
 
