@@ -69,6 +69,8 @@ class Part:
     risks: list[str] = field(default_factory=list)
     piped_into: bool = False
     """It reads the output of the previous part (`a | b`)."""
+    writes: list[str] = field(default_factory=list)
+    """Files its output is redirected into (`> out.txt`)."""
 
     @property
     def program(self) -> str:
@@ -97,8 +99,8 @@ def analyse(command: str, root: Path) -> Analysis:
     raw_parts, split_problems = _split(command)
     problems.extend(split_problems)
     parts: list[Part] = []
-    for text, tokens, part_problems, piped in raw_parts:
-        parts.extend(_finish_part(text, tokens, part_problems, piped, root, depth=0))
+    for raw in raw_parts:
+        parts.extend(_finish_part(raw, root, depth=0))
     if not parts:
         parts.append(Part(command, problems=["empty command"]))
     return Analysis(command, parts, problems)
@@ -140,12 +142,24 @@ def _git_safe(args: list[str]) -> bool:
 # Tokenizing ------------------------------------------------------------------------------
 
 
-def _split(command: str) -> tuple[list[tuple[str, list[str], list[str], bool]], list[str]]:
+@dataclass
+class _RawPart:
+    """A part as the tokenizer leaves it, before assignments and wrappers are removed."""
+
+    text: str
+    tokens: list[str]
+    problems: list[str]
+    piped: bool
+    writes: list[str]
+
+
+def _split(command: str) -> tuple[list[_RawPart], list[str]]:
     """Split into parts on separators, outside quotes; collect tokens and problems per part."""
-    parts: list[tuple[str, list[str], list[str], bool]] = []
+    parts: list[_RawPart] = []
     problems: list[str] = []
     tokens: list[str] = []
     part_problems: list[str] = []
+    writes: list[str] = []
     word: list[str] = []
     in_word = False
     start = 0
@@ -160,14 +174,14 @@ def _split(command: str) -> tuple[list[tuple[str, list[str], list[str], bool]], 
         word, in_word = [], False
 
     def end_part(stop: int, next_piped: bool) -> None:
-        nonlocal tokens, part_problems, start, piped
+        nonlocal tokens, part_problems, writes, start, piped
         end_word()
         text = command[start:stop].strip()
         if text or tokens:
-            parts.append((text, tokens, part_problems, piped))
+            parts.append(_RawPart(text, tokens, part_problems, piped, writes))
         elif stop < n:
             problems.append("an empty part between separators")
-        tokens, part_problems = [], []
+        tokens, part_problems, writes = [], [], []
         start = stop
         piped = next_piped
 
@@ -244,7 +258,7 @@ def _split(command: str) -> tuple[list[tuple[str, list[str], list[str], bool]], 
             i += 1
             continue
         if char in "<>":
-            i = _redirection(command, i, word, in_word, tokens, part_problems)
+            i = _redirection(command, i, word, in_word, tokens, part_problems, writes)
             word, in_word = [], False
             continue
         if char in " \t":
@@ -263,7 +277,7 @@ def _is_redirect_amp(command: str, i: int) -> bool:
     return command.startswith("&>", i) or (i > 0 and command[i - 1] == ">")
 
 
-def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: list[str], problems: list[str]) -> int:
+def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: list[str], problems: list[str], writes: list[str]) -> int:
     """Read a redirection operator and its target; record what is not harmless."""
     prefix = "".join(word) if in_word else ""
     if in_word and not prefix.isdigit() and prefix != "&":
@@ -295,15 +309,16 @@ def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: l
         problems.append(f"reads {target} through a redirection")
     else:
         problems.append(f"redirects output into a file ({target})")
+        writes.append(target)
     return k
 
 
 # Parts -----------------------------------------------------------------------------------
 
 
-def _finish_part(text: str, tokens: list[str], problems: list[str], piped: bool, root: Path, depth: int) -> list[Part]:
-    words = list(tokens)
-    part = Part(text, problems=list(problems), piped_into=piped)
+def _finish_part(raw: _RawPart, root: Path, depth: int) -> list[Part]:
+    words = list(raw.tokens)
+    part = Part(raw.text, problems=list(raw.problems), piped_into=raw.piped, writes=raw.writes)
     words = _drop_assignments(words, part)
     extra: list[Part] = []
     for _ in range(MAX_UNWRAP_DEPTH + 1):
@@ -359,8 +374,9 @@ def _finish_part(text: str, tokens: list[str], problems: list[str], piped: bool,
 def analyse_inner(command: str, root: Path, depth: int) -> list[Part]:
     raw_parts, problems = _split(command)
     parts: list[Part] = []
-    for text, tokens, part_problems, piped in raw_parts:
-        parts.extend(_finish_part(text, tokens, part_problems + problems, piped, root, depth))
+    for raw in raw_parts:
+        raw.problems.extend(problems)
+        parts.extend(_finish_part(raw, root, depth))
     return parts or [Part(command, problems=["empty command"])]
 
 
@@ -416,11 +432,9 @@ def _risks(part: Part, root: Path) -> list[str]:
         risks.append(PIPE_TO_SHELL)
     if program in INTERPRETERS and any(a in ("-c", "-e", "--eval") for a in args):
         part.problems.append(f"{program} runs code from its arguments")
-    if program in _WRITING_PROGRAMS and any(_outside(a, root) for a in args if not a.startswith("-")):
+    written = [a for a in args if not a.startswith("-")] if program in _WRITING_PROGRAMS else []
+    if any(_outside(target, root) for target in written + part.writes):
         risks.append(OUTSIDE)
-    for problem in part.problems:
-        if problem.startswith("redirects output into a file (") and _outside(problem[len("redirects output into a file ("):-1], root):
-            risks.append(OUTSIDE)
     return risks
 
 
