@@ -17,7 +17,7 @@ from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.paths import is_sensitive, relative, resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolResult
+from mzagent_tui.agent.tools.registry import ToolError
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
