@@ -23,6 +23,7 @@ import openai
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
+from mzagent_tui.agent.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"
 _RETRY_STATUS = {408, 409, 429}
@@ -76,6 +77,7 @@ class ChatClient:
         self.base_url, self.model, self._key = settings.endpoint()
         self._settings = settings
         self._emit = emit
+        self._scrub = Redactor([self._key])
         self._client = openai.OpenAI(
             api_key=self._key,
             base_url=self.base_url,
@@ -121,9 +123,6 @@ class ChatClient:
 
     def _where(self) -> str:
         return f"{self.base_url}, model {self.model}"
-
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._key, "[redacted]") if self._key else text
 
     def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
         params: dict[str, Any] = {
