@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
-from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path
+from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -159,8 +159,7 @@ class MzAgentApp(App[None]):
             self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}", failed=True)
 
     def _local_progress(self, what: str, done: float, total: float) -> None:
-        text = f"{what}: {done / total:.0%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)" if total else f"{what}… {done:.0f} s"
-        self.call_from_thread(self._progress.show, text)
+        self.call_from_thread(self._progress.show, progress_text(what, done, total))
 
     def _local_ready(self, text: str, failed: bool = False) -> None:
         self._progress.show(text)
@@ -414,10 +413,6 @@ class MzAgentApp(App[None]):
             self.notify("No session yet: run a task first.")
             return
         self.push_screen(PreviewScreen(self._agent.session.log_path, f"session log: {self._agent.session.log_path}", highlight=False))
-
-    async def action_quit(self) -> None:
-        self._token.cancel()
-        self.exit()
 
     def on_unmount(self) -> None:
         """However the app ends, stop the run so no thread waits on a dialog or a command."""

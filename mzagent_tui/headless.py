@@ -32,6 +32,7 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
 )
+from mzagent_tui.agent.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import lines_label
@@ -206,10 +207,7 @@ class ProgressPrinter:
         if now - self._last < (0.2 if self.tty else 5.0) and not finished:
             return
         self._last = now
-        if total:
-            line = f"{what}: {done / total:6.1%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)"
-        else:
-            line = f"{what}… {done:.0f} s"
+        line = progress_text(what, done, total)
         if self.tty:
             self.stream.write(f"\r{line}\x1b[K" + ("\n" if finished else ""))
         else:

@@ -42,6 +42,13 @@ class LocalModelError(ConfigError):
     """The local model cannot run; the message says what to install or fix."""
 
 
+def progress_text(what: str, done: float, total: float) -> str:
+    """One line for a wait: a byte count while assembling, seconds while loading."""
+    if total:
+        return f"{what}: {done / total:6.1%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)"
+    return f"{what}… {done:.0f} s"
+
+
 def local_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
