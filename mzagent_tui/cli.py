@@ -6,6 +6,7 @@ Textual is imported only when the app starts, so `mzagent run` never loads it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,14 +14,19 @@ from typing import Any
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError, Settings, describe, load_settings
+from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("run", "config")
+SUBCOMMANDS = ("run", "config", "sessions", "export", "undo")
 DESCRIPTION = """A terminal front-end for a ReAct coding agent.
 
   mzagent [PROJECT_DIR]     open the app on a project folder (default: current folder)
+  mzagent --continue        reopen the project's last session; --resume lists them to pick one
   mzagent run TASK          run one task headless and print the trace ('-' reads stdin)
   mzagent config            show the effective settings and where each came from
+  mzagent sessions          list the project's sessions
+  mzagent export [SESSION]  print a session as Markdown (default: the last one)
+  mzagent undo [--all]      take back the agent's last write (or all writes of its last run)
 """
 
 
@@ -35,6 +41,10 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-steps", dest="max_steps", type=int, help="steps before the run stops (default 30)")
     group.add_argument("--command-timeout", dest="command_timeout", type=float, help="seconds before a command is stopped (default 120)")
     group.add_argument("--lang", choices=["en", "zh"], help="prompt language")
+    group.add_argument("--price-in", dest="price_in", type=float, metavar="USD", help="dollars per million prompt tokens")
+    group.add_argument("--price-out", dest="price_out", type=float, metavar="USD", help="dollars per million completion tokens")
+    group.add_argument("--max-cost", dest="max_cost", type=float, metavar="USD", help="stop a run once it has cost this much (needs prices)")
+    group.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS", help="the model's context window, to show how full it is")
     group.add_argument("--tool", dest="tools", action="append", metavar="MODULE:FUNCTION", help="add a custom tool (repeatable)")
 
 
@@ -45,8 +55,17 @@ def _approval_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _resume_flags(parser: argparse.ArgumentParser, continue_help: str, resume_help: str) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--continue", "-c", dest="continue_last", action="store_true", help=continue_help)
+    group.add_argument("--resume", "-r", nargs="?", const="", metavar="SESSION", help=resume_help)
+
+
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools")
+    names = (
+        "provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools",
+        "price_in", "price_out", "max_cost", "context_window",
+    )
     return {name: getattr(args, name, None) for name in names}
 
 
@@ -60,14 +79,29 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         answer.add_argument("--no", action="store_true", help="reject every command")
         parser.add_argument("--json", action="store_true", help="print events as JSON lines")
         _approval_flag(parser)
+        _resume_flags(parser, "continue the project's last session", "continue the session with this id")
     elif command == "config":
         parser = argparse.ArgumentParser(prog="mzagent config", description="Show the effective settings.")
         parser.add_argument("--project", default=".", help="project folder whose .env is read")
+    elif command == "sessions":
+        parser = argparse.ArgumentParser(prog="mzagent sessions", description="List the project's sessions, newest first.")
+        parser.add_argument("--project", default=".", help="project folder (default: current folder)")
+    elif command == "export":
+        parser = argparse.ArgumentParser(prog="mzagent export", description="Print a session as Markdown, secrets redacted.")
+        parser.add_argument("session", nargs="?", default="last", help="session id (or a unique prefix), folder, or 'last' (default)")
+        parser.add_argument("--project", default=".", help="project folder (default: current folder)")
+        parser.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout (never overwritten)")
+    elif command == "undo":
+        parser = argparse.ArgumentParser(prog="mzagent undo", description="Take back the agent's writes; refuses if you changed a file since.")
+        parser.add_argument("--all", action="store_true", help="undo every write of the session's last run with writes")
+        parser.add_argument("--session", default="last", help="session id (or a unique prefix); default: the last one")
+        parser.add_argument("--project", default=".", help="project folder (default: current folder)")
     else:
         parser = argparse.ArgumentParser(prog="mzagent", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("project", nargs="?", default=".", help="project folder (default: current folder)")
         parser.add_argument("--version", action="version", version=f"mzagent {__version__}")
         _approval_flag(parser)
+        _resume_flags(parser, "reopen the project's last session", "pick a session to reopen (or give its id)")
     _endpoint_flags(parser)
     return parser
 
@@ -84,14 +118,40 @@ def main(argv: list[str] | None = None) -> int:
         policy = load_policy(getattr(args, "approval", None))
         if command == "config":
             return _show_config(settings, policy)
+        if command in ("sessions", "export", "undo"):
+            return _session_command(command, settings, project, args)
+        history = _history(project, args)
         if command == "run":
-            return _run(settings, project, args, policy)
-    except ConfigError as exc:
+            return _run(settings, project, args, policy, history)
+    except (ConfigError, SessionNotFound) as exc:
         print(f"mzagent: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FileExistsError as exc:
+        print(f"mzagent: {exc.filename} exists; choose another file name", file=sys.stderr)
         return EXIT_USAGE
     from mzagent_tui.app import run_app
 
-    return run_app(settings, project, policy)
+    return run_app(settings, project, policy, history, pick_session=args.resume == "")
+
+
+def _history(project: Path, args: argparse.Namespace) -> SessionHistory | None:
+    """The session named by --continue or --resume ID; None for a new one (or the app's picker)."""
+    if args.continue_last:
+        return find_session(project, "last")
+    if args.resume:
+        return find_session(project, args.resume)
+    return None
+
+
+def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:
+    from mzagent_tui.session_commands import export_session, redactor, show_sessions, undo_writes
+
+    if command == "sessions":
+        return show_sessions(project)
+    redact = redactor(os.environ, settings.api_key)
+    if command == "export":
+        return export_session(project, args.session, redact, args.output)
+    return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
 def _show_config(settings: Settings, policy: Policy) -> int:
@@ -121,7 +181,7 @@ def _show_config(settings: Settings, policy: Policy) -> int:
     return 0
 
 
-def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy) -> int:
+def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None) -> int:
     from mzagent_tui.agent.local import start_local
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
@@ -135,7 +195,7 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
         settings.endpoint()
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-        return run_headless(settings, project, task.strip(), approver, args.json, policy)
+        return run_headless(settings, project, task.strip(), approver, args.json, policy, history)
     finally:
         if server is not None:
             server.stop()

@@ -32,6 +32,7 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
 )
+from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.textsafe import for_display
@@ -152,10 +153,19 @@ def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Appr
     return StaticApprover(False, note=NO_TERMINAL_NOTE)
 
 
-def run_headless(settings: Settings, project: Path, task: str, approver: Approver, as_json: bool, policy: Policy) -> int:
+def run_headless(
+    settings: Settings,
+    project: Path,
+    task: str,
+    approver: Approver,
+    as_json: bool,
+    policy: Policy,
+    history: SessionHistory | None = None,
+) -> int:
+    """Run one task (continuing `history` if given) and return the exit code."""
     out, err = sys.stdout, sys.stderr
     sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty())
-    agent = Agent(settings, project, approver, sink, policy=policy)
+    agent = Agent(settings, project, approver, sink, policy=policy, history=history)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()
@@ -182,6 +192,9 @@ def run_headless(settings: Settings, project: Path, task: str, approver: Approve
             return EXIT_CANCELLED
     if finished.is_set():
         agent.session.close()
+    if not as_json:
+        err.write(f"{agent.meter.summary()} · session {agent.session.id}\n")
+        err.flush()
     if not outcome:
         return EXIT_CANCELLED
     reason = outcome[0].reason

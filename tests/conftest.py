@@ -12,6 +12,7 @@ import pytest
 from mzagent_tui.agent.approval import Approver, StaticApprover
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
+from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.loop import Agent
 from tests.scripted_server import ScriptedServer
 
@@ -73,7 +74,15 @@ class Recorder:
             return [e for e in self.events if isinstance(e, kind)]
 
 
-def make_agent(server: ScriptedServer, project: Path, approver: Approver | None = None, env: dict[str, str] | None = None, **overrides: object) -> tuple[Agent, Recorder]:
+def make_agent(
+    server: ScriptedServer,
+    project: Path,
+    approver: Approver | None = None,
+    env: dict[str, str] | None = None,
+    history: SessionHistory | None = None,
+    **overrides: object,
+) -> tuple[Agent, Recorder]:
     recorder = Recorder()
-    agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    environ = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=environ, history=history)
     return agent, recorder

@@ -18,7 +18,7 @@ from typing import Any
 import platformdirs
 from dotenv import dotenv_values
 
-from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, PROVIDERS
+from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS
 
 APP_NAME = "mzagent"
 
@@ -56,6 +56,14 @@ class Settings:
     """The longest Retry-After honoured; a longer one is reported at once."""
     pass_env: list[str] = field(default_factory=list)
     """Secret-looking environment variables that commands may still see."""
+    price_in: float = 0.0
+    """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
+    price_out: float = 0.0
+    """Dollars per million completion tokens."""
+    max_cost: float = 0.0
+    """Stop a run once it has cost this many dollars (0: no limit; needs prices)."""
+    context_window: int = 0
+    """The model's context window in tokens, to show how full it is (0: unknown)."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def endpoint(self) -> tuple[str, str, str]:
@@ -84,6 +92,12 @@ class Settings:
                 f"(or MZAGENT_API_KEY) in the environment or a .env file, or pass --api-key"
             )
         return self.base_url, self.model, self.api_key or "not-needed"
+
+    def window(self) -> int:
+        """The context window to measure against: configured, or known for the bundled model."""
+        if self.context_window:
+            return self.context_window
+        return LOCAL_CONTEXT_TOKENS if self.provider == "local" else 0
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name != "sources"}
@@ -166,6 +180,10 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("temperature must be between 0 and 2")
     if settings.max_retries < 0 or settings.idle_timeout <= 0 or settings.connect_timeout <= 0:
         problems.append("timeouts must be positive and max_retries at least 0")
+    if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
+        problems.append("price_in, price_out, max_cost and context_window cannot be negative")
+    if settings.max_cost and not (settings.price_in or settings.price_out):
+        problems.append("max_cost needs prices: set price_in and price_out (dollars per million tokens)")
     if problems:
         where = ", ".join(f"{settings.sources.get(p.split()[0], 'default')}" for p in problems)
         raise ConfigError(f"{'; '.join(problems)} (from {where})")

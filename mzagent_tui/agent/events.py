@@ -23,6 +23,7 @@ class StopReason(str, Enum):
     FORMAT_ERRORS = "format_errors"
     ERROR = "error"
     CANCELLED = "cancelled"
+    MAX_COST = "max_cost"
 
 
 @dataclass(frozen=True)
@@ -118,12 +119,27 @@ class Observation(Event):
 
 @dataclass(frozen=True)
 class FileChanged(Event):
-    """The agent wrote a file; `backup` holds the previous content (None if created)."""
+    """The agent wrote a file; `backup` holds the previous content (None if created).
+
+    `sha256` is the digest of the bytes written: undo compares it with the file on disk so it
+    never discards an edit the user made afterwards.
+    """
 
     kind: ClassVar[str] = "file_changed"
     path: str
     created: bool
     backup: str | None = None
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Undone(Event):
+    """A write of the agent was taken back: `removed` for a created file, else restored."""
+
+    kind: ClassVar[str] = "undone"
+    path: str
+    write: int
+    removed: bool
 
 
 @dataclass(frozen=True)
@@ -179,3 +195,29 @@ class Stopped(Event):
 
 
 EventSink = Callable[[Event], None]
+
+
+def _all_kinds() -> dict[str, type[Event]]:
+    return {cls.kind: cls for cls in Event.__subclasses__()}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event | None:
+    """Rebuild an event written by `to_dict` (the session log); None for an unknown or bad record.
+
+    Unknown fields are ignored and missing ones take their defaults where they have one, so
+    logs written by older or newer versions still load.
+    """
+    cls = _all_kinds().get(data.get("type", ""))
+    if cls is None:
+        return None
+    names = {item.name for item in dataclasses.fields(cls)}
+    values = {k: v for k, v in data.items() if k in names}
+    if cls is Stopped and "reason" in values:
+        try:
+            values["reason"] = StopReason(values["reason"])
+        except ValueError:
+            values["reason"] = StopReason.ERROR
+    try:
+        return cls(**values)
+    except TypeError:
+        return None

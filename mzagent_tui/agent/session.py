@@ -40,7 +40,11 @@ class Session:
         self.log_path = folder / "log.jsonl"
         self._log = self.log_path.open("a", encoding="utf-8")
         self._lock = threading.Lock()
-        self._counter = 0
+        self._counter = _highest_number(folder)
+
+    @property
+    def id(self) -> str:
+        return self.folder.name
 
     @classmethod
     def create(cls, project: Path, redact: Redactor) -> Session:
@@ -49,6 +53,19 @@ class Session:
         session = cls(folder, redact)
         session.record("session", project=str(project))
         return session
+
+    @classmethod
+    def reopen(cls, folder: Path, redact: Redactor) -> Session:
+        """Append to an existing session; a line cut short by a crash is ended first."""
+        log = folder / "log.jsonl"
+        if log.is_file() and log.stat().st_size:
+            with log.open("rb") as handle:
+                handle.seek(-1, 2)
+                cut = handle.read(1) != b"\n"
+            if cut:
+                with log.open("ab") as handle:
+                    handle.write(b"\n")
+        return cls(folder, redact)
 
     def record(self, kind: str, **data: Any) -> None:
         line = json.dumps({"t": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False, default=str)
@@ -80,3 +97,14 @@ class Session:
     def close(self) -> None:
         with self._lock:
             self._log.close()
+
+
+def _highest_number(folder: Path) -> int:
+    """Backups and outputs are numbered; a reopened session goes on after the highest."""
+    highest = 0
+    for sub in ("backups", "outputs"):
+        for path in (folder / sub).glob("*") if (folder / sub).is_dir() else ():
+            digits = path.name.removeprefix("command-")[:4]
+            if digits.isdigit():
+                highest = max(highest, int(digits))
+    return highest

@@ -7,6 +7,7 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -112,8 +113,9 @@ class FileTools:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
-        _atomic_write(path, data)
-        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None))
+        atomic_write(path, data)
+        digest = hashlib.sha256(data).hexdigest()
+        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest))
         verb = "overwrote" if existed else "created"
         return f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
 
@@ -149,7 +151,7 @@ def _encode_like(content: str, old: bytes) -> bytes:
         raise ToolError(f"content has a character that is not valid text at position {exc.start}") from None
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     """A kill at any moment leaves the old or the new file, never a truncated one."""
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".mzagent-tmp")

@@ -1,0 +1,100 @@
+"""A session as Markdown: each task with its thoughts, actions, observations and final answer.
+
+Built from the logged events (what the user saw), not from the raw messages. Tool output and
+written files go into fenced blocks whose fence is longer than any backtick run inside, so no
+content can close its block early. Secrets are redacted again with the keys known now.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    Error,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    StepStarted,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Undone,
+    Usage,
+)
+from mzagent_tui.agent.history import SessionHistory
+from mzagent_tui.agent.usage import Meter
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def fenced(text: str, lang: str = "") -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{fence}{lang}\n{body}{fence}"
+
+
+def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Meter | None = None) -> str:
+    """The whole session as one Markdown document."""
+    meter = meter or Meter()
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(history.started)) if history.started else "unknown"
+    lines = [
+        f"# mzagent session {history.id}",
+        "",
+        f"Project `{history.project}` · started {started} · {history.steps} steps · {history.final_state}",
+    ]
+    task_number = 0
+    for event in history.events:
+        match event:
+            case TaskStarted(task=task, follow_up=follow_up):
+                task_number += 1
+                heading = "Follow-up" if follow_up else "Task"
+                lines += ["", f"## {heading} {task_number}", "", _quote(task)]
+            case StepStarted(step=step):
+                lines += ["", f"### Step {step}"]
+            case Thought(text=text):
+                lines += ["", f"**Thought:** {text}"]
+            case Action(tool="run_terminal_command", args=[str() as command, *_]):
+                lines += ["", "**Action:** run a command", "", fenced(command, "sh")]
+            case Action(tool="write_to_file", args=[str() as path, str() as content]):
+                lines += ["", f"**Action:** write `{path}`", "", fenced(content)]
+            case Action(tool=tool, args=args):
+                shown = ", ".join(repr(a) for a in args)
+                lines += ["", f"**Action:** `{tool}({shown})`"]
+            case ApprovalAnswered(approved=False, note=note):
+                lines += ["", f"**Rejected by the user:** {note or 'the command was not run'}"]
+            case Observation(text=text, exit_code=code, ok=ok):
+                badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
+                lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]
+            case FinalAnswer(text=text):
+                lines += ["", "**Final answer:**", "", text]
+            case FormatError(message=message):
+                lines += ["", f"*Format error, the model was told:* {message}"]
+            case Notice(text=text):
+                lines += ["", f"*Notice:* {text}"]
+            case Error(message=message):
+                lines += ["", f"**Error:** {message}"]
+            case Undone(path=path, removed=removed):
+                what = "removed" if removed else "restored the previous content of"
+                lines += ["", f"*Undo:* {what} `{path}`"]
+            case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
+                lines += ["", f"*Run stopped:* {message}"]
+            case Usage():
+                meter.add(event)
+            case _:
+                pass
+    if history.interrupted:
+        lines += ["", "*The session was interrupted here (the process ended during a run).*"]
+    if meter.tokens_in or meter.tokens_out:
+        lines += ["", "---", "", meter.summary()]
+    return redact("\n".join(lines) + "\n")
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])

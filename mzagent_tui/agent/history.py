@@ -1,0 +1,167 @@
+"""Reading session logs back: the list of a project's sessions and one session to resume.
+
+The log is append-only JSON lines. A crash can cut the last line short, so every line is
+parsed on its own and bad lines are counted and skipped. A run that has a `task_started` but
+no `stopped` was interrupted; resuming never re-runs its tools, it only tells the model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, event_from_dict
+from mzagent_tui.agent.session import project_slug, sessions_root
+
+INTERRUPTED_AFTER_REPLY = (
+    "<observation>[The session was interrupted here, before this step finished. If your last reply "
+    "asked for an action, it may or may not have run: check the current state before repeating it.]</observation>"
+)
+INTERRUPTED_BEFORE_REPLY = "[no reply: the session was interrupted]"
+
+
+class SessionNotFound(LookupError):
+    """No session matches what the user asked for (message says what exists)."""
+
+
+@dataclass
+class SessionHistory:
+    """Everything a front-end needs to show a past session and the agent needs to continue it."""
+
+    folder: Path
+    started: float = 0.0
+    last_active: float = 0.0
+    """Time of the latest record: `--continue` picks the session used most recently."""
+    project: str = ""
+    events: list[Event] = field(default_factory=list)
+    messages: list[dict[str, str]] = field(default_factory=list)
+    bad_lines: int = 0
+
+    @property
+    def id(self) -> str:
+        return self.folder.name
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / "log.jsonl"
+
+    @property
+    def first_task(self) -> str:
+        return next((e.task for e in self.events if isinstance(e, TaskStarted)), "")
+
+    @property
+    def steps(self) -> int:
+        return sum(isinstance(e, StepStarted) for e in self.events)
+
+    @property
+    def interrupted(self) -> bool:
+        """A run started and never reported its end (the process died mid-run)."""
+        for event in reversed(self.events):
+            if isinstance(event, Stopped):
+                return False
+            if isinstance(event, TaskStarted):
+                return True
+        return False
+
+    @property
+    def final_state(self) -> str:
+        if self.interrupted:
+            return "interrupted"
+        stop = next((e for e in reversed(self.events) if isinstance(e, Stopped)), None)
+        return stop.reason.value.replace("_", " ") if stop else "no task"
+
+    def untold_undos(self) -> list[Undone]:
+        """Undos done since the last task started: the model has not been told about them yet."""
+        told = max((i for i, e in enumerate(self.events) if isinstance(e, TaskStarted)), default=-1)
+        return [e for e in self.events[told + 1 :] if isinstance(e, Undone)]
+
+    def repairs(self) -> list[dict[str, str]]:
+        """Messages that make an interrupted conversation valid again, without re-running anything.
+
+        After the model's reply the step's result is unknown, so the model is told to check;
+        after a question or an observation the missing reply is marked as such.
+        """
+        if not self.interrupted or not self.messages:
+            return []
+        if self.messages[-1]["role"] == "assistant":
+            return [{"role": "user", "content": INTERRUPTED_AFTER_REPLY}]
+        return [{"role": "assistant", "content": INTERRUPTED_BEFORE_REPLY}]
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Every whole JSON record of a log, and how many lines were unreadable (a cut last line)."""
+    records: list[dict[str, Any]] = []
+    bad = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(record, dict):
+                records.append(record)
+            else:
+                bad += 1
+    return records, bad
+
+
+def load_session(folder: Path) -> SessionHistory:
+    """Read one session folder; raise SessionNotFound when it has no log."""
+    log = folder / "log.jsonl"
+    if not log.is_file():
+        raise SessionNotFound(f"{folder} is not a session (it has no log.jsonl)")
+    records, bad = read_records(log)
+    history = SessionHistory(folder=folder, bad_lines=bad)
+    for record in records:
+        kind = record.get("type")
+        if isinstance(record.get("t"), (int, float)):
+            history.last_active = max(history.last_active, float(record["t"]))
+        if kind == "session":
+            history.started = float(record.get("t", 0.0))
+            history.project = str(record.get("project", ""))
+        elif kind == "message" and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
+            history.messages.append({"role": record["role"], "content": record["content"]})
+        elif kind == "event" and isinstance(record.get("event"), dict):
+            event = event_from_dict(record["event"])
+            if event is not None:
+                history.events.append(event)
+    return history
+
+
+def project_sessions_folder(project: Path) -> Path:
+    return sessions_root() / project_slug(project.resolve())
+
+
+def list_sessions(project: Path) -> list[SessionHistory]:
+    """The project's sessions, the most recently used first."""
+    folder = project_sessions_folder(project)
+    if not folder.is_dir():
+        return []
+    found = [load_session(child) for child in folder.iterdir() if (child / "log.jsonl").is_file()]
+    found.sort(key=lambda s: (s.last_active, s.id), reverse=True)
+    return found
+
+
+def find_session(project: Path, which: str) -> SessionHistory:
+    """A session by "last", a folder path, an id or a unique prefix of an id."""
+    candidate = Path(which).expanduser()
+    if which not in ("", "last") and (candidate / "log.jsonl").is_file():
+        return load_session(candidate)
+    if candidate.name == "log.jsonl" and candidate.is_file():
+        return load_session(candidate.parent)
+    sessions = list_sessions(project)
+    if not sessions:
+        raise SessionNotFound(f"no sessions yet for {project.resolve()}")
+    if which in ("", "last"):
+        return sessions[0]
+    matches = [s for s in sessions if s.id.startswith(which)]
+    if len(matches) == 1:
+        return matches[0]
+    known = ", ".join(s.id for s in sessions[:5])
+    problem = "matches several sessions" if matches else "matches no session"
+    raise SessionNotFound(f"'{which}' {problem} of {project.resolve()} (newest: {known})")

@@ -1,0 +1,107 @@
+"""Taking back the agent's writes: the last one, or all writes of the last run.
+
+Every `FileChanged` in the log is a write with a number, the run it belongs to, the digest of
+what was written and (for an overwrite) the saved previous content. Undo first checks every
+file it would touch; if the user changed one since the agent wrote it, nothing is undone and
+the reason is given. Writes to the same file are taken back newest first, so each step's
+check sees the content the step before it left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mzagent_tui.agent.events import Event, FileChanged, TaskStarted, Undone
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.files import atomic_write
+
+Scope = Literal["last", "run"]
+
+
+class UndoRefused(Exception):
+    """Undo would lose work or cannot be done; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class Write:
+    number: int
+    """1 for the session's first write, in log order."""
+    run: int
+    path: Path
+    created: bool
+    backup: Path | None
+    sha256: str | None
+    undone: bool
+
+
+def writes_of(events: Iterable[Event]) -> list[Write]:
+    """The session's writes in order, each marked if a later `Undone` took it back."""
+    writes: list[Write] = []
+    undone: set[int] = set()
+    run = 0
+    for event in events:
+        if isinstance(event, TaskStarted):
+            run += 1
+        elif isinstance(event, FileChanged):
+            backup = Path(event.backup) if event.backup else None
+            writes.append(Write(len(writes) + 1, run, Path(event.path), event.created, backup, event.sha256, False))
+        elif isinstance(event, Undone):
+            undone.add(event.write)
+    return [Write(w.number, w.run, w.path, w.created, w.backup, w.sha256, w.number in undone) for w in writes]
+
+
+def plan(writes: list[Write], scope: Scope) -> list[Write]:
+    """The writes to take back, newest first; raise UndoRefused if any would lose work."""
+    pending = [w for w in writes if not w.undone]
+    if not pending:
+        raise UndoRefused("there is nothing to undo: the agent has not written any file in this session")
+    chosen = [pending[-1]] if scope == "last" else [w for w in pending if w.run == pending[-1].run]
+    chosen.reverse()
+    newest: dict[Path, Write] = {}
+    for write in pending:
+        newest[write.path] = write
+    for path in dict.fromkeys(w.path for w in chosen):
+        _check(newest[path], chosen)
+    return chosen
+
+
+def _check(write: Write, chosen: list[Write]) -> None:
+    """The file must still hold exactly what the newest write to it put there."""
+    name = write.path.name
+    if write.sha256 is None:
+        raise UndoRefused(f"the log has no record of what was written to {write.path}, so undo cannot tell whether you changed it")
+    if not write.path.is_file():
+        raise UndoRefused(f"{write.path} was deleted or moved after the agent wrote it; undo would not know what to restore")
+    if hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
+        raise UndoRefused(f"{name} was changed after the agent wrote it; undo would discard those changes, so nothing was undone")
+    for earlier in chosen:
+        if earlier.path == write.path and not earlier.created and (earlier.backup is None or not earlier.backup.is_file()):
+            raise UndoRefused(f"the previous content of {name} was not found in the session folder ({earlier.backup})")
+
+
+def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone]:
+    """Take back writes and log one `Undone` per file change; raise UndoRefused before touching anything."""
+    done: list[Undone] = []
+    for write in plan(writes_of(events), scope):
+        if write.created:
+            write.path.unlink()
+        else:
+            assert write.backup is not None
+            atomic_write(write.path, write.backup.read_bytes())
+        event = Undone(str(write.path), write.number, removed=write.created)
+        session.record_event(event)
+        done.append(event)
+    return done
+
+
+def describe(event: Undone, root: Path) -> str:
+    """One line for the transcript, the headless output and the model's note."""
+    path = Path(event.path)
+    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else event.path
+    if event.removed:
+        return f"undid write {event.write}: removed {shown}, which the agent had created"
+    return f"undid write {event.write}: restored {shown} to its content before the agent wrote it"
