@@ -8,6 +8,7 @@ which opens `ApprovalScreen` and waits for its result on the worker thread.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -24,12 +25,19 @@ from textual.worker import Worker, WorkerState
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
+from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.undo import Scope, UndoRefused, undo
+from mzagent_tui.agent.undo import describe as describe_undo
+from mzagent_tui.agent.usage import Meter
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
     ApprovalAsked,
     Error,
+    Event,
     FileChanged,
     FinalAnswer,
     FormatError,
@@ -42,6 +50,7 @@ from mzagent_tui.agent.events import (
     StopReason,
     TaskStarted,
     Thought,
+    Undone,
     Usage,
 )
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
@@ -50,10 +59,14 @@ from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
+from mzagent_tui.screens.sessions import SessionPickerScreen
+from mzagent_tui.session_commands import redactor
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.transcript import (
+    Entry,
     ObservationEntry,
     ProgressEntry,
     StreamingEntry,
@@ -74,6 +87,8 @@ SETUP_HELP = (
     "Then restart mzagent. `mzagent config` shows what is set and where it came from."
 )
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
+REPLAY_EVENTS = 600
+"""A reopened session shows its last events; the export and the log have all of them."""
 
 
 class MzAgentApp(App[None]):
@@ -85,6 +100,8 @@ class MzAgentApp(App[None]):
         Binding("ctrl+n", "new_conversation", "New conversation", id="app.new"),
         Binding("ctrl+b", "toggle_tree", "Files", id="app.toggle_tree"),
         Binding("ctrl+t", "focus_task", "Task box", id="app.focus_task"),
+        Binding("ctrl+f", "find", "Find", id="app.find"),
+        Binding("ctrl+z", "undo('last')", "Undo write", id="app.undo"),
     ]
 
     def __init__(
@@ -94,7 +111,10 @@ class MzAgentApp(App[None]):
         environ: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
         policy: Policy | None = None,
+        history: SessionHistory | None = None,
+        pick_session: bool = False,
     ) -> None:
+        """`history` reopens a logged session at start; `pick_session` opens the session list."""
         super().__init__()
         self.settings = settings
         self.policy = policy or Policy()
@@ -113,6 +133,13 @@ class MzAgentApp(App[None]):
         self._progress: ProgressEntry | None = None
         self._bridge = EventBridge(self)
         self._approver = ModalApprover(self, self._approval_screen, lambda: self._token)
+        self._meter = self._new_meter()
+        self._opening = history
+        self._pick_session = pick_session
+        self._resume_folder: Path | None = None
+        """A reopened session the next run continues (read again then, so undos made since count)."""
+        self._hits: list[Entry] = []
+        self._hit = -1
 
     # Layout ---------------------------------------------------------------------------
 
@@ -121,6 +148,7 @@ class MzAgentApp(App[None]):
         with Horizontal(id="main"):
             yield ProjectTree(self.project, id="tree")
             with Vertical(id="work"):
+                yield SearchBar(id="search")
                 yield Transcript(id="transcript")
                 yield TaskInput(placeholder="Describe a task and press Enter", id="task")
         yield RunStatus(id="status")
@@ -132,6 +160,10 @@ class MzAgentApp(App[None]):
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
         self.set_interval(STREAM_INTERVAL, self._bridge.flush)
+        if self._opening is not None:
+            self._open_session(self._opening)
+        if self._pick_session:
+            self.action_resume()
         if self.settings.provider == "local" and not self.settings.base_url and local_available():
             self._run_active = True
             self._progress = ProgressEntry("starting the offline model…")
@@ -217,8 +249,11 @@ class MzAgentApp(App[None]):
         if self._agent is None:
             from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
 
+            history = load_session(self._resume_folder) if self._resume_folder else None
             try:
-                self._agent = Agent(self.settings, self.project, self._approver, self._bridge, environ=self._environ, policy=self.policy)
+                self._agent = Agent(
+                    self.settings, self.project, self._approver, self._bridge, environ=self._environ, policy=self.policy, history=history
+                )
             except ConfigError as exc:
                 self._bridge(TaskStarted(task))
                 self._bridge(Stopped(StopReason.ERROR, str(exc)))
@@ -257,7 +292,10 @@ class MzAgentApp(App[None]):
             self._stream.add(message.text)
 
     def on_agent_event(self, message: AgentEvent) -> None:
-        event = message.event
+        self._show(message.event)
+
+    def _show(self, event: Event, live: bool = True) -> None:
+        """One core event on screen; `live` is False while a reopened session is replayed."""
         transcript, status = self._transcript, self._status
         match event:
             case TaskStarted(task=task):
@@ -289,7 +327,7 @@ class MzAgentApp(App[None]):
             case Observation(tool=tool, text=text, ok=ok, exit_code=code, output_path=path):
                 transcript.add(ObservationEntry(text, ok, code, path))
                 self._set_state("thinking")
-                if tool == "run_terminal_command":
+                if tool == "run_terminal_command" and live:
                     self.query_one(ProjectTree).refresh_folder(self.project)
             case FileChanged(path=path):
                 self.query_one(ProjectTree).mark_changed(Path(path))
@@ -301,10 +339,11 @@ class MzAgentApp(App[None]):
             case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
                 transcript.add(text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}"))
                 self._set_state(f"retrying in {seconds:.0f}s")
-            case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
-                status.tokens_in += tokens_in
-                status.tokens_out += tokens_out
-                status.estimated = status.estimated or estimated
+            case Usage():
+                self._meter.add(event)
+                status.usage = self._meter.summary()
+            case Undone():
+                transcript.add(text_entry("notice", describe_undo(event, self.project), title="undo"))
             case Notice(text=text):
                 transcript.add(text_entry("notice", text))
             case Error(message=text):
@@ -344,13 +383,148 @@ class MzAgentApp(App[None]):
             self._set_state("cancelling")
 
     def action_new_conversation(self) -> None:
+        self._reset_conversation()
+        self.notify("New conversation.")
+
+    def _reset_conversation(self) -> None:
         self._token.cancel()
+        self._token = CancelToken()
         self._queue.clear()
         self._status.queued = 0
         self._agent: Agent | None = None
+        self._resume_folder = None
         self._transcript.remove_children()
-        self._status.tokens_in = self._status.tokens_out = 0
-        self.notify("New conversation.")
+        self._meter = self._new_meter()
+        self._status.usage = self._meter.summary()
+
+    def _new_meter(self) -> Meter:
+        return Meter(self.settings.price_in, self.settings.price_out, self.settings.window())
+
+    # Sessions: reopen, undo, export ------------------------------------------------------
+
+    def action_resume(self) -> None:
+        if self._run_active and self._agent is not None:
+            self.notify("A run is going: wait for it to end (Esc cancels it), then reopen a session.", severity="warning")
+            return
+        sessions = list_sessions(self.project)
+        if not sessions:
+            self.notify("No earlier sessions for this project.")
+            return
+        self.push_screen(SessionPickerScreen(sessions), callback=self._picked_session)
+
+    def _picked_session(self, folder: Path | None) -> None:
+        if folder is not None:
+            self._open_session(load_session(folder))
+
+    def _open_session(self, history: SessionHistory) -> None:
+        """Show a logged session and make the next task continue it; nothing of it is re-run."""
+        self._reset_conversation()
+        self._resume_folder = history.folder
+        events = history.events[-REPLAY_EVENTS:]
+        skipped = len(history.events) - len(events)
+        with self.batch_update():
+            if skipped:
+                self._transcript.add(text_entry("notice", f"{skipped} earlier events are in the session log and the export", title="reopened"))
+            for event in events:
+                self._show(event, live=False)
+        box = self.query_one(TaskInput)
+        for event in history.events:
+            if isinstance(event, TaskStarted):
+                box.remember(event.task)
+        note = f"session {history.id}: {history.steps} steps, {history.final_state}. Your next task continues this conversation."
+        if history.interrupted:
+            note += " It ended during a run: nothing of that run is repeated, and the model is told to check what finished."
+        if history.bad_lines:
+            note += f" {history.bad_lines} damaged line(s) of the log were skipped."
+        self._transcript.add(text_entry("notice", note, title="reopened"))
+        self._set_state("interrupted" if history.interrupted else "reopened")
+
+    def _redactor(self) -> Redactor:
+        return redactor(os.environ if self._environ is None else self._environ, self.settings.api_key)
+
+    def _session_folder(self) -> Path | None:
+        return self._agent.session.folder if self._agent is not None else self._resume_folder
+
+    def action_undo(self, scope: Scope) -> None:
+        """Take back the agent's last write (or all writes of its last run); refuses rather than lose user edits."""
+        if self._run_active:
+            self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
+            return
+        folder = self._session_folder()
+        if folder is None:
+            self.notify("Nothing to undo: the agent has not written anything in this conversation.")
+            return
+        session = self._agent.session if self._agent is not None else Session.reopen(folder, self._redactor())
+        try:
+            done = undo(session, load_session(folder).events, scope)
+        except UndoRefused as exc:
+            self._transcript.add(text_entry("notice", str(exc), title="undo refused"))
+            self.notify(str(exc), title="Undo refused", severity="error", markup=False)
+            return
+        finally:
+            if self._agent is None:
+                session.close()
+        tree = self.query_one(ProjectTree)
+        for event in done:
+            self._show(event)
+            if self._agent is not None:
+                self._agent.tell_undo(event)
+        tree.refresh_folder(self.project)
+        self.notify(f"Undid {len(done)} write(s).")
+
+    def action_export(self) -> None:
+        folder = self._session_folder()
+        if folder is None:
+            self.notify("Nothing to export yet: run a task first.")
+            return
+        default = self.project / f"mzagent-{folder.name}.md"
+        self.push_screen(AskTextScreen("Export this session as Markdown to:", str(default)), callback=self._export_to)
+
+    def _export_to(self, answer: str | None) -> None:
+        folder = self._session_folder()
+        if not answer or folder is None:
+            return
+        from mzagent_tui.agent.export import to_markdown
+
+        target = Path(answer).expanduser()
+        target = target if target.is_absolute() else self.project / target
+        text = to_markdown(load_session(folder), self._redactor())
+        try:
+            with target.open("x", encoding="utf-8") as handle:
+                handle.write(text)
+        except FileExistsError:
+            self.notify(f"{target} exists; choose another name.", severity="error", markup=False)
+            return
+        except OSError as exc:
+            self.notify(f"Cannot write {target}: {exc.strerror}", severity="error", markup=False)
+            return
+        self.notify(f"Exported to {target}", markup=False)
+
+    # Find in the transcript ----------------------------------------------------------------
+
+    def action_find(self) -> None:
+        self.query_one(SearchBar).open()
+
+    @on(SearchBar.Find)
+    def _find(self, message: SearchBar.Find) -> None:
+        if message.step == 0:
+            self._hits = self._transcript.mark_hits(message.query)
+            self._hit = len(self._hits)
+        self._hits = [hit for hit in self._hits if hit.is_attached]
+        if self._hits:
+            if message.step == 0:
+                self._hit = len(self._hits) - 1
+            else:
+                self._hit = (self._hit + message.step) % len(self._hits)
+            self._transcript.show_hit(self._hits[self._hit])
+        self.query_one(SearchBar).show_count(self._hit + 1 if self._hits else 0, len(self._hits))
+
+    @on(SearchBar.Closed)
+    def _find_closed(self) -> None:
+        self._transcript.mark_hits("")
+        self._hits = []
+        self._transcript.anchor()
+        self.query_one(TaskInput).focus()
 
     def action_toggle_tree(self) -> None:
         tree = self.query_one(ProjectTree)
@@ -428,11 +602,16 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Approval mode: ask", "Every command asks (default)", lambda: self.action_approval_mode("ask"))
         yield SystemCommand("Approval mode: auto-safe", "Read-only commands on the safe list run without asking", lambda: self.action_approval_mode("auto-safe"))
         yield SystemCommand("Approval mode: yolo", "Nothing asks, for this session (dangerous; asks to confirm)", lambda: self.action_approval_mode("yolo"))
+        yield SystemCommand("Reopen a session", "List this project's sessions and continue one", self.action_resume)
+        yield SystemCommand("Undo last write", "Take back the agent's last file write (ctrl+z)", lambda: self.action_undo("last"))
+        yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))
+        yield SystemCommand("Export session as Markdown", "Save the conversation as a Markdown file", self.action_export)
+        yield SystemCommand("Find in transcript", "Search the transcript (ctrl+f)", self.action_find)
         yield SystemCommand("Copy final answer", "Copy the last final answer to the clipboard", self.action_copy_answer)
         yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
 
 
-def run_app(settings: Settings, project: Path, policy: Policy) -> int:
-    MzAgentApp(settings, project, policy=policy).run()
+def run_app(settings: Settings, project: Path, policy: Policy, history: SessionHistory | None = None, pick_session: bool = False) -> int:
+    MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session).run()
     return 0
 

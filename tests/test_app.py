@@ -104,8 +104,8 @@ async def test_full_run_streams_approves_and_answers(server, project: Path) -> N
         assert kinds.count("action") == 2 and kinds.count("observation") == 2
         assert "streaming" not in kinds
         assert (project / "out.txt").read_text() == "listed\n"
-        assert "Listed." in entry_texts(app, "final")[0] or entries(app, "final")
-        assert app.query_one(RunStatus).tokens_in == 300
+        assert entries(app, "final")[0].plain == "Listed."
+        assert app.query_one(RunStatus).usage.startswith("tokens 300 in / 60 out")
 
 
 class FakeClock:

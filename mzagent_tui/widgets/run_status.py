@@ -1,4 +1,4 @@
-"""The line above the footer: state, step count, tokens in/out and elapsed time of the run."""
+"""The line above the footer: state, step count, tokens, context fill, cost and elapsed time."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ class RunStatus(Static):
     state: reactive[str] = reactive("idle")
     step: reactive[int] = reactive(0)
     max_steps: reactive[int] = reactive(0)
-    tokens_in: reactive[int] = reactive(0)
-    tokens_out: reactive[int] = reactive(0)
-    estimated: reactive[bool] = reactive(False)
+    usage: reactive[str] = reactive("tokens 0 in / 0 out")
+    """The meter's summary: tokens, context fill, cost."""
     elapsed: reactive[float] = reactive(0.0)
     queued: reactive[int] = reactive(0)
     mode: reactive[str] = reactive("ask")
@@ -28,8 +27,7 @@ class RunStatus(Static):
         text.append(f"● {self.state}", style="bold")
         if self.max_steps:
             text.append(f"   step {self.step}/{self.max_steps}")
-        approx = "~" if self.estimated else ""
-        text.append(f"   tokens {approx}{self.tokens_in:,} in / {approx}{self.tokens_out:,} out")
+        text.append(f"   {self.usage}")
         text.append(f"   {int(self.elapsed) // 60}:{int(self.elapsed) % 60:02d}")
         if self.queued:
             text.append(f"   {self.queued} task(s) queued", style="bold")

@@ -62,9 +62,11 @@ def safe(text: str) -> Text:
 class Entry(Vertical):
     """A transcript entry: a coloured title line and a body. CSS classes carry the kind."""
 
-    def __init__(self, kind: str, *body: Widget, title: str | Text | None = None) -> None:
+    def __init__(self, kind: str, *body: Widget, title: str | Text | None = None, plain: str = "") -> None:
         super().__init__(classes=f"entry -{kind}")
         self.kind = kind
+        self.plain = plain
+        """The entry's text as the user reads it, for search."""
         self._body = body
         heading = Text(f"{ICONS[kind]} {LABELS[kind]}", style="bold")
         if title is not None:
@@ -76,9 +78,17 @@ class Entry(Vertical):
         yield Static(self._title, classes="entry-title")
         yield from self._body
 
+    @property
+    def title_text(self) -> str:
+        return self._title.plain
+
+    def matches(self, needle: str) -> bool:
+        """Case-insensitive search over the title and the text; `needle` is already casefolded."""
+        return needle in self._title.plain.casefold() or needle in self.plain.casefold()
+
 
 def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
-    return Entry(kind, Static(safe(text), classes="entry-body"), title=title)
+    return Entry(kind, Static(safe(text), classes="entry-body"), title=title, plain=text)
 
 
 class StreamingEntry(Entry):
@@ -92,6 +102,7 @@ class StreamingEntry(Entry):
 
     def add(self, text: str) -> None:
         self.text += text
+        self.plain = self.text
         shown = self.text if len(self.text) <= STREAM_TAIL_CHARS else "…" + self.text[-STREAM_TAIL_CHARS:]
         self._view.update(safe(shown))
 
@@ -110,6 +121,7 @@ class ThinkingEntry(Entry):
 
     def add(self, text: str) -> None:
         self.text += text
+        self.plain = self.text
         self._view.update(safe(self.text))
 
 
@@ -127,17 +139,17 @@ class ProgressEntry(Entry):
 def action_entry(tool: str, args: list[object]) -> Entry:
     """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
     if tool == "run_terminal_command" and args and isinstance(args[0], str):
-        return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command")
+        return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command", plain=args[0])
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
         path, content = args
         lines = count_lines(content)
         code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
         body: Widget = code if lines <= WRITE_PREVIEW_LINES else Collapsible(code, title=f"show {lines} lines", collapsed=True)
-        return Entry("action", body, title=f"write {path} ({lines_label(content)})")
+        return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
-    shown = ", ".join(repr(a)[:200] for a in args)
-    return Entry("action", Static(safe(f"{tool}({shown})"), classes="entry-body"), title=tool)
+    shown = f"{tool}({', '.join(repr(a)[:200] for a in args)})"
+    return Entry("action", Static(safe(shown), classes="entry-body"), title=tool, plain=shown)
 
 
 class ObservationEntry(Entry):
@@ -172,7 +184,7 @@ class ObservationEntry(Entry):
         if len(self.lines) > SHORT_OUTPUT_LINES:
             badge.append(f"  {len(self.lines)} lines (enter to expand")
             badge.append(", o for the full output)" if self.output_path else ")")
-        super().__init__("observation", body, title=badge)
+        super().__init__("observation", body, title=badge, plain="\n".join(self.lines))
         self.set_class(not ok, "-failed")
 
     def on_mount(self) -> None:
@@ -191,7 +203,7 @@ class ObservationEntry(Entry):
 def final_entry(text: str) -> Entry:
     from textual.widgets import Markdown  # markdown-it is imported on the first answer, not at start-up
 
-    return Entry("final", Markdown(for_display(text), classes="entry-body"))
+    return Entry("final", Markdown(for_display(text), classes="entry-body"), plain=text)
 
 
 class Transcript(VerticalScroll):
@@ -212,3 +224,23 @@ class Transcript(VerticalScroll):
 
     def entries(self) -> Iterable[Entry]:
         return (child for child in self.children if isinstance(child, Entry))
+
+    def mark_hits(self, query: str) -> list[Entry]:
+        """Mark the entries that contain `query` (class `-hit`) and return them, oldest first."""
+        needle = query.casefold()
+        hits = []
+        for entry in self.entries():
+            hit = bool(needle) and entry.matches(needle)
+            entry.set_class(hit, "-hit")
+            entry.remove_class("-current-hit")
+            if hit:
+                hits.append(entry)
+        return hits
+
+    def show_hit(self, entry: Entry) -> None:
+        """Scroll to one hit; the anchor is released so new output does not scroll it away."""
+        for other in self.query(".-current-hit"):
+            other.remove_class("-current-hit")
+        entry.add_class("-current-hit")
+        self.release_anchor()
+        self.scroll_to_widget(entry, animate=False, top=True)

@@ -1,0 +1,67 @@
+"""Find in the transcript (ctrl+f): the app runs in the alternate screen, so the terminal's own
+scrollback and search cannot see it.
+
+The bar only reports what the user wants (`Find` with a query and a direction, `Closed`); the
+app asks the transcript for hits and tells the bar what to show in its counter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Input, Static
+
+
+class SearchBar(Horizontal):
+    BINDINGS = [
+        Binding("escape", "close", "Close search", id="search.close"),
+        Binding("down,f3", "find(1)", "Next", id="search.next"),
+        Binding("up,shift+f3", "find(-1)", "Previous", id="search.previous"),
+    ]
+
+    @dataclass
+    class Find(Message):
+        """Search for `query`; `step` is 0 for a new query, 1 for the next hit, -1 for the previous."""
+
+        query: str
+        step: int
+
+    class Closed(Message):
+        pass
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Find in transcript (Enter/↓ next, ↑ previous, Esc close)", id="search-input")
+        yield Static("", id="search-count")
+
+    def open(self) -> None:
+        self.display = True
+        self.query_one(Input).focus()
+
+    def show_count(self, current: int, total: int) -> None:
+        """`3/12`, or `no match`; `current` counts from 1, 0 when nothing is selected."""
+        query = self.query_one(Input).value
+        text = "" if not query else "no match" if total == 0 else f"{current}/{total}"
+        self.query_one("#search-count", Static).update(Text(text))
+
+    @on(Input.Changed, "#search-input")
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.post_message(self.Find(event.value, 0))
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(self.Find(event.value, 1))
+
+    def action_find(self, step: int) -> None:
+        self.post_message(self.Find(self.query_one(Input).value, step))
+
+    def action_close(self) -> None:
+        self.display = False
+        self.post_message(self.Closed())

@@ -1,0 +1,215 @@
+"""Pilot tests for sessions in the app: reopen, undo, export, cost in the footer, find."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.command import CommandPalette
+from textual.widgets import Input, OptionList
+
+from mzagent_tui.agent.history import find_session, load_session
+from mzagent_tui.app import MzAgentApp
+from mzagent_tui.screens.ask_text import AskTextScreen
+from mzagent_tui.screens.sessions import SessionPickerScreen
+from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.search_bar import SearchBar
+from mzagent_tui.widgets.transcript import Transcript
+from tests.conftest import settings_for
+from tests.scripted_server import Reply
+from tests.test_app import SIZE, approval, entries, state, submit, wait_for
+
+
+def make_app(server, project: Path, **kwargs: object) -> MzAgentApp:  # noqa: ANN001
+    history = kwargs.pop("history", None)
+    pick = bool(kwargs.pop("pick_session", False))
+    return MzAgentApp(
+        settings_for(server, **kwargs), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, history=history, pick_session=pick
+    )
+
+
+def write(path: str, content: str) -> Reply:
+    return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
+
+
+def answer(text: str) -> Reply:
+    return Reply(f"<thought>done</thought><final_answer>{text}</final_answer>")
+
+
+async def run_palette(pilot, name: str) -> None:  # noqa: ANN001
+    """Open the command palette, type a command's name and run the first match."""
+    await pilot.press("ctrl+p")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+    pilot.app.screen.query_one(Input).value = name
+    await wait_for(pilot, lambda: pilot.app.screen.query_one("CommandList", OptionList).option_count > 0)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_close_mid_task_reopen_see_everything_and_continue(server, project: Path) -> None:
+    server.script(
+        write("notes.txt", "first\n"),
+        Reply('<thought>append</thought><action>run_terminal_command("echo more >> notes.txt")</action>'),
+    )
+    first = make_app(server, project)
+    async with first.run_test(size=SIZE) as pilot:
+        await submit(pilot, "take notes")
+        await approval(pilot)
+        await pilot.press("ctrl+q")
+    assert (project / "notes.txt").read_text() == "first\n", "the pending command never ran"
+
+    server.script(answer("notes.txt has one line"))
+    second = make_app(server, project, history=find_session(project, "last"))
+    async with second.run_test(size=SIZE) as pilot:
+        kinds = [e.kind for e in entries(second)]
+        assert kinds[:3] == ["question", "thought", "action"]
+        assert entries(second, "question")[0].plain == "take notes"
+        assert any(e.title_text.startswith("ℹ Notice  reopened") for e in entries(second, "notice"))
+        await submit(pilot, "what is in notes.txt?")
+        await wait_for(pilot, lambda: state(second) == "done")
+        assert entries(second, "final")[-1].plain == "notes.txt has one line"
+        sent = server.requests[-1]["messages"]
+        assert sent[1]["content"] == "<question>take notes</question>"
+        assert sent[-1]["content"] == "<question>what is in notes.txt?</question>"
+        assert (project / "notes.txt").read_text() == "first\n"
+    assert len(list(load_session(find_session(project, "last").folder).events)) > len(kinds)
+
+
+async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Path) -> None:
+    server.script(answer("alpha answer"), answer("beta answer"))
+    for task in ("alpha task", "beta task"):
+        app = make_app(server, project)
+        async with app.run_test(size=SIZE) as pilot:
+            await submit(pilot, task)
+            await wait_for(pilot, lambda: state(app) == "done")
+    app = make_app(server, project, pick_session=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 2
+        assert "beta task" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: bool(entries(app, "final")))
+        assert entries(app, "question")[0].plain == "alpha task"
+        assert entries(app, "final")[0].plain == "alpha answer"
+        await run_palette(pilot, "Reopen a session")
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
+        await pilot.press("escape")
+        assert entries(app, "question")[0].plain == "alpha task"
+
+
+async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, project: Path) -> None:
+    (project / "keep.txt").write_text("mine\n")
+    server.script(write("keep.txt", "agent\n"), write("new.txt", "new\n"), answer("wrote two"), answer("ok"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "write files")
+        await wait_for(pilot, lambda: state(app) == "done")
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert not (project / "new.txt").exists()
+        assert (project / "keep.txt").read_text() == "agent\n"
+        await run_palette(pilot, "Undo last write")
+        assert (project / "keep.txt").read_text() == "mine\n"
+        undos = [e.plain for e in entries(app, "notice") if "undo" in e.title_text]
+        assert undos == [
+            "undid write 2: removed new.txt, which the agent had created",
+            "undid write 1: restored keep.txt to its content before the agent wrote it",
+        ]
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert "nothing to undo" in entries(app, "notice")[-1].plain
+        await submit(pilot, "next")
+        await wait_for(pilot, lambda: len(server.requests) == 4)
+        question = server.requests[-1]["messages"][-1]["content"]
+        assert "Note: the user undid write 2" in question and "Note: the user undid write 1" in question
+
+
+async def test_undo_refuses_after_a_user_edit(server, project: Path) -> None:
+    server.script(write("a.txt", "agent\n"), answer("done"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "write a")
+        await wait_for(pilot, lambda: state(app) == "done")
+        (project / "a.txt").write_text("agent\nand my edit\n")
+        await run_palette(pilot, "Undo all writes of the last run")
+        refused = entries(app, "notice")[-1]
+        assert "undo refused" in refused.title_text and "a.txt was changed after the agent wrote it" in refused.plain
+        assert (project / "a.txt").read_text() == "agent\nand my edit\n"
+
+
+async def test_undo_in_a_reopened_session_before_any_new_run(server, project: Path) -> None:
+    server.script(write("made.txt", "x\n"), answer("made"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "make")
+        await wait_for(pilot, lambda: state(app) == "done")
+    app = make_app(server, project, history=find_session(project, "last"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert not (project / "made.txt").exists()
+        server.script(answer("ok"))
+        await submit(pilot, "again")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert server.requests[-1]["messages"][-1]["content"].startswith("Note: the user undid write 1: removed made.txt")
+
+
+async def test_export_from_the_palette(server, project: Path) -> None:
+    server.script(answer("Exported **answer**"))
+    app = make_app(server, project, api_key="sk-export-secret-0987654321")
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "explain sk-export-secret-0987654321")
+        await wait_for(pilot, lambda: state(app) == "done")
+        await run_palette(pilot, "Export session as Markdown")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen))
+        target = Path(app.screen.query_one(Input).value)
+        assert target.parent == project and target.suffix == ".md"
+        await pilot.press("enter")
+        await pilot.pause()
+        text = target.read_text()
+        assert "## Task 1" in text and "Exported **answer**" in text
+        assert "sk-export-secret-0987654321" not in text
+        await run_palette(pilot, "Export session as Markdown")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert target.read_text() == text, "an existing file is never overwritten"
+
+
+async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None:
+    server.script(answer("cheap"))
+    app = make_app(server, project, price_in=2.0, price_out=10.0, context_window=1000)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 10% of 1.0k · $0.0004"
+
+
+async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> None:
+    server.script(answer("the needle is here"), answer("nothing"), answer("another NEEDLE"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        for task in ("first", "second", "third"):
+            await submit(pilot, task)
+            await wait_for(pilot, lambda: len(entries(app, "final")) == ("first", "second", "third").index(task) + 1)
+        await pilot.press("ctrl+f")
+        bar = app.query_one(SearchBar)
+        assert bar.display and app.focused is bar.query_one(Input)
+        await pilot.press(*"needle")
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        hits = [e for e in transcript.entries() if e.has_class("-hit")]
+        assert [e.plain for e in hits] == ["the needle is here", "another NEEDLE"]
+        count = bar.query_one("#search-count")
+        assert str(count.render()) == "2/2" and hits[1].has_class("-current-hit")
+        await pilot.press("enter")
+        assert str(count.render()) == "1/2" and hits[0].has_class("-current-hit")
+        await pilot.press("up")
+        assert str(count.render()) == "2/2"
+        bar.query_one(Input).value = "zzz"
+        await pilot.pause()
+        assert str(count.render()) == "no match"
+        await pilot.press("escape")
+        assert not bar.display and not list(transcript.query(".-hit"))
+        assert state(app) == "done", "escape closed the search, it did not cancel anything"
