@@ -403,7 +403,7 @@ class MzAgentApp(App[None]):
     # Sessions: reopen, undo, export ------------------------------------------------------
 
     def action_resume(self) -> None:
-        if self._run_active and self._agent is not None:
+        if self._started_at is not None:
             self.notify("A run is going: wait for it to end (Esc cancels it), then reopen a session.", severity="warning")
             return
         sessions = list_sessions(self.project)
@@ -447,7 +447,7 @@ class MzAgentApp(App[None]):
 
     def action_undo(self, scope: Scope) -> None:
         """Take back the agent's last write (or all writes of its last run); refuses rather than lose user edits."""
-        if self._run_active:
+        if self._started_at is not None:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
             return
         folder = self._session_folder()
@@ -470,7 +470,7 @@ class MzAgentApp(App[None]):
             if self._agent is not None:
                 self._agent.tell_undo(event)
         tree.refresh_folder(self.project)
-        self.notify(f"Undid {len(done)} write(s).")
+        self.notify(f"Undid {len(done)} write{'s' if len(done) > 1 else ''}.")
 
     def action_export(self) -> None:
         folder = self._session_folder()

@@ -22,6 +22,7 @@ SHOTS = {
     "main-screen.svg": scenarios.full_run,
     "approval-dialog.svg": scenarios.to_approval,
     "file-preview.svg": scenarios.preview,
+    "undo-and-find.svg": scenarios.undo_and_find,
 }
 
 

@@ -7,6 +7,8 @@ import shutil
 import time
 from pathlib import Path
 
+from textual.widgets import Input
+
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
@@ -54,7 +56,10 @@ def full_run_script() -> list[Reply]:
 
 
 def demo_app(server: ScriptedServer) -> MzAgentApp:
-    settings = Settings(provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10)
+    settings = Settings(
+        provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
+        price_in=0.27, price_out=1.10, context_window=65536,
+    )
     return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
 
 
@@ -104,3 +109,16 @@ async def preview(pilot) -> None:  # noqa: ANN001
     tree.select_node(node)
     await _until(pilot, lambda: isinstance(pilot.app.screen, PreviewScreen))
     await pilot.pause(0.3)
+
+
+async def undo_and_find(pilot) -> None:  # noqa: ANN001
+    """After the run: ctrl+z takes back the write to greet.py, ctrl+f finds "shout"."""
+    await full_run(pilot)
+    await pilot.press("ctrl+z")
+    await _until(pilot, lambda: "Hello, {name}" in (DEMO_PROJECT / "greet.py").read_text())
+    await pilot.press("ctrl+f")
+    pilot.app.query_one("#search-input", Input).cursor_blink = False
+    await pilot.press(*"shout")
+    await pilot.pause(0.3)
+    pilot.app.clear_notifications()
+    await pilot.pause()

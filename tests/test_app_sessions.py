@@ -28,6 +28,11 @@ def make_app(server, project: Path, **kwargs: object) -> MzAgentApp:  # noqa: AN
     )
 
 
+def finished(app: MzAgentApp) -> bool:
+    """The run reported its end and its worker is gone (undo and reopen wait for both)."""
+    return state(app) == "done" and not app._run_active
+
+
 def write(path: str, content: str) -> Reply:
     return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
 
@@ -66,7 +71,7 @@ async def test_close_mid_task_reopen_see_everything_and_continue(server, project
         assert entries(second, "question")[0].plain == "take notes"
         assert any(e.title_text.startswith("ℹ Notice  reopened") for e in entries(second, "notice"))
         await submit(pilot, "what is in notes.txt?")
-        await wait_for(pilot, lambda: state(second) == "done")
+        await wait_for(pilot, lambda: finished(second))
         assert entries(second, "final")[-1].plain == "notes.txt has one line"
         sent = server.requests[-1]["messages"]
         assert sent[1]["content"] == "<question>take notes</question>"
@@ -81,7 +86,7 @@ async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Pat
         app = make_app(server, project)
         async with app.run_test(size=SIZE) as pilot:
             await submit(pilot, task)
-            await wait_for(pilot, lambda: state(app) == "done")
+            await wait_for(pilot, lambda: finished(app))
     app = make_app(server, project, pick_session=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
@@ -104,7 +109,7 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write files")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
         await pilot.press("ctrl+z")
         await pilot.pause()
         assert not (project / "new.txt").exists()
@@ -118,7 +123,7 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
         ]
         await pilot.press("ctrl+z")
         await pilot.pause()
-        assert "nothing to undo" in entries(app, "notice")[-1].plain
+        assert "nothing left to undo" in entries(app, "notice")[-1].plain
         await submit(pilot, "next")
         await wait_for(pilot, lambda: len(server.requests) == 4)
         question = server.requests[-1]["messages"][-1]["content"]
@@ -130,7 +135,7 @@ async def test_undo_refuses_after_a_user_edit(server, project: Path) -> None:
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write a")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
         (project / "a.txt").write_text("agent\nand my edit\n")
         await run_palette(pilot, "Undo all writes of the last run")
         refused = entries(app, "notice")[-1]
@@ -143,7 +148,7 @@ async def test_undo_in_a_reopened_session_before_any_new_run(server, project: Pa
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "make")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
     app = make_app(server, project, history=find_session(project, "last"))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+z")
@@ -151,7 +156,7 @@ async def test_undo_in_a_reopened_session_before_any_new_run(server, project: Pa
         assert not (project / "made.txt").exists()
         server.script(answer("ok"))
         await submit(pilot, "again")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
         assert server.requests[-1]["messages"][-1]["content"].startswith("Note: the user undid write 1: removed made.txt")
 
 
@@ -160,7 +165,7 @@ async def test_export_from_the_palette(server, project: Path) -> None:
     app = make_app(server, project, api_key="sk-export-secret-0987654321")
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "explain sk-export-secret-0987654321")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
         await run_palette(pilot, "Export session as Markdown")
         await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen))
         target = Path(app.screen.query_one(Input).value)
@@ -182,7 +187,7 @@ async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None
     app = make_app(server, project, price_in=2.0, price_out=10.0, context_window=1000)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
-        await wait_for(pilot, lambda: state(app) == "done")
+        await wait_for(pilot, lambda: finished(app))
         assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 10% of 1.0k · $0.0004"
 
 

@@ -199,3 +199,58 @@ def test_kill_9_mid_run_leaves_a_readable_session_log(server, project: Path, iso
     while time.monotonic() < deadline and any(p == ["sleep", "300"] for p in _cmdlines()):
         time.sleep(0.1)
     assert not any(p == ["sleep", "300"] for p in _cmdlines()), "the command outlived the killed agent"
+
+
+def test_sessions_continue_export_and_undo_from_the_command_line(server, project: Path, tmp_path: Path) -> None:
+    server.script(*TASK_STEPS, Reply("<thought>ok</thought><final_answer>still 42</final_answer>"))
+    first = mzagent("run", *endpoint(server), "--yes", "--project", str(project), "make calc.py")
+    assert first.returncode == 0
+    assert "tokens 300 in / 60 out" in first.stderr.splitlines()[-1]
+    listed = mzagent("sessions", "--project", str(project))
+    [line] = listed.stdout.splitlines()
+    assert "3 steps" in line and "final answer" in line and line.endswith("make calc.py")
+    session_id = line.split()[0]
+
+    again = mzagent("run", *endpoint(server), "--continue", "--project", str(project), "check it")
+    assert again.returncode == 0 and "still 42" in again.stdout
+    sent = server.requests[-1]["messages"]
+    assert sent[1]["content"] == "<question>make calc.py</question>" and sent[-1]["content"] == "<question>check it</question>"
+    assert len(mzagent("sessions", "--project", str(project)).stdout.splitlines()) == 1
+
+    exported = mzagent("export", session_id[:-1], "--project", str(project), "--api-key", "sk-cli-secret-key-777")
+    assert exported.returncode == 0
+    assert "## Task 1" in exported.stdout and "## Follow-up 2" in exported.stdout and "still 42" in exported.stdout
+    assert "sk-cli-secret-key-777" not in exported.stdout
+    target = tmp_path / "out.md"
+    assert mzagent("export", "--project", str(project), "-o", str(target)).returncode == 0
+    assert target.read_text() == exported.stdout
+    refused = mzagent("export", "--project", str(project), "-o", str(target))
+    assert refused.returncode == 2 and "exists" in refused.stderr
+    unknown = mzagent("export", "nope", "--project", str(project))
+    assert unknown.returncode == 2 and "matches no session" in unknown.stderr
+
+    undone = mzagent("undo", "--project", str(project))
+    assert undone.returncode == 0 and "removed calc.py" in undone.stdout
+    assert not (project / "calc.py").exists()
+    nothing = mzagent("undo", "--all", "--project", str(project))
+    assert nothing.returncode == 1 and "nothing left to undo" in nothing.stdout
+
+
+def test_undo_from_the_command_line_refuses_after_an_edit(server, project: Path) -> None:
+    server.script(*TASK_STEPS)
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "make calc.py").returncode == 0
+    (project / "calc.py").write_text("print('mine')\n")
+    refused = mzagent("undo", "--all", "--project", str(project))
+    assert refused.returncode == 1 and "calc.py was changed after the agent wrote it" in refused.stdout
+    assert (project / "calc.py").read_text() == "print('mine')\n"
+
+
+def test_max_cost_flag(server, project: Path) -> None:
+    server.default = Reply('<thought>again</thought><action>read_file("missing.txt")</action>', usage=(600_000, 0))
+    missing_prices = mzagent("run", *endpoint(server), "--max-cost", "1", "--project", str(project), "t")
+    assert missing_prices.returncode == 2 and "max_cost needs prices" in missing_prices.stderr
+    stopped = mzagent("run", *endpoint(server), "--price-in", "1", "--price-out", "2", "--max-cost", "1", "--project", str(project), "t")
+    assert stopped.returncode == 1
+    assert "reaching the limit of $1.00" in stopped.stderr
+    assert len(server.requests) == 2
+    assert "$1.20" in stopped.stderr.splitlines()[-1]

@@ -169,7 +169,7 @@ def test_undo_restores_the_previous_content_exactly(server, project: Path) -> No
     assert event == Undone(str(project / "a.txt"), 1, removed=False)
     assert (project / "a.txt").read_bytes() == original
     assert (project / "a.txt").stat().st_mode & 0o777 == 0o750
-    with pytest.raises(UndoRefused, match="nothing to undo"):
+    with pytest.raises(UndoRefused, match="nothing left to undo"):
         undo(agent.session, load_session(agent.session.folder).events, "last")
 
 

@@ -33,3 +33,7 @@ def test_approval_dialog(snap_compare, demo_server: ScriptedServer) -> None:
 
 def test_file_preview(snap_compare, demo_server: ScriptedServer) -> None:
     assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.preview)
+
+
+def test_undo_notice_and_find_bar(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.undo_and_find)

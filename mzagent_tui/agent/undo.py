@@ -57,8 +57,10 @@ def writes_of(events: Iterable[Event]) -> list[Write]:
 def plan(writes: list[Write], scope: Scope) -> list[Write]:
     """The writes to take back, newest first; raise UndoRefused if any would lose work."""
     pending = [w for w in writes if not w.undone]
-    if not pending:
+    if not writes:
         raise UndoRefused("there is nothing to undo: the agent has not written any file in this session")
+    if not pending:
+        raise UndoRefused("there is nothing left to undo: every write of the agent in this session is already undone")
     chosen = [pending[-1]] if scope == "last" else [w for w in pending if w.run == pending[-1].run]
     chosen.reverse()
     newest: dict[Path, Write] = {}

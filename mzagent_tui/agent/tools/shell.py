@@ -29,7 +29,7 @@ class ShellTool:
         to_run = decision.command or command
         ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note))
         if not decision.approved:
-            reason = f" Their reason: {decision.note}" if decision.note else ""
+            reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
             return ToolResult(
                 f"The user rejected this command, so it was not run.{reason} "
                 "Do not run it again unchanged; take another way or give a final answer explaining what is needed.",
