@@ -87,8 +87,8 @@ SETUP_HELP = (
     "Then restart mzagent. `mzagent config` shows what is set and where it came from."
 )
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
-REPLAY_EVENTS = 600
-"""A reopened session shows its last events; the export and the log have all of them."""
+REPLAY_ENTRIES = 60
+"""A reopened session shows its newest entries; the export and the log have all of them."""
 
 
 class MzAgentApp(App[None]):
@@ -138,6 +138,7 @@ class MzAgentApp(App[None]):
         self._pick_session = pick_session
         self._resume_folder: Path | None = None
         """A reopened session the next run continues (read again then, so undos made since count)."""
+        self._replayed: list[Entry] | None = None
         self._hits: list[Entry] = []
         self._hit = -1
 
@@ -294,12 +295,19 @@ class MzAgentApp(App[None]):
     def on_agent_event(self, message: AgentEvent) -> None:
         self._show(message.event)
 
+    def _add(self, entry: Entry) -> None:
+        """Mount an entry, or collect it while a reopened session is replayed (mounted at once after)."""
+        if self._replayed is not None:
+            self._replayed.append(entry)
+        else:
+            self._transcript.add(entry)
+
     def _show(self, event: Event, live: bool = True) -> None:
         """One core event on screen; `live` is False while a reopened session is replayed."""
-        transcript, status = self._transcript, self._status
+        status = self._status
         match event:
             case TaskStarted(task=task):
-                transcript.add(text_entry("question", task))
+                self._add(text_entry("question", task))
             case StepStarted(step=step):
                 status.step = step
                 self._thinking = None
@@ -313,19 +321,19 @@ class MzAgentApp(App[None]):
                     self._stream.remove()
                 self._stream = None
             case Thought(text=text):
-                transcript.add(text_entry("thought", text))
+                self._add(text_entry("thought", text))
             case Action(tool=tool, args=args):
-                transcript.add(action_entry(tool, args))
+                self._add(action_entry(tool, args))
             case ApprovalAsked():
                 self._set_state("waiting for approval")
             case ApprovalAnswered(approved=False, note=note):
-                transcript.add(text_entry("notice", note or "the command was not run", title="rejected"))
+                self._add(text_entry("notice", note or "the command was not run", title="rejected"))
             case ApprovalAnswered(note=note):
                 self._set_state("running a command")
                 if note:
-                    transcript.add(text_entry("notice", note, title="approved"))
+                    self._add(text_entry("notice", note, title="approved"))
             case Observation(tool=tool, text=text, ok=ok, exit_code=code, output_path=path):
-                transcript.add(ObservationEntry(text, ok, code, path))
+                self._add(ObservationEntry(text, ok, code, path))
                 self._set_state("thinking")
                 if tool == "run_terminal_command" and live:
                     self.query_one(ProjectTree).refresh_folder(self.project)
@@ -333,25 +341,25 @@ class MzAgentApp(App[None]):
                 self.query_one(ProjectTree).mark_changed(Path(path))
             case FinalAnswer(text=text):
                 self._last_answer = text
-                transcript.add(final_entry(text))
+                self._add(final_entry(text))
             case FormatError(message=text, count=count):
-                transcript.add(text_entry("notice", text, title=f"format error {count}/3, the model was told"))
+                self._add(text_entry("notice", text, title=f"format error {count}/3, the model was told"))
             case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
-                transcript.add(text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}"))
+                self._add(text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}"))
                 self._set_state(f"retrying in {seconds:.0f}s")
-            case Usage():
+            case Usage() if live:
                 self._meter.add(event)
                 status.usage = self._meter.summary()
             case Undone():
-                transcript.add(text_entry("notice", describe_undo(event, self.project), title="undo"))
+                self._add(text_entry("notice", describe_undo(event, self.project), title="undo"))
             case Notice(text=text):
-                transcript.add(text_entry("notice", text))
+                self._add(text_entry("notice", text))
             case Error(message=text):
-                transcript.add(text_entry("error", text))
+                self._add(text_entry("error", text))
             case Stopped(reason=reason, message=text):
                 if reason is not StopReason.FINAL_ANSWER:
                     kind = "notice" if reason is StopReason.CANCELLED else "error"
-                    transcript.add(text_entry(kind, text, title="run stopped"))
+                    self._add(text_entry(kind, text, title="run stopped"))
                 if self._stream is not None:
                     self._stream.mark_incomplete()
                     self._stream = None
@@ -417,16 +425,28 @@ class MzAgentApp(App[None]):
             self._open_session(load_session(folder))
 
     def _open_session(self, history: SessionHistory) -> None:
-        """Show a logged session and make the next task continue it; nothing of it is re-run."""
+        """Show a logged session and make the next task continue it; nothing of it is re-run.
+
+        Only the newest REPLAY_ENTRIES entries are built and mounted (both cost): events are
+        replayed from further back until there are enough. The export and the log have all.
+        """
         self._reset_conversation()
         self._resume_folder = history.folder
-        events = history.events[-REPLAY_EVENTS:]
-        skipped = len(history.events) - len(events)
-        with self.batch_update():
-            if skipped:
-                self._transcript.add(text_entry("notice", f"{skipped} earlier events are in the session log and the export", title="reopened"))
-            for event in events:
+        for event in history.events:
+            if isinstance(event, Usage):
+                self._meter.add(event)
+        self._status.usage = self._meter.summary()
+        start, built = len(history.events), []
+        while len(built) < REPLAY_ENTRIES and start > 0:
+            start = max(0, start - 4 * REPLAY_ENTRIES)
+            self._replayed = []
+            for event in history.events[start:]:
                 self._show(event, live=False)
+            built = self._replayed
+        self._replayed = None
+        if start > 0 or len(built) > REPLAY_ENTRIES:
+            self._transcript.add(text_entry("notice", "earlier entries are in the session log and the export (palette)", title="reopened"))
+        self._transcript.add(*built[-REPLAY_ENTRIES:])
         box = self.query_one(TaskInput)
         for event in history.events:
             if isinstance(event, TaskStarted):

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             return _show_config(settings, policy)
         if command in ("sessions", "export", "undo"):
             return _session_command(command, settings, project, args)
-        history = _history(project, args)
+        history = _history(project, args, command)
         if command == "run":
             return _run(settings, project, args, policy, history)
     except (ConfigError, SessionNotFound) as exc:
@@ -134,13 +134,18 @@ def main(argv: list[str] | None = None) -> int:
     return run_app(settings, project, policy, history, pick_session=args.resume == "")
 
 
-def _history(project: Path, args: argparse.Namespace) -> SessionHistory | None:
+def _history(project: Path, args: argparse.Namespace, command: str | None) -> SessionHistory | None:
     """The session named by --continue or --resume ID; None for a new one (or the app's picker)."""
     if args.continue_last:
         return find_session(project, "last")
-    if args.resume:
-        return find_session(project, args.resume)
-    return None
+    if args.resume == "" and command == "run":
+        raise ConfigError("mzagent run --resume needs a session id (`mzagent sessions` lists them), or use --continue")
+    if not args.resume:
+        return None
+    history = find_session(project, args.resume)
+    if history.project and Path(history.project) != project.resolve():
+        raise ConfigError(f"session {history.id} belongs to {history.project}, not {project.resolve()}")
+    return history
 
 
 def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:

@@ -193,11 +193,12 @@ async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None
 
 async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> None:
     server.script(answer("the needle is here"), answer("nothing"), answer("another NEEDLE"))
+    tasks = ("look for a Needle", "second", "third")
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
-        for task in ("first", "second", "third"):
+        for number, task in enumerate(tasks, 1):
             await submit(pilot, task)
-            await wait_for(pilot, lambda: len(entries(app, "final")) == ("first", "second", "third").index(task) + 1)
+            await wait_for(pilot, lambda: len(entries(app, "final")) == number)
         await pilot.press("ctrl+f")
         bar = app.query_one(SearchBar)
         assert bar.display and app.focused is bar.query_one(Input)
@@ -205,16 +206,19 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         await pilot.pause()
         transcript = app.query_one(Transcript)
         hits = [e for e in transcript.entries() if e.has_class("-hit")]
-        assert [e.plain for e in hits] == ["the needle is here", "another NEEDLE"]
+        assert [e.plain for e in hits] == ["look for a Needle", "the needle is here", "another NEEDLE"]
         count = bar.query_one("#search-count")
-        assert str(count.render()) == "2/2" and hits[1].has_class("-current-hit")
+        assert str(count.render()) == "3/3" and hits[2].has_class("-current-hit")
+        question = hits[0].query_one(".entry-body").content
+        assert [question.plain[span.start : span.end] for span in question.spans if span.style == "reverse"] == ["Needle"]
         await pilot.press("enter")
-        assert str(count.render()) == "1/2" and hits[0].has_class("-current-hit")
+        assert str(count.render()) == "1/3" and hits[0].has_class("-current-hit") and not hits[2].has_class("-current-hit")
         await pilot.press("up")
-        assert str(count.render()) == "2/2"
+        assert str(count.render()) == "3/3"
         bar.query_one(Input).value = "zzz"
         await pilot.pause()
         assert str(count.render()) == "no match"
+        assert not hits[0].query_one(".entry-body").content.spans
         await pilot.press("escape")
         assert not bar.display and not list(transcript.query(".-hit"))
         assert state(app) == "done", "escape closed the search, it did not cancel anything"

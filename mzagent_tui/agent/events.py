@@ -197,8 +197,8 @@ class Stopped(Event):
 EventSink = Callable[[Event], None]
 
 
-def _all_kinds() -> dict[str, type[Event]]:
-    return {cls.kind: cls for cls in Event.__subclasses__()}
+_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in Event.__subclasses__()}
+_FIELD_NAMES: dict[type[Event], frozenset[str]] = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in _KINDS.values()}
 
 
 def event_from_dict(data: dict[str, Any]) -> Event | None:
@@ -207,10 +207,10 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     Unknown fields are ignored and missing ones take their defaults where they have one, so
     logs written by older or newer versions still load.
     """
-    cls = _all_kinds().get(data.get("type", ""))
+    cls = _KINDS.get(data.get("type", ""))
     if cls is None:
         return None
-    names = {item.name for item in dataclasses.fields(cls)}
+    names = _FIELD_NAMES[cls]
     values = {k: v for k, v in data.items() if k in names}
     if cls is Stopped and "reason" in values:
         try:

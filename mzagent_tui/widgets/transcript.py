@@ -62,12 +62,16 @@ def safe(text: str) -> Text:
 class Entry(Vertical):
     """A transcript entry: a coloured title line and a body. CSS classes carry the kind."""
 
-    def __init__(self, kind: str, *body: Widget, title: str | Text | None = None, plain: str = "") -> None:
+    def __init__(
+        self, kind: str, *body: Widget, title: str | Text | None = None, plain: str = "", text_view: tuple[Static, Text] | None = None
+    ) -> None:
         super().__init__(classes=f"entry -{kind}")
         self.kind = kind
         self.plain = plain
         """The entry's text as the user reads it, for search."""
         self._body = body
+        self._text_view = text_view
+        """A body that is plain text (the widget and its text), so search can highlight the words it found."""
         heading = Text(f"{ICONS[kind]} {LABELS[kind]}", style="bold")
         if title is not None:
             heading.append("  ")
@@ -86,9 +90,21 @@ class Entry(Vertical):
         """Case-insensitive search over the title and the text; `needle` is already casefolded."""
         return needle in self._title.plain.casefold() or needle in self.plain.casefold()
 
+    def show_matches(self, query: str) -> None:
+        """Highlight `query` in a plain-text body (empty: remove the highlight)."""
+        if self._text_view is None:
+            return
+        view, text = self._text_view
+        if query:
+            text = text.copy()
+            text.highlight_words([query], style="reverse", case_sensitive=False)
+        view.update(text)
+
 
 def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
-    return Entry(kind, Static(safe(text), classes="entry-body"), title=title, plain=text)
+    shown = safe(text)
+    view = Static(shown, classes="entry-body")
+    return Entry(kind, view, title=title, plain=text, text_view=(view, shown))
 
 
 class StreamingEntry(Entry):
@@ -172,8 +188,11 @@ class ObservationEntry(Entry):
         self.output_path = Path(output_path) if output_path else None
         self._log: Log | None = None
         body: Widget
+        text_view = None
         if len(self.lines) <= SHORT_OUTPUT_LINES:
-            body = Static(Text("\n".join(self.lines)), classes="entry-body observation-text")
+            shown = Text("\n".join(self.lines))
+            body = Static(shown, classes="entry-body observation-text")
+            text_view = (body, shown)
         else:
             self._log = body = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
         badge = Text()
@@ -184,7 +203,7 @@ class ObservationEntry(Entry):
         if len(self.lines) > SHORT_OUTPUT_LINES:
             badge.append(f"  {len(self.lines)} lines (enter to expand")
             badge.append(", o for the full output)" if self.output_path else ")")
-        super().__init__("observation", body, title=badge, plain="\n".join(self.lines))
+        super().__init__("observation", body, title=badge, plain="\n".join(self.lines), text_view=text_view)
         self.set_class(not ok, "-failed")
 
     def on_mount(self) -> None:
@@ -231,6 +250,8 @@ class Transcript(VerticalScroll):
         hits = []
         for entry in self.entries():
             hit = bool(needle) and entry.matches(needle)
+            if hit or entry.has_class("-hit"):
+                entry.show_matches(query if hit else "")
             entry.set_class(hit, "-hit")
             entry.remove_class("-current-hit")
             if hit:

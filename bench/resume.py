@@ -1,0 +1,94 @@
+"""Reopening a session: 30 steps vs 300 vs 3,000 steps, from the log file to the first frame.
+
+Each log is written by the real `Session` with the events a step of the agent produces
+(thought, action, approval, observation, usage, file change); then the app opens it with
+`history=` and the time to a settled first frame is measured (process CPU and wall), plus
+`load_session` alone. Goal: the 3,000-step session opens within 3x of the 30-step one.
+
+    python bench/resume.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp()
+
+from mzagent_tui.agent.config import Settings  # noqa: E402
+from mzagent_tui.agent.events import (  # noqa: E402
+    Action,
+    ApprovalAnswered,
+    FileChanged,
+    FinalAnswer,
+    Observation,
+    StepStarted,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Usage,
+)
+from mzagent_tui.agent.history import load_session  # noqa: E402
+from mzagent_tui.agent.secrets import Redactor  # noqa: E402
+from mzagent_tui.agent.session import Session  # noqa: E402
+from mzagent_tui.app import MzAgentApp  # noqa: E402
+from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
+
+OUTPUT = "".join(f"line {i} of the command output\n" for i in range(40))
+
+
+def write_log(project: Path, steps: int) -> Path:
+    session = Session.create(project, Redactor([]))
+    session.record_event(TaskStarted("a long task"))
+    for step in range(1, steps + 1):
+        session.record_event(StepStarted(step, steps + 1))
+        session.record("message", role="assistant", content=f"<thought>step {step}</thought><action>run_terminal_command(\"make {step}\")</action>")
+        session.record_event(Thought(f"step {step}: build and look at the output"))
+        if step % 3 == 0:
+            session.record_event(Action("write_to_file", [f"src/file{step}.py", "print(1)\n" * 30]))
+            session.record_event(FileChanged(str(project / f"src/file{step}.py"), True, None, "0" * 64))
+            session.record_event(Observation("write_to_file", f"File written: src/file{step}.py (created, 30 lines, 270 bytes)."))
+        else:
+            session.record_event(Action("run_terminal_command", [f"make {step}"]))
+            session.record_event(ApprovalAnswered(True, f"make {step}"))
+            session.record_event(Observation("run_terminal_command", OUTPUT, True, 0, None))
+        session.record("message", role="user", content=f"<observation>{OUTPUT}</observation>")
+        session.record_event(Usage(1000 + 50 * step, 60))
+    session.record_event(FinalAnswer("done"))
+    session.record_event(Stopped(StopReason.FINAL_ANSWER, "final answer", steps))
+    session.close()
+    return session.folder
+
+
+async def reopen(project: Path, folder: Path) -> tuple[float, float, float]:
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    history = load_session(folder)
+    load_ms = (time.perf_counter() - wall0) * 1000
+    app = MzAgentApp(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project, history=history)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert len(list(app.query_one(Transcript).entries())) > 10
+        return load_ms, (time.process_time() - cpu0) * 1000, (time.perf_counter() - wall0) * 1000
+
+
+async def main() -> None:
+    project = Path(tempfile.mkdtemp())
+    results = {}
+    for steps in (30, 300, 3000):
+        folder = write_log(project, steps)
+        size = (folder / "log.jsonl").stat().st_size
+        await reopen(project, folder)  # warm imports and caches
+        results[steps] = await reopen(project, folder)
+        load_ms, cpu, wall = results[steps]
+        print(f"{steps:>5} steps ({size / 1e6:.1f} MB log): load_session {load_ms:.0f} ms, open to first frame {cpu:.0f} ms CPU / {wall:.0f} ms wall", flush=True)
+    print(f"ratio 3000/30: {results[3000][1] / results[30][1]:.2f}x CPU, {results[3000][2] / results[30][2]:.2f}x wall (goal <= 3x)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
