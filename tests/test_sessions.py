@@ -78,12 +78,14 @@ def test_resume_continues_the_conversation(server, project: Path) -> None:
     resumed, rec = make_agent(server, project, history=history)
     resumed.run("is it there?")
     sent = server.requests[-1]["messages"]
-    assert sent[: len(history.messages)] == history.messages
+    assert sent[1 : len(history.messages)] == history.messages[1:]
+    assert "a.txt" not in history.messages[0]["content"] and "a.txt" in sent[0]["content"], "the prompt's file list is renewed"
     assert sent[len(history.messages)]["content"] == "<question>is it there?</question>"
     assert rec.of(TaskStarted)[0].follow_up
     assert resumed.session.folder == history.folder
     again = load_session(history.folder)
     assert [e.task for e in again.events if isinstance(e, TaskStarted)] == ["make a.txt", "is it there?"]
+    assert again.messages == resumed.messages and [m["role"] for m in again.messages].count("system") == 1
     assert len(list_sessions(project)) == 1
 
 

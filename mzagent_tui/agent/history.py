@@ -125,7 +125,11 @@ def load_session(folder: Path) -> SessionHistory:
             history.started = float(record.get("t", 0.0))
             history.project = str(record.get("project", ""))
         elif kind == "message" and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
-            history.messages.append({"role": record["role"], "content": record["content"]})
+            message = {"role": record["role"], "content": record["content"]}
+            if message["role"] == "system" and history.messages and history.messages[0]["role"] == "system":
+                history.messages[0] = message  # a resumed session renews the prompt (files, tools)
+            else:
+                history.messages.append(message)
         elif kind == "event" and isinstance(record.get("event"), dict):
             event = event_from_dict(record["event"])
             if event is not None:

@@ -137,6 +137,10 @@ class Agent:
         if history is not None:
             self.session.record("resumed")
             self.messages = list(history.messages)
+            if self.messages and self.messages[0]["role"] == "system":
+                prompt = render_system_prompt(self.root, self.tools, self.settings.lang)
+                self.messages[0] = {"role": "system", "content": prompt}
+                self.session.record("message", role="system", content=prompt)
             for event in history.untold_undos():
                 self.tell_undo(event)
             for message in history.repairs():
