@@ -25,13 +25,6 @@ from textual.worker import Worker, WorkerState
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
-from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.undo import Scope, UndoRefused, undo
-from mzagent_tui.agent.undo import describe as describe_undo
-from mzagent_tui.agent.usage import Meter
-from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -53,6 +46,14 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
+from mzagent_tui.agent.export import to_markdown
+from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
+from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.undo import Scope, UndoRefused, undo
+from mzagent_tui.agent.undo import describe as describe_undo
+from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
@@ -504,8 +505,6 @@ class MzAgentApp(App[None]):
         folder = self._session_folder()
         if not answer or folder is None:
             return
-        from mzagent_tui.agent.export import to_markdown
-
         target = Path(answer).expanduser()
         target = target if target.is_absolute() else self.project / target
         text = to_markdown(load_session(folder), self._redactor())
@@ -527,15 +526,15 @@ class MzAgentApp(App[None]):
 
     @on(SearchBar.Find)
     def _find(self, message: SearchBar.Find) -> None:
+        """A new query selects the newest hit; steps move to older (-1) or newer (+1) hits, wrapping."""
         if message.step == 0:
             self._hits = self._transcript.mark_hits(message.query)
-            self._hit = len(self._hits)
-        self._hits = [hit for hit in self._hits if hit.is_attached]
-        if self._hits:
-            if message.step == 0:
-                self._hit = len(self._hits) - 1
-            else:
+            self._hit = len(self._hits) - 1
+        else:
+            self._hits = [hit for hit in self._hits if hit.is_attached]
+            if self._hits:
                 self._hit = (self._hit + message.step) % len(self._hits)
+        if self._hits:
             self._transcript.show_hit(self._hits[self._hit])
         self.query_one(SearchBar).show_count(self._hit + 1 if self._hits else 0, len(self._hits))
 

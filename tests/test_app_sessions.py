@@ -212,9 +212,13 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         question = hits[0].query_one(".entry-body").content
         assert [question.plain[span.start : span.end] for span in question.spans if span.style == "reverse"] == ["Needle"]
         await pilot.press("enter")
-        assert str(count.render()) == "1/3" and hits[0].has_class("-current-hit") and not hits[2].has_class("-current-hit")
+        assert str(count.render()) == "2/3" and hits[1].has_class("-current-hit") and not hits[2].has_class("-current-hit")
         await pilot.press("up")
-        assert str(count.render()) == "3/3"
+        assert str(count.render()) == "1/3" and hits[0].has_class("-current-hit")
+        await pilot.press("up")
+        assert str(count.render()) == "3/3", "wraps around"
+        await pilot.press("down")
+        assert str(count.render()) == "1/3"
         bar.query_one(Input).value = "zzz"
         await pilot.pause()
         assert str(count.render()) == "no match"

@@ -209,6 +209,20 @@ def test_undo_all_of_a_run_walks_back_repeated_writes(server, project: Path) -> 
     assert all(w.undone for w in writes_of(load_session(agent.session.folder).events))
 
 
+def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, project: Path) -> None:
+    (project / "a.txt").write_text("v0\n")
+    agent, _ = run_writes(server, project, write("a.txt", "v1\n"))
+    agent.session.close()
+    resumed, _ = make_agent(server, project, history=load_session(agent.session.folder))
+    server.script(write("a.txt", "v2\n"), answer())
+    resumed.run("again")
+    assert sorted(p.name for p in (agent.session.folder / "backups").iterdir()) == ["0001-a.txt", "0002-a.txt"]
+    undo(resumed.session, load_session(agent.session.folder).events, "last")
+    assert (project / "a.txt").read_text() == "v1\n"
+    undo(resumed.session, load_session(agent.session.folder).events, "last")
+    assert (project / "a.txt").read_text() == "v0\n"
+
+
 def test_the_model_is_told_about_an_undo_with_the_next_task(server, project: Path) -> None:
     agent, _ = run_writes(server, project, write("a.txt", "x\n"))
     agent.session.close()

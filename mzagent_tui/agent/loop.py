@@ -98,9 +98,8 @@ class Agent:
         environ: Mapping[str, str] | None = None,
         policy: Policy | None = None,
         history: SessionHistory | None = None,
-        session: Session | None = None,
     ) -> None:
-        """`history` continues a logged session (in `session` if the caller reopened it already)."""
+        """`history` continues a logged session: same log, same conversation, nothing re-run."""
         environ = os.environ if environ is None else environ
         self.settings = settings
         self.root = project.resolve()
@@ -108,9 +107,7 @@ class Agent:
             raise ConfigError(f"the project folder {project} does not exist")
         redact = Redactor(secret_values(environ, [settings.api_key]))
         self._sink = emit
-        if session is None:
-            session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
-        self.session = session
+        self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
         self.meter = Meter(settings.price_in, settings.price_out, settings.window())
         self.llm = ChatClient(settings, self.emit)
         self.policy = policy or Policy()

@@ -102,9 +102,8 @@ class Session:
 def _highest_number(folder: Path) -> int:
     """Backups and outputs are numbered; a reopened session goes on after the highest."""
     highest = 0
-    for sub in ("backups", "outputs"):
-        for path in (folder / sub).glob("*") if (folder / sub).is_dir() else ():
-            digits = path.name.removeprefix("command-")[:4]
-            if digits.isdigit():
-                highest = max(highest, int(digits))
+    for path in [*folder.glob("backups/*"), *folder.glob("outputs/*")]:
+        digits = path.name.removeprefix("command-")[:4]
+        if digits.isdigit():
+            highest = max(highest, int(digits))
     return highest

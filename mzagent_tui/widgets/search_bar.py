@@ -21,13 +21,13 @@ from textual.widgets import Input, Static
 class SearchBar(Horizontal):
     BINDINGS = [
         Binding("escape", "close", "Close search", id="search.close"),
-        Binding("down,f3", "find(1)", "Next", id="search.next"),
-        Binding("up,shift+f3", "find(-1)", "Previous", id="search.previous"),
+        Binding("up,shift+f3", "find(-1)", "Older hit", id="search.older"),
+        Binding("down,f3", "find(1)", "Newer hit", id="search.newer"),
     ]
 
     @dataclass
     class Find(Message):
-        """Search for `query`; `step` is 0 for a new query, 1 for the next hit, -1 for the previous."""
+        """Search for `query`; `step` is 0 for a new query, -1 for an older hit, 1 for a newer one."""
 
         query: str
         step: int
@@ -36,7 +36,7 @@ class SearchBar(Horizontal):
         pass
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Find in transcript (Enter/↓ next, ↑ previous, Esc close)", id="search-input")
+        yield Input(placeholder="Find in transcript (Enter/↑ older hit, ↓ newer, Esc closes)", id="search-input")
         yield Static("", id="search-count")
 
     def open(self) -> None:
@@ -57,7 +57,7 @@ class SearchBar(Horizontal):
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.post_message(self.Find(event.value, 1))
+        self.post_message(self.Find(event.value, -1))
 
     def action_find(self, step: int) -> None:
         self.post_message(self.Find(self.query_one(Input).value, step))
