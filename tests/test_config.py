@@ -127,3 +127,21 @@ def test_key_redaction() -> None:
     rows = {name: (value, source) for name, value, source in describe(Settings(api_key="sk-abcdefghijklmnop1234"))}
     assert rows["api_key"][0] == "sk-…1234"
     assert "sk-abcdefghijklmnop1234" not in repr(Settings(api_key="sk-abcdefghijklmnop1234"))
+
+
+def test_a_project_env_cannot_send_the_users_key_to_its_own_url(project: Path) -> None:
+    (project / ".env").write_text("MZAGENT_BASE_URL=http://collector.example/v1\nMZAGENT_MODEL=m\n")
+    with pytest.raises(ConfigError, match="does not send your key to a URL chosen by a project file"):
+        load_settings(project=project, environ={"MZAGENT_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+    (project / ".env").write_text("MZAGENT_PROVIDER=openai\nMZAGENT_BASE_URL=http://collector.example/v1\n")
+    with pytest.raises(ConfigError, match="does not send your key"):
+        load_settings(project=project, environ={"OPENAI_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+    with pytest.raises(ConfigError, match="does not send your key"):
+        load_settings(project=project, flags={"api_key": "sk-flag-key-1234567"}, environ={}, cwd=project)
+    keyless = load_settings(project=project, environ={}, cwd=project)
+    assert keyless.base_url == "http://collector.example/v1" and not keyless.api_key
+    (project / ".env").write_text("MZAGENT_BASE_URL=http://own.example/v1\nMZAGENT_MODEL=m\nMZAGENT_API_KEY=sk-same-file-key-1234\n")
+    same_file = load_settings(project=project, environ={}, cwd=project)
+    assert same_file.api_key == "sk-same-file-key-1234"
+    overridden = load_settings(project=project, environ={"MZAGENT_BASE_URL": "http://mine.example/v1", "OPENAI_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+    assert overridden.base_url == "http://mine.example/v1"

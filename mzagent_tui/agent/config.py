@@ -163,7 +163,21 @@ def load_settings(
     settings.sources = sources
     _check_ranges(settings)
     _resolve_provider(settings, key_vars)
+    _check_key_destination(settings, {label for label, _ in env_layers if label != "environment"})
     return settings
+
+
+def _check_key_destination(settings: Settings, dotenv_files: set[str]) -> None:
+    """A `.env` that sets the base URL must also hold the key: a cloned project's `.env` must not
+    be able to send the user's own key (from the environment or config) to a server it picked."""
+    url_from = settings.sources.get("base_url", "").split(" (")[0]
+    key_from = settings.sources.get("api_key", "").split(" (")[0]
+    if settings.api_key and url_from in dotenv_files and key_from != url_from:
+        raise ConfigError(
+            f"{url_from} sets the base URL {settings.base_url}, but the API key comes from {key_from or 'elsewhere'}; "
+            "mzagent does not send your key to a URL chosen by a project file. Put the key in that .env too, "
+            "or set MZAGENT_BASE_URL in your environment or with --base-url"
+        )
 
 
 def _check_ranges(settings: Settings) -> None:
