@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path, PurePath
 
 from mzagent_tui.agent.events import (
     Action,
@@ -28,6 +29,7 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.history import SessionHistory
+from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.agent.usage import Meter
 
 _BACKTICKS = re.compile(r"`+")
@@ -63,7 +65,7 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
             case Action(tool="run_terminal_command", args=[str() as command, *_]):
                 lines += ["", "**Action:** run a command", "", fenced(command, "sh")]
             case Action(tool="write_to_file", args=[str() as path, str() as content]):
-                lines += ["", f"**Action:** write `{path}`", "", fenced(content)]
+                lines += ["", f"**Action:** write `{path}`", "", fenced(content, PurePath(path).suffix.lstrip("."))]
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]
@@ -80,9 +82,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
                 lines += ["", f"*Notice:* {text}"]
             case Error(message=message):
                 lines += ["", f"**Error:** {message}"]
-            case Undone(path=path, removed=removed):
-                what = "removed" if removed else "restored the previous content of"
-                lines += ["", f"*Undo:* {what} `{path}`"]
+            case Undone():
+                lines += ["", f"*Undo:* {describe_undo(event, Path(history.project))}"]
             case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
                 lines += ["", f"*Run stopped:* {message}"]
             case Usage():
@@ -92,7 +93,7 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
     if history.interrupted:
         lines += ["", "*The session was interrupted here (the process ended during a run).*"]
     if meter.tokens_in or meter.tokens_out:
-        lines += ["", "---", "", meter.summary()]
+        lines += ["", "---", "", meter.summary(context=False)]
     return redact("\n".join(lines) + "\n")
 
 

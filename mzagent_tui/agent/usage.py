@@ -45,13 +45,13 @@ class Meter:
         """The share of the context window the latest request used, or None if the window is unknown."""
         return self.context / self.window if self.window else None
 
-    def summary(self) -> str:
+    def summary(self, context: bool = True) -> str:
         """`tokens ~1,234 in / ~56 out · context 8% of 16k · ~$0.0012`; `~` marks estimates."""
         approx = "~" if self.estimated else ""
         parts = [f"tokens {approx}{self.tokens_in:,} in / {approx}{self.tokens_out:,} out"]
-        if self.fill is not None:
+        if context and self.fill is not None:
             parts.append(f"context {self.fill:.0%} of {_short(self.window)}")
-        elif self.context:
+        elif context and self.context:
             parts.append(f"context {_short(self.context)}")
         if self.priced:
             parts.append(f"{approx}{money(self.cost)}")
