@@ -26,15 +26,11 @@ from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import (
-    Action,
     ApprovalAnswered,
     ApprovalAsked,
-    Error,
     Event,
     FileChanged,
     FinalAnswer,
-    FormatError,
-    Notice,
     Observation,
     ReplyFinished,
     RetryWait,
@@ -42,8 +38,6 @@ from mzagent_tui.agent.events import (
     Stopped,
     StopReason,
     TaskStarted,
-    Thought,
-    Undone,
     Usage,
 )
 from mzagent_tui.agent.export import to_markdown
@@ -52,7 +46,6 @@ from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, m
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.undo import Scope, UndoRefused, undo
-from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
@@ -67,14 +60,14 @@ from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.transcript import (
+    EarlierEntry,
     Entry,
     ObservationEntry,
     ProgressEntry,
     StreamingEntry,
     ThinkingEntry,
     Transcript,
-    action_entry,
-    final_entry,
+    entries_for,
     text_entry,
 )
 
@@ -89,7 +82,7 @@ SETUP_HELP = (
 )
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
 REPLAY_ENTRIES = 60
-"""A reopened session shows its newest entries; the export and the log have all of them."""
+"""Entries a reopened session shows at first, and how many more each "show earlier" adds."""
 
 
 class MzAgentApp(App[None]):
@@ -139,7 +132,8 @@ class MzAgentApp(App[None]):
         self._pick_session = pick_session
         self._resume_folder: Path | None = None
         """A reopened session the next run continues (read again then, so undos made since count)."""
-        self._replayed: list[Entry] | None = None
+        self._backlog: list[Event] = []
+        """Events of a reopened session not yet shown (newest last)."""
         self._hits: list[Entry] = []
         self._hit = -1
 
@@ -294,21 +288,16 @@ class MzAgentApp(App[None]):
             self._stream.add(message.text)
 
     def on_agent_event(self, message: AgentEvent) -> None:
-        self._show(message.event)
+        event = message.event
+        entries = entries_for(event, self.project)
+        if entries:
+            self._transcript.add(*entries)
+        self._react(event)
 
-    def _add(self, entry: Entry) -> None:
-        """Mount an entry, or collect it while a reopened session is replayed (mounted at once after)."""
-        if self._replayed is not None:
-            self._replayed.append(entry)
-        else:
-            self._transcript.add(entry)
-
-    def _show(self, event: Event, live: bool = True) -> None:
-        """One core event on screen; `live` is False while a reopened session is replayed."""
+    def _react(self, event: Event) -> None:
+        """What a live event changes besides the transcript: state, step, tokens, tree, stream."""
         status = self._status
         match event:
-            case TaskStarted(task=task):
-                self._add(text_entry("question", task))
             case StepStarted(step=step):
                 status.step = step
                 self._thinking = None
@@ -321,46 +310,24 @@ class MzAgentApp(App[None]):
                 if self._stream is not None:
                     self._stream.remove()
                 self._stream = None
-            case Thought(text=text):
-                self._add(text_entry("thought", text))
-            case Action(tool=tool, args=args):
-                self._add(action_entry(tool, args))
             case ApprovalAsked():
                 self._set_state("waiting for approval")
-            case ApprovalAnswered(approved=False, note=note):
-                self._add(text_entry("notice", note or "the command was not run", title="rejected"))
-            case ApprovalAnswered(note=note):
+            case ApprovalAnswered(approved=True):
                 self._set_state("running a command")
-                if note:
-                    self._add(text_entry("notice", note, title="approved"))
-            case Observation(tool=tool, text=text, ok=ok, exit_code=code, output_path=path):
-                self._add(ObservationEntry(text, ok, code, path))
+            case Observation(tool=tool):
                 self._set_state("thinking")
-                if tool == "run_terminal_command" and live:
+                if tool == "run_terminal_command":
                     self.query_one(ProjectTree).refresh_folder(self.project)
             case FileChanged(path=path):
                 self.query_one(ProjectTree).mark_changed(Path(path))
             case FinalAnswer(text=text):
                 self._last_answer = text
-                self._add(final_entry(text))
-            case FormatError(message=text, count=count):
-                self._add(text_entry("notice", text, title=f"format error {count}/3, the model was told"))
-            case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
-                self._add(text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}"))
+            case RetryWait(seconds=seconds):
                 self._set_state(f"retrying in {seconds:.0f}s")
-            case Usage() if live:
+            case Usage():
                 self._meter.add(event)
                 status.usage = self._meter.summary()
-            case Undone():
-                self._add(text_entry("notice", describe_undo(event, self.project), title="undo"))
-            case Notice(text=text):
-                self._add(text_entry("notice", text))
-            case Error(message=text):
-                self._add(text_entry("error", text))
-            case Stopped(reason=reason, message=text):
-                if reason is not StopReason.FINAL_ANSWER:
-                    kind = "notice" if reason is StopReason.CANCELLED else "error"
-                    self._add(text_entry(kind, text, title="run stopped"))
+            case Stopped(reason=reason):
                 if self._stream is not None:
                     self._stream.mark_incomplete()
                     self._stream = None
@@ -402,6 +369,7 @@ class MzAgentApp(App[None]):
         self._status.queued = 0
         self._agent: Agent | None = None
         self._resume_folder = None
+        self._backlog = []
         self._transcript.remove_children()
         self._meter = self._new_meter()
         self._status.usage = self._meter.summary()
@@ -428,26 +396,27 @@ class MzAgentApp(App[None]):
     def _open_session(self, history: SessionHistory) -> None:
         """Show a logged session and make the next task continue it; nothing of it is re-run.
 
-        Only the newest REPLAY_ENTRIES entries are built and mounted (both cost): events are
-        replayed from further back until there are enough. The export and the log have all.
+        Only the newest entries are built and mounted (both cost); `EarlierEntry` at the top
+        shows more on request. The export and the log have everything.
         """
         self._reset_conversation()
         self._resume_folder = history.folder
+        tree = self.query_one(ProjectTree)
         for event in history.events:
-            if isinstance(event, Usage):
-                self._meter.add(event)
+            match event:
+                case Usage():
+                    self._meter.add(event)
+                case StepStarted(step=step):
+                    self._status.step = step
+                case FinalAnswer(text=text):
+                    self._last_answer = text
+                case FileChanged(path=path):
+                    tree.mark_changed(Path(path))
         self._status.usage = self._meter.summary()
-        start, built = len(history.events), []
-        while len(built) < REPLAY_ENTRIES and start > 0:
-            start = max(0, start - 4 * REPLAY_ENTRIES)
-            self._replayed = []
-            for event in history.events[start:]:
-                self._show(event, live=False)
-            built = self._replayed
-        self._replayed = None
-        if start > 0 or len(built) > REPLAY_ENTRIES:
-            self._transcript.add(text_entry("notice", "earlier entries are in the session log and the export (palette)", title="reopened"))
-        self._transcript.add(*built[-REPLAY_ENTRIES:])
+        self._backlog = list(history.events)
+        self._transcript.add(*self._earlier_entries())
+        if self._backlog:
+            self._transcript.mount(EarlierEntry(), before=0)
         box = self.query_one(TaskInput)
         for event in history.events:
             if isinstance(event, TaskStarted):
@@ -459,6 +428,20 @@ class MzAgentApp(App[None]):
             note += f" {history.bad_lines} damaged line(s) of the log were skipped."
         self._transcript.add(text_entry("notice", note, title="reopened"))
         self._set_state("interrupted" if history.interrupted else "reopened")
+
+    def _earlier_entries(self) -> list[Entry]:
+        """Entries for the newest events of the backlog, about REPLAY_ENTRIES of them; taken off the backlog."""
+        entries: list[Entry] = []
+        while self._backlog and len(entries) < REPLAY_ENTRIES:
+            entries[:0] = entries_for(self._backlog.pop(), self.project)
+        return entries
+
+    @on(EarlierEntry.Load)
+    def _load_earlier(self, message: EarlierEntry.Load) -> None:
+        marker = message.marker
+        self._transcript.insert_after(marker, self._earlier_entries())
+        if not self._backlog:
+            marker.remove()
 
     def _redactor(self) -> Redactor:
         return redactor(os.environ if self._environ is None else self._environ, self.settings.api_key)
@@ -487,7 +470,7 @@ class MzAgentApp(App[None]):
                 session.close()
         tree = self.query_one(ProjectTree)
         for event in done:
-            self._show(event)
+            self._transcript.add(*entries_for(event, self.project))
             if self._agent is not None:
                 self._agent.tell_undo(event)
         tree.refresh_folder(self.project)

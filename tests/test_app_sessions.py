@@ -8,13 +8,16 @@ from pathlib import Path
 from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
+from mzagent_tui.agent.events import Action, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
 from mzagent_tui.agent.history import find_session, load_session
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.sessions import SessionPickerScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
-from mzagent_tui.widgets.transcript import Transcript
+from mzagent_tui.widgets.transcript import EarlierEntry, Transcript
 from tests.conftest import settings_for
 from tests.scripted_server import Reply
 from tests.test_app import SIZE, approval, entries, state, submit, wait_for
@@ -226,3 +229,44 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         await pilot.press("escape")
         assert not bar.display and not list(transcript.query(".-hit"))
         assert state(app) == "done", "escape closed the search, it did not cancel anything"
+
+
+def long_session(project: Path, steps: int) -> Path:
+    """A logged session of `steps` command steps, written by the real Session (3 entries a step)."""
+    session = Session.create(project, Redactor([]))
+    session.record_event(TaskStarted("the very first task"))
+    for step in range(1, steps + 1):
+        session.record_event(StepStarted(step, steps))
+        session.record_event(Thought(f"thought {step}"))
+        session.record_event(Action("run_terminal_command", [f"echo {step}"]))
+        session.record_event(Observation("run_terminal_command", f"{step}\n", True, 0))
+        session.record_event(Usage(100, 10))
+    session.record_event(Stopped(StopReason.MAX_STEPS, "reached the step limit", steps))
+    session.close()
+    return session.folder
+
+
+async def test_a_long_reopened_session_shows_earlier_entries_on_request(server, project: Path) -> None:
+    folder = long_session(project, 50)
+    everything = ["the very first task"]
+    for step in range(1, 51):
+        everything += [f"thought {step}", f"echo {step}", f"{step}"]
+    everything.append("reached the step limit")
+    app = make_app(server, project, history=load_session(folder))
+    async with app.run_test(size=SIZE) as pilot:
+        status = app.query_one(RunStatus)
+        assert status.usage.startswith("tokens 5,000 in / 500 out") and status.step == 50
+        sizes = []
+        while True:
+            shown = list(app.query_one(Transcript).entries())
+            assert shown[-1].title_text.endswith("reopened")
+            if not isinstance(shown[0], EarlierEntry):
+                break
+            texts = [e.plain for e in shown[1:-1]]
+            sizes.append(len(texts))
+            assert texts == everything[-len(texts) :], "always the newest entries, in order"
+            shown[0].focus()
+            await pilot.press("enter")
+            await pilot.pause()
+        assert sizes == [60, 120]
+        assert [e.plain for e in shown[:-1]] == everything

@@ -19,8 +19,25 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Log, Static
 
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    Error,
+    Event,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    RetryWait,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Undone,
+)
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines, lines_label
+from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
 HIGH_WATER = 160
@@ -225,6 +242,63 @@ def final_entry(text: str) -> Entry:
     return Entry("final", Markdown(for_display(text), classes="entry-body"), plain=text)
 
 
+def entries_for(event: Event, root: Path) -> list[Entry]:
+    """The entries one core event becomes: none for bookkeeping events (steps, usage, …).
+
+    Pure, so a reopened session's events can be turned into entries without touching the app.
+    """
+    match event:
+        case TaskStarted(task=task):
+            return [text_entry("question", task)]
+        case Thought(text=text):
+            return [text_entry("thought", text)]
+        case Action(tool=tool, args=args):
+            return [action_entry(tool, args)]
+        case ApprovalAnswered(approved=False, note=note):
+            return [text_entry("notice", note or "the command was not run", title="rejected")]
+        case ApprovalAnswered(note=note) if note:
+            return [text_entry("notice", note, title="approved")]
+        case Observation(text=text, ok=ok, exit_code=code, output_path=path):
+            return [ObservationEntry(text, ok, code, path)]
+        case FinalAnswer(text=text):
+            return [final_entry(text)]
+        case FormatError(message=text, count=count):
+            return [text_entry("notice", text, title=f"format error {count}/3, the model was told")]
+        case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
+            return [text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}")]
+        case Undone():
+            return [text_entry("notice", describe_undo(event, root), title="undo")]
+        case Notice(text=text):
+            return [text_entry("notice", text)]
+        case Error(message=text):
+            return [text_entry("error", text)]
+        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
+            return [text_entry("notice" if reason is StopReason.CANCELLED else "error", text, title="run stopped")]
+    return []
+
+
+class EarlierEntry(Entry):
+    """At the top of a reopened session: enter (or a click) shows the entries before it."""
+
+    can_focus = True
+    BINDINGS = [Binding("enter,space", "load", "Show earlier", id="earlier.load")]
+
+    class Load(Message):
+        def __init__(self, marker: EarlierEntry) -> None:
+            super().__init__()
+            self.marker = marker
+
+    def __init__(self) -> None:
+        text = "earlier entries of this session are not shown: select this (enter) to show more; the export has all"
+        super().__init__("notice", Static(safe(text), classes="entry-body"), title="reopened", plain=text)
+
+    def action_load(self) -> None:
+        self.post_message(self.Load(self))
+
+    def on_click(self) -> None:
+        self.action_load()
+
+
 class Transcript(VerticalScroll):
     """Anchored, streaming, pruned list of entries."""
 
@@ -235,6 +309,11 @@ class Transcript(VerticalScroll):
         with self.app.batch_update():
             self.mount_all(entries)
             self._prune()
+
+    def insert_after(self, anchor: Widget, entries: list[Entry]) -> None:
+        """Older entries of a reopened session, shown below `anchor` (not pruned right away)."""
+        with self.app.batch_update():
+            self.mount_all(entries, after=anchor)
 
     def _prune(self) -> None:
         children = list(self.children)
