@@ -401,7 +401,7 @@ class MzAgentApp(App[None]):
         """
         self._reset_conversation()
         self._resume_folder = history.folder
-        tree = self.query_one(ProjectTree)
+        written: list[Path] = []
         for event in history.events:
             match event:
                 case Usage():
@@ -411,7 +411,8 @@ class MzAgentApp(App[None]):
                 case FinalAnswer(text=text):
                     self._last_answer = text
                 case FileChanged(path=path):
-                    tree.mark_changed(Path(path))
+                    written.append(Path(path))
+        self.query_one(ProjectTree).mark_changed(*written)
         self._status.usage = self._meter.summary()
         self._backlog = list(history.events)
         self._transcript.add(*self._earlier_entries())

@@ -48,10 +48,14 @@ class ProjectTree(DirectoryTree):
             label.append(" ●", style="bold")
         return label
 
-    def mark_changed(self, path: Path) -> None:
-        """Mark a file the agent wrote and reload the folder that holds it."""
-        self.changed.add(path)
-        self.refresh_folder(path.parent)
+    def mark_changed(self, *paths: Path) -> None:
+        """Mark files the agent wrote and reload the folder that holds them (the tree if several)."""
+        self.changed.update(paths)
+        folders = {path.parent for path in paths}
+        if len(folders) == 1:
+            self.refresh_folder(folders.pop())
+        elif folders:
+            self.reload()
 
     def refresh_folder(self, folder: Path) -> None:
         node = self._find_node(folder)
