@@ -45,7 +45,7 @@ from mzagent_tui.agent.history import SessionHistory, list_sessions, load_sessio
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.undo import Scope, UndoRefused, undo
+from mzagent_tui.agent.undo import Scope, UndoRefused, undo, write_label, writes_of
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
@@ -53,8 +53,8 @@ from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
-from mzagent_tui.screens.sessions import SessionPickerScreen
-from mzagent_tui.session_commands import redactor
+from mzagent_tui.screens.choose import ChooseScreen
+from mzagent_tui.session_commands import redactor, session_line
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
@@ -387,11 +387,12 @@ class MzAgentApp(App[None]):
         if not sessions:
             self.notify("No earlier sessions for this project.")
             return
-        self.push_screen(SessionPickerScreen(sessions), callback=self._picked_session)
+        items = [(session_line(s), str(s.folder)) for s in sessions]
+        self.push_screen(ChooseScreen(f"Reopen a session ({len(sessions)}, most recent first)", items), callback=self._picked_session)
 
-    def _picked_session(self, folder: Path | None) -> None:
+    def _picked_session(self, folder: str | None) -> None:
         if folder is not None:
-            self._open_session(load_session(folder))
+            self._open_session(load_session(Path(folder)))
 
     def _open_session(self, history: SessionHistory) -> None:
         """Show a logged session and make the next task continue it; nothing of it is re-run.
@@ -476,6 +477,20 @@ class MzAgentApp(App[None]):
                 self._agent.tell_undo(event)
         tree.refresh_folder(self.project)
         self.notify(f"Undid {len(done)} write{'s' if len(done) > 1 else ''}.")
+
+    def action_undo_to(self) -> None:
+        """Choose a write; it and every later write are undone (the same checks as any undo)."""
+        folder = self._session_folder()
+        writes = [w for w in writes_of(load_session(folder).events) if not w.undone] if folder else []
+        if not writes:
+            self.notify("Nothing to undo: the agent has no writes left to take back in this conversation.")
+            return
+        items = [(write_label(w, self.project), str(w.number)) for w in reversed(writes)]
+        self.push_screen(ChooseScreen("Undo back to (this write and every later one)", items), callback=self._undo_to)
+
+    def _undo_to(self, number: str | None) -> None:
+        if number is not None:
+            self.action_undo(int(number))
 
     def action_export(self) -> None:
         folder = self._session_folder()
@@ -608,6 +623,7 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Reopen a session", "List this project's sessions and continue one", self.action_resume)
         yield SystemCommand("Undo last write", "Take back the agent's last file write (ctrl+z)", lambda: self.action_undo("last"))
         yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))
+        yield SystemCommand("Undo writes back to…", "Choose a write: it and every later write are taken back", self.action_undo_to)
         yield SystemCommand("Export session as Markdown", "Save the conversation as a Markdown file", self.action_export)
         yield SystemCommand("Find in transcript", "Search the transcript (ctrl+f)", self.action_find)
         yield SystemCommand("Copy final answer", "Copy the last final answer to the clipboard", self.action_copy_answer)

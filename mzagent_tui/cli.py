@@ -26,7 +26,8 @@ DESCRIPTION = """A terminal front-end for a ReAct coding agent.
   mzagent config            show the effective settings and where each came from
   mzagent sessions          list the project's sessions
   mzagent export [SESSION]  print a session as Markdown (default: the last one)
-  mzagent undo [--all]      take back the agent's last write (or all writes of its last run)
+  mzagent undo [--all]      take back the agent's last write (or all writes of its last run;
+                            --list shows the writes, --to N undoes back to write N)
 """
 
 
@@ -93,7 +94,10 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout (never overwritten)")
     elif command == "undo":
         parser = argparse.ArgumentParser(prog="mzagent undo", description="Take back the agent's writes; refuses if you changed a file since.")
-        parser.add_argument("--all", action="store_true", help="undo every write of the session's last run with writes")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--all", action="store_true", help="undo every write of the session's last run with writes")
+        which.add_argument("--to", type=int, metavar="N", help="undo write N and every write after it (see --list)")
+        which.add_argument("--list", action="store_true", help="list the session's writes with their numbers")
         parser.add_argument("--session", default="last", help="session id (or a unique prefix); default: the last one")
         parser.add_argument("--project", default=".", help="project folder (default: current folder)")
     else:
@@ -149,13 +153,17 @@ def _history(project: Path, args: argparse.Namespace, command: str | None) -> Se
 
 
 def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:
-    from mzagent_tui.session_commands import export_session, redactor, show_sessions, undo_writes
+    from mzagent_tui.session_commands import export_session, list_writes, redactor, show_sessions, undo_writes
 
     if command == "sessions":
         return show_sessions(project)
     redact = redactor(os.environ, settings.api_key)
     if command == "export":
         return export_session(project, args.session, redact, args.output)
+    if args.list:
+        return list_writes(project, args.session)
+    if args.to is not None:
+        return undo_writes(project, args.session, args.to, redact)
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 

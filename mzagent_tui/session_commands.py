@@ -16,7 +16,7 @@ from mzagent_tui.agent.history import SessionHistory, find_session, list_session
 from mzagent_tui.agent.secrets import Redactor, secret_values
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.undo import Scope, UndoRefused, describe, undo
+from mzagent_tui.agent.undo import Scope, UndoRefused, describe, undo, write_label, writes_of
 
 EXIT_OK, EXIT_REFUSED = 0, 1
 
@@ -50,6 +50,16 @@ def export_session(project: Path, which: str, redact: Redactor, output: Path | N
     with output.open("x", encoding="utf-8") as handle:
         handle.write(text)
     print(f"wrote {output}", file=sys.stderr)
+    return EXIT_OK
+
+
+def list_writes(project: Path, which: str, out: TextIO = sys.stdout) -> int:
+    history = find_session(project, which)
+    writes = writes_of(history.events)
+    if not writes:
+        out.write(f"the agent wrote no files in session {history.id}\n")
+    for write in writes:
+        out.write(write_label(write, project.resolve()) + "\n")
     return EXIT_OK
 
 

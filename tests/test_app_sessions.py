@@ -14,7 +14,7 @@ from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.ask_text import AskTextScreen
-from mzagent_tui.screens.sessions import SessionPickerScreen
+from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.transcript import EarlierEntry, Transcript
@@ -92,7 +92,7 @@ async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Pat
             await wait_for(pilot, lambda: finished(app))
     app = make_app(server, project, pick_session=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen))
         options = app.screen.query_one(OptionList)
         assert options.option_count == 2
         assert "beta task" in str(options.get_option_at_index(0).prompt)
@@ -101,7 +101,7 @@ async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Pat
         assert entries(app, "question")[0].plain == "alpha task"
         assert entries(app, "final")[0].plain == "alpha answer"
         await run_palette(pilot, "Reopen a session")
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen))
         await pilot.press("escape")
         assert entries(app, "question")[0].plain == "alpha task"
 
@@ -131,6 +131,26 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
         await wait_for(pilot, lambda: len(server.requests) == 4)
         question = server.requests[-1]["messages"][-1]["content"]
         assert "Note: the user undid write 2" in question and "Note: the user undid write 1" in question
+
+
+async def test_undo_back_to_a_chosen_write_from_the_palette(server, project: Path) -> None:
+    server.script(write("a.txt", "1\n"), write("b.txt", "2\n"), write("c.txt", "3\n"), answer("three files"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "write three")
+        await wait_for(pilot, lambda: finished(app))
+        await run_palette(pilot, "Undo writes back to")
+        await wait_for(pilot, lambda: isinstance(app.screen, ChooseScreen))
+        options = app.screen.query_one(OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert labels == ["#3  run 1  created c.txt", "#2  run 1  created b.txt", "#1  run 1  created a.txt"]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert (project / "a.txt").exists() and not (project / "b.txt").exists() and not (project / "c.txt").exists()
+        assert [e.plain for e in entries(app, "notice") if "undo" in e.title_text] == [
+            "undid write 3: removed c.txt, which the agent had created",
+            "undid write 2: removed b.txt, which the agent had created",
+        ]
 
 
 async def test_undo_refuses_after_a_user_edit(server, project: Path) -> None:

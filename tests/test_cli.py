@@ -229,7 +229,9 @@ def test_sessions_continue_export_and_undo_from_the_command_line(server, project
     unknown = mzagent("export", "nope", "--project", str(project))
     assert unknown.returncode == 2 and "matches no session" in unknown.stderr
 
-    undone = mzagent("undo", "--project", str(project))
+    listed = mzagent("undo", "--list", "--project", str(project))
+    assert listed.stdout == "#1  run 1  created calc.py\n"
+    undone = mzagent("undo", "--to", "1", "--project", str(project))
     assert undone.returncode == 0 and "removed calc.py" in undone.stdout
     assert not (project / "calc.py").exists()
     nothing = mzagent("undo", "--all", "--project", str(project))

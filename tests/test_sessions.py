@@ -223,6 +223,19 @@ def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, proje
     assert (project / "a.txt").read_text() == "v0\n"
 
 
+def test_undo_back_to_a_write_takes_it_and_every_later_one(server, project: Path) -> None:
+    (project / "a.txt").write_text("v0\n")
+    agent, _ = run_writes(server, project, write("a.txt", "v1\n"), write("b.txt", "b\n"), write("a.txt", "v2\n"))
+    events = load_session(agent.session.folder).events
+    with pytest.raises(UndoRefused, match="write 9 is not one that can be undone"):
+        undo(agent.session, events, 9)
+    done = undo(agent.session, events, 2)
+    assert [e.write for e in done] == [3, 2]
+    assert (project / "a.txt").read_text() == "v1\n" and not (project / "b.txt").exists()
+    with pytest.raises(UndoRefused, match=r"write 2 is not one that can be undone \(writes not undone yet: 1\)"):
+        undo(agent.session, load_session(agent.session.folder).events, 2)
+
+
 def test_the_model_is_told_about_an_undo_with_the_next_task(server, project: Path) -> None:
     agent, _ = run_writes(server, project, write("a.txt", "x\n"))
     agent.session.close()

@@ -1,4 +1,4 @@
-"""Taking back the agent's writes: the last one, or all writes of the last run.
+"""Taking back the agent's writes: the last one, all writes of the last run, or back to write N.
 
 Every `FileChanged` in the log is a write with a number, the run it belongs to, the digest of
 what was written and (for an overwrite) the saved previous content. Undo first checks every
@@ -19,7 +19,8 @@ from mzagent_tui.agent.events import Event, FileChanged, TaskStarted, Undone
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.files import atomic_write
 
-Scope = Literal["last", "run"]
+Scope = Literal["last", "run"] | int
+"""The last write, the last run's writes, or a write number: that write and every later one."""
 
 
 class UndoRefused(Exception):
@@ -61,7 +62,14 @@ def plan(writes: list[Write], scope: Scope) -> list[Write]:
         raise UndoRefused("there is nothing to undo: the agent has not written any file in this session")
     if not pending:
         raise UndoRefused("there is nothing left to undo: every write of the agent in this session is already undone")
-    chosen = [pending[-1]] if scope == "last" else [w for w in pending if w.run == pending[-1].run]
+    if scope == "last":
+        chosen = [pending[-1]]
+    elif scope == "run":
+        chosen = [w for w in pending if w.run == pending[-1].run]
+    else:
+        if scope not in {w.number for w in pending}:
+            raise UndoRefused(f"write {scope} is not one that can be undone (writes not undone yet: {', '.join(str(w.number) for w in pending)})")
+        chosen = [w for w in pending if w.number >= scope]
     chosen.reverse()
     newest: dict[Path, Write] = {}
     for write in pending:
@@ -100,10 +108,20 @@ def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone
     return done
 
 
+def write_label(write: Write, root: Path) -> str:
+    """`#3  run 2  overwrote src/app.py`: one write in a list to choose from."""
+    verb = "created" if write.created else "overwrote"
+    state = "  (undone)" if write.undone else ""
+    return f"#{write.number}  run {write.run}  {verb} {_shown(write.path, root)}{state}"
+
+
+def _shown(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
 def describe(event: Undone, root: Path) -> str:
     """One line for the transcript, the headless output and the model's note."""
-    path = Path(event.path)
-    shown = path.relative_to(root).as_posix() if path.is_relative_to(root) else event.path
+    shown = _shown(Path(event.path), root)
     if event.removed:
         return f"undid write {event.write}: removed {shown}, which the agent had created"
     return f"undid write {event.write}: restored {shown} to its content before the agent wrote it"
