@@ -43,9 +43,8 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.export import to_markdown
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
-from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.secrets import Redactor, redactor_for
 from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.undo import Scope, UndoRefused, undo, write_label, writes_of
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
@@ -54,7 +53,6 @@ from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.screens.choose import ChooseScreen
-from mzagent_tui.session_commands import redactor, session_line
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
@@ -73,6 +71,7 @@ from mzagent_tui.widgets.transcript import (
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent
+    from mzagent_tui.agent.undo import Scope
 
 SETUP_HELP = (
     "No model endpoint is configured, so tasks cannot run yet. The file tree works.\n"
@@ -144,7 +143,6 @@ class MzAgentApp(App[None]):
         with Horizontal(id="main"):
             yield ProjectTree(self.project, id="tree")
             with Vertical(id="work"):
-                yield SearchBar(id="search")
                 yield Transcript(id="transcript")
                 yield TaskInput(placeholder="Describe a task and press Enter", id="task")
         yield RunStatus(id="status")
@@ -387,7 +385,7 @@ class MzAgentApp(App[None]):
         if not sessions:
             self.notify("No earlier sessions for this project.")
             return
-        items = [(session_line(s), str(s.folder)) for s in sessions]
+        items = [(s.summary_line(), str(s.folder)) for s in sessions]
         self.push_screen(ChooseScreen(f"Reopen a session ({len(sessions)}, most recent first)", items), callback=self._picked_session)
 
     def _picked_session(self, folder: str | None) -> None:
@@ -446,13 +444,15 @@ class MzAgentApp(App[None]):
             marker.remove()
 
     def _redactor(self) -> Redactor:
-        return redactor(os.environ if self._environ is None else self._environ, self.settings.api_key)
+        return redactor_for(os.environ if self._environ is None else self._environ, self.settings.api_key)
 
     def _session_folder(self) -> Path | None:
         return self._agent.session.folder if self._agent is not None else self._resume_folder
 
     def action_undo(self, scope: Scope) -> None:
         """Take back the agent's last write (or all writes of its last run); refuses rather than lose user edits."""
+        from mzagent_tui.agent.undo import UndoRefused, undo  # restoring files needs the file tools: load on first use
+
         if self._started_at is not None:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
             return
@@ -480,6 +480,8 @@ class MzAgentApp(App[None]):
 
     def action_undo_to(self) -> None:
         """Choose a write; it and every later write are undone (the same checks as any undo)."""
+        from mzagent_tui.agent.undo import write_label, writes_of
+
         folder = self._session_folder()
         writes = [w for w in writes_of(load_session(folder).events) if not w.undone] if folder else []
         if not writes:
@@ -520,7 +522,10 @@ class MzAgentApp(App[None]):
 
     # Find in the transcript ----------------------------------------------------------------
 
-    def action_find(self) -> None:
+    async def action_find(self) -> None:
+        """Open the search bar; it is mounted on first use to keep it off start-up."""
+        if not self.query(SearchBar):
+            await self.query_one("#work").mount(SearchBar(id="search"), before=self._transcript)
         self.query_one(SearchBar).open()
 
     @on(SearchBar.Find)

@@ -153,11 +153,12 @@ def _history(project: Path, args: argparse.Namespace, command: str | None) -> Se
 
 
 def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:
-    from mzagent_tui.session_commands import export_session, list_writes, redactor, show_sessions, undo_writes
+    from mzagent_tui.agent.secrets import redactor_for
+    from mzagent_tui.session_commands import export_session, list_writes, show_sessions, undo_writes
 
     if command == "sessions":
         return show_sessions(project)
-    redact = redactor(os.environ, settings.api_key)
+    redact = redactor_for(os.environ, settings.api_key)
     if command == "export":
         return export_session(project, args.session, redact, args.output)
     if args.list:

@@ -6,30 +6,16 @@ They read and append to the session logs directly; no model, no Textual.
 from __future__ import annotations
 
 import sys
-import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
 from mzagent_tui.agent.export import to_markdown
-from mzagent_tui.agent.history import SessionHistory, find_session, list_sessions
-from mzagent_tui.agent.secrets import Redactor, secret_values
+from mzagent_tui.agent.history import find_session, list_sessions
+from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.undo import Scope, UndoRefused, describe, undo, write_label, writes_of
+from mzagent_tui.agent.undo import Scope, UndoRefused, undo, write_label, writes_of
 
 EXIT_OK, EXIT_REFUSED = 0, 1
-
-
-def redactor(environ: Mapping[str, str], api_key: str) -> Redactor:
-    return Redactor(secret_values(environ, [api_key]))
-
-
-def session_line(history: SessionHistory) -> str:
-    """`20261130-172100-ab12  2026-11-30 17:21  12 steps  final answer  Fix the tests`."""
-    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(history.started)) if history.started else "?"
-    task = for_display(history.first_task.splitlines()[0] if history.first_task else "(no task)")[:60]
-    return f"{history.id}  {started}  {history.steps:>3} steps  {history.final_state:<13}  {task}"
 
 
 def show_sessions(project: Path, out: TextIO = sys.stdout) -> int:
@@ -37,7 +23,7 @@ def show_sessions(project: Path, out: TextIO = sys.stdout) -> int:
     if not sessions:
         out.write(f"no sessions yet for {project.resolve()}\n")
     for history in sessions:
-        out.write(session_line(history) + "\n")
+        out.write(history.summary_line() + "\n")
     return EXIT_OK
 
 
@@ -75,5 +61,5 @@ def undo_writes(project: Path, which: str, scope: Scope, redact: Redactor, out: 
         session.close()
     root = project.resolve()
     for event in done:
-        out.write(describe(event, root) + "\n")
+        out.write(event.describe(root) + "\n")
     return EXIT_OK

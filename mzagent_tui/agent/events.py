@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any, ClassVar
 
 
@@ -140,6 +141,18 @@ class Undone(Event):
     path: str
     write: int
     removed: bool
+
+    def describe(self, root: Path) -> str:
+        """One line for the transcript, the export, the headless output and the model's note."""
+        shown = shown_path(Path(self.path), root)
+        if self.removed:
+            return f"undid write {self.write}: removed {shown}, which the agent had created"
+        return f"undid write {self.write}: restored {shown} to its content before the agent wrote it"
+
+
+def shown_path(path: Path, root: Path) -> str:
+    """A path as the user thinks of it: relative to the project when it is inside."""
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.history import SessionHistory
-from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.agent.usage import Meter
 
 _BACKTICKS = re.compile(r"`+")
@@ -83,7 +82,7 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
             case Error(message=message):
                 lines += ["", f"**Error:** {message}"]
             case Undone():
-                lines += ["", f"*Undo:* {describe_undo(event, Path(history.project))}"]
+                lines += ["", f"*Undo:* {event.describe(Path(history.project))}"]
             case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
                 lines += ["", f"*Run stopped:* {message}"]
             case Usage():

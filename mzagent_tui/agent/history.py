@@ -8,12 +8,14 @@ no `stopped` was interrupted; resuming never re-runs its tools, it only tells th
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, event_from_dict
 from mzagent_tui.agent.session import project_slug, sessions_root
+from mzagent_tui.agent.textsafe import for_display
 
 INTERRUPTED_AFTER_REPLY = (
     "<observation>[The session was interrupted here, before this step finished. If your last reply "
@@ -71,6 +73,12 @@ class SessionHistory:
             return "interrupted"
         stop = next((e for e in reversed(self.events) if isinstance(e, Stopped)), None)
         return stop.reason.value.replace("_", " ") if stop else "no task"
+
+    def summary_line(self) -> str:
+        """`20261130-172100-ab12  2026-11-30 17:21   12 steps  final answer   Fix the tests`."""
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.started)) if self.started else "?"
+        task = for_display(self.first_task.splitlines()[0] if self.first_task else "(no task)")[:60]
+        return f"{self.id}  {started}  {self.steps:>3} steps  {self.final_state:<13}  {task}"
 
     def untold_undos(self) -> list[Undone]:
         """Undos done since the last task started: the model has not been told about them yet."""

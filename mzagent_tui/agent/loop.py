@@ -41,13 +41,12 @@ from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
-from mzagent_tui.agent.secrets import Redactor, command_env, secret_values
+from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.agent.usage import Meter, money
 
 MAX_FORMAT_ERRORS = 3
@@ -105,7 +104,7 @@ class Agent:
         self.root = project.resolve()
         if not self.root.is_dir():
             raise ConfigError(f"the project folder {project} does not exist")
-        redact = Redactor(secret_values(environ, [settings.api_key]))
+        redact = redactor_for(environ, settings.api_key)
         self._sink = emit
         self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
         self.meter = Meter(settings.price_in, settings.price_out, settings.window())
@@ -156,7 +155,7 @@ class Agent:
 
     def tell_undo(self, event: Undone) -> None:
         """The model must know its file is back to the old content; it is told with the next task."""
-        self._notes.append(f"the user {describe_undo(event, self.root)}")
+        self._notes.append(f"the user {event.describe(self.root)}")
 
     def run(self, task: str, cancel: CancelToken | None = None) -> RunResult:
         """Work on a task until a final answer or a stop; never raises for model or tool faults."""

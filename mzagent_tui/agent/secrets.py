@@ -43,3 +43,8 @@ class Redactor:
             if value in text:
                 text = text.replace(value, REDACTED)
         return text
+
+
+def redactor_for(environ: Mapping[str, str], api_key: str) -> Redactor:
+    """What the session log, exports and errors hide: the key and every secret-looking variable."""
+    return Redactor(secret_values(environ, [api_key]))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mzagent_tui.agent.events import Event, FileChanged, TaskStarted, Undone
+from mzagent_tui.agent.events import Event, FileChanged, TaskStarted, Undone, shown_path
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.files import atomic_write
 
@@ -112,16 +112,6 @@ def write_label(write: Write, root: Path) -> str:
     """`#3  run 2  overwrote src/app.py`: one write in a list to choose from."""
     verb = "created" if write.created else "overwrote"
     state = "  (undone)" if write.undone else ""
-    return f"#{write.number}  run {write.run}  {verb} {_shown(write.path, root)}{state}"
+    return f"#{write.number}  run {write.run}  {verb} {shown_path(write.path, root)}{state}"
 
 
-def _shown(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
-
-
-def describe(event: Undone, root: Path) -> str:
-    """One line for the transcript, the headless output and the model's note."""
-    shown = _shown(Path(event.path), root)
-    if event.removed:
-        return f"undid write {event.write}: removed {shown}, which the agent had created"
-    return f"undid write {event.write}: restored {shown} to its content before the agent wrote it"

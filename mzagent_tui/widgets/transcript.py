@@ -37,7 +37,6 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines, lines_label
-from mzagent_tui.agent.undo import describe as describe_undo
 from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
 HIGH_WATER = 160
@@ -267,7 +266,7 @@ def entries_for(event: Event, root: Path) -> list[Entry]:
         case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
             return [text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}")]
         case Undone():
-            return [text_entry("notice", describe_undo(event, root), title="undo")]
+            return [text_entry("notice", event.describe(root), title="undo")]
         case Notice(text=text):
             return [text_entry("notice", text)]
         case Error(message=text):
