@@ -40,7 +40,6 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Usage,
 )
-from mzagent_tui.agent.export import to_markdown
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
 from mzagent_tui.agent.secrets import Redactor, redactor_for
@@ -506,6 +505,8 @@ class MzAgentApp(App[None]):
         folder = self._session_folder()
         if not answer or folder is None:
             return
+        from mzagent_tui.agent.export import to_markdown  # loaded on first use, like undo
+
         target = Path(answer).expanduser()
         target = target if target.is_absolute() else self.project / target
         text = to_markdown(load_session(folder), self._redactor())
