@@ -123,7 +123,8 @@ class MzAgentApp(App[None]):
         self._last_answer = ""
         self._local_server: LocalServer | None = None
         self._progress: ProgressEntry | None = None
-        self._bridge = EventBridge(self)
+        self._conversation = 0
+        self._bridge = EventBridge(self, self._conversation)
         self._approver = ModalApprover(self, self._approval_screen, lambda: self._token)
         self._meter = self._new_meter()
         self._opening = history
@@ -152,7 +153,7 @@ class MzAgentApp(App[None]):
         self._set_state("idle")
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
-        self.set_interval(STREAM_INTERVAL, self._bridge.flush)
+        self.set_interval(STREAM_INTERVAL, self._flush_stream)
         if self._opening is not None:
             self._open_session(self._opening)
         if self._pick_session:
@@ -234,10 +235,10 @@ class MzAgentApp(App[None]):
         status = self._status
         status.step, status.max_steps, status.elapsed = 0, self.settings.max_steps, 0.0
         self._set_state("thinking")
-        self._run_task(task, self._token)
+        self._run_task(task, self._token, self._bridge)
 
     @work(thread=True, exit_on_error=False, group="agent", description="agent run")
-    def _run_task(self, task: str, token: CancelToken) -> None:
+    def _run_task(self, task: str, token: CancelToken, bridge: EventBridge) -> None:
         """The whole ReAct loop for one task, off the UI thread."""
         if self._agent is None:
             from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
@@ -245,11 +246,11 @@ class MzAgentApp(App[None]):
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
                 self._agent = Agent(
-                    self.settings, self.project, self._approver, self._bridge, environ=self._environ, policy=self.policy, history=history
+                    self.settings, self.project, self._approver, bridge, environ=self._environ, policy=self.policy, history=history
                 )
             except ConfigError as exc:
-                self._bridge(TaskStarted(task))
-                self._bridge(Stopped(StopReason.ERROR, str(exc)))
+                bridge(TaskStarted(task))
+                bridge(Stopped(StopReason.ERROR, str(exc)))
                 return
         self._agent.run(task, token)
 
@@ -272,7 +273,12 @@ class MzAgentApp(App[None]):
 
     # Events from the core ---------------------------------------------------------------
 
+    def _flush_stream(self) -> None:
+        self._bridge.flush()
+
     def on_stream_chunk(self, message: StreamChunk) -> None:
+        if message.conversation != self._conversation:
+            return
         if message.thinking:
             if self._thinking is None:
                 self._thinking = ThinkingEntry()
@@ -285,6 +291,8 @@ class MzAgentApp(App[None]):
             self._stream.add(message.text)
 
     def on_agent_event(self, message: AgentEvent) -> None:
+        if message.conversation != self._conversation:
+            return
         event = message.event
         entries = entries_for(event, self.project)
         if entries:
@@ -357,11 +365,16 @@ class MzAgentApp(App[None]):
 
     def action_new_conversation(self) -> None:
         self._reset_conversation()
+        self._set_state("idle")
         self.notify("New conversation.")
 
     def _reset_conversation(self) -> None:
+        """Forget the conversation; a run still ending reports to an old bridge and is not shown."""
         self._token.cancel()
         self._token = CancelToken()
+        self._conversation += 1
+        self._bridge = EventBridge(self, self._conversation)
+        self._stream = self._thinking = None
         self._queue.clear()
         self._status.queued = 0
         self._agent: Agent | None = None

@@ -31,8 +31,9 @@ class EventBridge:
     in which the core emitted them, whichever thread flushes.
     """
 
-    def __init__(self, app: App, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, app: App, conversation: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
         self._app = app
+        self._conversation = conversation
         self._clock = clock
         self._lock = threading.Lock()
         self._text: list[str] = []
@@ -47,7 +48,7 @@ class EventBridge:
                     self._flush_locked()
                 return
             self._flush_locked()
-            self._app.post_message(AgentEvent(event))
+            self._app.post_message(AgentEvent(event, self._conversation))
 
     def flush(self) -> None:
         with self._lock:
@@ -59,7 +60,7 @@ class EventBridge:
         self._thinking.clear()
         self._last_flush = self._clock()
         if text or thinking:
-            self._app.post_message(StreamChunk(text, thinking))
+            self._app.post_message(StreamChunk(text, thinking, self._conversation))
 
 
 class ModalApprover:

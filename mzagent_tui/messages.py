@@ -11,9 +11,14 @@ from mzagent_tui.agent.events import Event
 
 @dataclass
 class AgentEvent(Message):
-    """One core event, delivered on the UI thread in the order the core emitted it."""
+    """One core event, delivered on the UI thread in the order the core emitted it.
+
+    `conversation` numbers the conversation it belongs to: a run cancelled by "new
+    conversation" may still report, and the app drops what belongs to an older one.
+    """
 
     event: Event
+    conversation: int = 0
 
 
 @dataclass
@@ -22,3 +27,4 @@ class StreamChunk(Message):
 
     text: str
     thinking: str
+    conversation: int = 0

@@ -309,6 +309,25 @@ async def test_new_conversation_starts_clean(server, project: Path) -> None:
         assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]
 
 
+async def test_new_conversation_mid_run_shows_nothing_of_the_old_run(server, project: Path) -> None:
+    server.script(
+        Reply("<thought>slow old thought</thought><final_answer>old answer</final_answer>", chunk_size=2, delay=0.05),
+        Reply("<final_answer>new answer</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "old task")
+        await wait_for(pilot, lambda: bool(entries(app, "streaming")))
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: not app._run_active)
+        await pilot.pause(0.2)
+        assert entries(app) == [], "nothing of the cancelled run arrived in the new conversation"
+        await submit(pilot, "new task")
+        await wait_for(pilot, lambda: len(entries(app, "final")) == 1)
+        assert [e.plain for e in entries(app)] == ["new task", "new answer"]
+        assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]
+
+
 async def test_tree_refreshes_and_marks_written_files(server, project: Path) -> None:
     (project / "existing.txt").write_text("x")
     server.script(

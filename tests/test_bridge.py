@@ -26,7 +26,7 @@ class Clock:
 
 def test_deltas_are_coalesced_and_flushed_before_the_next_event() -> None:
     app, clock = FakeApp(), Clock()
-    bridge = EventBridge(app, clock)  # type: ignore[arg-type]
+    bridge = EventBridge(app, clock=clock)  # type: ignore[arg-type]
     bridge(TextDelta("a"))
     for piece in "bcd":
         clock.now += STREAM_INTERVAL / 10
@@ -41,7 +41,7 @@ def test_deltas_are_coalesced_and_flushed_before_the_next_event() -> None:
 
 def test_the_timer_flush_shows_text_that_arrived_before_a_pause() -> None:
     app, clock = FakeApp(), Clock()
-    bridge = EventBridge(app, clock)  # type: ignore[arg-type]
+    bridge = EventBridge(app, clock=clock)  # type: ignore[arg-type]
     bridge(TextDelta("first"))
     clock.now += 0.001
     bridge(TextDelta(" then a pause"))
