@@ -267,7 +267,8 @@ def test_export_has_every_part_of_the_session_and_no_secret(server, project: Pat
     text = to_markdown(load_session(agent.session.folder), Redactor([KEY]))
     assert "*Undo:* undid write 1: removed a.md, which the agent had created" in text
     for part in ("## Task 1", "> write a.md", "### Step 2", "**Thought:** write a.md", "**Action:** write `a.md`",
-                 "**Action:** run a command", "**Observation (exit 0):**", "**Final answer:**", "All **done**.", "tokens 300 in / 60 out"):
+                 "**Action:** run a command", "**Observation (exit 0):**", "**Final answer:**", "All **done**.", "tokens 300 in / 60 out",
+                 "### Step 1\n\n*Tokens: 100 in / 20 out*"):
         assert part in text, part
     assert "````md\n```py\nx = 1\n```\n````" in text
     assert KEY not in text

@@ -85,8 +85,10 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
                 lines += ["", f"*Undo:* {event.describe(Path(history.project))}"]
             case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
                 lines += ["", f"*Run stopped:* {message}"]
-            case Usage():
+            case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
                 meter.add(event)
+                mark = " (estimated)" if estimated else ""
+                lines += ["", f"*Tokens: {tokens_in:,} in / {tokens_out:,} out{mark}*"]
             case _:
                 pass
     if history.interrupted:
