@@ -5,10 +5,15 @@ Every test runs real tasks against the scripted server, so the logs are the ones
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import types
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
 
 from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import (
@@ -20,6 +25,9 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Undone,
     Usage,
+    _accepts,
+    _HINTS,
+    _KINDS,
     event_from_dict,
 )
 from mzagent_tui.agent.export import fenced, to_markdown
@@ -28,6 +36,7 @@ from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.undo import UndoRefused, undo, writes_of
 from mzagent_tui.agent.usage import Meter, money
+from mzagent_tui.widgets.transcript import entries_for
 from tests.conftest import make_agent
 from tests.scripted_server import Reply
 
@@ -315,3 +324,60 @@ def test_file_changed_records_the_digest_of_what_was_written(server, project: Pa
     agent, rec = run_writes(server, project, write("a.txt", "hi\n"))
     assert rec.of(FileChanged)[0].sha256 == hashlib.sha256(b"hi\n").hexdigest()
     assert rec.of(Observation)[0].ok
+
+
+# Damaged logs --------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+def fitting(hint: object) -> st.SearchStrategy:
+    """Values of a field's own type, so most generated events are whole and some are damaged."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return st.one_of(*(fitting(option) for option in typing.get_args(hint)))
+    simple = {str: st.text(max_size=30), int: st.integers(), float: st.floats(allow_nan=False), bool: st.booleans(), type(None): st.none()}
+    if hint in simple:
+        return simple[hint]
+    if hint is StopReason:
+        return st.sampled_from([r.value for r in StopReason])
+    return st.lists(JSON_VALUES, max_size=3)
+
+
+def event_dicts(kind: str) -> st.SearchStrategy:
+    cls = _KINDS[kind]
+    values = {name: st.one_of(fitting(hint), fitting(hint), fitting(hint), JSON_VALUES) for name, hint in _HINTS[cls].items()}
+    required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    fields = st.fixed_dictionaries(
+        {name: value for name, value in values.items() if name in required},
+        optional={name: value for name, value in values.items() if name not in required},
+    )
+    return fields.map(lambda chosen: {**chosen, "type": kind})
+
+
+EVENT_DICTS = st.sampled_from(sorted(_KINDS)).flatmap(event_dicts)
+RECORDS = st.one_of(
+    st.builds(lambda event: {"t": 1.0, "type": "event", "event": event}, EVENT_DICTS),
+    st.builds(lambda role, content: {"type": "message", "role": role, "content": content}, JSON_VALUES, JSON_VALUES),
+    st.dictionaries(st.sampled_from(["t", "type", "project", "event"]), JSON_VALUES, max_size=4),
+)
+LINES = st.one_of(RECORDS.map(json.dumps), st.binary(max_size=40).map(lambda b: b.decode("latin-1")))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(LINES, max_size=25))
+def test_any_damaged_log_loads_exports_and_renders_without_raising(tmp_path: Path, lines: list[str]) -> None:
+    folder = tmp_path / "session"
+    folder.mkdir(exist_ok=True)
+    (folder / "log.jsonl").write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
+    history = load_session(folder)
+    note(f"{len(history.events)} events loaded")
+    for event in history.events:
+        for name, hint in _HINTS[type(event)].items():
+            assert _accepts(hint, getattr(event, name)), (event, name)
+        entries_for(event, tmp_path)
+    assert isinstance(to_markdown(history, NO_REDACTION), str)
+    assert all(m["role"] in ("system", "user", "assistant") and isinstance(m["content"], str) for m in history.messages)
+    history.repairs()
+    history.summary_line()

@@ -8,6 +8,8 @@ compared in tests and written as JSON (`to_dict`).
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -211,25 +213,45 @@ EventSink = Callable[[Event], None]
 
 
 _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in Event.__subclasses__()}
-_FIELD_NAMES: dict[type[Event], frozenset[str]] = {cls: frozenset(f.name for f in dataclasses.fields(cls)) for cls in _KINDS.values()}
+_HINTS: dict[type[Event], dict[str, Any]] = {
+    cls: {name: hint for name, hint in typing.get_type_hints(cls).items() if name != "kind"} for cls in _KINDS.values()
+}
+
+
+def _accepts(hint: Any, value: Any) -> bool:
+    """Whether a JSON value fits a field's type (str, int, float, bool, list, X | None, StopReason)."""
+    if hint is Any:
+        return True
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return any(_accepts(option, value) for option in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if typing.get_origin(hint) is not None:
+        return isinstance(value, typing.get_origin(hint))
+    if hint in (int, float):
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    return isinstance(value, hint)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event | None:
     """Rebuild an event written by `to_dict` (the session log); None for an unknown or bad record.
 
     Unknown fields are ignored and missing ones take their defaults where they have one, so
-    logs written by older or newer versions still load.
+    logs written by older or newer versions still load; a value of the wrong type (a damaged
+    or hand-edited log) rejects the record instead of reaching the screen.
     """
     cls = _KINDS.get(data.get("type", ""))
     if cls is None:
         return None
-    names = _FIELD_NAMES[cls]
-    values = {k: v for k, v in data.items() if k in names}
+    hints = _HINTS[cls]
+    values = {k: v for k, v in data.items() if k in hints}
     if cls is Stopped and "reason" in values:
         try:
             values["reason"] = StopReason(values["reason"])
-        except ValueError:
+        except (ValueError, TypeError):
             values["reason"] = StopReason.ERROR
+    if not all(_accepts(hints[name], value) for name, value in values.items()):
+        return None
     try:
         return cls(**values)
     except TypeError:

@@ -127,11 +127,12 @@ def load_session(folder: Path) -> SessionHistory:
     history = SessionHistory(folder=folder, bad_lines=bad)
     for record in records:
         kind = record.get("type")
-        if isinstance(record.get("t"), (int, float)):
-            history.last_active = max(history.last_active, float(record["t"]))
-        if kind == "session":
-            history.started = float(record.get("t", 0.0))
-            history.project = str(record.get("project", ""))
+        stamp = record.get("t")
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            history.last_active = max(history.last_active, float(stamp))
+        if kind == "session" and isinstance(stamp, (int, float)) and isinstance(record.get("project"), str):
+            history.started = float(stamp)
+            history.project = record["project"]
         elif kind == "message" and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
             message = {"role": record["role"], "content": record["content"]}
             if message["role"] == "system" and history.messages and history.messages[0]["role"] == "system":
