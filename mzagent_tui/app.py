@@ -31,6 +31,7 @@ from mzagent_tui.agent.events import (
     Event,
     FileChanged,
     FinalAnswer,
+    ModelInfo,
     Observation,
     ReplyFinished,
     RetryWait,
@@ -329,8 +330,8 @@ class MzAgentApp(App[None]):
                 self._last_answer = text
             case RetryWait(seconds=seconds):
                 self._set_state(f"retrying in {seconds:.0f}s")
-            case Usage():
-                self._meter.add(event)
+            case Usage() | ModelInfo():
+                self._meter.observe(event)
                 status.usage = self._meter.summary()
             case Stopped(reason=reason):
                 if self._stream is not None:
@@ -414,9 +415,8 @@ class MzAgentApp(App[None]):
         self._resume_folder = history.folder
         written: list[Path] = []
         for event in history.events:
+            self._meter.observe(event)
             match event:
-                case Usage():
-                    self._meter.add(event)
                 case StepStarted(step=step):
                     self._status.step = step
                 case FinalAnswer(text=text):

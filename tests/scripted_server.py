@@ -51,6 +51,9 @@ class ScriptedServer:
         self.steps: list[Step] = list(steps or [])
         self.default = default
         self.requests: list[dict[str, Any]] = []
+        self.models: list[dict[str, Any]] = [{"id": "scripted", "object": "model"}]
+        """What GET /v1/models lists (add `context_length` or `max_model_len` to a model)."""
+        self.model_lookups = 0
         self.lock = threading.Lock()
         self.release = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
@@ -104,7 +107,9 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
-            body = json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode()
+            with server.lock:
+                server.model_lookups += 1
+                body = json.dumps({"object": "list", "data": server.models}).encode()
             self._send(200, body, "application/json")
 
         def do_POST(self) -> None:

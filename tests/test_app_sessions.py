@@ -214,6 +214,16 @@ async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None
         assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 10% of 1.0k · $0.0004"
 
 
+async def test_footer_learns_the_context_window_from_the_server(server, project: Path) -> None:
+    server.models = [{"id": "scripted-model", "object": "model", "context_length": 2000}]
+    server.script(answer("ok"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await wait_for(pilot, lambda: finished(app))
+        assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 5% of 2.0k"
+
+
 async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> None:
     server.script(answer("the needle is here"), answer("nothing"), answer("another NEEDLE"))
     tasks = ("look for a Needle", "second", "third")

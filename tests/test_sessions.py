@@ -19,6 +19,7 @@ from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import (
     Action,
     FileChanged,
+    ModelInfo,
     Observation,
     Stopped,
     StopReason,
@@ -293,8 +294,8 @@ def test_fence_is_longer_than_any_backtick_run() -> None:
 
 def test_meter_arithmetic_and_summary() -> None:
     meter = Meter(price_in=0.27, price_out=1.10, window=16384)
-    meter.add(Usage(1000, 200))
-    meter.add(Usage(3000, 100, estimated=True))
+    meter.observe(Usage(1000, 200))
+    meter.observe(Usage(3000, 100, estimated=True))
     assert (meter.tokens_in, meter.tokens_out, meter.context) == (4000, 300, 3000)
     assert meter.cost == pytest.approx((4000 * 0.27 + 300 * 1.10) / 1_000_000)
     assert meter.fill == pytest.approx(3000 / 16384)
@@ -310,6 +311,39 @@ def test_max_cost_stops_the_run_before_the_next_request(server, project: Path) -
     assert result.reason is StopReason.MAX_COST and "$1.50" in result.message and result.steps == 3
     assert len(server.requests) == 3
     assert rec.of(Stopped)[0].reason is StopReason.MAX_COST
+
+
+def test_the_context_window_comes_from_the_servers_model_list(server, project: Path) -> None:
+    server.models = [{"id": "other", "object": "model", "context_length": 1}, {"id": "scripted-model", "object": "model", "context_length": 8192}]
+    server.script(answer(), answer())
+    agent, rec = make_agent(server, project)
+    agent.run("one")
+    agent.run("two")
+    assert [type(e).__name__ for e in rec.events[:2]] == ["TaskStarted", "ModelInfo"]
+    assert rec.of(ModelInfo) == [ModelInfo(8192)] and server.model_lookups == 1
+    assert agent.meter.window == 8192 and agent.meter.summary() == "tokens 200 in / 40 out · context 1% of 8.2k"
+    resumed, rec = make_agent(server, project, history=load_session(agent.session.folder))
+    assert resumed.meter.window == 8192, "a reopened session knows the window from its log"
+    server.script(answer())
+    resumed.run("three")
+    assert not rec.of(ModelInfo) and server.model_lookups == 1
+
+
+def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server, project: Path) -> None:
+    server.models = [{"id": "scripted-model", "object": "model", "max_model_len": 32768}]
+    server.script(answer(), answer())
+    agent, _ = make_agent(server, project)
+    agent.run("one")
+    assert agent.meter.window == 32768
+    server.models = [{"id": "scripted-model", "object": "model"}]
+    silent, rec = make_agent(server, project)
+    silent.run("two")
+    assert not rec.of(ModelInfo) and silent.meter.window == 0
+    configured, rec = make_agent(server, project, context_window=1000)
+    server.script(answer())
+    lookups = server.model_lookups
+    configured.run("three")
+    assert server.model_lookups == lookups and configured.meter.window == 1000
 
 
 def test_max_cost_needs_prices(project: Path) -> None:

@@ -188,6 +188,14 @@ class Usage(Event):
 
 
 @dataclass(frozen=True)
+class ModelInfo(Event):
+    """What the endpoint told about the model (its context window), found at the first task."""
+
+    kind: ClassVar[str] = "model_info"
+    context_window: int
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """A system notice for the user (fallbacks, ignored text, context shrinking)."""
 

@@ -86,7 +86,7 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Me
             case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
                 lines += ["", f"*Run stopped:* {message}"]
             case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
-                meter.add(event)
+                meter.observe(event)
                 mark = " (estimated)" if estimated else ""
                 lines += ["", f"*Tokens: {tokens_in:,} in / {tokens_out:,} out{mark}*"]
             case _:

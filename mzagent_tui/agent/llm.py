@@ -26,6 +26,7 @@ from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait
 from mzagent_tui.agent.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"
+WINDOW_LOOKUP_TIMEOUT = 3.0
 _RETRY_STATUS = {408, 409, 429}
 _BACKOFF_CAP = 30.0
 _CONTEXT_OVERFLOW = re.compile(
@@ -86,6 +87,25 @@ class ChatClient:
         )
         self.send_stream_options = True
         self.send_stop = settings.stop_sequence
+
+    def context_window(self) -> int:
+        """The model's context window as the server's model list states it, or 0.
+
+        OpenRouter says `context_length`, vLLM `max_model_len`; most servers say nothing. A
+        short, single attempt: this only improves the status line, so any failure is 0.
+        """
+        try:
+            listing = self._client.with_options(timeout=WINDOW_LOOKUP_TIMEOUT, max_retries=0).models.list()
+            for model in listing.data:
+                if model.id == self.model:
+                    extra = model.model_extra or {}
+                    for key in ("context_length", "max_model_len", "context_window"):
+                        value = extra.get(key)
+                        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                            return value
+        except Exception:  # noqa: BLE001 - a missing or odd /models endpoint is normal
+            return 0
+        return 0
 
     def complete(self, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
         """Stream one reply, retrying transient faults with visible, cancellable waits."""

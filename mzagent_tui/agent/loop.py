@@ -24,6 +24,7 @@ from mzagent_tui.agent.events import (
     EventSink,
     FinalAnswer,
     FormatError,
+    ModelInfo,
     Notice,
     Observation,
     ReplyFinished,
@@ -35,7 +36,6 @@ from mzagent_tui.agent.events import (
     ThinkingDelta,
     Thought,
     Undone,
-    Usage,
 )
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
@@ -130,6 +130,8 @@ class Agent:
                 raise ConfigError(str(exc)) from None
         self.messages: list[dict[str, str]] = []
         self._notes: list[str] = []
+        self._window_asked = False
+        """The server is asked for the context window once, at the first task, when it is unknown."""
         if history is not None:
             self.session.record("resumed")
             self.messages = list(history.messages)
@@ -142,13 +144,11 @@ class Agent:
             for message in history.repairs():
                 self._append(message["role"], message["content"])
             for event in history.events:
-                if isinstance(event, Usage):
-                    self.meter.add(event)
+                self.meter.observe(event)
 
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""
-        if isinstance(event, Usage):
-            self.meter.add(event)
+        self.meter.observe(event)
         if not isinstance(event, _NOT_LOGGED):
             self.session.record_event(event)
         self._sink(event)
@@ -168,6 +168,11 @@ class Agent:
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
         self.emit(TaskStarted(task, follow_up))
+        if not self.meter.window and not self._window_asked:
+            self._window_asked = True
+            window = self.llm.context_window()
+            if window:
+                self.emit(ModelInfo(window))
         try:
             result = self._loop(task, cancel)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mzagent_tui.agent.events import Usage
+from mzagent_tui.agent.events import Event, ModelInfo, Usage
 
 PER_MILLION = 1_000_000
 
@@ -26,11 +26,15 @@ class Meter:
     """Prompt tokens of the latest request: how full the context is now."""
     estimated: bool = False
 
-    def add(self, usage: Usage) -> None:
-        self.tokens_in += usage.prompt_tokens
-        self.tokens_out += usage.completion_tokens
-        self.context = usage.prompt_tokens
-        self.estimated = self.estimated or usage.estimated
+    def observe(self, event: Event) -> None:
+        """Count a step's usage; learn the window the server reported if none was configured."""
+        if isinstance(event, Usage):
+            self.tokens_in += event.prompt_tokens
+            self.tokens_out += event.completion_tokens
+            self.context = event.prompt_tokens
+            self.estimated = self.estimated or event.estimated
+        elif isinstance(event, ModelInfo) and not self.window:
+            self.window = event.context_window
 
     @property
     def priced(self) -> bool:
