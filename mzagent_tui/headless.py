@@ -140,7 +140,8 @@ class TerminalApprover:
             if answer == "a" and request.kind == "command":
                 first = request.command.split()[0] if request.command.split() else ""
                 prefix = self.read_line(f"Always allow commands starting with [{first}]: ").strip() or first
-                return ApprovalDecision(True, always_prefix=prefix)
+                save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
+                return ApprovalDecision(True, always_prefix=prefix, save_rule=save)
 
 
 def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Approver:

@@ -211,6 +211,26 @@ async def test_always_allow_saves_a_prefix_that_fails_closed(server, project: Pa
         assert any("allowed by the rule 'touch'" in t for t in entry_texts(app, "notice"))
 
 
+async def test_always_allow_can_be_saved_for_every_session(server, project: Path) -> None:
+    from mzagent_tui.agent.approval import load_policy
+    from mzagent_tui.agent.config import user_config_path
+
+    server.script(Reply('<action>run_terminal_command("touch a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        screen = await approval(pilot)
+        await pilot.press("a")
+        box = screen.query_one("#approval-input", Input)
+        assert "ctrl+s: every session" in str(box.border_subtitle)
+        box.value = "touch a.txt"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert (project / "a.txt").exists()
+        assert load_policy().rules.allow == [["touch", "a.txt"]]
+        assert any("now allowed in every session" in t and str(user_config_path()) in t for t in entry_texts(app, "notice"))
+
+
 async def test_cancel_during_a_command_kills_it_and_allows_a_follow_up(server, project: Path) -> None:
     server.script(
         Reply('<action>run_terminal_command("sleep 300")</action>'),

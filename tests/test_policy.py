@@ -13,9 +13,11 @@ from mzagent_tui.agent.approval import (
     PolicyApprover,
     Rules,
     load_policy,
+    save_allow_rule,
 )
 from mzagent_tui.agent.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
+from mzagent_tui.agent.events import Notice
 
 ROOT = Path("/w/proj")
 A, Q, D = "allow", "ask", "deny"
@@ -252,3 +254,49 @@ def test_bad_policy_config_is_a_clear_error(text: str) -> None:
     path.write_text(text)
     with pytest.raises(ConfigError):
         load_policy()
+
+
+def test_saving_an_always_allow_rule_keeps_the_config_and_loads_next_time() -> None:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('# my settings\nmodel = "deepseek-chat"\n\n[approval]\nmode = "ask"  # careful\nallow = ["ls"]\n')
+    events: list = []
+    ask = Recording(ApprovalDecision(True, always_prefix="make test", save_rule=True))
+    approver = PolicyApprover(ask, Policy("ask"), emit=events.append)
+    assert approver.approve(ApprovalRequest("command", "make test", str(ROOT))).approved
+    approver.approve(ApprovalRequest("command", "make test", str(ROOT)))
+    text = path.read_text()
+    assert text.startswith('# my settings\nmodel = "deepseek-chat"\n') and 'mode = "ask"  # careful' in text
+    assert load_policy().rules.allow == [["ls"], ["make", "test"]]
+    assert isinstance(events[-1], Notice) and "now allowed in every session" in events[-1].text
+    fresh = PolicyApprover(Recording(ApprovalDecision(False)), load_policy())
+    assert fresh.approve(ApprovalRequest("command", "make test -j2", str(ROOT))).approved
+
+
+def test_a_rule_that_cannot_be_saved_still_applies_for_the_session() -> None:
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("[approval\nbroken")
+    events: list = []
+    approver = PolicyApprover(Recording(ApprovalDecision(True, always_prefix="make", save_rule=True)), Policy("ask"), emit=events.append)
+    approver.approve(ApprovalRequest("command", "make", str(ROOT)))
+    assert "saving it failed: cannot update" in events[-1].text
+    assert path.read_text() == "[approval\nbroken"
+    approver.ask = Recording(ApprovalDecision(False))
+    assert approver.approve(ApprovalRequest("command", "make all", str(ROOT))).approved
+    with pytest.raises(ConfigError, match="cannot be read as a command"):
+        save_allow_rule("'unclosed")
+
+
+def test_terminal_approver_offers_to_save_an_always_allow_rule() -> None:
+    import io
+
+    from mzagent_tui.headless import TerminalApprover
+
+    answers = iter(["a", "make test", "y"])
+    approver = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers))
+    decision = approver.approve(ApprovalRequest("command", "make test -j2", str(ROOT)))
+    assert decision == ApprovalDecision(True, always_prefix="make test", save_rule=True)
+    answers = iter(["a", "", ""])
+    decision = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers)).approve(ApprovalRequest("command", "make x", str(ROOT)))
+    assert decision == ApprovalDecision(True, always_prefix="make", save_rule=False)

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from mzagent_tui.agent.commands import Analysis, Part, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
-from mzagent_tui.agent.events import ApprovalAsked, EventSink
+from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 
 MODES = ("ask", "auto-safe", "yolo")
 ALLOW, ASK, DENY = "allow", "ask", "deny"
@@ -54,6 +54,8 @@ class ApprovalDecision:
     """The user's reason (sent to the model on rejection) or what allowed it."""
     always_prefix: str | None = None
     """Allow commands starting with this prefix for the rest of the session."""
+    save_rule: bool = False
+    """Also add `always_prefix` to the user config's allow list, for every later session."""
 
 
 class Approver(Protocol):
@@ -223,4 +225,40 @@ class PolicyApprover:
         decision = self.ask.approve(request)
         if decision.approved and decision.always_prefix:
             self.policy.allow_prefix(decision.always_prefix)
+            if decision.save_rule:
+                self._save(decision.always_prefix)
         return decision
+
+    def _save(self, prefix: str) -> None:
+        try:
+            where = save_allow_rule(prefix)
+            text = f"commands starting with '{prefix}' are now allowed in every session ({where})"
+        except ConfigError as exc:
+            text = f"'{prefix}' is allowed for this session only; saving it failed: {exc}"
+        if self._emit is not None:
+            self._emit(Notice(text))
+
+
+def save_allow_rule(prefix: str, path: Path | None = None) -> Path:
+    """Add `prefix` to `[approval] allow` in the user config, keeping its comments and layout."""
+    import tomlkit  # only needed when the user saves a rule
+    from tomlkit.exceptions import TOMLKitError
+
+    from mzagent_tui.agent.tools.files import atomic_write  # files.py imports this module
+
+    path = path or user_config_path()
+    if prefix_words(prefix) is None:
+        raise ConfigError(f"the prefix {prefix!r} cannot be read as a command")
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8") if path.is_file() else "")
+        table = document.setdefault("approval", tomlkit.table())
+        allow = table.setdefault(ALLOW, tomlkit.array())
+        if not isinstance(allow, list):
+            raise ConfigError(f"[approval] allow in {path} is not a list")
+        if prefix not in allow:
+            allow.append(prefix)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, tomlkit.dumps(document).encode("utf-8"))
+    except (OSError, TOMLKitError) as exc:
+        raise ConfigError(f"cannot update {path}: {exc}") from None
+    return path

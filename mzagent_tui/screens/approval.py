@@ -63,6 +63,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("r", "ask_reason", "Reject with reason", id="approval.reason"),
         Binding("e", "ask_edit", "Edit", id="approval.edit"),
         Binding("a", "ask_prefix", "Always allow", id="approval.always"),
+        Binding("ctrl+s", "save_prefix", "Allow in every session", id="approval.save_prefix"),
     ]
 
     def __init__(self, request: ApprovalRequest, clock: Callable[[], float] = time.monotonic) -> None:
@@ -101,7 +102,9 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         return self._clock() - self._opened_at < GRACE_SECONDS
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While the text box is open, letters are typed, not choices."""
+        """While the text box is open, letters are typed, not choices; ctrl+s only saves a prefix."""
+        if action == "save_prefix":
+            return self._mode == "prefix"
         if self._mode != "choose" and action not in ("escape",):
             return False
         return True
@@ -130,7 +133,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def action_ask_prefix(self) -> None:
         if not self._too_soon() and self.request.kind == "command":
-            self._set_mode("prefix", suggested_prefix(self.request.command), "Always allow commands starting with… (Enter to save)")
+            self._set_mode("prefix", suggested_prefix(self.request.command), "Always allow commands starting with…")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
@@ -143,7 +146,13 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         box.value = value
         box.placeholder = placeholder
         box.border_title = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed prefix"}[mode]
+        box.border_subtitle = "Enter: this session · ctrl+s: every session (saved to your config)" if mode == "prefix" else ""
         box.focus()
+
+    def action_save_prefix(self) -> None:
+        value = self.query_one("#approval-input", Input).value.strip()
+        if value:
+            self.dismiss(ApprovalDecision(True, always_prefix=value, save_rule=True))
 
     @on(Input.Submitted, "#approval-input")
     def _submitted(self, event: Input.Submitted) -> None:
