@@ -345,6 +345,9 @@ class MzAgentApp(App[None]):
     @on(DirectoryTree.FileSelected)
     def _preview(self, event: DirectoryTree.FileSelected) -> None:
         path = Path(event.path)
+        if path in self.query_one(ProjectTree).more_markers:
+            self.notify("The tree lists the first 500 entries of a folder; the agent and the shell see them all.")
+            return
         title = path.relative_to(self.project).as_posix() if path.is_relative_to(self.project) else str(path)
         self.push_screen(PreviewScreen(path, title))
 

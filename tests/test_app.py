@@ -611,7 +611,13 @@ async def test_a_project_with_100k_files_stays_responsive(server, project: Path)
         await wait_for(pilot, lambda: len(node.children) > 0, timeout=30)
         from mzagent_tui.widgets.project_tree import MAX_ENTRIES_PER_FOLDER
 
-        assert len(node.children) == MAX_ENTRIES_PER_FOLDER
+        assert len(node.children) == MAX_ENTRIES_PER_FOLDER + 1
+        names = [child.data.path.name for child in node.children]
+        assert names[0] == "f000000.txt" and names[-2] == "f000499.txt", "the first entries by name, not a random sample"
+        assert names[-1] == "… 99,500 more entries not listed"
+        tree.select_node(node.children[-1])
+        await pilot.pause()
+        assert not isinstance(app.screen, PreviewScreen)
         box = app.query_one(TaskInput)
         box.focus()
         await pilot.press("o", "k")

@@ -23,11 +23,18 @@ class ProjectTree(DirectoryTree):
         super().__init__(root, **kwargs)  # type: ignore[arg-type]
         self.root_path = root
         self.changed: set[Path] = set()
+        self.more_markers: set[Path] = set()
+        """Placeholder entries that say how many entries of a big folder are not listed."""
         self._ignore = load_gitignore(root)
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
-        kept = []
-        for path in paths:
+        """The first MAX_ENTRIES_PER_FOLDER entries by name, then a marker counting the rest."""
+        kept: list[Path] = []
+        hidden = 0
+        for path in sorted(paths, key=lambda p: p.name.lower()):
+            if len(kept) >= MAX_ENTRIES_PER_FOLDER:
+                hidden += 1
+                continue
             if path.name in SKIP_DIRS:
                 continue
             if self._ignore is not None:
@@ -38,11 +45,15 @@ class ProjectTree(DirectoryTree):
                 if self._ignore.match_file(rel + ("/" if path.is_dir() else "")):
                     continue
             kept.append(path)
-            if len(kept) >= MAX_ENTRIES_PER_FOLDER:
-                break
+        if hidden:
+            marker = kept[-1].parent / f"… {hidden:,} more entries not listed"
+            self.more_markers.add(marker)
+            kept.append(marker)
         return kept
 
     def render_label(self, node: TreeNode[DirEntry], base_style: Style, style: Style) -> Text:
+        if node.data is not None and node.data.path in self.more_markers:
+            return Text(node.data.path.name, style="dim italic")
         label = super().render_label(node, base_style, style)
         if node.data is not None and node.data.path in self.changed:
             label.append(" ●", style="bold")
