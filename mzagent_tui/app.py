@@ -476,22 +476,25 @@ class MzAgentApp(App[None]):
             self.notify("Nothing to undo: the agent has not written anything in this conversation.")
             return
         session = self._agent.session if self._agent is not None else Session.reopen(folder, self._redactor())
+        problem = None
         try:
             done = undo(session, load_session(folder).events, scope)
         except UndoRefused as exc:
-            self._transcript.add(text_entry("notice", str(exc), title="undo refused"))
-            self.notify(str(exc), title="Undo refused", severity="error", markup=False)
-            return
+            done, problem = exc.done, str(exc)
         finally:
             if self._agent is None:
                 session.close()
-        tree = self.query_one(ProjectTree)
         for event in done:
             self._transcript.add(*entries_for(event, self.project))
             if self._agent is not None:
                 self._agent.tell_undo(event)
-        tree.refresh_folder(self.project)
-        self.notify(f"Undid {len(done)} write{'s' if len(done) > 1 else ''}.")
+        if done:
+            self.query_one(ProjectTree).refresh_folder(self.project)
+        if problem is not None:
+            self._transcript.add(text_entry("notice", problem, title="undo refused"))
+            self.notify(problem, title="Undo refused", severity="error", markup=False)
+        else:
+            self.notify(f"Undid {len(done)} write{'s' if len(done) > 1 else ''}.")
 
     def action_undo_to(self) -> None:
         """Choose a write; it and every later write are undone (the same checks as any undo)."""

@@ -52,14 +52,16 @@ def list_writes(project: Path, which: str, out: TextIO = sys.stdout) -> int:
 def undo_writes(project: Path, which: str, scope: Scope, redact: Redactor, out: TextIO = sys.stdout) -> int:
     history = find_session(project, which)
     session = Session.reopen(history.folder, redact)
+    root = project.resolve()
     try:
         done = undo(session, history.events, scope)
     except UndoRefused as exc:
+        for event in exc.done:
+            out.write(event.describe(root) + "\n")
         out.write(f"not undone: {exc}\n")
         return EXIT_REFUSED
     finally:
         session.close()
-    root = project.resolve()
     for event in done:
         out.write(event.describe(root) + "\n")
     return EXIT_OK

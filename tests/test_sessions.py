@@ -415,3 +415,28 @@ def test_any_damaged_log_loads_exports_and_renders_without_raising(tmp_path: Pat
     assert all(m["role"] in ("system", "user", "assistant") and isinstance(m["content"], str) for m in history.messages)
     history.repairs()
     history.summary_line()
+
+
+def test_a_file_system_error_part_way_reports_what_was_undone(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    import mzagent_tui.agent.undo as undo_module
+
+    (project / "b.txt").write_text("old b\n")
+    agent, _ = run_writes(server, project, write("a.txt", "a\n"), write("b.txt", "new b\n"), write("c.txt", "c\n"))
+    real_write = undo_module.atomic_write
+
+    def failing_disk(path: Path, data: bytes) -> None:
+        if path.name == "b.txt":
+            raise OSError(errno.EIO, "Input/output error")
+        real_write(path, data)
+
+    monkeypatch.setattr(undo_module, "atomic_write", failing_disk)
+    with pytest.raises(UndoRefused, match=r"could not restore .*b.txt: Input/output error; 1 write\(s\) before it were undone") as refused:
+        undo(agent.session, load_session(agent.session.folder).events, "run")
+    assert [e.write for e in refused.value.done] == [3]
+    assert not (project / "c.txt").exists() and (project / "b.txt").read_text() == "new b\n"
+    assert [w.undone for w in writes_of(load_session(agent.session.folder).events)] == [False, False, True]
+    monkeypatch.setattr(undo_module, "atomic_write", real_write)
+    done = undo(agent.session, load_session(agent.session.folder).events, "run")
+    assert [e.write for e in done] == [2, 1] and (project / "b.txt").read_text() == "old b\n"

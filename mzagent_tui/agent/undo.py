@@ -24,7 +24,15 @@ Scope = Literal["last", "run"] | int
 
 
 class UndoRefused(Exception):
-    """Undo would lose work or cannot be done; the message says which file and why."""
+    """Undo would lose work or cannot be done; the message says which file and why.
+
+    `done` holds what was undone before a file-system error stopped it (empty when the checks
+    refused before anything was touched).
+    """
+
+    def __init__(self, message: str, done: list[Undone] | None = None) -> None:
+        super().__init__(message)
+        self.done = done or []
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ def plan(writes: list[Write], scope: Scope) -> list[Write]:
 
 def _check(write: Write, chosen: list[Write]) -> None:
     """The file must still hold exactly what the newest write to it put there."""
-    name = write.path.name
+    name = str(write.path)
     if write.sha256 is None:
         raise UndoRefused(f"the log has no record of what was written to {write.path}, so undo cannot tell whether you changed it")
     if not write.path.is_file():
@@ -94,16 +102,23 @@ def _check(write: Write, chosen: list[Write]) -> None:
 
 
 def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone]:
-    """Take back writes and log one `Undone` per file change; raise UndoRefused before touching anything."""
+    """Take back writes and log one `Undone` per file change.
+
+    The checks run before anything is touched; a file-system error part-way stops the undo and
+    reports what was done (UndoRefused.done), so the log and the screen stay true.
+    """
     done: list[Undone] = []
     for write in plan(writes_of(events), scope):
-        if write.created:
-            write.path.unlink()
-        else:
-            assert write.backup is not None
-            atomic_write(write.path, write.backup.read_bytes())
-        event = Undone(str(write.path), write.number, removed=write.created)
-        session.record_event(event)
+        try:
+            if write.created:
+                write.path.unlink()
+            else:
+                assert write.backup is not None
+                atomic_write(write.path, write.backup.read_bytes())
+            event = Undone(str(write.path), write.number, removed=write.created)
+            session.record_event(event)
+        except OSError as exc:
+            raise UndoRefused(f"could not restore {write.path}: {exc.strerror or exc}; {len(done)} write(s) before it were undone", done) from None
         done.append(event)
     return done
 
