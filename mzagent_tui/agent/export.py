@@ -41,9 +41,9 @@ def fenced(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{body}{fence}"
 
 
-def to_markdown(history: SessionHistory, redact: Callable[[str], str], meter: Meter | None = None) -> str:
+def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
     """The whole session as one Markdown document."""
-    meter = meter or Meter()
+    meter = Meter()
     started = time.strftime("%Y-%m-%d %H:%M", time.localtime(history.started)) if history.started else "unknown"
     lines = [
         f"# mzagent session {history.id}",

@@ -46,10 +46,6 @@ class SessionHistory:
         return self.folder.name
 
     @property
-    def log_path(self) -> Path:
-        return self.folder / "log.jsonl"
-
-    @property
     def first_task(self) -> str:
         return next((e.task for e in self.events if isinstance(e, TaskStarted)), "")
 
