@@ -132,6 +132,8 @@ class MzAgentApp(App[None]):
         self._pick_session = pick_session
         self._resume_folder: Path | None = None
         """A reopened session the next run continues (read again then, so undos made since count)."""
+        self._idle_state = "idle"
+        """What the header says before the first task: "reopened" or "interrupted" after a reopen."""
         self._backlog: list[Event] = []
         """Events of a reopened session not yet shown (newest last)."""
         self._hits: list[Entry] = []
@@ -151,6 +153,7 @@ class MzAgentApp(App[None]):
 
     def on_mount(self) -> None:
         self._status.mode = self.policy.mode
+        self._status.usage = self._meter.summary()
         self._set_state("idle")
         self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
@@ -191,7 +194,7 @@ class MzAgentApp(App[None]):
     def _local_ready(self, text: str, failed: bool = False) -> None:
         self._progress.show(text)
         self._progress.set_class(failed, "-error")
-        self._set_state("model failed" if failed else "idle")
+        self._set_state("model failed" if failed else self._idle_state)
         self._finish_run()
 
     @property
@@ -383,6 +386,7 @@ class MzAgentApp(App[None]):
         self._status.queued = 0
         self._agent: Agent | None = None
         self._resume_folder = None
+        self._idle_state = "idle"
         self._backlog = []
         self._transcript.remove_children()
         self._meter = self._new_meter()
@@ -442,7 +446,8 @@ class MzAgentApp(App[None]):
         if history.bad_lines:
             note += f" {history.bad_lines} damaged line(s) of the log were skipped."
         self._transcript.add(text_entry("notice", note, title="reopened"))
-        self._set_state("interrupted" if history.interrupted else "reopened")
+        self._idle_state = "interrupted" if history.interrupted else "reopened"
+        self._set_state(self._idle_state)
 
     def _earlier_entries(self) -> list[Entry]:
         """Entries for the newest events of the backlog, about REPLAY_ENTRIES of them; taken off the backlog."""
