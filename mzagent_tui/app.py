@@ -280,7 +280,7 @@ class MzAgentApp(App[None]):
     def _flush_stream(self) -> None:
         self._bridge.flush()
 
-    def on_stream_chunk(self, message: StreamChunk) -> None:
+    async def on_stream_chunk(self, message: StreamChunk) -> None:
         if message.conversation != self._conversation:
             return
         if message.thinking:
@@ -291,8 +291,8 @@ class MzAgentApp(App[None]):
         if message.text:
             if self._stream is None:
                 self._stream = StreamingEntry()
-                self._transcript.add(self._stream)
-            self._stream.add(message.text)
+                await self._transcript.add(self._stream)
+            await self._stream.add(message.text)
 
     def on_agent_event(self, message: AgentEvent) -> None:
         if message.conversation != self._conversation:

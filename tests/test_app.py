@@ -660,3 +660,21 @@ async def test_switch_provider_and_model_from_the_palette(server, project: Path)
         await submit(pilot, "t")
         await wait_for(pilot, lambda: state(app) == "done")
         assert server.requests[-1]["model"] == "other-model"
+
+
+async def test_the_final_answer_streams_as_markdown(server, project: Path) -> None:
+    from mzagent_tui.widgets.transcript import StreamingEntry, _partial_tag_length
+
+    answer = "Here is **the plan**:\n\n- first item\n- second item with `code`\n\nAnd a closing line that goes on for a while."
+    server.script(Reply(f"<thought>writing</thought><final_answer>{answer}</final_answer>", chunk_size=3, delay=0.03))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "plan")
+        await wait_for(pilot, lambda: bool(entries(app, "streaming")) and "first item" in entries(app, "streaming")[0].answer.source)
+        streaming = entries(app, "streaming")[0]
+        assert isinstance(streaming, StreamingEntry) and streaming.answer.display
+        assert "<final_answer>" not in streaming.answer.source and "<thought>" in shown(streaming.query_one("Static.entry-body"))
+        assert answer.startswith(streaming.answer.source), "the answer so far, nothing of the closing tag"
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert not entries(app, "streaming") and entries(app, "final")[0].plain == answer
+    assert [_partial_tag_length(t) for t in ("abc", "abc<", "abc</FINAL_ans", "abc</final_answer", "a<b")] == [0, 1, 11, 14, 0]

@@ -8,15 +8,17 @@ are removed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Collapsible, Log, Static
 
 from mzagent_tui.agent.events import (
@@ -39,6 +41,11 @@ from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines, lines_label
 from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+FINAL_CLOSE = "</final_answer>"
+_FINAL_OPEN = re.compile(r"<final_answer>", re.IGNORECASE)
 HIGH_WATER = 160
 LOW_WATER = 120
 STREAM_TAIL_CHARS = 3000
@@ -68,6 +75,15 @@ LABELS = {
     "notice": "Notice",
     "streaming": "Model",
 }
+
+
+def _partial_tag_length(text: str) -> int:
+    """How many characters at the end could be the start of `</final_answer>`."""
+    lowered = text[-len(FINAL_CLOSE) :].lower()
+    for size in range(min(len(lowered), len(FINAL_CLOSE) - 1), 0, -1):
+        if FINAL_CLOSE.startswith(lowered[-size:]):
+            return size
+    return 0
 
 
 def safe(text: str) -> Text:
@@ -124,19 +140,53 @@ def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
 
 
 class StreamingEntry(Entry):
-    """The reply as the model writes it; replaced by the parsed entries when it is done."""
+    """The reply as the model writes it; replaced by the parsed entries when it is done.
+
+    Until `<final_answer>` appears the raw text is shown, dimmed; from then on the answer is
+    streamed into a Markdown widget (only its last block is re-rendered per fragment), so a
+    long answer reads as it will look. A possible start of `</final_answer>` at the end of the
+    text is held back until the next fragment shows what it is.
+    """
 
     def __init__(self) -> None:
+        from textual.widgets import Markdown  # markdown-it loads with the first reply, not at start-up
+
         self.text = ""
         self.thinking = ""
         self._view = Static("", classes="entry-body")
-        super().__init__("streaming", self._view)
+        self.answer = Markdown("", classes="entry-body -hidden")
+        self._answer_stream: MarkdownStream | None = None
+        self._sent = 0
+        super().__init__("streaming", self._view, self.answer)
 
-    def add(self, text: str) -> None:
+    async def add(self, text: str) -> None:
         self.text += text
         self.plain = self.text
-        shown = self.text if len(self.text) <= STREAM_TAIL_CHARS else "…" + self.text[-STREAM_TAIL_CHARS:]
+        opening = _FINAL_OPEN.search(self.text)
+        head = self.text if opening is None else self.text[: opening.start()]
+        shown = head if len(head) <= STREAM_TAIL_CHARS else "…" + head[-STREAM_TAIL_CHARS:]
         self._view.update(safe(shown))
+        if opening is not None:
+            await self._stream_answer(self.text[opening.end() :])
+
+    async def _stream_answer(self, answer: str) -> None:
+        closing = answer.lower().find(FINAL_CLOSE)
+        if closing >= 0:
+            answer = answer[:closing]
+        else:
+            answer = answer[: len(answer) - _partial_tag_length(answer)]
+        fragment, self._sent = answer[self._sent :], len(answer)
+        if self._answer_stream is None:
+            from textual.widgets.markdown import MarkdownStream
+
+            self.answer.remove_class("-hidden")
+            self._answer_stream = MarkdownStream(self.answer)
+            self._answer_stream.start()
+        await self._answer_stream.write(for_display(fragment))
+
+    async def on_unmount(self) -> None:
+        if self._answer_stream is not None:
+            await self._answer_stream.stop()
 
     def mark_incomplete(self) -> None:
         self.set_class(True, "-incomplete")
@@ -304,10 +354,11 @@ class Transcript(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    def add(self, *entries: Widget) -> None:
+    def add(self, *entries: Widget) -> AwaitMount:
         with self.app.batch_update():
-            self.mount_all(entries)
+            mounted = self.mount_all(entries)
             self._prune()
+        return mounted
 
     def insert_after(self, anchor: Widget, entries: list[Entry]) -> None:
         """Older entries of a reopened session, shown below `anchor` (not pruned right away)."""
