@@ -2,8 +2,9 @@
 
 Trace of a task: `TaskInput` submits -> `_start` runs `Agent.run` in a thread worker ->
 the core emits events -> `EventBridge` posts them as `AgentEvent`/`StreamChunk` messages ->
-`on_agent_event` turns each into a transcript entry. Commands ask through `ModalApprover`,
-which opens `ApprovalScreen` and waits for its result on the worker thread.
+`on_agent_event` turns each into transcript entries (`entries_for`) and state (`_react`).
+Commands ask through `ModalApprover`, which opens `ApprovalScreen` and waits for its result
+on the worker thread. A reopened session is replayed through the same `entries_for`.
 """
 
 from __future__ import annotations
