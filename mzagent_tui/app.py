@@ -121,6 +121,7 @@ class MzAgentApp(App[None]):
         self._queue: list[str] = []
         self._started_at: float | None = None
         self._stream: StreamingEntry | None = None
+        self._streamed_answer: StreamingEntry | None = None
         self._thinking: ThinkingEntry | None = None
         self._last_answer = ""
         self._local_server: LocalServer | None = None
@@ -278,6 +279,12 @@ class MzAgentApp(App[None]):
 
     # Events from the core ---------------------------------------------------------------
 
+    def _drop_streamed_answer(self) -> None:
+        """The streamed answer stays until the parsed one is on screen (or the step moved on)."""
+        if self._streamed_answer is not None:
+            self._streamed_answer.remove()
+            self._streamed_answer = None
+
     def _flush_stream(self) -> None:
         self._bridge.flush()
 
@@ -295,13 +302,15 @@ class MzAgentApp(App[None]):
                 await self._transcript.add(self._stream)
             await self._stream.add(message.text)
 
-    def on_agent_event(self, message: AgentEvent) -> None:
+    async def on_agent_event(self, message: AgentEvent) -> None:
         if message.conversation != self._conversation:
             return
         event = message.event
         entries = entries_for(event, self.project)
         if entries:
-            self._transcript.add(*entries)
+            mounted = self._transcript.add(*entries)
+            if isinstance(event, FinalAnswer):
+                await mounted  # the rendered answer replaces the streamed one without a blank frame
         self._react(event)
 
     def _react(self, event: Event) -> None:
@@ -311,13 +320,16 @@ class MzAgentApp(App[None]):
             case StepStarted(step=step):
                 status.step = step
                 self._thinking = None
+                self._drop_streamed_answer()
                 self._set_state("thinking")
             case ReplyFinished(incomplete=True):
                 if self._stream is not None:
                     self._stream.mark_incomplete()
                 self._stream = None
             case ReplyFinished():
-                if self._stream is not None:
+                if self._stream is not None and self._stream.answer.display:
+                    self._streamed_answer = self._stream
+                elif self._stream is not None:
                     self._stream.remove()
                 self._stream = None
             case ApprovalAsked():
@@ -332,12 +344,14 @@ class MzAgentApp(App[None]):
                 self.query_one(ProjectTree).mark_changed(Path(path))
             case FinalAnswer(text=text):
                 self._last_answer = text
+                self._drop_streamed_answer()
             case RetryWait(seconds=seconds):
                 self._set_state(f"retrying in {seconds:.0f}s")
             case Usage() | ModelInfo():
                 self._meter.observe(event)
                 status.usage = self._meter.summary()
             case Stopped(reason=reason):
+                self._drop_streamed_answer()
                 if self._stream is not None:
                     self._stream.mark_incomplete()
                     self._stream = None
@@ -382,7 +396,7 @@ class MzAgentApp(App[None]):
         self._token = CancelToken()
         self._conversation += 1
         self._bridge = EventBridge(self, self._conversation)
-        self._stream = self._thinking = None
+        self._stream = self._thinking = self._streamed_answer = None
         self._queue.clear()
         self._status.queued = 0
         self._agent: Agent | None = None
