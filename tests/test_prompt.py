@@ -79,6 +79,12 @@ def test_git_ls_files_is_used_in_a_repo(project: Path) -> None:
     (project / "node_modules").mkdir()
     (project / "node_modules" / "x.js").write_text("")
     assert project_files(project) == [".gitignore", "kept.txt"]
+    for rel in ("z.txt", "b/build", "a/node_modules/y.js", "a/dist/d.js", "a/distant.py"):
+        (project / rel).parent.mkdir(parents=True, exist_ok=True)
+        (project / rel).write_text("")
+    subprocess.run(["git", "add", "z.txt", "b/build", "a"], cwd=project, check=True)
+    (project / "m.txt").write_text("")
+    assert project_files(project) == [".gitignore", "a/distant.py", "b/build", "kept.txt", "m.txt", "z.txt"]
 
 
 def test_file_list_is_capped() -> None:
