@@ -11,13 +11,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from mzagent_tui.agent.textsafe import for_display
+
 
 class ChooseScreen(ModalScreen[str | None]):
     AUTO_FOCUS = "#choose-list"
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="choose.cancel")]
 
     def __init__(self, title: str, items: list[tuple[str, str]]) -> None:
-        """`items` are (label, id) pairs; labels are untrusted text and shown as plain text."""
+        """`items` are (label, id) pairs; labels are untrusted (file names, tasks): plain text, control characters removed."""
         super().__init__()
         self.title_text = title
         self.items = items
@@ -25,7 +27,7 @@ class ChooseScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="choose-dialog"):
             yield Label(Text(f"{self.title_text} — Enter chooses, Esc cancels"), id="choose-title")
-            yield OptionList(*(Option(Text(label), id=item_id) for label, item_id in self.items), id="choose-list")
+            yield OptionList(*(Option(Text(for_display(label)), id=item_id) for label, item_id in self.items), id="choose-list")
 
     @on(OptionList.OptionSelected, "#choose-list")
     def _selected(self, event: OptionList.OptionSelected) -> None:
