@@ -44,6 +44,16 @@ class Fault:
 Step = Reply | Fault | Callable[[dict[str, Any]], "Reply | Fault"]
 
 
+def write_reply(path: str, content: str) -> Reply:
+    """A step that writes `content` to `path` (arguments JSON-quoted, as a model would)."""
+    return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
+
+
+def answer_reply(text: str = "done") -> Reply:
+    """A step that ends the run with `text` as the final answer."""
+    return Reply(f"<thought>finished</thought><final_answer>{text}</final_answer>")
+
+
 class ScriptedServer:
     """Start with `with ScriptedServer() as server:`; `server.base_url` ends in /v1."""
 

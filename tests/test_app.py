@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.widgets import Input, Log
 
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
@@ -27,8 +28,10 @@ from tests.scripted_server import Reply
 SIZE = (120, 40)
 
 
-def make_app(server, project: Path, **overrides: object) -> MzAgentApp:  # noqa: ANN001
-    return MzAgentApp(settings_for(server, **overrides), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+def make_app(server, project: Path, history: SessionHistory | None = None, pick_session: bool = False, **overrides: object) -> MzAgentApp:  # noqa: ANN001
+    return MzAgentApp(
+        settings_for(server, **overrides), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, history=history, pick_session=pick_session
+    )
 
 
 async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 15.0) -> None:  # noqa: ANN001

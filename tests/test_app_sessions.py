@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from textual.command import CommandPalette
@@ -18,17 +17,8 @@ from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.transcript import EarlierEntry, Transcript
-from tests.conftest import settings_for
-from tests.scripted_server import Reply
-from tests.test_app import SIZE, approval, entries, state, submit, wait_for
-
-
-def make_app(server, project: Path, **kwargs: object) -> MzAgentApp:  # noqa: ANN001
-    history = kwargs.pop("history", None)
-    pick = bool(kwargs.pop("pick_session", False))
-    return MzAgentApp(
-        settings_for(server, **kwargs), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, history=history, pick_session=pick
-    )
+from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.test_app import SIZE, approval, entries, make_app, state, submit, wait_for
 
 
 def finished(app: MzAgentApp) -> bool:
@@ -36,12 +26,6 @@ def finished(app: MzAgentApp) -> bool:
     return state(app) == "done" and not app._run_active
 
 
-def write(path: str, content: str) -> Reply:
-    return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
-
-
-def answer(text: str) -> Reply:
-    return Reply(f"<thought>done</thought><final_answer>{text}</final_answer>")
 
 
 async def run_palette(pilot, name: str) -> None:  # noqa: ANN001
@@ -56,7 +40,7 @@ async def run_palette(pilot, name: str) -> None:  # noqa: ANN001
 
 async def test_close_mid_task_reopen_see_everything_and_continue(server, project: Path) -> None:
     server.script(
-        write("notes.txt", "first\n"),
+        write_reply("notes.txt", "first\n"),
         Reply('<thought>append</thought><action>run_terminal_command("echo more >> notes.txt")</action>'),
     )
     first = make_app(server, project)
@@ -66,7 +50,7 @@ async def test_close_mid_task_reopen_see_everything_and_continue(server, project
         await pilot.press("ctrl+q")
     assert (project / "notes.txt").read_text() == "first\n", "the pending command never ran"
 
-    server.script(answer("notes.txt has one line"))
+    server.script(answer_reply("notes.txt has one line"))
     second = make_app(server, project, history=find_session(project, "last"))
     async with second.run_test(size=SIZE) as pilot:
         kinds = [e.kind for e in entries(second)]
@@ -84,7 +68,7 @@ async def test_close_mid_task_reopen_see_everything_and_continue(server, project
 
 
 async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Path) -> None:
-    server.script(answer("alpha answer"), answer("beta answer"))
+    server.script(answer_reply("alpha answer"), answer_reply("beta answer"))
     for task in ("alpha task", "beta task"):
         app = make_app(server, project)
         async with app.run_test(size=SIZE) as pilot:
@@ -108,7 +92,7 @@ async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Pat
 
 async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, project: Path) -> None:
     (project / "keep.txt").write_text("mine\n")
-    server.script(write("keep.txt", "agent\n"), write("new.txt", "new\n"), answer("wrote two"), answer("ok"))
+    server.script(write_reply("keep.txt", "agent\n"), write_reply("new.txt", "new\n"), answer_reply("wrote two"), answer_reply("ok"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write files")
@@ -134,7 +118,7 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
 
 
 async def test_undo_back_to_a_chosen_write_from_the_palette(server, project: Path) -> None:
-    server.script(write("a.txt", "1\n"), write("b.txt", "2\n"), write("c.txt", "3\n"), answer("three files"))
+    server.script(write_reply("a.txt", "1\n"), write_reply("b.txt", "2\n"), write_reply("c.txt", "3\n"), answer_reply("three files"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write three")
@@ -154,7 +138,7 @@ async def test_undo_back_to_a_chosen_write_from_the_palette(server, project: Pat
 
 
 async def test_undo_refuses_after_a_user_edit(server, project: Path) -> None:
-    server.script(write("a.txt", "agent\n"), answer("done"))
+    server.script(write_reply("a.txt", "agent\n"), answer_reply("done"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write a")
@@ -167,7 +151,7 @@ async def test_undo_refuses_after_a_user_edit(server, project: Path) -> None:
 
 
 async def test_undo_in_a_reopened_session_before_any_new_run(server, project: Path) -> None:
-    server.script(write("made.txt", "x\n"), answer("made"))
+    server.script(write_reply("made.txt", "x\n"), answer_reply("made"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "make")
@@ -177,14 +161,14 @@ async def test_undo_in_a_reopened_session_before_any_new_run(server, project: Pa
         await pilot.press("ctrl+z")
         await pilot.pause()
         assert not (project / "made.txt").exists()
-        server.script(answer("ok"))
+        server.script(answer_reply("ok"))
         await submit(pilot, "again")
         await wait_for(pilot, lambda: finished(app))
         assert server.requests[-1]["messages"][-1]["content"].startswith("Note: the user undid write 1: removed made.txt")
 
 
 async def test_export_from_the_palette(server, project: Path) -> None:
-    server.script(answer("Exported **answer**"))
+    server.script(answer_reply("Exported **answer**"))
     app = make_app(server, project, api_key="sk-export-secret-0987654321")
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "explain sk-export-secret-0987654321")
@@ -206,7 +190,7 @@ async def test_export_from_the_palette(server, project: Path) -> None:
 
 
 async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None:
-    server.script(answer("cheap"))
+    server.script(answer_reply("cheap"))
     app = make_app(server, project, price_in=2.0, price_out=10.0, context_window=1000)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
@@ -216,7 +200,7 @@ async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None
 
 async def test_footer_learns_the_context_window_from_the_server(server, project: Path) -> None:
     server.models = [{"id": "scripted-model", "object": "model", "context_length": 2000}]
-    server.script(answer("ok"))
+    server.script(answer_reply("ok"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
@@ -225,7 +209,7 @@ async def test_footer_learns_the_context_window_from_the_server(server, project:
 
 
 async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> None:
-    server.script(answer("the needle is here"), answer("nothing"), answer("another NEEDLE"))
+    server.script(answer_reply("the needle is here"), answer_reply("nothing"), answer_reply("another NEEDLE"))
     tasks = ("look for a Needle", "second", "third")
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:

@@ -39,18 +39,12 @@ from mzagent_tui.agent.undo import UndoRefused, undo, writes_of
 from mzagent_tui.agent.usage import Meter, money
 from mzagent_tui.widgets.transcript import entries_for
 from tests.conftest import make_agent
-from tests.scripted_server import Reply
+from tests.scripted_server import Reply, answer_reply, write_reply
 
 KEY = "sk-test-secret-key-1234"
 NO_REDACTION = Redactor([])
 
 
-def write(path: str, content: str) -> Reply:
-    return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
-
-
-def answer(text: str = "done") -> Reply:
-    return Reply(f"<thought>finished</thought><final_answer>{text}</final_answer>")
 
 
 def crash_after(log: Path, kind: str) -> None:
@@ -64,7 +58,7 @@ def crash_after(log: Path, kind: str) -> None:
 
 
 def test_every_logged_event_comes_back_equal(server, project: Path) -> None:
-    server.script(write("a.txt", "one\n"), Reply('<thought>x</thought><action>run_terminal_command("echo hi")</action>'), answer())
+    server.script(write_reply("a.txt", "one\n"), Reply('<thought>x</thought><action>run_terminal_command("echo hi")</action>'), answer_reply())
     agent, rec = make_agent(server, project)
     agent.run("make a.txt")
     history = load_session(agent.session.folder)
@@ -79,7 +73,7 @@ def test_every_logged_event_comes_back_equal(server, project: Path) -> None:
 
 
 def test_resume_continues_the_conversation(server, project: Path) -> None:
-    server.script(write("a.txt", "one\n"), answer("wrote a.txt"), answer("still there"))
+    server.script(write_reply("a.txt", "one\n"), answer_reply("wrote a.txt"), answer_reply("still there"))
     first, _ = make_agent(server, project)
     first.run("make a.txt")
     first.session.close()
@@ -102,8 +96,8 @@ def test_resume_continues_the_conversation(server, project: Path) -> None:
 def test_resume_after_a_crash_mid_command_never_reruns_it(server, project: Path) -> None:
     server.script(
         Reply('<thought>count</thought><action>run_terminal_command("echo ran >> runs.txt")</action>'),
-        answer("ok"),
-        answer("checked"),
+        answer_reply("ok"),
+        answer_reply("checked"),
     )
     agent, _ = make_agent(server, project)
     agent.run("append a line")
@@ -129,7 +123,7 @@ def test_resume_after_a_crash_mid_command_never_reruns_it(server, project: Path)
 
 
 def test_crash_before_the_reply_marks_the_missing_reply(server, project: Path) -> None:
-    server.script(answer("first"), answer("second"))
+    server.script(answer_reply("first"), answer_reply("second"))
     agent, _ = make_agent(server, project)
     agent.run("q1")
     agent.session.close()
@@ -145,7 +139,7 @@ def test_crash_before_the_reply_marks_the_missing_reply(server, project: Path) -
 def test_find_session_by_prefix_and_clear_errors(server, project: Path, tmp_path: Path) -> None:
     with pytest.raises(SessionNotFound, match="no sessions yet"):
         find_session(project, "last")
-    server.script(answer(), answer())
+    server.script(answer_reply(), answer_reply())
     for _ in range(2):
         agent, _ = make_agent(server, project)
         agent.run("task")
@@ -165,7 +159,7 @@ def test_find_session_by_prefix_and_clear_errors(server, project: Path, tmp_path
 
 
 def run_writes(server, project: Path, *replies: Reply, task: str = "edit"):
-    server.script(*replies, answer())
+    server.script(*replies, answer_reply())
     agent, rec = make_agent(server, project)
     agent.run(task)
     return agent, rec
@@ -175,7 +169,7 @@ def test_undo_restores_the_previous_content_exactly(server, project: Path) -> No
     original = b"\xef\xbb\xbfline one\r\nline two\r\n"
     (project / "a.txt").write_bytes(original)
     (project / "a.txt").chmod(0o750)
-    agent, rec = run_writes(server, project, write("a.txt", "new\n"))
+    agent, rec = run_writes(server, project, write_reply("a.txt", "new\n"))
     assert (project / "a.txt").read_bytes() != original
     [event] = undo(agent.session, load_session(agent.session.folder).events, "last")
     assert event == Undone(str(project / "a.txt"), 1, removed=False)
@@ -186,13 +180,13 @@ def test_undo_restores_the_previous_content_exactly(server, project: Path) -> No
 
 
 def test_undo_removes_a_created_file(server, project: Path) -> None:
-    agent, _ = run_writes(server, project, write("new/b.py", "print(1)\n"))
+    agent, _ = run_writes(server, project, write_reply("new/b.py", "print(1)\n"))
     undo(agent.session, load_session(agent.session.folder).events, "last")
     assert not (project / "new" / "b.py").exists()
 
 
 def test_undo_refuses_after_a_user_edit_and_changes_nothing(server, project: Path) -> None:
-    agent, _ = run_writes(server, project, write("a.txt", "agent\n"), write("b.txt", "agent\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "agent\n"), write_reply("b.txt", "agent\n"))
     (project / "a.txt").write_text("agent\nmy own line\n")
     events = load_session(agent.session.folder).events
     with pytest.raises(UndoRefused, match="a.txt was changed after the agent wrote it"):
@@ -206,8 +200,8 @@ def test_undo_refuses_after_a_user_edit_and_changes_nothing(server, project: Pat
 
 def test_undo_all_of_a_run_walks_back_repeated_writes(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write("a.txt", "v1\n"), write("a.txt", "v2\n"), write("c.txt", "c\n"))
-    server.script(write("d.txt", "later run\n"), answer())
+    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"), write_reply("a.txt", "v2\n"), write_reply("c.txt", "c\n"))
+    server.script(write_reply("d.txt", "later run\n"), answer_reply())
     agent.run("another")
     events = load_session(agent.session.folder).events
     assert [w.run for w in writes_of(events)] == [1, 1, 1, 2]
@@ -221,10 +215,10 @@ def test_undo_all_of_a_run_walks_back_repeated_writes(server, project: Path) -> 
 
 def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write("a.txt", "v1\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"))
     agent.session.close()
     resumed, _ = make_agent(server, project, history=load_session(agent.session.folder))
-    server.script(write("a.txt", "v2\n"), answer())
+    server.script(write_reply("a.txt", "v2\n"), answer_reply())
     resumed.run("again")
     assert sorted(p.name for p in (agent.session.folder / "backups").iterdir()) == ["0001-a.txt", "0002-a.txt"]
     undo(resumed.session, load_session(agent.session.folder).events, "last")
@@ -235,7 +229,7 @@ def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, proje
 
 def test_undo_back_to_a_write_takes_it_and_every_later_one(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write("a.txt", "v1\n"), write("b.txt", "b\n"), write("a.txt", "v2\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"), write_reply("b.txt", "b\n"), write_reply("a.txt", "v2\n"))
     events = load_session(agent.session.folder).events
     with pytest.raises(UndoRefused, match="write 9 is not one that can be undone"):
         undo(agent.session, events, 9)
@@ -247,14 +241,14 @@ def test_undo_back_to_a_write_takes_it_and_every_later_one(server, project: Path
 
 
 def test_the_model_is_told_about_an_undo_with_the_next_task(server, project: Path) -> None:
-    agent, _ = run_writes(server, project, write("a.txt", "x\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "x\n"))
     agent.session.close()
     history = load_session(agent.session.folder)
     session = Session.reopen(history.folder, NO_REDACTION)
     undo(session, history.events, "last")
     session.close()
     resumed, _ = make_agent(server, project, history=load_session(history.folder))
-    server.script(answer())
+    server.script(answer_reply())
     resumed.run("next")
     question = server.requests[-1]["messages"][-1]["content"]
     assert question.startswith("Note: the user undid write 1: removed a.txt, which the agent had created.\n<question>next")
@@ -267,9 +261,9 @@ def test_the_model_is_told_about_an_undo_with_the_next_task(server, project: Pat
 
 def test_export_has_every_part_of_the_session_and_no_secret(server, project: Path) -> None:
     server.script(
-        write("a.md", "```py\nx = 1\n```\n"),
+        write_reply("a.md", "```py\nx = 1\n```\n"),
         Reply('<thought>show the key</thought><action>run_terminal_command("echo sk-test-secret-key-1234")</action>'),
-        answer("All **done**."),
+        answer_reply("All **done**."),
     )
     agent, _ = make_agent(server, project)
     agent.run("write a.md")
@@ -315,7 +309,7 @@ def test_max_cost_stops_the_run_before_the_next_request(server, project: Path) -
 
 def test_the_context_window_comes_from_the_servers_model_list(server, project: Path) -> None:
     server.models = [{"id": "other", "object": "model", "context_length": 1}, {"id": "scripted-model", "object": "model", "context_length": 8192}]
-    server.script(answer(), answer())
+    server.script(answer_reply(), answer_reply())
     agent, rec = make_agent(server, project)
     agent.run("one")
     agent.run("two")
@@ -324,14 +318,14 @@ def test_the_context_window_comes_from_the_servers_model_list(server, project: P
     assert agent.meter.window == 8192 and agent.meter.summary() == "tokens 200 in / 40 out · context 1% of 8.2k"
     resumed, rec = make_agent(server, project, history=load_session(agent.session.folder))
     assert resumed.meter.window == 8192, "a reopened session knows the window from its log"
-    server.script(answer())
+    server.script(answer_reply())
     resumed.run("three")
     assert not rec.of(ModelInfo) and server.model_lookups == 1
 
 
 def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server, project: Path) -> None:
     server.models = [{"id": "scripted-model", "object": "model", "max_model_len": 32768}]
-    server.script(answer(), answer())
+    server.script(answer_reply(), answer_reply())
     agent, _ = make_agent(server, project)
     agent.run("one")
     assert agent.meter.window == 32768
@@ -340,7 +334,7 @@ def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server
     silent.run("two")
     assert not rec.of(ModelInfo) and silent.meter.window == 0
     configured, rec = make_agent(server, project, context_window=1000)
-    server.script(answer())
+    server.script(answer_reply())
     lookups = server.model_lookups
     configured.run("three")
     assert server.model_lookups == lookups and configured.meter.window == 1000
@@ -355,7 +349,7 @@ def test_max_cost_needs_prices(project: Path) -> None:
 def test_file_changed_records_the_digest_of_what_was_written(server, project: Path) -> None:
     import hashlib
 
-    agent, rec = run_writes(server, project, write("a.txt", "hi\n"))
+    agent, rec = run_writes(server, project, write_reply("a.txt", "hi\n"))
     assert rec.of(FileChanged)[0].sha256 == hashlib.sha256(b"hi\n").hexdigest()
     assert rec.of(Observation)[0].ok
 
@@ -423,7 +417,7 @@ def test_a_file_system_error_part_way_reports_what_was_undone(server, project: P
     import mzagent_tui.agent.undo as undo_module
 
     (project / "b.txt").write_text("old b\n")
-    agent, _ = run_writes(server, project, write("a.txt", "a\n"), write("b.txt", "new b\n"), write("c.txt", "c\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "a\n"), write_reply("b.txt", "new b\n"), write_reply("c.txt", "c\n"))
     real_write = undo_module.atomic_write
 
     def failing_disk(path: Path, data: bytes) -> None:
