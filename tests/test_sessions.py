@@ -27,7 +27,7 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
     _accepts,
-    _HINTS,
+    field_types,
     _KINDS,
     event_from_dict,
 )
@@ -375,7 +375,7 @@ def fitting(hint: object) -> st.SearchStrategy:
 
 def event_dicts(kind: str) -> st.SearchStrategy:
     cls = _KINDS[kind]
-    values = {name: st.one_of(fitting(hint), fitting(hint), fitting(hint), JSON_VALUES) for name, hint in _HINTS[cls].items()}
+    values = {name: st.one_of(fitting(hint), fitting(hint), fitting(hint), JSON_VALUES) for name, hint in field_types(cls).items()}
     required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
     fields = st.fixed_dictionaries(
         {name: value for name, value in values.items() if name in required},
@@ -402,7 +402,7 @@ def test_any_damaged_log_loads_exports_and_renders_without_raising(tmp_path: Pat
     history = load_session(folder)
     note(f"{len(history.events)} events loaded")
     for event in history.events:
-        for name, hint in _HINTS[type(event)].items():
+        for name, hint in field_types(type(event)).items():
             assert _accepts(hint, getattr(event, name)), (event, name)
         entries_for(event, tmp_path)
     assert isinstance(to_markdown(history, NO_REDACTION), str)

@@ -8,6 +8,7 @@ compared in tests and written as JSON (`to_dict`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable
@@ -221,9 +222,12 @@ EventSink = Callable[[Event], None]
 
 
 _KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in Event.__subclasses__()}
-_HINTS: dict[type[Event], dict[str, Any]] = {
-    cls: {name: hint for name, hint in typing.get_type_hints(cls).items() if name != "kind"} for cls in _KINDS.values()
-}
+
+
+@functools.cache
+def field_types(cls: type[Event]) -> dict[str, Any]:
+    """An event's field types, resolved once per class on first use (not at start-up)."""
+    return {name: hint for name, hint in typing.get_type_hints(cls).items() if name != "kind"}
 
 
 def _accepts(hint: Any, value: Any) -> bool:
@@ -251,7 +255,7 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     cls = _KINDS.get(data.get("type", ""))
     if cls is None:
         return None
-    hints = _HINTS[cls]
+    hints = field_types(cls)
     values = {k: v for k, v in data.items() if k in hints}
     if cls is Stopped and "reason" in values:
         try:
