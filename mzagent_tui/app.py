@@ -263,6 +263,8 @@ class MzAgentApp(App[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "agent" or event.state not in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
             return
+        if not self.is_running:
+            return  # quitting: start no queued task
         if event.state is WorkerState.ERROR:
             self._transcript.add(text_entry("error", f"the run failed: {event.worker.error}"))
             self._set_state("stopped")
@@ -288,8 +290,14 @@ class MzAgentApp(App[None]):
     def _flush_stream(self) -> None:
         self._bridge.flush()
 
+    def _belongs(self, conversation: int) -> bool:
+        """Whether a worker's message still has a place on screen: it is from the current
+        conversation and the app is not closing (a handler may await a mount while the app
+        closes; what it and the queue hold after that must not touch widgets already removed)."""
+        return self.is_running and conversation == self._conversation
+
     async def on_stream_chunk(self, message: StreamChunk) -> None:
-        if message.conversation != self._conversation:
+        if not self._belongs(message.conversation):
             return
         if message.thinking:
             if self._thinking is None:
@@ -300,10 +308,12 @@ class MzAgentApp(App[None]):
             if self._stream is None:
                 self._stream = StreamingEntry()
                 await self._transcript.add(self._stream)
+                if not self._belongs(message.conversation):
+                    return
             await self._stream.add(message.text)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
-        if message.conversation != self._conversation:
+        if not self._belongs(message.conversation):
             return
         event = message.event
         entries = entries_for(event, self.project)
@@ -311,6 +321,8 @@ class MzAgentApp(App[None]):
             mounted = self._transcript.add(*entries)
             if isinstance(event, FinalAnswer):
                 await mounted  # the rendered answer replaces the streamed one without a blank frame
+                if not self._belongs(message.conversation):
+                    return
         self._react(event)
 
     def _react(self, event: Event) -> None:

@@ -14,8 +14,10 @@ from rich.text import Text
 from textual.widgets import Input, Log
 
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.events import FinalAnswer, Stopped, StopReason
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.app import MzAgentApp
+from mzagent_tui.messages import AgentEvent
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
@@ -285,6 +287,15 @@ async def test_quit_mid_command_exits_promptly(server, project: Path) -> None:
     assert _sleepers() == 0
     assert time.monotonic() - started < 5
     assert all(w.is_finished or w.is_cancelled for w in worker_threads) or not worker_threads
+
+
+async def test_worker_messages_left_at_shutdown_are_dropped(server, project: Path) -> None:
+    """The app may close while a handler awaits a mount; what the worker posted meanwhile is dropped."""
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE):
+        app.post_message(AgentEvent(FinalAnswer("done"), app._conversation))
+        app.post_message(AgentEvent(Stopped(StopReason.FINAL_ANSWER, "final answer", 1), app._conversation))
+    # leaving run_test closes the app at once and re-raises what any handler raised meanwhile
 
 
 async def test_queued_task_starts_when_the_run_ends(server, project: Path) -> None:
