@@ -59,7 +59,6 @@ from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.transcript import (
-    EarlierEntry,
     Entry,
     ObservationEntry,
     ProgressEntry,
@@ -67,6 +66,7 @@ from mzagent_tui.widgets.transcript import (
     ThinkingEntry,
     Transcript,
     entries_for,
+    hit_index,
     text_entry,
 )
 
@@ -81,8 +81,6 @@ SETUP_HELP = (
     "Then restart mzagent. `mzagent config` shows what is set and where it came from."
 )
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
-REPLAY_ENTRIES = 60
-"""Entries a reopened session shows at first, and how many more each "show earlier" adds."""
 
 
 class MzAgentApp(App[None]):
@@ -136,8 +134,6 @@ class MzAgentApp(App[None]):
         """A reopened session the next run continues (read again then, so undos made since count)."""
         self._idle_state = "idle"
         """What the header says before the first task: "reopened" or "interrupted" after a reopen."""
-        self._backlog: list[Event] = []
-        """Events of a reopened session not yet shown (newest last)."""
         self._hits: list[Entry] = []
         self._hit = -1
 
@@ -148,7 +144,7 @@ class MzAgentApp(App[None]):
         with Horizontal(id="main"):
             yield ProjectTree(self.project, id="tree")
             with Vertical(id="work"):
-                yield Transcript(id="transcript")
+                yield Transcript(self.project, id="transcript")
                 yield TaskInput(placeholder="Describe a task and press Enter", id="task")
         yield RunStatus(id="status")
         yield Footer()
@@ -414,8 +410,7 @@ class MzAgentApp(App[None]):
         self._agent: Agent | None = None
         self._resume_folder = None
         self._idle_state = "idle"
-        self._backlog = []
-        self._transcript.remove_children()
+        self._transcript.clear()
         self._meter = self._new_meter()
         self._status.usage = self._meter.summary()
 
@@ -442,8 +437,8 @@ class MzAgentApp(App[None]):
     def _open_session(self, history: SessionHistory) -> None:
         """Show a logged session and make the next task continue it; nothing of it is re-run.
 
-        Only the newest entries are built and mounted (both cost); `EarlierEntry` at the top
-        shows more on request. The export and the log have everything.
+        Only the newest entries are built and mounted (both cost); the transcript shows earlier
+        ones on request. The export and the log have everything.
         """
         self._reset_conversation()
         self._resume_folder = history.folder
@@ -459,10 +454,7 @@ class MzAgentApp(App[None]):
                     written.append(Path(path))
         self.query_one(ProjectTree).mark_changed(*written)
         self._status.usage = self._meter.summary()
-        self._backlog = list(history.events)
-        self._transcript.add(*self._earlier_entries())
-        if self._backlog:
-            self._transcript.mount(EarlierEntry(), before=0)
+        self._transcript.show_session(history.events)
         box = self.query_one(TaskInput)
         for event in history.events:
             if isinstance(event, TaskStarted):
@@ -475,20 +467,6 @@ class MzAgentApp(App[None]):
         self._transcript.add(text_entry("notice", note, title="reopened"))
         self._idle_state = "interrupted" if history.interrupted else "reopened"
         self._set_state(self._idle_state)
-
-    def _earlier_entries(self) -> list[Entry]:
-        """Entries for the newest events of the backlog, about REPLAY_ENTRIES of them; taken off the backlog."""
-        entries: list[Entry] = []
-        while self._backlog and len(entries) < REPLAY_ENTRIES:
-            entries[:0] = entries_for(self._backlog.pop(), self.project)
-        return entries
-
-    @on(EarlierEntry.Load)
-    def _load_earlier(self, message: EarlierEntry.Load) -> None:
-        marker = message.marker
-        self._transcript.insert_after(marker, self._earlier_entries())
-        if not self._backlog:
-            marker.remove()
 
     def _redactor(self) -> Redactor:
         return redactor_for(os.environ if self._environ is None else self._environ, self.settings.api_key)
@@ -581,18 +559,30 @@ class MzAgentApp(App[None]):
         self.query_one(SearchBar).open()
 
     @on(SearchBar.Find)
-    def _find(self, message: SearchBar.Find) -> None:
-        """A new query selects the newest hit; steps move to older (-1) or newer (+1) hits, wrapping."""
-        if message.step == 0:
-            self._hits = self._transcript.mark_hits(message.query)
-            self._hit = len(self._hits) - 1
+    async def _find(self, message: SearchBar.Find) -> None:
+        """A new query selects the newest hit on screen; steps move to older (-1) or newer (+1)
+        hits, wrapping, and a hit behind an "earlier entries" marker is brought on screen."""
+        transcript = self._transcript
+        previous = self._hits[self._hit] if 0 <= self._hit < len(self._hits) else None
+        self._hits = transcript.mark_hits(message.query)
+        if not self._hits:
+            self._hit = 0
+        elif message.step == 0:
+            shown = [index for index, hit in enumerate(self._hits) if isinstance(hit, Entry)]
+            self._hit = shown[-1] if shown else len(self._hits)  # none selected: the first step picks
+        elif previous is None:
+            self._hit = len(self._hits) - 1 if message.step < 0 else 0
         else:
-            self._hits = [hit for hit in self._hits if hit.is_attached]
-            if self._hits:
-                self._hit = (self._hit + message.step) % len(self._hits)
-        if self._hits:
-            self._transcript.show_hit(self._hits[self._hit])
-        self.query_one(SearchBar).show_count(self._hit + 1 if self._hits else 0, len(self._hits))
+            self._hit = (hit_index(self._hits, previous, self._hit) + message.step) % len(self._hits)
+        if self._hit < len(self._hits):
+            hit = self._hits[self._hit]
+            if isinstance(hit, tuple):
+                revealed = await transcript.reveal(*hit)
+                self._hits = transcript.mark_hits(message.query)
+                self._hit = hit_index(self._hits, revealed or hit, self._hit)
+            transcript.show_hit(self._hits[self._hit])
+        selected = self._hit + 1 if self._hit < len(self._hits) else 0
+        self.query_one(SearchBar).show_count(selected, len(self._hits))
 
     @on(SearchBar.Closed)
     def _find_closed(self) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
-from mzagent_tui.agent.events import Action, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
+from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
 from mzagent_tui.agent.history import find_session, load_session
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
@@ -16,7 +16,7 @@ from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
-from mzagent_tui.widgets.transcript import EarlierEntry, Transcript
+from mzagent_tui.widgets.transcript import HIGH_WATER, LOW_WATER, EarlierEntry, Entry, Transcript, entries_for
 from tests.scripted_server import Reply, answer_reply, write_reply
 from tests.test_app import SIZE, approval, entries, make_app, state, submit, wait_for
 
@@ -260,27 +260,86 @@ def long_session(project: Path, steps: int) -> Path:
     return session.folder
 
 
+def everything_of_long_session(steps: int) -> list[str]:
+    texts = ["the very first task"]
+    for step in range(1, steps + 1):
+        texts += [f"thought {step}", f"echo {step}", f"{step}"]
+    return [*texts, "reached the step limit"]
+
+
+async def expand_all(pilot, transcript: Transcript) -> list[str]:  # noqa: ANN001
+    """Select every "earlier entries" marker until none is left; the texts of all entries then."""
+    while markers := transcript.markers():
+        markers[0].focus()
+        await pilot.press("enter")
+        await pilot.pause()
+    return [entry.plain for entry in transcript.entries()]
+
+
 async def test_a_long_reopened_session_shows_earlier_entries_on_request(server, project: Path) -> None:
     folder = long_session(project, 50)
-    everything = ["the very first task"]
-    for step in range(1, 51):
-        everything += [f"thought {step}", f"echo {step}", f"{step}"]
-    everything.append("reached the step limit")
+    everything = everything_of_long_session(50)
     app = make_app(server, project, history=load_session(folder))
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(RunStatus)
         assert status.usage.startswith("tokens 5,000 in / 500 out") and status.step == 50
+        transcript = app.query_one(Transcript)
         sizes = []
         while True:
-            shown = list(app.query_one(Transcript).entries())
-            assert shown[-1].title_text.endswith("reopened")
-            if not isinstance(shown[0], EarlierEntry):
+            children = list(transcript.children)
+            assert children[-1].title_text.endswith("reopened")
+            if not isinstance(children[0], EarlierEntry):
                 break
-            texts = [e.plain for e in shown[1:-1]]
+            texts = [e.plain for e in children[1:-1]]
             sizes.append(len(texts))
             assert texts == everything[-len(texts) :], "always the newest entries, in order"
-            shown[0].focus()
+            children[0].focus()
             await pilot.press("enter")
             await pilot.pause()
         assert sizes == [60, 120]
-        assert [e.plain for e in shown[:-1]] == everything
+        assert [e.plain for e in children[:-1]] == everything
+
+
+async def test_entries_past_the_high_water_mark_wait_behind_a_marker(server, project: Path) -> None:
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        notes = [f"note {n}" for n in range(HIGH_WATER + 50)]
+        for note in notes:
+            transcript.add(*entries_for(Notice(note), project))
+        await pilot.pause()
+        shown = [entry.plain for entry in transcript.entries()]
+        [marker] = transcript.markers()
+        assert transcript.children[0] is marker and LOW_WATER <= len(shown) <= HIGH_WATER
+        assert [event.text for event in marker.events] + shown == notes, "nothing lost, nothing reordered"
+        assert await expand_all(pilot, transcript) == notes
+
+
+async def test_find_reaches_entries_behind_the_marker_and_keeps_the_order(server, project: Path) -> None:
+    folder = long_session(project, 50)
+    everything = everything_of_long_session(50)
+    app = make_app(server, project, history=load_session(folder))
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        assert "echo 7" not in [entry.plain for entry in transcript.entries()]
+        await pilot.press("ctrl+f")
+        await pilot.press(*"echo 7")
+        await pilot.pause()
+        count = app.query_one(SearchBar).query_one("#search-count")
+        assert str(count.render()) == "1 found", "the hit is behind the marker, none selected yet"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert str(count.render()) == "1/1"
+        current = transcript.query_one(".-current-hit", Entry)
+        assert current.plain == "echo 7"
+        window = [entry.plain for entry in transcript.entries()]
+        assert window[: window.index("echo 7") + 2][-4:] == ["6", "thought 7", "echo 7", "7"], "the hit with its neighbours"
+        markers = transcript.markers()
+        assert len(markers) == 2 and transcript.children[0] is markers[0], "a marker above the hit and one for the gap below"
+        await pilot.press("escape")
+        for n in range(HIGH_WATER):  # live entries push the revealed ones (and the gap) behind the top marker
+            transcript.add(*entries_for(Notice(f"later {n}"), project))
+        await pilot.pause()
+        assert len(transcript.markers()) == 1
+        later = [f"later {n}" for n in range(HIGH_WATER)]
+        assert await expand_all(pilot, transcript) == everything + later, "the app's own reopened note has no event and is dropped"

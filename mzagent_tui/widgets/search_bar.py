@@ -44,9 +44,9 @@ class SearchBar(Horizontal):
         self.query_one(Input).focus()
 
     def show_count(self, current: int, total: int) -> None:
-        """`3/12`, or `no match`; `current` counts from 1, 0 when nothing is selected."""
+        """`3/12`, `12 found` (none selected yet), or `no match`; `current` counts from 1."""
         query = self.query_one(Input).value
-        text = "" if not query else "no match" if total == 0 else f"{current}/{total}"
+        text = "" if not query else "no match" if total == 0 else f"{current}/{total}" if current else f"{total} found"
         self.query_one("#search-count", Static).update(Text(text))
 
     @on(Input.Changed, "#search-input")

@@ -1,7 +1,8 @@
 """The transcript: one widget per event, colour-coded by kind, streamed, bounded.
 
 The container uses `layout: stream` and is anchored (it follows new output unless the user
-scrolls up). Old entries are pruned past a high-water mark; the session log keeps everything.
+scrolls up). Past a high-water mark the oldest entries leave the screen and are kept as the
+events they came from, behind an "earlier entries" marker that brings them back on request.
 All untrusted text goes through `rich.text.Text` (never markup) after control sequences
 are removed.
 """
@@ -12,8 +13,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
+from weakref import WeakSet
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -48,6 +51,10 @@ FINAL_CLOSE = "</final_answer>"
 _FINAL_OPEN = re.compile(r"<final_answer>", re.IGNORECASE)
 HIGH_WATER = 160
 LOW_WATER = 120
+EARLIER_BATCH = 60
+"""Entries a reopened session shows at first, and about how many more each "show earlier" adds."""
+REVEAL_CONTEXT = 6
+"""Events shown on each side of a search hit found behind a marker."""
 STREAM_TAIL_CHARS = 3000
 WRITE_PREVIEW_LINES = 20
 OBSERVATION_MAX_LINES = 5000
@@ -101,6 +108,8 @@ class Entry(Vertical):
         self.kind = kind
         self.plain = plain
         """The entry's text as the user reads it, for search."""
+        self.event: Event | None = None
+        """The core event shown; a pruned entry goes back to the transcript's earlier events as this."""
         self._body = body
         self._text_view = text_view
         """A body that is plain text (the widget and its text), so search can highlight the words it found."""
@@ -296,6 +305,13 @@ def entries_for(event: Event, root: Path) -> list[Entry]:
 
     Pure, so a reopened session's events can be turned into entries without touching the app.
     """
+    entries = _build_entries(event, root)
+    for entry in entries:
+        entry.event = event
+    return entries
+
+
+def _build_entries(event: Event, root: Path) -> list[Entry]:
     match event:
         case TaskStarted(task=task):
             return [text_entry("question", task)]
@@ -326,8 +342,37 @@ def entries_for(event: Event, root: Path) -> list[Entry]:
     return []
 
 
+def event_text(event: Event, root: Path) -> str:
+    """The text the entries of `event` show ("" for none), for searching events whose entries
+    are not built: building widgets for thousands of earlier events would take seconds."""
+    match event:
+        case TaskStarted(task=text) | Thought(text=text) | Observation(text=text) | FinalAnswer(text=text):
+            return text
+        case Action(tool="write_to_file", args=[str() as path, str() as content]):
+            return f"write {path}\n{content}"
+        case Action(tool="read_file", args=[str() as path, *_]):
+            return f"read {path}"
+        case Action(tool="run_terminal_command", args=[str() as command, *_]):
+            return command
+        case Action(tool=tool, args=args):
+            return f"{tool}({', '.join(repr(a)[:200] for a in args)})"
+        case ApprovalAnswered(approved=False, note=note):
+            return note or "the command was not run"
+        case ApprovalAnswered(note=note) | FormatError(message=note) | Notice(text=note) | Error(message=note):
+            return note
+        case RetryWait(reason=reason):
+            return reason
+        case Undone():
+            return event.describe(root)
+        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
+            return text
+    return ""
+
+
 class EarlierEntry(Entry):
-    """At the top of a reopened session: enter (or a click) shows the entries before it."""
+    """Stands for entries not on screen (`events`, oldest first): at the top of a long transcript,
+    or for a gap left when search showed a hit far back. Enter (or a click) shows the newest
+    batch of them just below it."""
 
     can_focus = True
     BINDINGS = [Binding("enter,space", "load", "Show earlier", id="earlier.load")]
@@ -337,9 +382,10 @@ class EarlierEntry(Entry):
             super().__init__()
             self.marker = marker
 
-    def __init__(self) -> None:
-        text = "earlier entries of this session are not shown: select this (enter) to show more; the export has all"
-        super().__init__("notice", Static(safe(text), classes="entry-body"), title="reopened", plain=text)
+    def __init__(self, events: list[Event]) -> None:
+        text = "earlier entries are not shown here: select this (enter) to show more; the export has all"
+        super().__init__("notice", Static(safe(text), classes="entry-body"), title="earlier", plain=text)
+        self.events = events
 
     def action_load(self) -> None:
         self.post_message(self.Load(self))
@@ -348,8 +394,37 @@ class EarlierEntry(Entry):
         self.action_load()
 
 
+Hit = Entry | tuple[EarlierEntry, Event]
+"""A search hit: an entry on screen, or an event behind a marker."""
+
+
+def hit_index(hits: list[Hit], hit: Hit, default: int) -> int:
+    """Where `hit` is in a newer list of hits (the same entry, or the same event on or off
+    screen, since pruning and revealing move events between the two); else near `default`."""
+    event = _hit_event(hit)
+    for index, candidate in enumerate(hits):
+        if candidate is hit or (event is not None and _hit_event(candidate) is event):
+            return index
+    return max(0, min(default, len(hits) - 1))
+
+
+def _hit_event(hit: Hit) -> Event | None:
+    return hit[1] if isinstance(hit, tuple) else hit.event
+
+
 class Transcript(VerticalScroll):
-    """Anchored, streaming, pruned list of entries."""
+    """Anchored, streaming, bounded list of entries.
+
+    Entries past the high-water mark leave the screen (Textual's style and layout work grows
+    with every mounted widget) and wait as the events they showed in an `EarlierEntry` marker
+    at the top; a reopened session starts the same way. Search sees both.
+    """
+
+    def __init__(self, root: Path, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(id=id)
+        self.root = root
+        self._leaving: WeakSet[Widget] = WeakSet()
+        """Children being removed: they stay in `children` until Textual's message loop is done with them."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -360,32 +435,118 @@ class Transcript(VerticalScroll):
             self._prune()
         return mounted
 
-    def insert_after(self, anchor: Widget, entries: list[Entry]) -> None:
-        """Older entries of a reopened session, shown below `anchor` (not pruned right away)."""
+    def clear(self) -> None:
+        self._remove(self.children)
+
+    def _remove(self, widgets: Iterable[Widget]) -> None:
+        widgets = list(widgets)
+        self._leaving.update(widgets)
+        self.remove_children(widgets)
+
+    def _present(self) -> list[Widget]:
+        """The children that are staying."""
+        return [child for child in self.children if child not in self._leaving]
+
+    def show_session(self, events: list[Event]) -> None:
+        """A reopened session: its newest entries on screen, the rest behind a marker."""
+        self.clear()
+        marker = EarlierEntry(list(events))
+        entries = self._take_newest(marker)
         with self.app.batch_update():
-            self.mount_all(entries, after=anchor)
+            if marker.events:
+                self.mount(marker)
+            self.mount_all(entries)
+
+    @on(EarlierEntry.Load)
+    def _load_earlier(self, message: EarlierEntry.Load) -> None:
+        message.stop()
+        self.show_earlier(message.marker)
+
+    def show_earlier(self, marker: EarlierEntry) -> None:
+        """The newest batch of the marker's entries, just below it (not pruned until the next add)."""
+        entries = self._take_newest(marker)
+        with self.app.batch_update():
+            self.mount_all(entries, after=marker)
+            if not marker.events:
+                self._remove([marker])
+
+    def _take_newest(self, marker: EarlierEntry) -> list[Entry]:
+        """Entries for the marker's newest events, about EARLIER_BATCH of them; taken off the marker."""
+        entries: list[Entry] = []
+        while marker.events and len(entries) < EARLIER_BATCH:
+            entries[:0] = entries_for(marker.events.pop(), self.root)
+        return entries
 
     def _prune(self) -> None:
-        children = list(self.children)
-        if len(children) > HIGH_WATER:
-            self.remove_children(children[: len(children) - LOW_WATER])
+        """Move the oldest entries past the high-water mark into the marker at the top."""
+        children = self._present()
+        shown = sum(1 for child in children if not isinstance(child, EarlierEntry))
+        if shown <= HIGH_WATER:
+            return
+        excess = shown - LOW_WATER
+        top = children[0] if isinstance(children[0], EarlierEntry) else None
+        events: list[Event] = []
+        gone: list[Widget] = []
+        for child in children:
+            if isinstance(child, EarlierEntry):
+                events += child.events  # the top marker, and gaps the pruned part reaches
+            elif excess > 0:
+                excess -= 1
+                event = child.event if isinstance(child, Entry) else None
+                if event is not None and not (events and events[-1] is event):
+                    events.append(event)
+            else:
+                break
+            if child is not top:
+                gone.append(child)
+        if top is None:
+            top = EarlierEntry(events)
+            self.mount(top, before=0)
+        top.events = events
+        self._remove(gone)
 
     def entries(self) -> Iterable[Entry]:
-        return (child for child in self.children if isinstance(child, Entry))
+        """The entries on screen (markers excluded)."""
+        return (child for child in self._present() if isinstance(child, Entry) and not isinstance(child, EarlierEntry))
 
-    def mark_hits(self, query: str) -> list[Entry]:
-        """Mark the entries that contain `query` (class `-hit`) and return them, oldest first."""
+    def markers(self) -> list[EarlierEntry]:
+        return [child for child in self._present() if isinstance(child, EarlierEntry)]
+
+    def mark_hits(self, query: str) -> list[Hit]:
+        """Every hit of `query`, oldest first: entries on screen (marked with class `-hit`) and
+        events behind markers (matched on their text, without building widgets)."""
         needle = query.casefold()
-        hits = []
-        for entry in self.entries():
-            hit = bool(needle) and entry.matches(needle)
-            if hit or entry.has_class("-hit"):
-                entry.show_matches(query if hit else "")
-            entry.set_class(hit, "-hit")
-            entry.remove_class("-current-hit")
-            if hit:
-                hits.append(entry)
+        hits: list[Hit] = []
+        for child in self._present():
+            if isinstance(child, EarlierEntry):
+                if needle:
+                    hits += [(child, event) for event in child.events if needle in event_text(event, self.root).casefold()]
+            elif isinstance(child, Entry):
+                hit = bool(needle) and child.matches(needle)
+                if hit or child.has_class("-hit"):
+                    child.show_matches(query if hit else "")
+                child.set_class(hit, "-hit")
+                child.remove_class("-current-hit")
+                if hit:
+                    hits.append(child)
         return hits
+
+    async def reveal(self, marker: EarlierEntry, event: Event) -> Entry | None:
+        """Show the entries around `event` where the marker stands; the events before and after
+        that window stay behind markers. Returns the entry that shows `event`."""
+        index = next(i for i, candidate in enumerate(marker.events) if candidate is event)
+        start, end = max(0, index - REVEAL_CONTEXT), index + REVEAL_CONTEXT + 1
+        window = [entry for shown in marker.events[start:end] for entry in entries_for(shown, self.root)]
+        after = marker.events[end:]
+        with self.app.batch_update():
+            if after:
+                self.mount(EarlierEntry(after), after=marker)
+            mounted = self.mount_all(window, after=marker)
+            marker.events = marker.events[:start]
+            if not marker.events:
+                self._remove([marker])
+        await mounted
+        return next((entry for entry in window if entry.event is event), None)
 
     def show_hit(self, entry: Entry) -> None:
         """Scroll to one hit; the anchor is released so new output does not scroll it away."""
@@ -393,4 +554,4 @@ class Transcript(VerticalScroll):
             other.remove_class("-current-hit")
         entry.add_class("-current-hit")
         self.release_anchor()
-        self.scroll_to_widget(entry, animate=False, top=True)
+        self.call_after_refresh(self.scroll_to_widget, entry, animate=False, top=True)
