@@ -4,6 +4,8 @@ Each log is written by the real `Session` with the events a step of the agent pr
 (thought, action, approval, observation, usage, file change); then the app opens it with
 `history=` and the time to a settled first frame is measured (process CPU and wall), plus
 `load_session` alone. Goal: the 3,000-step session opens within 3x of the 30-step one.
+In the 3,000-step session, also: a find whose hits are all off screen (matched in the events
+behind the marker) and the jump that brings the newest hit back. Goal: each under 100 ms.
 
     python bench/resume.py
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +41,9 @@ from mzagent_tui.agent.history import load_session  # noqa: E402
 from mzagent_tui.agent.secrets import Redactor  # noqa: E402
 from mzagent_tui.agent.session import Session  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
+from mzagent_tui.widgets.search_bar import SearchBar  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
+from textual.widgets import Input, Static  # noqa: E402
 
 OUTPUT = "".join(f"line {i} of the command output\n" for i in range(40))
 
@@ -78,6 +83,27 @@ async def reopen(project: Path, folder: Path | None) -> tuple[float, float, floa
         return load_ms, (time.process_time() - cpu0) * 1000, (time.perf_counter() - wall0) * 1000
 
 
+async def find_far(project: Path, folder: Path) -> tuple[float, float]:
+    """(query ms, jump ms) wall: a query matching only off-screen events, then Enter to its newest hit."""
+    app = MzAgentApp(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project, history=load_session(folder))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+f")
+        count = app.query_one(SearchBar).query_one("#search-count", Static)
+        start = time.perf_counter()
+        app.query_one(SearchBar).query_one(Input).value = "make 15"
+        while not str(count.render()).endswith("found"):
+            await asyncio.sleep(0.001)
+        query_ms = (time.perf_counter() - start) * 1000
+        start = time.perf_counter()
+        app.query_one(SearchBar).action_find(-1)  # what Enter does, without the Pilot's own key delay
+        while "/" not in str(count.render()):
+            await asyncio.sleep(0.001)
+        jump_ms = (time.perf_counter() - start) * 1000
+        assert app.query_one(Transcript).query_one(".-current-hit").plain == "make 1598"
+        return query_ms, jump_ms
+
+
 async def main() -> None:
     project = Path(tempfile.mkdtemp())
     await reopen(project, None)
@@ -92,6 +118,9 @@ async def main() -> None:
         load_ms, cpu, wall = results[steps]
         print(f"{steps:>5} steps ({size / 1e6:.1f} MB log): load_session {load_ms:.0f} ms, open to first frame {cpu:.0f} ms CPU / {wall:.0f} ms wall", flush=True)
     print(f"ratio 3000/30: {results[3000][1] / results[30][1]:.2f}x CPU, {results[3000][2] / results[30][2]:.2f}x wall (goal <= 3x)")
+    runs = [await find_far(project, folder) for _ in range(5)]
+    query_ms, jump_ms = statistics.median(q for q, _ in runs), statistics.median(j for _, j in runs)
+    print(f"find in 3000 steps, hits off screen only (median of 5): query {query_ms:.0f} ms, jump to the newest hit {jump_ms:.0f} ms (goal < 100 ms each)")
 
 
 if __name__ == "__main__":
