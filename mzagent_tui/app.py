@@ -60,6 +60,7 @@ from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.transcript import (
     Entry,
+    Hit,
     ObservationEntry,
     ProgressEntry,
     StreamingEntry,
@@ -134,7 +135,7 @@ class MzAgentApp(App[None]):
         """A reopened session the next run continues (read again then, so undos made since count)."""
         self._idle_state = "idle"
         """What the header says before the first task: "reopened" or "interrupted" after a reopen."""
-        self._hits: list[Entry] = []
+        self._hits: list[Hit] = []
         self._hit = -1
 
     # Layout ---------------------------------------------------------------------------
