@@ -8,7 +8,7 @@ from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
 from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
-from mzagent_tui.agent.history import find_session, load_session
+from mzagent_tui.agent.history import SessionHistory, find_session, load_session
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.app import MzAgentApp
@@ -245,26 +245,22 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         assert state(app) == "done", "escape closed the search, it did not cancel anything"
 
 
-def long_session(project: Path, steps: int) -> Path:
-    """A logged session of `steps` command steps, written by the real Session (3 entries a step)."""
+def long_session(project: Path, steps: int) -> tuple[SessionHistory, list[str]]:
+    """A logged session of `steps` command steps, written by the real Session (3 entries a
+    step), read back; and the texts of all its entries in order."""
     session = Session.create(project, Redactor([]))
     session.record_event(TaskStarted("the very first task"))
+    texts = ["the very first task"]
     for step in range(1, steps + 1):
         session.record_event(StepStarted(step, steps))
         session.record_event(Thought(f"thought {step}"))
         session.record_event(Action("run_terminal_command", [f"echo {step}"]))
         session.record_event(Observation("run_terminal_command", f"{step}\n", True, 0))
         session.record_event(Usage(100, 10))
+        texts += [f"thought {step}", f"echo {step}", f"{step}"]
     session.record_event(Stopped(StopReason.MAX_STEPS, "reached the step limit", steps))
     session.close()
-    return session.folder
-
-
-def everything_of_long_session(steps: int) -> list[str]:
-    texts = ["the very first task"]
-    for step in range(1, steps + 1):
-        texts += [f"thought {step}", f"echo {step}", f"{step}"]
-    return [*texts, "reached the step limit"]
+    return load_session(session.folder), [*texts, "reached the step limit"]
 
 
 async def expand_all(pilot, transcript: Transcript) -> list[str]:  # noqa: ANN001
@@ -277,9 +273,8 @@ async def expand_all(pilot, transcript: Transcript) -> list[str]:  # noqa: ANN00
 
 
 async def test_a_long_reopened_session_shows_earlier_entries_on_request(server, project: Path) -> None:
-    folder = long_session(project, 50)
-    everything = everything_of_long_session(50)
-    app = make_app(server, project, history=load_session(folder))
+    history, everything = long_session(project, 50)
+    app = make_app(server, project, history=history)
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(RunStatus)
         assert status.usage.startswith("tokens 5,000 in / 500 out") and status.step == 50
@@ -316,9 +311,8 @@ async def test_entries_past_the_high_water_mark_wait_behind_a_marker(server, pro
 
 
 async def test_find_reaches_entries_behind_the_marker_and_keeps_the_order(server, project: Path) -> None:
-    folder = long_session(project, 50)
-    everything = everything_of_long_session(50)
-    app = make_app(server, project, history=load_session(folder))
+    history, everything = long_session(project, 50)
+    app = make_app(server, project, history=history)
     async with app.run_test(size=SIZE) as pilot:
         transcript = app.query_one(Transcript)
         assert "echo 7" not in [entry.plain for entry in transcript.entries()]
