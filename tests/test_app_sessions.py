@@ -318,12 +318,10 @@ async def test_find_reaches_entries_behind_the_marker_and_keeps_the_order(server
         assert "echo 7" not in [entry.plain for entry in transcript.entries()]
         await pilot.press("ctrl+f")
         await pilot.press(*"echo 7")
-        await pilot.pause()
         count = app.query_one(SearchBar).query_one("#search-count")
-        assert str(count.render()) == "1 found", "the hit is behind the marker, none selected yet"
+        await wait_for(pilot, lambda: str(count.render()) == "1 found")  # behind the marker, none selected yet
         await pilot.press("enter")
-        await pilot.pause()
-        assert str(count.render()) == "1/1"
+        await wait_for(pilot, lambda: str(count.render()) == "1/1")
         current = transcript.query_one(".-current-hit", Entry)
         assert current.plain == "echo 7"
         window = [entry.plain for entry in transcript.entries()]
