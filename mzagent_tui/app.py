@@ -87,6 +87,7 @@ STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled
 class MzAgentApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "mzagent"
+    AUTO_FOCUS = "#task"
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit"),
         Binding("escape", "cancel_run", "Cancel run", id="app.cancel"),
@@ -154,7 +155,6 @@ class MzAgentApp(App[None]):
         self._status.mode = self.policy.mode
         self._status.usage = self._meter.summary()
         self._set_state("idle")
-        self.query_one(TaskInput).focus()
         self.set_interval(1.0, self._tick)
         self.set_interval(STREAM_INTERVAL, self._flush_stream)
         if self._opening is not None:
