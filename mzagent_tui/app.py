@@ -476,7 +476,7 @@ class MzAgentApp(App[None]):
         return self._agent.session.folder if self._agent is not None else self._resume_folder
 
     def action_undo(self, scope: Scope) -> None:
-        """Take back the agent's last write (or all writes of its last run); refuses rather than lose user edits."""
+        """Take back the agent's last step (a write, or the files a command changed) or all writes of its last run; refuses rather than lose user edits."""
         from mzagent_tui.agent.undo import UndoRefused, undo  # restoring files needs the file tools: load on first use
 
         if self._started_at is not None:
@@ -505,7 +505,7 @@ class MzAgentApp(App[None]):
             self._transcript.add(text_entry("notice", problem, title="undo refused"))
             self.notify(problem, title="Undo refused", severity="error", markup=False)
         else:
-            self.notify(f"Undid {len(done)} write{'s' if len(done) > 1 else ''}.")
+            self.notify(f"Undid {len(done)} file change{'s' if len(done) > 1 else ''}.")
 
     def action_undo_to(self) -> None:
         """Choose a write; it and every later write are undone (the same checks as any undo)."""
@@ -669,7 +669,7 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Approval mode: auto-safe", "Read-only commands on the safe list run without asking", lambda: self.action_approval_mode("auto-safe"))
         yield SystemCommand("Approval mode: yolo", "Nothing asks, for this session (dangerous; asks to confirm)", lambda: self.action_approval_mode("yolo"))
         yield SystemCommand("Reopen a session", "List this project's sessions and continue one", self.action_resume)
-        yield SystemCommand("Undo last write", "Take back the agent's last file write (ctrl+z)", lambda: self.action_undo("last"))
+        yield SystemCommand("Undo last write", "Take back the agent's last step: a file write, or the files a command changed (ctrl+z)", lambda: self.action_undo("last"))
         yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))
         yield SystemCommand("Undo writes back to…", "Choose a write: it and every later write are taken back", self.action_undo_to)
         yield SystemCommand("Export session as Markdown", "Save the conversation as a Markdown file", self.action_export)

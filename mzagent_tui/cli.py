@@ -26,8 +26,9 @@ DESCRIPTION = """A terminal front-end for a ReAct coding agent.
   mzagent config            show the effective settings and where each came from
   mzagent sessions          list the project's sessions
   mzagent export [SESSION]  print a session as Markdown (default: the last one)
-  mzagent undo [--all]      take back the agent's last write (or all writes of its last run;
-                            --list shows the writes, --to N undoes back to write N)
+  mzagent undo [--all]      take back the agent's last step (a file write, or the files a
+                            command changed) or all of its last run; --list shows the
+                            writes, --to N undoes back to write N
 """
 
 
@@ -93,7 +94,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("--project", default=".", help="project folder (default: current folder)")
         parser.add_argument("-o", "--output", type=Path, help="write to this file instead of stdout (never overwritten)")
     elif command == "undo":
-        parser = argparse.ArgumentParser(prog="mzagent undo", description="Take back the agent's writes; refuses if you changed a file since.")
+        parser = argparse.ArgumentParser(prog="mzagent undo", description="Take back the agent's writes (files written, and files its commands changed); refuses if you changed a file since.")
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--all", action="store_true", help="undo every write of the session's last run with writes")
         which.add_argument("--to", type=int, metavar="N", help="undo write N and every write after it (see --list)")

@@ -117,6 +117,23 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
         assert "Note: the user undid write 2" in question and "Note: the user undid write 1" in question
 
 
+async def test_ctrl_z_takes_back_what_an_approved_command_changed(server, project: Path) -> None:
+    (project / "notes.txt").write_text("mine\n")
+    server.script(Reply('<action>run_terminal_command("rm notes.txt && echo made > made.txt")</action>'), answer_reply("cleaned up"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "clean up")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: finished(app))
+        assert "Files changed by the command: made.txt (created), notes.txt (deleted)." in entries(app, "observation")[-1].plain
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert (project / "notes.txt").read_text() == "mine\n" and not (project / "made.txt").exists()
+        undos = [e.plain for e in entries(app, "notice") if "undo" in e.title_text]
+        assert undos == ["undid write 2: restored notes.txt to its content before the agent wrote it", "undid write 1: removed made.txt, which the agent had created"]
+
+
 async def test_undo_back_to_a_chosen_write_from_the_palette(server, project: Path) -> None:
     server.script(write_reply("a.txt", "1\n"), write_reply("b.txt", "2\n"), write_reply("c.txt", "3\n"), answer_reply("three files"))
     app = make_app(server, project)

@@ -123,10 +123,12 @@ class Observation(Event):
 
 @dataclass(frozen=True)
 class FileChanged(Event):
-    """The agent wrote a file; `backup` holds the previous content (None if created).
+    """The agent changed a file, by `write_to_file` or by a command it ran; `backup` holds the
+    previous content (None if created).
 
-    `sha256` is the digest of the bytes written: undo compares it with the file on disk so it
-    never discards an edit the user made afterwards.
+    `sha256` is the digest of the bytes left in the file: undo compares it with the file on
+    disk so it never discards an edit the user made afterwards. `deleted`: a command removed
+    the file (no digest then).
     """
 
     kind: ClassVar[str] = "file_changed"
@@ -134,6 +136,7 @@ class FileChanged(Event):
     created: bool
     backup: str | None = None
     sha256: str | None = None
+    deleted: bool = False
 
 
 @dataclass(frozen=True)

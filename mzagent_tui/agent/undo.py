@@ -1,10 +1,11 @@
-"""Taking back the agent's writes: the last one, all writes of the last run, or back to write N.
+"""Taking back the agent's writes: the last step's, all of the last run, or back to write N.
 
-Every `FileChanged` in the log is a write with a number, the run it belongs to, the digest of
-what was written and (for an overwrite) the saved previous content. Undo first checks every
-file it would touch; if the user changed one since the agent wrote it, nothing is undone and
-the reason is given. Writes to the same file are taken back newest first, so each step's
-check sees the content the step before it left.
+Every `FileChanged` in the log is a write with a number, the step (action) and run it belongs
+to, the digest of what was left in the file and (for an overwrite or a deletion) the saved
+previous content. A `write_to_file` is one write; a command is one write per file it added,
+changed or deleted. Undo first checks every file it would touch; if the user changed one since
+the agent did, nothing is undone and the reason is given. Writes to the same file are taken
+back newest first, so each step's check sees the content the step before it left.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mzagent_tui.agent.events import Event, FileChanged, TaskStarted, Undone, shown_path
+from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.files import atomic_write
 
 Scope = Literal["last", "run"] | int
-"""The last write, the last run's writes, or a write number: that write and every later one."""
+"""The last step's writes, the last run's writes, or a write number: that write and every later one."""
 
 
 class UndoRefused(Exception):
@@ -40,8 +41,11 @@ class Write:
     number: int
     """1 for the session's first write, in log order."""
     run: int
+    step: int
+    """Counts the session's actions: the files one command changed share it."""
     path: Path
     created: bool
+    deleted: bool
     backup: Path | None
     sha256: str | None
     undone: bool
@@ -49,18 +53,27 @@ class Write:
 
 def writes_of(events: Iterable[Event]) -> list[Write]:
     """The session's writes in order, each marked if a later `Undone` took it back."""
-    writes: list[Write] = []
+    changes: list[FileChanged] = []
+    places: list[tuple[int, int]] = []
     undone: set[int] = set()
-    run = 0
+    run = step = 0
     for event in events:
         if isinstance(event, TaskStarted):
             run += 1
+        elif isinstance(event, Action):
+            step += 1
         elif isinstance(event, FileChanged):
-            backup = Path(event.backup) if event.backup else None
-            writes.append(Write(len(writes) + 1, run, Path(event.path), event.created, backup, event.sha256, False))
+            changes.append(event)
+            places.append((run, step))
         elif isinstance(event, Undone):
             undone.add(event.write)
-    return [Write(w.number, w.run, w.path, w.created, w.backup, w.sha256, w.number in undone) for w in writes]
+    return [
+        Write(
+            number, run, step, Path(change.path), change.created, change.deleted,
+            Path(change.backup) if change.backup else None, change.sha256, number in undone,
+        )
+        for number, (change, (run, step)) in enumerate(zip(changes, places), 1)
+    ]
 
 
 def plan(writes: list[Write], scope: Scope) -> list[Write]:
@@ -71,7 +84,7 @@ def plan(writes: list[Write], scope: Scope) -> list[Write]:
     if not pending:
         raise UndoRefused("there is nothing left to undo: every write of the agent in this session is already undone")
     if scope == "last":
-        chosen = [pending[-1]]
+        chosen = [w for w in pending if w.step == pending[-1].step]
     elif scope == "run":
         chosen = [w for w in pending if w.run == pending[-1].run]
     else:
@@ -88,13 +101,16 @@ def plan(writes: list[Write], scope: Scope) -> list[Write]:
 
 
 def _check(write: Write, chosen: list[Write]) -> None:
-    """The file must still hold exactly what the newest write to it put there."""
+    """The file must still hold exactly what the newest write to it left there (or still be gone)."""
     name = str(write.path)
-    if write.sha256 is None:
+    if write.deleted:
+        if write.path.exists() or write.path.is_symlink():
+            raise UndoRefused(f"{name} was created again after a command of the agent deleted it; undo would replace it, so nothing was undone")
+    elif write.sha256 is None:
         raise UndoRefused(f"the log has no record of what was written to {write.path}, so undo cannot tell whether you changed it")
-    if not write.path.is_file():
+    elif not write.path.is_file():
         raise UndoRefused(f"{write.path} was deleted or moved after the agent wrote it; undo would not know what to restore")
-    if hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
+    elif hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
         raise UndoRefused(f"{name} was changed after the agent wrote it; undo would discard those changes, so nothing was undone")
     for earlier in chosen:
         if earlier.path == write.path and not earlier.created and (earlier.backup is None or not earlier.backup.is_file()):
@@ -114,6 +130,7 @@ def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone
                 write.path.unlink()
             else:
                 assert write.backup is not None
+                write.path.parent.mkdir(parents=True, exist_ok=True)  # a deleted file's folder may be gone too
                 atomic_write(write.path, write.backup.read_bytes())
             event = Undone(str(write.path), write.number, removed=write.created)
             session.record_event(event)
@@ -125,7 +142,7 @@ def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone
 
 def write_label(write: Write, root: Path) -> str:
     """`#3  run 2  overwrote src/app.py`: one write in a list to choose from."""
-    verb = "created" if write.created else "overwrote"
+    verb = "created" if write.created else "deleted" if write.deleted else "overwrote"
     state = "  (undone)" if write.undone else ""
     return f"#{write.number}  run {write.run}  {verb} {shown_path(write.path, root)}{state}"
 

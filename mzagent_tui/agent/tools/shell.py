@@ -1,20 +1,29 @@
-"""`run_terminal_command`: ask the user, run in the project folder, report in plain words."""
+"""`run_terminal_command`: ask the user, run in the project folder, report in plain words
+(and which files the command changed, recorded so undo can take them back)."""
 
 from __future__ import annotations
 
+import hashlib
+
 from mzagent_tui.agent.approval import ApprovalRequest
-from mzagent_tui.agent.events import ApprovalAnswered
+from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
+from mzagent_tui.agent.snapshots import Change, SnapshotError, Snapshots
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.process import ProcessResult, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 
 MAX_COMMAND_CHARS = 100_000
+LISTED_CHANGES = 20
+"""Changed files named in an observation; the rest are counted."""
+VERBS = {"A": "created", "M": "modified", "D": "deleted"}
 
 
 class ShellTool:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
+        self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
+        """None once snapshots failed in this session (said once, in a notice)."""
 
     def run_terminal_command(self, command: str) -> ToolResult:
         """Run a shell command in the project folder and return its exit code and output. Commands cannot read input (stdin is empty) and the user must approve each one."""
@@ -36,11 +45,58 @@ class ShellTool:
                 ok=False,
             )
         output_path = ctx.session.output_path()
+        before = self._snapshot()
         result = run_command(to_run, ctx.root, ctx.env, ctx.command_timeout, ctx.cancel, output_path)
         text = _describe(result, ctx.command_timeout, str(output_path))
+        if before is not None:
+            text += self._record_changes(before)
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         return ToolResult(ctx.redact(text), ok=result.exit_code == 0, exit_code=result.exit_code, output_path=str(output_path))
+
+    def _snapshot(self) -> str | None:
+        if self._snapshots is None:
+            return None
+        try:
+            return self._snapshots.take()
+        except SnapshotError as exc:
+            self._snapshot_failed(exc)
+            return None
+
+    def _snapshot_failed(self, exc: Exception) -> None:
+        self._snapshots = None
+        self._ctx.emit(Notice(f"Files changed by commands are not recorded in this session, so undo cannot take them back: {exc}."))
+
+    def _record_changes(self, before: str) -> str:
+        """A `FileChanged` for every file the command created, modified or deleted, with the old
+        content saved for undo; the line the observation gets about them ("" for none)."""
+        snapshots = self._snapshots
+        after = self._snapshot()
+        if snapshots is None or after is None:
+            return ""
+        try:
+            changes = snapshots.changes(before, after)
+            for change in changes:
+                self._record(snapshots, before, change)
+        except (SnapshotError, OSError) as exc:
+            self._snapshot_failed(exc)
+            return ""
+        if not changes:
+            return ""
+        named = ", ".join(f"{change.path} ({VERBS[change.status]})" for change in changes[:LISTED_CHANGES])
+        more = f" and {len(changes) - LISTED_CHANGES} more" if len(changes) > LISTED_CHANGES else ""
+        return f"\nFiles changed by the command: {named}{more}."
+
+    def _record(self, snapshots: Snapshots, before: str, change: Change) -> None:
+        path = self._ctx.root / change.path
+        backup = None
+        if change.status != "A":
+            backup = self._ctx.session.backup_path(path)
+            backup.write_bytes(snapshots.content(before, change.path))
+        digest = None if change.status == "D" else hashlib.sha256(path.read_bytes()).hexdigest()
+        self._ctx.emit(
+            FileChanged(str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest, deleted=change.status == "D")
+        )
 
 
 def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:

@@ -1,0 +1,110 @@
+"""What an approved command changed in the project, with the content from before.
+
+Before and after each command the project is snapshotted with git plumbing into a private
+repository next to the project's sessions (`snapshots.git`, objects shared by the sessions of
+one project, an index per session): `git add -A` then `git write-tree`. Git re-reads only files
+whose size or time changed, so the snapshot of an unchanged tree is one `stat` per file. The
+project's `.gitignore` rules apply, its own `.git` is never touched, and nothing is written
+into the project. The changed files then go through the same undo as `write_to_file`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+SNAPSHOT_TIMEOUT = 30.0
+"""Seconds one snapshot may take; a project that needs longer is not snapshotted."""
+
+
+class SnapshotError(Exception):
+    """Snapshots cannot be taken here (no git, a project too large, a git failure)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str
+    """"A" added, "M" modified (content or mode), "D" deleted."""
+    path: str
+    """Relative to the project, with forward slashes, as git reports it."""
+
+
+class Snapshots:
+    def __init__(self, root: Path, session_folder: Path) -> None:
+        self.root = root
+        self.git_dir = session_folder.parent / "snapshots.git"
+        self.index = session_folder / "snapshot.index"
+        self._ready = False
+
+    def take(self) -> str:
+        """The id of a tree holding the project's files now."""
+        if not self._ready:
+            self._init()
+        self._git("add", "--all", ".")
+        return self._git("write-tree").strip()
+
+    def changes(self, before: str, after: str) -> list[Change]:
+        """Regular files added, modified or deleted between two snapshots (symlinks and nested
+        repositories are left out: their content is not a file's to restore)."""
+        if before == after:
+            return []
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", before, after)
+        fields = out.split("\0")
+        changes = []
+        for header, path in zip(fields[0::2], fields[1::2]):
+            old_mode, new_mode, _, _, status = header.lstrip(":").split(" ")
+            if status in ("A", "M", "D") and {old_mode, new_mode} <= _FILE_MODES:
+                changes.append(Change(status, path))
+        return changes
+
+    def content(self, tree: str, path: str) -> bytes:
+        """The bytes `path` had in the snapshot `tree`."""
+        return self._git_bytes("cat-file", "blob", f"{tree}:{path}")
+
+    def _init(self) -> None:
+        if shutil.which("git") is None:
+            raise SnapshotError("git is not installed")
+        if not (self.git_dir / "HEAD").exists():
+            self._git("init", "--quiet", "--bare", work_tree=False)
+        self._ready = True
+
+    def _git(self, *args: str, work_tree: bool = True) -> str:
+        return self._git_bytes(*args, work_tree=work_tree).decode("utf-8", errors="surrogateescape")
+
+    def _git_bytes(self, *args: str, work_tree: bool = True) -> bytes:
+        try:
+            result = subprocess.run(
+                ["git", *_CONFIG, *args],
+                cwd=self.root,
+                env=self._env(work_tree),
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=SNAPSHOT_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            raise SnapshotError(f"a snapshot of the project took longer than {SNAPSHOT_TIMEOUT:.0f} s") from None
+        except OSError as exc:
+            raise SnapshotError(f"git could not be run: {exc.strerror or exc}") from None
+        if result.returncode != 0:
+            message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else f'exit {result.returncode}'}")
+        return result.stdout
+
+    def _env(self, work_tree: bool) -> Mapping[str, str]:
+        env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+        env["GIT_DIR"] = str(self.git_dir)
+        env["GIT_INDEX_FILE"] = str(self.index)
+        if work_tree:
+            env["GIT_WORK_TREE"] = str(self.root)
+        return env
+
+
+_FILE_MODES = {"000000", "100644", "100755"}
+"""Git's modes for "absent" and regular files."""
+
+_CONFIG = ("-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "gc.auto=0", "-c", "core.quotePath=false", "-c", "advice.addEmbeddedRepo=false")
+"""Byte-exact snapshots, no garbage collection while a session may still need a tree."""
