@@ -3,7 +3,9 @@
 Before and after each command the project is snapshotted with git plumbing into a private
 repository next to the project's sessions (`snapshots.git`, objects shared by the sessions of
 one project, an index per session): `git add -A` then `git write-tree`. Git re-reads only files
-whose size or time changed, so the snapshot of an unchanged tree is one `stat` per file. The
+whose size or time changed, so the snapshot of an unchanged tree is one `stat` per file; a new
+session starts from a copy of the last index any session left (`last.index`), so only the
+project's first session reads every file. The
 project's `.gitignore` rules apply, its own `.git` is never touched, and nothing is written
 into the project. The changed files then go through the same undo as `write_to_file`.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +48,9 @@ class Snapshots:
         if not self._ready:
             self._init()
         self._git("add", "--all", ".")
-        return self._git("write-tree").strip()
+        tree = self._git("write-tree").strip()
+        self._share_index()
+        return tree
 
     def changes(self, before: str, after: str) -> list[Change]:
         """Regular files added, modified or deleted between two snapshots (symlinks and nested
@@ -70,7 +75,21 @@ class Snapshots:
             raise SnapshotError("git is not installed")
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet", "--bare", work_tree=False)
+        shared = self.git_dir / "last.index"
+        if not self.index.exists() and shared.exists():
+            shutil.copyfile(shared, self.index)
         self._ready = True
+
+    def _share_index(self) -> None:
+        """Leave a copy of this session's index for the next session (replaced atomically, since
+        sessions of one project may run at the same time; any recent copy will do)."""
+        handle, temporary = tempfile.mkstemp(dir=self.git_dir, prefix="index-")
+        os.close(handle)
+        try:
+            shutil.copyfile(self.index, temporary)
+            os.replace(temporary, self.git_dir / "last.index")
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
 
     def _git(self, *args: str, work_tree: bool = True) -> str:
         return self._git_bytes(*args, work_tree=work_tree).decode("utf-8", errors="surrogateescape")

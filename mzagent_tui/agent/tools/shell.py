@@ -59,7 +59,7 @@ class ShellTool:
             return None
         try:
             return self._snapshots.take()
-        except SnapshotError as exc:
+        except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return None
 
