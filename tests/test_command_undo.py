@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
+from mzagent_tui.agent import snapshots
 from mzagent_tui.agent.history import load_session
+from mzagent_tui.agent.snapshots import SnapshotError, Snapshots
 from mzagent_tui.agent.undo import UndoRefused, undo, write_label, writes_of
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
@@ -124,3 +126,18 @@ def test_without_git_commands_still_run_and_the_user_is_told_once(server, files:
 def test_a_command_that_changes_nothing_says_nothing_about_files(server, files: Path) -> None:
     _, rec = run_steps(server, files, command_reply("cat keep.txt"))
     assert rec.of(FileChanged) == [] and "Files changed" not in rec.of(Observation)[0].text
+
+
+def test_a_project_too_slow_to_snapshot_is_not_tried_again_by_later_sessions(files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sessions" / "one").mkdir(parents=True)
+    (tmp_path / "sessions" / "two").mkdir()
+    Snapshots(files, tmp_path / "sessions" / "one").take()  # creates the repository at full speed
+    monkeypatch.setattr(snapshots, "SNAPSHOT_TIMEOUT", 0.000001)
+    slow = Snapshots(files, tmp_path / "sessions" / "two")
+    with pytest.raises(SnapshotError, match="took longer than"):
+        slow.take()
+    monkeypatch.setattr(snapshots, "SNAPSHOT_TIMEOUT", 30.0)
+    with pytest.raises(SnapshotError, match="delete .*too-slow to try again"):
+        Snapshots(files, tmp_path / "sessions" / "one").take()
+    (tmp_path / "sessions" / "snapshots.git" / "too-slow").unlink()
+    assert Snapshots(files, tmp_path / "sessions" / "one").take()

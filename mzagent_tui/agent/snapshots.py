@@ -73,12 +73,18 @@ class Snapshots:
     def _init(self) -> None:
         if shutil.which("git") is None:
             raise SnapshotError("git is not installed")
+        if self._too_slow.exists():
+            raise SnapshotError(f"{self._too_slow.read_text(errors='replace').strip()} (delete {self._too_slow} to try again)")
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet", "--bare", work_tree=False)
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():
             shutil.copyfile(shared, self.index)
         self._ready = True
+
+    @property
+    def _too_slow(self) -> Path:
+        return self.git_dir / "too-slow"
 
     def _share_index(self) -> None:
         """Leave a copy of this session's index for the next session (replaced atomically, since
@@ -105,7 +111,9 @@ class Snapshots:
                 timeout=SNAPSHOT_TIMEOUT,
             )
         except subprocess.TimeoutExpired:
-            raise SnapshotError(f"a snapshot of the project took longer than {SNAPSHOT_TIMEOUT:.0f} s") from None
+            message = f"a snapshot of the project took longer than {SNAPSHOT_TIMEOUT:.0f} s"
+            self._too_slow.write_text(message + "\n")  # later sessions skip at once instead of waiting again
+            raise SnapshotError(message) from None
         except OSError as exc:
             raise SnapshotError(f"git could not be run: {exc.strerror or exc}") from None
         if result.returncode != 0:
