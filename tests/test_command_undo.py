@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -59,6 +60,9 @@ def test_a_commands_changes_are_recorded_and_undone_exactly(server, files: Path)
     observation = rec.of(Observation)[0].text
     assert "Files changed by the command: keep.txt (modified), made.txt (created), sub/gone.txt (deleted)." in observation
 
+    repository = agent.session.folder.parent / "snapshots.git"
+    assert repository.stat().st_mode & 0o777 == 0o700, "copies of the project's files are the user's alone"
+    shutil.rmtree(repository)  # only a cache: what undo needs was saved with the session
     done = undo(agent.session, events_of(agent), "last")
     assert len(done) == 3
     assert (project / "keep.txt").read_bytes() == b"line one\r\nline two\r\n"

@@ -77,6 +77,7 @@ class Snapshots:
             raise SnapshotError(f"{self._too_slow.read_text(errors='replace').strip()} (delete {self._too_slow} to try again)")
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet", "--bare", work_tree=False)
+            self.git_dir.chmod(0o700)  # copies of every project file, .env included: the user's alone
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():
             shutil.copyfile(shared, self.index)
