@@ -4,10 +4,10 @@ Before and after each command the project is snapshotted with git plumbing into 
 repository next to the project's sessions (`snapshots.git`, objects shared by the sessions of
 one project, an index per session): `git add -A` then `git write-tree`. Git re-reads only files
 whose size or time changed, so the snapshot of an unchanged tree is one `stat` per file; a new
-session starts from a copy of the last index any session left (`last.index`), so only the
-project's first session reads every file. The
-project's `.gitignore` rules apply, its own `.git` is never touched, and nothing is written
-into the project. The changed files then go through the same undo as `write_to_file`.
+session starts from a copy of the index an earlier session left (`last.index`), so only the
+project's first session reads every file. The project's `.gitignore` rules apply, its own
+`.git` is never touched, and nothing is written into the project. The changed files then go
+through the same undo as `write_to_file`.
 """
 
 from __future__ import annotations
@@ -45,11 +45,13 @@ class Snapshots:
 
     def take(self) -> str:
         """The id of a tree holding the project's files now."""
-        if not self._ready:
+        first = not self._ready
+        if first:
             self._init()
         self._git("add", "--all", ".")
         tree = self._git("write-tree").strip()
-        self._share_index()
+        if first:
+            self._share_index()
         return tree
 
     def changes(self, before: str, after: str) -> list[Change]:
