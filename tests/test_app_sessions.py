@@ -106,7 +106,7 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
         undos = [e.plain for e in entries(app, "notice") if "undo" in e.title_text]
         assert undos == [
             "undid write 2: removed new.txt, which the agent had created",
-            "undid write 1: restored keep.txt to its content before the agent wrote it",
+            "undid write 1: restored keep.txt to its content before the agent changed it",
         ]
         await pilot.press("ctrl+z")
         await pilot.pause()
@@ -131,7 +131,7 @@ async def test_ctrl_z_takes_back_what_an_approved_command_changed(server, projec
         await pilot.pause()
         assert (project / "notes.txt").read_text() == "mine\n" and not (project / "made.txt").exists()
         undos = [e.plain for e in entries(app, "notice") if "undo" in e.title_text]
-        assert undos == ["undid write 2: restored notes.txt to its content before the agent wrote it", "undid write 1: removed made.txt, which the agent had created"]
+        assert undos == ["undid write 2: restored notes.txt to its content before the agent changed it", "undid write 1: removed made.txt, which the agent had created"]
 
 
 async def test_undo_back_to_a_chosen_write_from_the_palette(server, project: Path) -> None:

@@ -153,7 +153,7 @@ class Undone(Event):
         shown = shown_path(Path(self.path), root)
         if self.removed:
             return f"undid write {self.write}: removed {shown}, which the agent had created"
-        return f"undid write {self.write}: restored {shown} to its content before the agent wrote it"
+        return f"undid write {self.write}: restored {shown} to its content before the agent changed it"
 
 
 def shown_path(path: Path, root: Path) -> str:
