@@ -145,3 +145,13 @@ def test_a_project_too_slow_to_snapshot_is_not_tried_again_by_later_sessions(fil
         Snapshots(files, tmp_path / "sessions" / "one").take()
     (tmp_path / "sessions" / "snapshots.git" / "too-slow").unlink()
     assert Snapshots(files, tmp_path / "sessions" / "one").take()
+
+
+def test_a_formatter_changing_many_files_is_taken_back_in_one_step(server, project: Path) -> None:
+    for n in range(30):
+        (project / f"m{n:02}.py").write_text(f"x  =  {n}\n")
+    agent, rec = run_steps(server, project, command_reply("for f in m*.py; do sed -i 's/  =  / = /' $f; done"))
+    assert len(rec.of(FileChanged)) == 30
+    assert rec.of(Observation)[0].text.endswith("m19.py (modified) and 10 more.")
+    assert len(undo(agent.session, events_of(agent), "last")) == 30
+    assert all((project / f"m{n:02}.py").read_text() == f"x  =  {n}\n" for n in range(30))

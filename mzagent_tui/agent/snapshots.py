@@ -16,9 +16,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 SNAPSHOT_TIMEOUT = 30.0
 """Seconds one snapshot may take; a project that needs longer is not snapshotted."""
@@ -34,6 +36,8 @@ class Change:
     """"A" added, "M" modified (content or mode), "D" deleted."""
     path: str
     """Relative to the project, with forward slashes, as git reports it."""
+    old_blob: str
+    """Git's id of the content before (all zeros for an added file)."""
 
 
 class Snapshots:
@@ -63,14 +67,30 @@ class Snapshots:
         fields = out.split("\0")
         changes = []
         for header, path in zip(fields[0::2], fields[1::2]):
-            old_mode, new_mode, _, _, status = header.lstrip(":").split(" ")
+            old_mode, new_mode, old_blob, _, status = header.lstrip(":").split(" ")
             if status in ("A", "M", "D") and {old_mode, new_mode} <= _FILE_MODES:
-                changes.append(Change(status, path))
+                changes.append(Change(status, path, old_blob))
         return changes
 
-    def content(self, tree: str, path: str) -> bytes:
-        """The bytes `path` had in the snapshot `tree`."""
-        return self._git_bytes("cat-file", "blob", f"{tree}:{path}")
+    def save_old_contents(self, targets: list[tuple[Change, Path]]) -> None:
+        """Write each change's old content to its path, through one `git cat-file --batch`
+        (a formatter may change thousands of files; one git process per file would take seconds)."""
+        if not targets:
+            return
+        ids = "".join(f"{change.old_blob}\n" for change, _ in targets).encode()
+        with subprocess.Popen(
+            ["git", *_CONFIG, "cat-file", "--batch"], cwd=self.root, env=self._env(False), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        ) as process:
+            assert process.stdin is not None and process.stdout is not None
+            writer = threading.Thread(target=_feed, args=(process.stdin, ids), daemon=True)
+            writer.start()
+            for change, target in targets:
+                header = process.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob":
+                    raise SnapshotError(f"the old content of {change.path} is missing from the snapshots")
+                _copy(process.stdout, target, int(header[2]))
+                process.stdout.read(1)  # the newline after each object
+            writer.join()
 
     def _init(self) -> None:
         if shutil.which("git") is None:
@@ -131,6 +151,24 @@ class Snapshots:
         if work_tree:
             env["GIT_WORK_TREE"] = str(self.root)
         return env
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        with stream:
+            stream.write(data)
+    except OSError:
+        pass  # git stopped early; the reader reports it
+
+
+def _copy(source: IO[bytes], target: Path, size: int) -> None:
+    with target.open("wb") as out:
+        while size > 0:
+            chunk = source.read(min(size, 1 << 20))
+            if not chunk:
+                raise SnapshotError("git stopped while handing over old contents")
+            out.write(chunk)
+            size -= len(chunk)
 
 
 _FILE_MODES = {"000000", "100644", "100755"}

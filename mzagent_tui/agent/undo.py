@@ -10,6 +10,7 @@ back newest first, so each step's check sees the content the step before it left
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -53,8 +54,7 @@ class Write:
 
 def writes_of(events: Iterable[Event]) -> list[Write]:
     """The session's writes in order, each marked if a later `Undone` took it back."""
-    changes: list[FileChanged] = []
-    places: list[tuple[int, int]] = []
+    writes: list[Write] = []
     undone: set[int] = set()
     run = step = 0
     for event in events:
@@ -63,17 +63,11 @@ def writes_of(events: Iterable[Event]) -> list[Write]:
         elif isinstance(event, Action):
             step += 1
         elif isinstance(event, FileChanged):
-            changes.append(event)
-            places.append((run, step))
+            backup = Path(event.backup) if event.backup else None
+            writes.append(Write(len(writes) + 1, run, step, Path(event.path), event.created, event.deleted, backup, event.sha256, False))
         elif isinstance(event, Undone):
             undone.add(event.write)
-    return [
-        Write(
-            number, run, step, Path(change.path), change.created, change.deleted,
-            Path(change.backup) if change.backup else None, change.sha256, number in undone,
-        )
-        for number, (change, (run, step)) in enumerate(zip(changes, places), 1)
-    ]
+    return [dataclasses.replace(w, undone=w.number in undone) for w in writes]
 
 
 def plan(writes: list[Write], scope: Scope) -> list[Write]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
@@ -76,24 +77,28 @@ class ShellTool:
             return ""
         try:
             changes = snapshots.changes(before, after)
-            for change in changes:
-                self._record(snapshots, before, change)
+            backups = {change.path: self._ctx.session.backup_path(self._ctx.root / change.path) for change in changes if change.status != "A"}
+            snapshots.save_old_contents([(change, backups[change.path]) for change in changes if change.status != "A"])
         except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return ""
+        for change in changes:
+            self._record(change, backups.get(change.path))
         if not changes:
             return ""
         named = ", ".join(f"{change.path} ({VERBS[change.status]})" for change in changes[:LISTED_CHANGES])
         more = f" and {len(changes) - LISTED_CHANGES} more" if len(changes) > LISTED_CHANGES else ""
         return f"\nFiles changed by the command: {named}{more}."
 
-    def _record(self, snapshots: Snapshots, before: str, change: Change) -> None:
+    def _record(self, change: Change, backup: Path | None) -> None:
+        """One `FileChanged`; a file gone or unreadable by now gets no digest, so undo refuses it."""
         path = self._ctx.root / change.path
-        backup = None
-        if change.status != "A":
-            backup = self._ctx.session.backup_path(path)
-            backup.write_bytes(snapshots.content(before, change.path))
-        digest = None if change.status == "D" else hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = None
+        if change.status != "D":
+            try:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                pass
         self._ctx.emit(
             FileChanged(str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest, deleted=change.status == "D")
         )
