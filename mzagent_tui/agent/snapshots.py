@@ -121,9 +121,6 @@ class Snapshots:
             Path(temporary).unlink(missing_ok=True)
 
     def _git(self, *args: str, work_tree: bool = True) -> str:
-        return self._git_bytes(*args, work_tree=work_tree).decode("utf-8", errors="surrogateescape")
-
-    def _git_bytes(self, *args: str, work_tree: bool = True) -> bytes:
         try:
             result = subprocess.run(
                 ["git", *_CONFIG, *args],
@@ -142,7 +139,7 @@ class Snapshots:
         if result.returncode != 0:
             message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else f'exit {result.returncode}'}")
-        return result.stdout
+        return result.stdout.decode("utf-8", errors="surrogateescape")
 
     def _env(self, work_tree: bool) -> Mapping[str, str]:
         env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
