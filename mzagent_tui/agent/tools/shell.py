@@ -96,7 +96,8 @@ class ShellTool:
         digest = None
         if change.status != "D":
             try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                with path.open("rb") as file:
+                    digest = hashlib.file_digest(file, "sha256").hexdigest()
             except OSError:
                 pass
         self._ctx.emit(
