@@ -31,6 +31,7 @@ from mzagent_tui.agent.events import (
     StopReason,
     TaskStarted,
     Thought,
+    call_text,
 )
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.local import progress_text
@@ -68,8 +69,8 @@ class ConsolePrinter:
                 self._line(self.out, "thought", "Thought: ", text)
             case Action(tool=tool, args=args):
                 self._line(self.out, "action", "Action: ", describe_action(tool, args))
-            case ApprovalAnswered(approved=False, note=note):
-                self._line(self.out, "notice", "Rejected: ", note or "the command was not run")
+            case ApprovalAnswered(approved=False):
+                self._line(self.out, "notice", "Rejected: ", event.rejection())
             case Observation(text=text):
                 lines = text.splitlines()
                 if len(lines) > OBSERVATION_LINES:
@@ -235,4 +236,4 @@ def describe_action(tool: str, args: list[object]) -> str:
         return f"write_to_file {args[0]!r} ({lines_label(args[1])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
-    return f"{tool}({', '.join(repr(a)[:200] for a in args)})"
+    return call_text(tool, args)

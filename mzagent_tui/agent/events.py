@@ -110,6 +110,10 @@ class ApprovalAnswered(Event):
     command: str
     note: str = ""
 
+    def rejection(self) -> str:
+        """What a rejection says: the user's reason, or plainly that nothing ran."""
+        return self.note or "the command was not run"
+
 
 @dataclass(frozen=True)
 class Observation(Event):
@@ -154,6 +158,11 @@ class Undone(Event):
         if self.removed:
             return f"undid write {self.write}: removed {shown}, which the agent had created"
         return f"undid write {self.write}: restored {shown} to its content before the agent changed it"
+
+
+def call_text(tool: str, args: list[object]) -> str:
+    """A tool call as one line, `tool('a', 3)`, each argument cut to 200 characters."""
+    return f"{tool}({', '.join(repr(a)[:200] for a in args)})"
 
 
 def shown_path(path: Path, root: Path) -> str:

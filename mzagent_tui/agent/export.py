@@ -68,8 +68,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]
-            case ApprovalAnswered(approved=False, note=note):
-                lines += ["", f"**Rejected by the user:** {note or 'the command was not run'}"]
+            case ApprovalAnswered(approved=False):
+                lines += ["", f"**Rejected by the user:** {event.rejection()}"]
             case Observation(text=text, exit_code=code, ok=ok):
                 badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]

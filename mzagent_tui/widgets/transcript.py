@@ -39,6 +39,7 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
     Undone,
+    call_text,
 )
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.tools.files import count_lines, lines_label
@@ -239,7 +240,7 @@ def action_entry(tool: str, args: list[object]) -> Entry:
         return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
-    shown = f"{tool}({', '.join(repr(a)[:200] for a in args)})"
+    shown = call_text(tool, args)
     return Entry("action", Static(safe(shown), classes="entry-body"), title=tool, plain=shown)
 
 
@@ -319,8 +320,8 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [text_entry("thought", text)]
         case Action(tool=tool, args=args):
             return [action_entry(tool, args)]
-        case ApprovalAnswered(approved=False, note=note):
-            return [text_entry("notice", note or "the command was not run", title="rejected")]
+        case ApprovalAnswered(approved=False):
+            return [text_entry("notice", event.rejection(), title="rejected")]
         case ApprovalAnswered(note=note) if note:
             return [text_entry("notice", note, title="approved")]
         case Observation(text=text, ok=ok, exit_code=code, output_path=path):
@@ -355,9 +356,9 @@ def event_text(event: Event, root: Path) -> str:
         case Action(tool="run_terminal_command", args=[str() as command, *_]):
             return command
         case Action(tool=tool, args=args):
-            return f"{tool}({', '.join(repr(a)[:200] for a in args)})"
-        case ApprovalAnswered(approved=False, note=note):
-            return note or "the command was not run"
+            return call_text(tool, args)
+        case ApprovalAnswered(approved=False):
+            return event.rejection()
         case ApprovalAnswered(note=note) | FormatError(message=note) | Notice(text=note) | Error(message=note):
             return note
         case RetryWait(reason=reason):
