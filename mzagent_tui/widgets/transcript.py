@@ -449,8 +449,7 @@ class Transcript(VerticalScroll):
         return [child for child in self.children if child not in self._leaving]
 
     def show_session(self, events: list[Event]) -> None:
-        """A reopened session: its newest entries on screen, the rest behind a marker."""
-        self.clear()
+        """A reopened session, into a cleared transcript: its newest entries on screen, the rest behind a marker."""
         marker = EarlierEntry(list(events))
         entries = self._take_newest(marker)
         with self.app.batch_update():
