@@ -104,11 +104,19 @@ class Rules:
                 return " ".join(prefix)
         return None
 
-    def verdict(self, words: list[str]) -> tuple[str, str] | None:
+    def verdict(self, part: Part) -> tuple[str, str] | None:
+        """Deny and ask rules match the program by its base name (`/bin/rm` is `rm`); an allow
+        rule for a bare name does not cover a program run by its path (`./pytest`)."""
+        words = part.rule_words
+        if not words:
+            return None
         for kind in (DENY, ASK, ALLOW):
-            rule = self._match(getattr(self, kind), words)
-            if rule is not None:
-                return kind, rule
+            for prefix in getattr(self, kind):
+                if kind == ALLOW and part.by_path and "/" not in prefix[0]:
+                    continue
+                candidate = [part.words[0], *words[1:]] if "/" in prefix[0] else words
+                if candidate[: len(prefix)] == prefix:
+                    return kind, " ".join(prefix)
         return None
 
 
@@ -155,7 +163,7 @@ class Policy:
 
 def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> PartVerdict:
     risks = tuple(part.risks)
-    rule = rules.verdict(part.words) if part.words else None
+    rule = rules.verdict(part)
     if rule is not None and rule[0] == DENY:
         return PartVerdict(part.text, DENY, f"denied by the rule '{rule[1]}'", risks)
     if mode == "yolo":
@@ -164,14 +172,22 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
         return PartVerdict(part.text, ALLOW, "yolo mode", risks)
     if part.problems:
         return PartVerdict(part.text, ASK, "not understood: " + "; ".join(part.problems), risks)
-    if risks:
-        return PartVerdict(part.text, ASK, "risky", risks)
+    if risks or part.concerns:
+        return PartVerdict(part.text, ASK, "; ".join(part.concerns) or "risky", risks)
+    if part.wrapper:
+        return PartVerdict(part.text, ALLOW, "runs the script whose parts follow", risks)
     if rule is not None and rule[0] == ASK:
         return PartVerdict(part.text, ASK, f"the rule '{rule[1]}' asks", risks)
     if rule is not None:
         return PartVerdict(part.text, ALLOW, f"allowed by the rule '{rule[1]}'", risks)
+    if not part.words and part.safe:
+        return PartVerdict(part.text, ALLOW, "sets a harmless variable", risks)
+    if part.program == "cd" and part.safe:
+        return PartVerdict(part.text, ALLOW, "moves to a folder inside the project", risks)
     if mode == "auto-safe" and part.safe:
         return PartVerdict(part.text, ALLOW, "read-only (safe list)", risks)
+    if mode == "auto-safe" and part.not_safe:
+        return PartVerdict(part.text, ASK, f"needs approval ({part.not_safe})", risks)
     return PartVerdict(part.text, ASK, "needs approval", risks)
 
 

@@ -1,32 +1,56 @@
-"""Read a shell command the way the policy needs it: parts, programs, risks, and what is not understood.
+"""Read a shell command the way the policy needs it: parts, programs, risks, concerns, and what is
+not understood.
 
-A hand-written tokenizer that fails closed: anything it does not fully understand (command or
-process substitution, `${...}`, subshells, brace groups, here-docs, line continuations, control
-characters, unbalanced quotes, very long commands, redirection into files) is recorded as a
-problem, and a part with a problem is never allowed without asking. Wrappers (`sudo`, `env`,
-`timeout`, `nice`, `nohup`, `bash -c`, …) are unwrapped so a rule for `ls` never covers
-`sudo ls` or `bash -c 'ls; rm -rf ~'`.
+The text is parsed with bash's grammar (`shell_parse`); each simple command becomes a `Part`.
+Wrappers are unwrapped (`sudo`, `env`, `timeout`, `nice`, `exec`, `eval`, `bash -c`, …) so a rule
+for `ls` never covers `sudo ls` or `bash -c 'ls; rm -rf ~'`, and the wrapper's own options,
+assignments and redirections are judged too (the stricter verdict wins). A part carries three
+kinds of findings:
+
+- *problems*: something not understood (an expansion, a syntax error): asks, and in `yolo` it
+  still asks when deny rules exist, because a deny rule cannot be checked against it;
+- *concerns*: understood, but not read-only (writes a file, runs a program, reads outside the
+  project or a secret, sets a variable that changes what runs): asks in every mode but `yolo`,
+  also under an allow rule;
+- *risks*: the marks shown in the dialog (deletes files, network, …): ask like concerns.
 """
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent import safe_commands, safe_git
+from mzagent_tui.agent.git_config import repository_config_concerns
+from mzagent_tui.agent.sensitive import is_secret
+from mzagent_tui.agent.shell_parse import MAX_DEPTH, Redirect, SimpleCommand, Word, parse
+
 MAX_COMMAND_CHARS = 2000
-MAX_UNWRAP_DEPTH = 4
-SEPARATORS = ("&&", "||", "|&", ";", "|", "&", "\n")
+GLOB_LIMIT = 1000
+"""Glob matches checked one by one; a glob matching more asks."""
+SECRET_SCAN_LIMIT = 20_000
+"""Entries looked at when a recursive search might read a secret file."""
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish"}
-INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php", "lua", "Rscript"}
-# Variables that change which code runs: `LD_PRELOAD=x ls` is not `ls`.
-DANGEROUS_VARIABLES = {
-    "PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB",
-    "RUBYOPT", "NODE_OPTIONS", "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "PROMPT_COMMAND",
-    "IFS", "SHELLOPTS", "PS4",
+SHELLS = {"sh", "bash", "dash"}
+OTHER_SHELLS = {"zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"}
+INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php", "lua", "Rscript", "deno", "bun", "tclsh", "osascript"}
+_CODE_OPTIONS = {"-c", "-e", "-E", "--eval", "-p", "--print", "-r", "-x"}
+_CODE_PROGRAMS = {"awk", "gawk", "mawk", "nawk", "sed", "xargs", "parallel", "watch", "source", ".", "trap"}
+# Variables a command may be given without asking: they change formatting, never what runs.
+HARMLESS_VARIABLES = {
+    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
+    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED", "RUST_BACKTRACE",
+    "RUST_LOG", "NODE_ENV", "DEBUG", "VERBOSE", "TERM", "GIT_PAGER", "PAGER",
 }
-SHELL_KEYWORDS = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac", "function", "select", "{", "}", "[[", "]]", "!", "coproc"}
+# Variables named in the dialog as changing which code runs (all non-harmless ones ask anyway).
+DANGEROUS_VARIABLES = {
+    "PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS",
+    "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_EXTERNAL_DIFF", "HOME", "XDG_CONFIG_HOME", "PROMPT_COMMAND", "IFS", "SHELLOPTS", "BASHOPTS", "PS4", "LESSOPEN", "EDITOR",
+}
 
 # Risk marks shown in the dialog; a part with any of them is never auto-allowed (except yolo).
 DELETE, PRIVILEGE, NETWORK, PIPE_TO_SHELL, OUTSIDE, PERMISSIONS = (
@@ -44,42 +68,35 @@ _INSTALL_VERBS = {"install", "add", "i", "publish", "get", "update", "upgrade", 
 _GIT_NETWORK = {"push", "pull", "fetch", "clone", "remote", "submodule", "ls-remote"}
 _GIT_DELETE = {"clean", "rm"}
 
-# Read-only programs the `auto-safe` mode may run without asking.
-SAFE_PROGRAMS = {
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag",
-    "tree", "file", "stat", "du", "df", "which", "whoami", "date", "uname", "basename", "dirname",
-    "realpath", "readlink", "diff", "cmp", "sort", "uniq", "cut", "tr", "true", "false", "test", "nl",
-    "md5sum", "sha1sum", "sha256sum", "id", "hostname", "column", "jq", "seq", "comm", "paste", "fold",
-    "expand", "rev", "tac", "strings", "od", "hexdump", "xxd", "less", "more", "find", "git",
-}
-SAFE_GIT = {"status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog", "branch", "tag", "grep"}
-_FIND_UNSAFE = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-_GIT_UNSAFE_OPTIONS = ("-c", "--exec-path", "--config-env", "--upload-pack", "--receive-pack", "-x", "--ext-diff", "--output")
-_BRANCH_UNSAFE = {"-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force", "--set-upstream-to", "-u"}
-
 
 @dataclass
 class Part:
-    """One simple command of a chain or pipeline."""
+    """One simple command of a chain or pipeline (or of a script inside `bash -c` / `eval`)."""
 
     text: str
     words: list[str] = field(default_factory=list)
-    """The words after unquoting, assignments and wrappers removed."""
+    """The argv after assignments and wrappers are removed (a non-literal word as written)."""
     problems: list[str] = field(default_factory=list)
+    concerns: list[str] = field(default_factory=list)
     risks: list[str] = field(default_factory=list)
     piped_into: bool = False
-    """It reads the output of the previous part (`a | b`)."""
-    writes: list[str] = field(default_factory=list)
-    """Files its output is redirected into (`> out.txt`)."""
+    safe: bool = False
+    """Read-only by the safe list, with understood options and no findings."""
+    not_safe: str = ""
+    """Why it is not on the safe list."""
+    rule_words: list[str] = field(default_factory=list)
+    """The argv as rules see it: the program's base name, git's global options dropped."""
+    wrapper: bool = False
+    """The outer part of `bash -c SCRIPT` or `eval`: judged on its own options, the script's parts follow."""
 
     @property
     def program(self) -> str:
         return os.path.basename(self.words[0]) if self.words else ""
 
     @property
-    def safe(self) -> bool:
-        """Read-only by the safe list; never true for programs that run code from their arguments."""
-        return not self.problems and not self.risks and is_safe(self.words)
+    def by_path(self) -> bool:
+        """Run by a path (`./pytest`, `/bin/rm`), which an allow rule for the bare name does not cover."""
+        return bool(self.words) and "/" in self.words[0]
 
 
 @dataclass
@@ -87,7 +104,16 @@ class Analysis:
     command: str
     parts: list[Part]
     problems: list[str]
-    """Problems of the whole command (length, quotes, control characters)."""
+    """Problems of the whole command (length, control characters, syntax)."""
+
+
+@dataclass
+class _State:
+    """What later parts of one command line need from earlier ones: where `cd` went."""
+
+    root: Path
+    cwds: set[Path]
+    cwd_unknown: bool = False
 
 
 def analyse(command: str, root: Path) -> Analysis:
@@ -96,303 +122,133 @@ def analyse(command: str, root: Path) -> Analysis:
         problems.append(f"longer than {MAX_COMMAND_CHARS} characters")
     if any((ord(c) < 32 and c not in "\t\n") or ord(c) == 127 for c in command):
         problems.append("contains control characters")
-    raw_parts, split_problems = _split(command)
-    problems.extend(split_problems)
-    parts: list[Part] = []
-    for raw in raw_parts:
-        parts.extend(_finish_part(raw, root, depth=0))
+    state = _State(root, {root})
+    parts, script_problems = _script(command, state, depth=0)
+    problems.extend(script_problems)
     if not parts:
         parts.append(Part(command, problems=["empty command"]))
     return Analysis(command, parts, problems)
 
 
-def is_safe(words: list[str]) -> bool:
-    if not words:
-        return False
-    program = os.path.basename(words[0])
-    if program not in SAFE_PROGRAMS:
-        return False
-    if program == "find":
-        return not any(w in _FIND_UNSAFE for w in words)
-    if program == "git":
-        return _git_safe(words[1:])
-    return True
+def _script(source: str, state: _State, depth: int) -> tuple[list[Part], list[str]]:
+    script = parse(source)
+    parts: list[Part] = []
+    for command in script.commands:
+        parts.extend(_command(command, state, depth))
+    return parts, script.problems
 
 
-def _git_safe(args: list[str]) -> bool:
-    rest = list(args)
-    while rest and rest[0].startswith("-"):
-        option = rest.pop(0)
-        if option.startswith(_GIT_UNSAFE_OPTIONS):
-            return False
-        if option in ("-C", "--git-dir", "--work-tree") and rest:
-            rest.pop(0)
-    if not rest or rest[0] not in SAFE_GIT:
-        return False
-    sub, options = rest[0], rest[1:]
-    if any(o.startswith(_GIT_UNSAFE_OPTIONS) for o in options):
-        return False
-    if sub == "branch" and any(o in _BRANCH_UNSAFE for o in options):
-        return False
-    if sub == "tag" and options:
-        return False
-    return True
-
-
-# Tokenizing ------------------------------------------------------------------------------
-
-
-@dataclass
-class _RawPart:
-    """A part as the tokenizer leaves it, before assignments and wrappers are removed."""
-
-    text: str
-    tokens: list[str]
-    problems: list[str]
-    piped: bool
-    writes: list[str]
-
-
-def _split(command: str) -> tuple[list[_RawPart], list[str]]:
-    """Split into parts on separators, outside quotes; collect tokens and problems per part."""
-    parts: list[_RawPart] = []
-    problems: list[str] = []
-    tokens: list[str] = []
-    part_problems: list[str] = []
-    writes: list[str] = []
-    word: list[str] = []
-    in_word = False
-    start = 0
-    piped = False
-    i = 0
-    n = len(command)
-
-    def end_word() -> None:
-        nonlocal word, in_word
-        if in_word:
-            tokens.append("".join(word))
-        word, in_word = [], False
-
-    def end_part(stop: int, next_piped: bool) -> None:
-        nonlocal tokens, part_problems, writes, start, piped
-        end_word()
-        text = command[start:stop].strip()
-        if text or tokens:
-            parts.append(_RawPart(text, tokens, part_problems, piped, writes))
-        elif stop < n:
-            problems.append("an empty part between separators")
-        tokens, part_problems, writes = [], [], []
-        start = stop
-        piped = next_piped
-
-    while i < n:
-        char = command[i]
-        if char == "'":
-            close = command.find("'", i + 1)
-            if close < 0:
-                problems.append("unbalanced quotes")
-                word.append(command[i + 1:])
-                in_word = True
-                break
-            word.append(command[i + 1: close])
-            in_word = True
-            i = close + 1
-            continue
-        if char == '"':
-            j = i + 1
-            chunk: list[str] = []
-            while j < n and command[j] != '"':
-                if command[j] == "\\" and j + 1 < n:
-                    if command[j + 1] == "\n":
-                        part_problems.append("a line continuation")
-                    chunk.append(command[j + 1])
-                    j += 2
-                    continue
-                if command[j] == "`" or command.startswith("$(", j) or command.startswith("${", j):
-                    part_problems.append("command substitution or expansion inside quotes")
-                chunk.append(command[j])
-                j += 1
-            if j >= n:
-                problems.append("unbalanced quotes")
-                word.extend(chunk)
-                in_word = True
-                break
-            word.extend(chunk)
-            in_word = True
-            i = j + 1
-            continue
-        if char == "\\":
-            if i + 1 < n and command[i + 1] == "\n":
-                part_problems.append("a line continuation")
-                i += 2
-                continue
-            if i + 1 < n:
-                word.append(command[i + 1])
-                in_word = True
-            i += 2
-            continue
-        if char == "`":
-            part_problems.append("command substitution (backticks)")
-            word.append(char)
-            in_word = True
-            i += 1
-            continue
-        if char == "$" and i + 1 < n and command[i + 1] in "({[":
-            part_problems.append("command substitution or expansion ($( ), ${ })")
-            word.append(char)
-            in_word = True
-            i += 1
-            continue
-        if char == "#" and not in_word:
-            newline = command.find("\n", i)
-            i = n if newline < 0 else newline
-            continue
-        separator = next((s for s in SEPARATORS if command.startswith(s, i)), None)
-        if separator is not None and not (separator == "&" and _is_redirect_amp(command, i)):
-            end_part(i, separator in ("|", "|&"))
-            i += len(separator)
-            start = i
-            continue
-        if char in "()":
-            part_problems.append("a subshell or grouping ( )")
-            i += 1
-            continue
-        if char in "<>":
-            i = _redirection(command, i, word, in_word, tokens, part_problems, writes)
-            word, in_word = [], False
-            continue
-        if char in " \t":
-            end_word()
-            i += 1
-            continue
-        word.append(char)
-        in_word = True
-        i += 1
-    end_part(n, False)
-    return parts, problems
-
-
-def _is_redirect_amp(command: str, i: int) -> bool:
-    """`&>` and `>&` are redirections, not background separators."""
-    return command.startswith("&>", i) or (i > 0 and command[i - 1] == ">")
-
-
-def _redirection(command: str, i: int, word: list[str], in_word: bool, tokens: list[str], problems: list[str], writes: list[str]) -> int:
-    """Read a redirection operator and its target; record what is not harmless."""
-    prefix = "".join(word) if in_word else ""
-    if in_word and not prefix.isdigit() and prefix != "&":
-        tokens.append(prefix)
-    if command.startswith("<<", i):
-        problems.append("a here-document or here-string (<<)")
-        return i + 2
-    if command.startswith("<(", i) or command.startswith(">(", i):
-        problems.append("process substitution <( ) or >( )")
-        return i + 2
-    op_end = i + 1
-    while op_end < len(command) and command[op_end] in ">&|":
-        op_end += 1
-    operator = command[i:op_end]
-    j = op_end
-    while j < len(command) and command[j] in " \t":
-        j += 1
-    k = j
-    while k < len(command) and command[k] not in " \t;&|<>()\n":
-        k += 1
-    target = command[j:k].strip("'\"")
-    if operator.endswith("&") and target.isdigit():
-        return k  # 2>&1: duplicate a descriptor
-    if target in HARMLESS_TARGETS:
-        return k
-    if not target:
-        problems.append("a redirection without a target")
-    elif operator.startswith("<"):
-        problems.append(f"reads {target} through a redirection")
-    else:
-        problems.append(f"redirects output into a file ({target})")
-        writes.append(target)
-    return k
-
-
-# Parts -----------------------------------------------------------------------------------
-
-
-def _finish_part(raw: _RawPart, root: Path, depth: int) -> list[Part]:
-    words = list(raw.tokens)
-    part = Part(raw.text, problems=list(raw.problems), piped_into=raw.piped, writes=raw.writes)
-    words = _drop_assignments(words, part)
-    extra: list[Part] = []
-    for _ in range(MAX_UNWRAP_DEPTH + 1):
-        if not words:
-            break
-        program = os.path.basename(words[0])
-        if program.startswith("$"):
-            part.problems.append("the program name is a variable")
-            break
-        if program in SHELL_KEYWORDS:
-            part.problems.append(f"shell control flow or grouping ({program})")
-            break
-        if program in _PRIVILEGE_PROGRAMS:
-            part.risks.append(PRIVILEGE)
-            words = _skip_options(words[1:], takes_value={"-u", "-g", "-C", "-p"})
-            continue
-        if program == "env":
-            words = _drop_assignments(_skip_options(words[1:], takes_value={"-u", "-C", "-S"}), part)
-            continue
-        if program == "timeout":
-            words = _skip_options(words[1:], takes_value={"-s", "-k", "--signal", "--kill-after"})
-            words = words[1:]  # the duration
-            continue
-        if program == "nice":
-            words = _skip_options(words[1:], takes_value={"-n"})
-            continue
-        if program in ("nohup", "time", "exec", "command", "builtin", "stdbuf", "ionice"):
-            words = _skip_options(words[1:], takes_value={"-o", "-e", "-i", "-c", "-n"})
-            continue
-        if program in ("xargs", "parallel", "watch"):
-            part.problems.append(f"{program} runs other commands")
-            break
-        if program in SHELLS and "-c" in words[1:]:
-            index = words.index("-c")
-            if depth >= MAX_UNWRAP_DEPTH or index + 1 >= len(words):
-                part.problems.append("nested shells too deep or without a command")
-                break
-            inner = analyse_inner(words[index + 1], root, depth + 1)
-            for item in inner:
-                item.text = f"{program} -c: {item.text}"
-            extra.extend(inner)
-            words = []
-            break
-        break
+def _command(command: SimpleCommand, state: _State, depth: int) -> list[Part]:
+    part = Part(command.text, problems=list(dict.fromkeys(command.problems)), piped_into=command.piped_into)
+    for name, value in command.assignments:
+        _assignment(name, value, part)
+    for redirect in command.redirects:
+        _redirect(redirect, part, state)
+    matches = _globs(command.words, part, state)
+    nested: list[Part] = []
+    words = _unwrap([w.text for w in command.words], part, state, depth, nested)
     part.words = words
     if words:
-        part.risks.extend(_risks(part, root))
-    elif not extra and not part.problems:
-        part.problems.append("no command")
-    return ([part] if words or not extra else []) + extra
+        _judge(part, state, matches)
+    else:
+        part.safe = not (part.problems or part.concerns or part.risks)
+    return [part, *nested]
 
 
-def analyse_inner(command: str, root: Path, depth: int) -> list[Part]:
-    raw_parts, problems = _split(command)
-    parts: list[Part] = []
-    for raw in raw_parts:
-        raw.problems.extend(problems)
-        parts.extend(_finish_part(raw, root, depth))
-    return parts or [Part(command, problems=["empty command"])]
+# Assignments and redirections ---------------------------------------------------------------
 
 
-def _drop_assignments(words: list[str], part: Part) -> list[str]:
-    """`VAR=x cmd` counts as `cmd`, unless VAR changes which code runs."""
-    rest = list(words)
-    while rest and _is_assignment(rest[0]):
-        name = rest.pop(0).partition("=")[0]
-        if name in DANGEROUS_VARIABLES or name.startswith(("LD_", "DYLD_")):
-            part.problems.append(f"sets {name}, which changes what runs")
-    return rest
+def _assignment(name: str, value: Word, part: Part) -> None:
+    if name in HARMLESS_VARIABLES or name.startswith("LC_"):
+        return
+    if name in DANGEROUS_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_", "BASH_FUNC_")):
+        part.problems.append(f"sets {name}, which changes what runs")
+    else:
+        part.concerns.append(f"sets {name} (only a few harmless variables such as LANG or TZ run without asking)")
 
 
-def _is_assignment(word: str) -> bool:
-    name, sep, _ = word.partition("=")
-    return bool(sep) and name.isidentifier()
+def _redirect(redirect: Redirect, part: Part, state: _State) -> None:
+    target = redirect.target.text
+    if redirect.operator in (">&", "<&") and (target.isdigit() or target == "-"):
+        return
+    if not redirect.target.literal:
+        return  # already a problem
+    if target in HARMLESS_TARGETS:
+        return
+    if redirect.operator == "<":
+        part.concerns.append(f"reads {target} through a redirection")
+        return
+    part.concerns.append(f"writes {target} (redirection {redirect.operator})")
+    if _outside(target, state):
+        part.risks.append(OUTSIDE)
+
+
+def _globs(words: list[Word], part: Part, state: _State) -> dict[str, list[str]]:
+    """Expand globs as bash would, so their matches can be checked; a match that starts with `-`
+    would be read as an option (a file named `-exec` in the project), so it is a problem."""
+    matches: dict[str, list[str]] = {}
+    for word in words:
+        if not (word.literal and word.glob):
+            continue
+        if word.text.startswith("-"):
+            part.problems.append(f"a glob in option position ({word.text})")
+            continue
+        found: list[str] = []
+        for cwd in state.cwds:
+            found.extend(itertools.islice(glob.iglob(word.text, root_dir=cwd), GLOB_LIMIT + 1))
+        if len(found) > GLOB_LIMIT:
+            part.concerns.append(f"the glob {word.text} matches more than {GLOB_LIMIT} files")
+        if any(os.path.basename(m).startswith("-") for m in found):
+            part.problems.append(f"the glob {word.text} matches a file whose name starts with '-'")
+        matches[word.text] = found
+    return matches
+
+
+# Wrappers -----------------------------------------------------------------------------------
+
+
+def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: list[Part]) -> list[str]:
+    """Strip wrappers down to the program that does the work; scripts they carry become parts."""
+    for _ in range(MAX_DEPTH + 2):
+        if not words:
+            return words
+        program = os.path.basename(words[0])
+        if program in _PRIVILEGE_PROGRAMS:
+            part.risks.append(PRIVILEGE)
+            words = _skip_options(words[1:], {"-u", "-g", "-C", "-p", "-h", "-U", "-D", "-r", "-t", "-T", "-c"})
+        elif program == "env":
+            words = _env(words, part)
+        elif program == "timeout":
+            rest = _skip_options(words[1:], {"-s", "-k", "--signal", "--kill-after"})
+            words = rest[1:]
+        elif program == "nice":
+            words = _skip_options(words[1:], {"-n", "--adjustment"})
+        elif program in ("nohup", "builtin"):
+            words = words[1:]
+        elif program == "time":
+            words = _time(words, part)
+        elif program == "exec":
+            words = _skip_options(words[1:], {"-a"})
+        elif program == "command" and words[1:2] not in (["-v"], ["-V"]):
+            words = _skip_options(words[1:], set())
+        elif program == "stdbuf":
+            words = _skip_options(words[1:], {"-i", "-o", "-e"})
+        elif program == "setsid":
+            words = _skip_options(words[1:], set())
+        elif program == "ionice":
+            words = _skip_options(words[1:], {"-c", "-n", "-p", "-P", "-u"})
+        elif program == "eval":
+            _nested(" ".join(words[1:]), "eval", part, state, depth, nested)
+            return ["eval"]
+        elif program in SHELLS and _has_script(words):
+            return _shell(words, part, state, depth, nested)
+        elif program in OTHER_SHELLS and len(words) > 1:
+            part.problems.append(f"runs a {program} script (only bash and sh scripts are analysed)")
+            return words
+        else:
+            return words
+    part.problems.append("wrappers nested too deep")
+    return words
 
 
 def _skip_options(words: list[str], takes_value: set[str]) -> list[str]:
@@ -406,8 +262,273 @@ def _skip_options(words: list[str], takes_value: set[str]) -> list[str]:
     return rest
 
 
-def _risks(part: Part, root: Path) -> list[str]:
+def _env(words: list[str], part: Part) -> list[str]:
+    rest = words[1:]
+    while rest and rest[0].startswith("-") and rest[0] != "-":
+        option = rest.pop(0)
+        if option == "--":
+            break
+        if option in ("-i", "--ignore-environment", "-0", "--null", "-v", "--debug"):
+            continue
+        if option in ("-u", "--unset") and rest:
+            rest.pop(0)
+            continue
+        if option.startswith(("-u", "--unset=")):
+            continue
+        if option.startswith(("-S", "--split-string")) or option.startswith("-") and "S" in option.lstrip("-") and not option.startswith("--"):
+            part.problems.append(f"env {option} splits a string into a command, which is not analysed")
+        elif option.startswith(("-C", "--chdir")):
+            part.concerns.append(f"env {option} runs the command in another folder")
+            if option in ("-C", "--chdir") and rest:
+                rest.pop(0)
+        else:
+            part.problems.append(f"env: the option {option} is not understood")
+    while rest and "=" in rest[0] and rest[0].split("=", 1)[0].isidentifier():
+        name, _, value = rest.pop(0).partition("=")
+        _assignment(name, Word(value), part)
+    return rest or ["env"]
+
+
+def _time(words: list[str], part: Part) -> list[str]:
+    rest = words[1:]
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option == "--":
+            break
+        if option in ("-o", "--output") or option.startswith("--output="):
+            part.concerns.append("time -o writes a file")
+            if option in ("-o", "--output") and rest:
+                rest.pop(0)
+        elif option in ("-f", "--format") and rest:
+            rest.pop(0)
+        elif option not in ("-p", "-a", "--append", "-v", "--verbose", "-q", "--quiet", "--portability") and not option.startswith("--format="):
+            part.problems.append(f"time: the option {option} is not understood")
+    return rest
+
+
+def _has_script(words: list[str]) -> bool:
+    """`bash -c`, `bash -ec`, `sh -xc`: the shell gets a script as an argument."""
+    return any(w.startswith("-") and not w.startswith("--") and "c" in w for w in words[1:] if w != "--")
+
+
+_SHELL_LETTERS = set("ceuxvn")
+
+
+def _shell(words: list[str], part: Part, state: _State, depth: int, nested: list[Part]) -> list[str]:
+    """Judge the shell's own options (start-up files run code), then the script as parts."""
+    program = os.path.basename(words[0])
+    index = 1
+    script: str | None = None
+    wants_script = False
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word in ("-o", "+o"):
+            if index < len(words) and words[index] in ("pipefail", "errexit", "nounset", "xtrace", "noglob", "noclobber"):
+                index += 1
+                continue
+            part.concerns.append(f"{program} {word} {words[index] if index < len(words) else ''}: a shell option that is not understood")
+            continue
+        if word.startswith("--") or word.startswith("+"):
+            if word in ("--norc", "--noprofile", "--posix"):
+                continue
+            part.concerns.append(f"{program} {word}: runs a start-up file or changes the shell")
+            if word in ("--rcfile", "--init-file") and index < len(words):
+                index += 1
+            continue
+        if word.startswith("-"):
+            letters = set(word[1:])
+            if letters - _SHELL_LETTERS:
+                part.concerns.append(f"{program} {word}: runs start-up files or reads commands from elsewhere")
+            wants_script = wants_script or "c" in letters
+            continue
+        if wants_script:
+            script = word
+            break
+    part.words = words[:index]
+    part.wrapper = True
+    if script is None:
+        part.problems.append(f"{program} -c without a script")
+        return words[:index]
+    _nested(script, f"{program} -c", part, state, depth, nested)
+    return words[:index]
+
+
+def _nested(script: str, label: str, part: Part, state: _State, depth: int, nested: list[Part]) -> None:
+    part.wrapper = True
+    if depth >= MAX_DEPTH:
+        part.problems.append("scripts nested too deep")
+        return
+    parts, problems = _script(script, state, depth + 1)
+    part.problems.extend(f"{label}: {p}" for p in problems)
+    for inner in parts:
+        inner.text = f"{label}: {inner.text}"
+    nested.extend(parts or [Part(f"{label}: {script}", problems=["empty command"])])
+
+
+# Judging the program -------------------------------------------------------------------------
+
+
+def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     words, program = part.words, part.program
+    part.rule_words = safe_git.rule_words([program, *words[1:]]) if program == "git" else [program, *words[1:]]
+    if part.wrapper:
+        part.safe = not (part.problems or part.concerns or part.risks)
+        return
+    part.risks.extend(_risks(part, state))
+    if program in INTERPRETERS and any(a in _CODE_OPTIONS for a in words[1:]):
+        part.problems.append(f"{program} runs code from its arguments")
+    if program in _CODE_PROGRAMS or (program == "find" and any(a in safe_commands.FIND_RUNS for a in words[1:])):
+        part.problems.append(f"{program} runs code or other commands from its arguments")
+    if program in ("cd", "pushd", "popd"):
+        _change_folder(part, state)
+        return
+    part.concerns.extend(_runner_concerns(part.rule_words, state))
+    result = safe_commands.check(words)
+    part.concerns.extend(result.concerns)
+    cwds = state.cwds if result.chdir is None else {_join(cwd, result.chdir) for cwd in state.cwds}
+    for path in result.paths:
+        for found in matches.get(path, [path]):
+            _check_read(found, part, state, relative_to=state.cwds if path == result.chdir else cwds)
+    if program == "git" and result.safe:
+        for cwd in cwds:
+            part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
+    if result.safe and _searches_recursively(words):
+        _check_recursive(result.paths or ["."], part, cwds)
+    part.safe = result.safe and not (part.problems or part.concerns or part.risks)
+    part.not_safe = result.why
+
+
+def _join(cwd: Path, path: str) -> Path:
+    return Path(path) if os.path.isabs(path) else cwd / path
+
+
+def _check_read(path: str, part: Part, state: _State, relative_to: set[Path]) -> None:
+    if state.cwd_unknown and not os.path.isabs(path):
+        part.problems.append(f"reads {path} after a change to a folder that is not known")
+        return
+    for cwd in relative_to:
+        try:
+            resolved = _join(cwd, path).resolve()
+        except (OSError, RuntimeError, ValueError):
+            part.concerns.append(f"reads {path}, which cannot be resolved")
+            return
+        if not resolved.is_relative_to(state.root):
+            part.concerns.append(f"reads {path}, outside the project")
+            return
+        if is_secret(resolved):
+            part.concerns.append(f"reads {path}, which may hold secrets")
+            return
+
+
+def _change_folder(part: Part, state: _State) -> None:
+    """`cd DIR` moves later parts; a folder outside the project, `cd -` or `pushd` is not followed."""
+    args = part.words[1:]
+    if part.program != "cd" or len(args) != 1 or args[0] == "-" or args[0].startswith("-"):
+        state.cwd_unknown = True
+        part.concerns.append(f"{' '.join(part.words)} moves to a folder that is not followed")
+        return
+    targets = {_join(cwd, args[0]).resolve() for cwd in state.cwds}
+    if any(not t.is_relative_to(state.root) for t in targets):
+        part.concerns.append(f"cd {args[0]} leaves the project")
+        state.cwd_unknown = True
+        return
+    state.cwds |= targets
+    part.safe = True
+
+
+def _searches_recursively(words: list[str]) -> bool:
+    program, args = os.path.basename(words[0]), words[1:]
+    if program in ("grep", "egrep", "fgrep"):
+        return any(a in ("-r", "-R", "--recursive", "--dereference-recursive") or (a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a)) for a in args)
+    if program == "rg":
+        return any(a in ("--hidden", "--no-ignore", "-.") or a.startswith("-u") for a in args)
+    return False
+
+
+def _check_recursive(paths: list[str], part: Part, cwds: set[Path]) -> None:
+    """A recursive search reads every file below it: ask if one of them holds secrets."""
+    for path in paths:
+        for cwd in cwds:
+            found = _secret_below(_join(cwd, path))
+            if found:
+                part.concerns.append(f"searches {path}, which holds {found} (secrets)")
+                return
+
+
+def _secret_below(folder: Path) -> str | None:
+    seen = 0
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__")]
+        seen += len(dirs) + len(files)
+        for name in files:
+            if is_secret(Path(current) / name):
+                return os.path.relpath(os.path.join(current, name), folder)
+        if seen > SECRET_SCAN_LIMIT:
+            return f"more than {SECRET_SCAN_LIMIT} files (not all checked)"
+    return None
+
+
+# Test runners under an allow rule --------------------------------------------------------------
+
+# runner -> (options whose value is a path it writes, options that run a program, options that reach the network)
+_RUNNERS: dict[str, tuple[set[str], set[str], set[str]]] = {
+    "pytest": (
+        {"--junitxml", "--junit-xml", "--basetemp", "--result-log", "--resultlog", "--html", "--log-file", "--debug",
+         "--confcutdir", "--rootdir", "--cov-report", "-c", "--config-file"},
+        set(),
+        {"--pastebin"},
+    ),
+    "npm": ({"--prefix", "--cache", "--userconfig", "--globalconfig"}, {"--script-shell"}, {"--registry"}),
+    "cargo": ({"--target-dir", "--manifest-path", "--artifact-dir"}, {"--config", "-Z"}, set()),
+    "go": ({"-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile", "-mutexprofile", "-trace", "-outputdir", "-modfile", "-C"},
+           {"-exec", "-toolexec"}, set()),
+}
+_RUNNERS["py.test"] = _RUNNERS["pytest"]
+_RUNNERS["yarn"] = _RUNNERS["pnpm"] = _RUNNERS["npm"]
+
+
+def _runner_concerns(words: list[str], state: _State) -> list[str]:
+    """Test runners an allow rule trusts still ask for options that write outside the project,
+    run another program or reach the network (`pytest --basetemp=/elsewhere` empties it)."""
+    program, args = words[0], words[1:]
+    if program.startswith("python") and args[:2] == ["-m", "pytest"]:
+        program, args = "pytest", args[2:]
+    options = _RUNNERS.get(program)
+    if options is None:
+        return []
+    writes, runs, network = options
+    concerns: list[str] = []
+    for index, word in enumerate(args):
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            continue
+        following = args[index + 1] if index + 1 < len(args) else ""
+        name, has_value, value = word.partition("=")
+        value = value if has_value else following
+        if program == "go":
+            name = "-" + name.lstrip("-")  # go takes -flag and --flag alike
+        if program == "pytest" and (name == "--override-ini" or word.startswith("-o") and not word.startswith("--")):
+            setting = value if name == "--override-ini" else (word[2:] or following)
+            if setting.startswith("cache_dir="):
+                name, value = "--basetemp", setting.partition("=")[2]
+        if name in runs:
+            concerns.append(f"{program} {name} runs another program")
+        elif name in network:
+            concerns.append(f"{program} {name} reaches the network")
+        elif name in writes:
+            target = value.split(":", 1)[-1] if name == "--cov-report" else value
+            if target and _outside(target, state):
+                concerns.append(f"{program} {name} {target}: outside the project")
+    return concerns
+
+
+# Risks -----------------------------------------------------------------------------------------
+
+
+def _risks(part: Part, state: _State) -> list[str]:
+    words, program = part.rule_words, part.program
     args = words[1:]
     risks: list[str] = []
     if program in _DELETE_PROGRAMS:
@@ -415,7 +536,7 @@ def _risks(part: Part, root: Path) -> list[str]:
     if program == "find" and "-delete" in args:
         risks.append(DELETE)
     if program == "git":
-        sub = next((a for a in args if not a.startswith("-")), "")
+        sub = args[0] if args else ""
         if sub in _GIT_DELETE or (sub == "reset" and "--hard" in args) or (sub == "checkout" and "--" in args):
             risks.append(DELETE)
         if sub in _GIT_NETWORK:
@@ -424,27 +545,25 @@ def _risks(part: Part, root: Path) -> list[str]:
         risks.append(NETWORK)
     if program in _INSTALLERS and any(a in _INSTALL_VERBS for a in args[:3]):
         risks.append(NETWORK)
-    if program in INTERPRETERS and args[:2] == ["-m", "pip"]:
+    if program.startswith("python") and args[:2] == ["-m", "pip"]:
         risks.append(NETWORK)
     if program in _PERMISSION_PROGRAMS:
         risks.append(PERMISSIONS)
-    if part.piped_into and (program in SHELLS or program in INTERPRETERS):
+    if part.piped_into and (program in SHELLS | OTHER_SHELLS or program in INTERPRETERS):
         risks.append(PIPE_TO_SHELL)
-    if program in INTERPRETERS and any(a in ("-c", "-e", "--eval") for a in args):
-        part.problems.append(f"{program} runs code from its arguments")
     written = [a for a in args if not a.startswith("-")] if program in _WRITING_PROGRAMS else []
-    if any(_outside(target, root) for target in written + part.writes):
+    if any(_outside(target, state) for target in written):
         risks.append(OUTSIDE)
     return risks
 
 
-def _outside(arg: str, root: Path) -> bool:
-    if arg.startswith("~"):
+def _outside(arg: str, state: _State) -> bool:
+    if state.cwd_unknown and not os.path.isabs(arg):
         return True
-    path = Path(arg)
-    if not path.is_absolute():
-        path = root / path
-    try:
-        return not path.resolve().is_relative_to(root)
-    except (OSError, RuntimeError, ValueError):
-        return True
+    for cwd in state.cwds:
+        try:
+            if not _join(cwd, arg).resolve().is_relative_to(state.root):
+                return True
+        except (OSError, RuntimeError, ValueError):
+            return True
+    return False

@@ -1,0 +1,125 @@
+"""Does the repository's own config make read-only git commands run programs?
+
+A project folder can arrive with its `.git/config` (a tarball, a shared drive, a planted write):
+`core.fsmonitor` runs a program on `git status`, `diff.external` on `git diff`, a filter on any
+command that looks at the work tree. The user's own config is theirs; the repository's is not.
+A git command whose repository config sets any of these is not read-only and asks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
+_FALSE = {"false", "no", "off", "0", ""}
+
+# (section, key) -> what the setting does; "*" stands for any subsection.
+RUNS_CODE = {
+    ("core", "fsmonitor"): "runs a file-system monitor program",
+    ("core", "hookspath"): "runs hooks from another folder",
+    ("core", "sshcommand"): "runs an ssh program",
+    ("core", "askpass"): "runs a password program",
+    ("core", "pager"): "runs a pager program",
+    ("core", "editor"): "runs an editor program",
+    ("core", "gitproxy"): "runs a proxy program",
+    ("core", "worktree"): "moves the work tree elsewhere",
+    ("diff", "external"): "runs an external diff program",
+    ("diff.*", "command"): "runs an external diff program",
+    ("diff.*", "textconv"): "runs a text conversion program",
+    ("filter.*", "clean"): "runs a filter program",
+    ("filter.*", "smudge"): "runs a filter program",
+    ("filter.*", "process"): "runs a filter program",
+    ("gpg", "program"): "runs a signing program",
+    ("gpg.*", "program"): "runs a signing program",
+    ("include", "path"): "includes another config file",
+    ("includeif.*", "path"): "includes another config file",
+    ("credential", "helper"): "runs a credential helper",
+    ("credential.*", "helper"): "runs a credential helper",
+    ("sequence", "editor"): "runs an editor program",
+    ("uploadpack", "packobjectshook"): "runs a hook program",
+}
+
+_cache: dict[tuple[str, int, int], list[str]] = {}
+
+
+def repository_config_concerns(cwd: Path) -> list[str]:
+    """What the config of the repository containing `cwd` makes git run ([] when nothing)."""
+    concerns: list[str] = []
+    for config in _config_files(cwd):
+        concerns.extend(_concerns_of(config))
+    return concerns
+
+
+def _config_files(cwd: Path) -> list[Path]:
+    for folder in (cwd, *cwd.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_dir():
+                return [dot_git / "config", dot_git / "config.worktree"]
+            if dot_git.is_file():
+                return _gitfile_configs(dot_git)
+        except OSError:
+            return []
+    return []
+
+
+def _gitfile_configs(dot_git: Path) -> list[Path]:
+    """A worktree or submodule: `.git` is a file naming the real git dir (and its common dir)."""
+    try:
+        line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return []
+    if not line.startswith("gitdir:"):
+        return []
+    git_dir = (dot_git.parent / line.removeprefix("gitdir:").strip()).resolve()
+    files = [git_dir / "config", git_dir / "config.worktree"]
+    common = git_dir / "commondir"
+    if common.is_file():
+        try:
+            files.append((git_dir / common.read_text(encoding="utf-8").strip()).resolve() / "config")
+        except OSError:
+            pass
+    return files
+
+
+def _concerns_of(config: Path) -> list[str]:
+    try:
+        stat = config.stat()
+    except OSError:
+        return []
+    key = (str(config), stat.st_mtime_ns, stat.st_size)
+    if key not in _cache:
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        _cache[key] = _scan(text, config)
+    return _cache[key]
+
+
+def _scan(text: str, config: Path) -> list[str]:
+    found: list[str] = []
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split("#")[0].split(";")[0] if '"' not in raw else raw
+        match = _SECTION.match(line)
+        if match:
+            name, sub, rest = match.groups()
+            section = name.lower() + (".*" if sub is not None else "")
+            line = rest
+            if not line.strip():
+                continue
+        key_match = _KEY.match(line)
+        if not key_match:
+            continue
+        key, value = key_match.group(1).lower(), (key_match.group(2) or "true").strip().strip('"')
+        # An old-style `[section.sub]` header counts as a subsection too.
+        candidates = {(section, key), (section.split(".")[0] + ".*", key)} if "." in section else {(section, key)}
+        for candidate in candidates:
+            reason = RUNS_CODE.get(candidate)
+            if reason and not (key == "fsmonitor" and value.lower() in _FALSE):
+                found.append(f"{config} sets {candidate[0].replace('.*', '.…')}.{key}, which {reason}")
+                break
+    return found

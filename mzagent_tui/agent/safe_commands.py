@@ -1,0 +1,363 @@
+"""The read-only programs `auto-safe` may run, each with the options it may take.
+
+Modelled on Codex's `is_safe_command`: a program is safe only with options it declares. An
+unknown option makes it "not on the safe list" (it asks in `auto-safe`); an option known to
+write a file, run a program or change the system is a *concern*, which asks in every mode but
+`yolo`, also under an allow rule. Operands are sorted into text (patterns, formats) and paths;
+the paths are returned so the analyser can check they stay in the project and hold no secrets.
+
+GNU programs accept any unambiguous prefix of a long option (`--compress-prog`), so a long
+option that is a prefix of a dangerous one is dangerous too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TEXT, PATHS = "text", "paths"
+
+
+@dataclass
+class Check:
+    """What the safe list says about one argv."""
+
+    safe: bool
+    why: str = ""
+    """Why it is not on the safe list (unknown program, option or subcommand)."""
+    concerns: list[str] = field(default_factory=list)
+    """Known writes, code runs or system changes: these ask even under an allow rule."""
+    paths: list[str] = field(default_factory=list)
+    """Operands and option values that name files it reads."""
+    chdir: str | None = None
+    """A folder it works in instead of the current one (`git -C DIR`)."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    flags: frozenset[str] = frozenset()
+    """Options without a value (`-l`, `--all`); short ones may be combined (`-la`)."""
+    valued: frozenset[str] = frozenset()
+    """Options that take a value: `-n 5`, `-n5`, `--lines=5`, `--lines 5`."""
+    path_valued: frozenset[str] = frozenset()
+    """Options whose value is a file it reads."""
+    dangerous: dict[str, str] = field(default_factory=dict)
+    """Option -> why it is not read-only."""
+    operands: str = PATHS
+    text_operands: int = 0
+    """Leading operands that are text (a pattern, a filter), not paths."""
+    max_operands: int | None = None
+    too_many: str = ""
+    """Why more operands than max_operands is not read-only."""
+    numeric_option: bool = False
+    """`-5` means a count (head, tail)."""
+    pattern_options: frozenset[str] = frozenset()
+    """Options that give the pattern, so the first operand is a path after all (`grep -e P F`)."""
+
+
+def _s(flags: str = "", valued: str = "", path_valued: str = "", dangerous: dict[str, str] | None = None, **rest: object) -> Spec:
+    return Spec(frozenset(flags.split()), frozenset(valued.split()), frozenset(path_valued.split()), dangerous or {}, **rest)  # type: ignore[arg-type]
+
+
+_WRITES = "writes a file"
+_RUNS = "runs a program"
+
+SPECS: dict[str, Spec] = {
+    "ls": _s(
+        "-a -A -l -h -R -t -S -r -1 -d -F -p -i -s -G -g -o -n -c -u -x -C -m -Q -B -v -X -U -L -H -k --all --almost-all --human-readable "
+        "--recursive --reverse --directory --classify --full-time --group-directories-first --numeric-uid-gid --size --inode "
+        "--si --no-group --literal --escape --quote-name --dereference --author --file-type --show-control-chars --hide-control-chars --color --colour",
+        "-w -I -T --width --sort --time --time-style --format --ignore --hide --tabsize --block-size --quoting-style --indicator-style",
+    ),
+    "cat": _s("-n -b -s -A -E -T -v -e -t -u --number --number-nonblank --squeeze-blank --show-all --show-ends --show-tabs --show-nonprinting"),
+    "head": _s("-q -v -z --quiet --silent --verbose --zero-terminated", "-n -c --lines --bytes", numeric_option=True),
+    "tail": _s("-q -v -z -r --quiet --silent --verbose --zero-terminated", "-n -c --lines --bytes", numeric_option=True),
+    "wc": _s("-l -w -c -m -L --lines --words --bytes --chars --max-line-length --total"),
+    "pwd": _s("-L -P", max_operands=0),
+    "true": _s(operands=TEXT),
+    "false": _s(operands=TEXT),
+    "whoami": _s(max_operands=0),
+    "id": _s("-u -g -G -n -r -z --user --group --groups --name --real", operands=TEXT),
+    "uname": _s("-a -s -n -r -v -m -p -i -o --all --kernel-name --kernel-release --kernel-version --machine --operating-system", max_operands=0),
+    "basename": _s("-a -z --multiple --zero", "-s --suffix", operands=TEXT),
+    "dirname": _s("-z --zero", operands=TEXT),
+    "realpath": _s("-e -m -L -P -q -s -z --canonicalize-existing --canonicalize-missing --logical --physical --quiet --strip --no-symlinks --zero", "", "--relative-to --relative-base"),
+    "readlink": _s("-f -e -m -n -q -s -v -z --canonicalize --canonicalize-existing --canonicalize-missing --no-newline --quiet --silent --verbose --zero"),
+    "echo": _s("-n -e -E", operands=TEXT),
+    "printf": _s(operands=TEXT, dangerous={"-v": "assigns a shell variable"}),
+    "grep": _s(
+        "-i -v -n -c -l -L -o -q -s -r -R -w -x -E -F -G -P -H -h -a -I -z -Z -b -U -T --ignore-case --invert-match --line-number "
+        "--count --files-with-matches --files-without-match --only-matching --quiet --silent --no-messages --recursive "
+        "--dereference-recursive --word-regexp --line-regexp --extended-regexp --fixed-strings --basic-regexp --perl-regexp "
+        "--with-filename --no-filename --text --null --null-data --byte-offset --initial-tab --no-ignore-case --color --colour",
+        "-e -m -A -B -C -d -D --regexp --max-count --after-context --before-context --context --include --exclude --exclude-dir "
+        "--label --binary-files --directories --devices",
+        "-f --file",
+        text_operands=1,
+        pattern_options=frozenset({"-e", "-f", "--regexp", "--file"}),
+    ),
+    "rg": _s(
+        "-i -S -s -w -x -F -n -N -l -c -v -o -u -uu -uuu -. -H -I -a -z0 -0 -U -P --hidden --no-ignore --files --json --type-list "
+        "--ignore-case --smart-case --case-sensitive --word-regexp --line-regexp --fixed-strings --line-number --no-line-number "
+        "--files-with-matches --files-without-match --count --count-matches --invert-match --only-matching --with-filename "
+        "--no-filename --text --null --multiline --pcre2 --no-heading --heading --vimgrep --stats --sort-files --trim "
+        "--no-ignore-vcs --no-messages --column --no-column --byte-offset --quiet -q --color",
+        "-e -g -t -T -A -B -C -m -M -j -r --regexp --glob --iglob --type --type-not --after-context --before-context --context "
+        "--max-count --max-columns --max-depth --max-filesize --threads --colors --sort --sortr --replace --type-add "
+        "--encoding -E --path-separator",
+        "-f --file --ignore-file",
+        dangerous={"--pre": _RUNS, "--pre-glob": _RUNS, "--hostname-bin": _RUNS, "-z": "runs decompression programs",
+                   "--search-zip": "runs decompression programs", "-L": "follows links out of the project", "--follow": "follows links out of the project"},
+        text_operands=1,
+        pattern_options=frozenset({"-e", "-f", "--regexp", "--file"}),
+    ),
+    "tree": _s(
+        "-a -d -f -i -s -h -D -F -C -n -p -u -g -J -X -Q -N -r -t -v -U --noreport --gitignore --dirsfirst --du --si -x",
+        "-L -I -P --charset --filelimit --sort --timefmt",
+        dangerous={"-o": _WRITES, "-l": "follows links out of the project", "-R": "writes files"},
+    ),
+    "file": _s(
+        "-b -i -L -z -Z -s -k -r -0 -N -E -h -p --brief --mime --mime-type --mime-encoding --dereference --no-dereference "
+        "--uncompress --keep-going --raw --special-files --print0 --no-pad",
+        "-e -F --exclude --separator",
+        "-f --files-from -m --magic-file",
+        dangerous={"-C": "compiles a magic file (writes)", "--compile": "compiles a magic file (writes)"},
+    ),
+    "stat": _s("-L -f -t --dereference --file-system --terse", "-c --format --printf"),
+    "du": _s("-s -h -a -c -k -m -b -x -L -S -0 --summarize --human-readable --all --total --apparent-size --bytes --si", "-d --max-depth --exclude -t --threshold --block-size"),
+    "df": _s("-h -T -i -a -k -l -P -H --human-readable --print-type --inodes --all --local --portability --total --si", "-t -x --type --exclude-type --output"),
+    "which": _s("-a", operands=TEXT),
+    "type": _s("-a -t -p -P -f", operands=TEXT),
+    "date": _s("-u -R --utc --universal --rfc-email", "-I -d --date --iso-8601 --rfc-3339", "-r --reference -f --file",
+               dangerous={"-s": "sets the system clock", "--set": "sets the system clock"}, operands=TEXT),
+    "hostname": _s("-f -s -i -I -d -A -a -y --fqdn --long --short --ip-address --all-ip-addresses --domain --alias --all-fqdns",
+                   dangerous={"-F": "sets the host name", "--file": "sets the host name", "-b": "sets the host name", "--boot": "sets the host name"},
+                   max_operands=0, too_many="sets the host name"),
+    "diff": _s(
+        "-u -q -s -r -N -w -b -B -i -y -c -a -t -T -p -d -E -Z --brief --report-identical-files --recursive --new-file --unified "
+        "--ignore-all-space --ignore-space-change --ignore-blank-lines --ignore-case --side-by-side --text --expand-tabs "
+        "--initial-tab --show-c-function --minimal --strip-trailing-cr --ignore-tab-expansion --ignore-trailing-space "
+        "--suppress-common-lines --left-column --no-dereference --speed-large-files --normal --color",
+        "-U -C -W -I -x -F --label --width --ignore-matching-lines --exclude --show-function-line --tabsize --palette",
+        "--from-file --to-file -X --exclude-from",
+    ),
+    "cmp": _s("-b -l -s --print-bytes --verbose --quiet --silent", "-i -n --ignore-initial --bytes"),
+    "sort": _s(
+        "-b -d -f -g -i -M -h -n -R -r -V -c -C -m -s -u -z --ignore-leading-blanks --dictionary-order --ignore-case "
+        "--general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort "
+        "--reverse --version-sort --check --merge --stable --unique --zero-terminated --debug",
+        "-k -t -S --key --field-separator --buffer-size --parallel --batch-size --sort",
+        "--random-source --files0-from",
+        dangerous={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": "writes temporary files in a folder",
+                   "--temporary-directory": "writes temporary files in a folder"},
+    ),
+    "uniq": _s("-c -d -D -u -i -z --count --repeated --unique --ignore-case --zero-terminated", "-f -s -w --skip-fields --skip-chars --check-chars --all-repeated --group",
+               max_operands=1, too_many="writes its second operand (the output file)"),
+    "cut": _s("-s -n -z --complement --only-delimited --zero-terminated", "-d -f -c -b --delimiter --fields --characters --bytes --output-delimiter"),
+    "tr": _s("-c -C -d -s -t --complement --delete --squeeze-repeats --truncate-set1", operands=TEXT),
+    "nl": _s("-p --no-renumber", "-b -d -f -h -i -l -n -s -v -w --body-numbering --section-delimiter --number-format --number-separator --number-width --starting-line-number --line-increment"),
+    "column": _s("-t -x -n -e -J -L -R --table --fillrows --json --keep-empty-lines", "-s -o -c -N -W -H -d --separator --output-separator --output-width --table-columns --table-name"),
+    "jq": _s("-r -c -S -e -n -s -j -a -M -C --raw-output --compact-output --sort-keys --exit-status --null-input --slurp --join-output --ascii-output --monochrome-output --color-output --tab --seq --stream",
+             "--indent", text_operands=1),
+    "seq": _s("-w --equal-width", "-s -f --separator --format", operands=TEXT),
+    "comm": _s("-1 -2 -3 -z --check-order --nocheck-order --total --zero-terminated", "--output-delimiter"),
+    "paste": _s("-s -z --serial --zero-terminated", "-d --delimiters"),
+    "fold": _s("-b -s --bytes --spaces", "-w --width"),
+    "expand": _s("-i --initial", "-t --tabs"),
+    "unexpand": _s("-a --all --first-only", "-t --tabs"),
+    "rev": _s(),
+    "tac": _s("-b -r --before --regex", "-s --separator"),
+    "strings": _s("-a -f -w -d --all --print-file-name --include-all-whitespace --data", "-n -t -e --bytes --radix --encoding -s --output-separator"),
+    "od": _s("-b -c -d -f -i -l -o -s -v -x -a -h -X -D -O --output-duplicates", "-A -j -N -t -w --address-radix --skip-bytes --read-bytes --format --width --endian"),
+    "hexdump": _s("-b -c -C -d -o -v -x --canonical --no-squeezing", "-n -s -e --length --skip --format", "-f --format-file"),
+    "xxd": _s("-p -i -u -b -e -a -d -C -E -ps -plain -include -uppercase -bits -autoskip -capitalize", "-c -l -s -g -o -n -R -cols -len -seek -groupsize -offset -name",
+              dangerous={"-r": "writes binary from a dump", "-revert": "writes binary from a dump"}, max_operands=1, too_many="writes its second operand (the output file)"),
+    "md5sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
+    "sha1sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
+    "sha256sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
+    "sha512sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
+    "b2sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing", "-l --length"),
+    "cksum": _s("--raw --tag --untagged -z --zero", "-a --algorithm -l --length"),
+    "test": _s(operands=TEXT),
+}
+
+_FIND_VALUED = {
+    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype", "-maxdepth",
+    "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-perm", "-user", "-group", "-uid",
+    "-gid", "-printf", "-regextype", "-links", "-inum", "-used", "-newermt", "-fstype",
+}
+_FIND_PATH_VALUED = {"-newer", "-anewer", "-cnewer", "-samefile"}
+_FIND_FLAGS = {
+    "-print", "-print0", "-prune", "-not", "-a", "-o", "-and", "-or", "-empty", "-ls", "-depth", "-xdev", "-mount",
+    "-readable", "-writable", "-executable", "-true", "-false", "-quit", "-nouser", "-nogroup", "-noleaf", "-daystart",
+    "(", ")", "!", ",", "-P", "-H", "-O0", "-O1", "-O2", "-O3",
+}
+_FIND_DANGEROUS = {
+    "-fprint": _WRITES, "-fprint0": _WRITES, "-fprintf": _WRITES, "-fls": _WRITES,
+    "-L": "follows links out of the project", "-follow": "follows links out of the project",
+}
+FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
+
+
+def check(words: list[str]) -> Check:
+    """The safe-list verdict for an argv whose program is words[0] (already unwrapped)."""
+    program = words[0].rsplit("/", 1)[-1]
+    if "/" in words[0]:
+        return Check(False, f"{words[0]} is run by its path, not found on PATH")
+    if program == "git":
+        from mzagent_tui.agent.safe_git import check_git  # git's table is large: its own module
+
+        return check_git(words[1:])
+    if program == "find":
+        return _check_find(words[1:])
+    if program == "command" and words[1:2] in (["-v"], ["-V"]):
+        return Check(True)
+    spec = SPECS.get(program)
+    if spec is None:
+        return Check(False, f"{program} is not on the safe list")
+    return check_with_spec(program, spec, words[1:])
+
+
+def check_with_spec(program: str, spec: Spec, args: list[str]) -> Check:
+    result = Check(True)
+    operands: list[str] = []
+    pattern_given = False
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--":
+            operands.extend(args[index:])
+            break
+        if not word.startswith("-") or word == "-" or spec.operands == TEXT and not _is_declared(spec, word):
+            operands.append(word)
+            continue
+        if word.split("=", 1)[0] in spec.pattern_options:
+            pattern_given = True
+        if spec.numeric_option and word[1:].isdigit():
+            continue
+        consumed = _option(program, spec, word, args, index, result)
+        if consumed < 0:
+            return result
+        index += consumed
+    _operands(program, spec, operands, result, 0 if pattern_given else spec.text_operands)
+    return result
+
+
+def _is_declared(spec: Spec, word: str) -> bool:
+    name = word.split("=", 1)[0]
+    return name in spec.flags or name in spec.valued or name in spec.dangerous
+
+
+def _option(program: str, spec: Spec, word: str, args: list[str], index: int, result: Check) -> int:
+    """Read one option word; return how many following words it used, or -1 once unsafe."""
+    if word.startswith("--"):
+        name, has_value, value = word.partition("=")
+        dangerous = [d for d in spec.dangerous if d.startswith("--") and d.startswith(name)]
+        if dangerous:
+            result.concerns.append(f"{program} {name}: {spec.dangerous[dangerous[0]]}")
+            return 0 if has_value or dangerous[0] not in spec.valued else 1
+        if name in spec.flags:
+            return 0  # GNU rejects a value on a flag; `--color[=WHEN]` is a flag with an optional one
+        if name in spec.valued or name in spec.path_valued:
+            if not has_value:
+                if index >= len(args):
+                    return _unsafe(result, f"{program} {name} needs a value")
+                value = args[index]
+            if name in spec.path_valued:
+                result.paths.append(value)
+            return 0 if has_value else 1
+        return _unsafe(result, f"{program}: the option {name} is not on the safe list")
+    if word in spec.dangerous:
+        result.concerns.append(f"{program} {word}: {spec.dangerous[word]}")
+        return 0
+    if word in spec.flags or word in spec.valued or word in spec.path_valued:
+        if word in spec.flags:
+            return 0
+        if index >= len(args):
+            return _unsafe(result, f"{program} {word} needs a value")
+        if word in spec.path_valued:
+            result.paths.append(args[index])
+        return 1
+    return _short_cluster(program, spec, word, args, index, result)
+
+
+def _short_cluster(program: str, spec: Spec, word: str, args: list[str], index: int, result: Check) -> int:
+    """`-la`, `-n5`, `-A3`: letters that are flags, the last may be a valued option."""
+    letters = word[1:]
+    for position, letter in enumerate(letters):
+        option = "-" + letter
+        if option in spec.dangerous:
+            result.concerns.append(f"{program} {option}: {spec.dangerous[option]}")
+            return 0
+        if option in spec.flags:
+            continue
+        if option in spec.valued or option in spec.path_valued:
+            attached = letters[position + 1:]
+            value = attached or (args[index] if index < len(args) else None)
+            if value is None:
+                return _unsafe(result, f"{program} {option} needs a value")
+            if option in spec.path_valued:
+                result.paths.append(value)
+            return 0 if attached else 1
+        return _unsafe(result, f"{program}: the option {word} is not on the safe list")
+    return 0
+
+
+def _unsafe(result: Check, why: str) -> int:
+    result.safe = False
+    result.why = why
+    return -1
+
+
+def _operands(program: str, spec: Spec, operands: list[str], result: Check, text_operands: int) -> None:
+    if spec.max_operands is not None and len(operands) > spec.max_operands:
+        if spec.too_many:
+            result.concerns.append(f"{program}: {spec.too_many}")
+        else:
+            _unsafe(result, f"{program} takes no operands here")
+        return
+    if program == "date" and any(not o.startswith("+") for o in operands):
+        result.concerns.append("date with an operand sets the system clock")
+        return
+    if spec.operands == PATHS:
+        result.paths.extend(operands[text_operands:])
+
+
+def _check_find(args: list[str]) -> Check:
+    result = Check(True)
+    index = 0
+    while index < len(args) and args[index] in ("-P", "-H", "-L", "-O0", "-O1", "-O2", "-O3"):
+        if args[index] == "-L":
+            result.concerns.append(f"find -L: {_FIND_DANGEROUS['-L']}")
+        index += 1
+    while index < len(args) and not (args[index].startswith("-") or args[index] in ("(", ")", "!", ",")):
+        result.paths.append(args[index])
+        index += 1
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word in FIND_RUNS:
+            result.safe, result.why = False, f"find {word} runs other commands"
+            return result
+        if word == "-delete":
+            result.concerns.append("find -delete deletes files")
+        elif word in _FIND_DANGEROUS:
+            result.concerns.append(f"find {word}: {_FIND_DANGEROUS[word]}")
+            if word.startswith("-f"):
+                index += 2 if word == "-fprintf" else 1
+        elif word in _FIND_FLAGS:
+            continue
+        elif word in _FIND_VALUED or word in _FIND_PATH_VALUED:
+            if index >= len(args):
+                _unsafe(result, f"find {word} needs a value")
+                return result
+            if word in _FIND_PATH_VALUED:
+                result.paths.append(args[index])
+            index += 1
+        else:
+            _unsafe(result, f"find: {word} is not on the safe list")
+            return result
+    if not result.paths:
+        result.paths.append(".")
+    return result
+

@@ -1,0 +1,70 @@
+"""Which paths hold secrets (reading them asks) and which make tools run code (writing them asks).
+
+One list for `read_file`, `write_to_file` and the command analyser, so a file the agent must
+ask to read cannot be read by `cat` without asking, and a file that plants code cannot be
+written without asking by either route.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+SECRET_NAMES = {
+    ".env", ".envrc", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", "_netrc", ".pgpass",
+    "credentials", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".my.cnf", "secrets.toml",
+    "secrets.yaml", "secrets.yml", "secrets.json", ".dockercfg",
+}
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfvars")
+SECRET_HOME_FOLDERS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh")
+_PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
+
+# Files a tool reads as configuration and obeys by running code: writing one is planting code.
+# (glob on the project-relative path, reason shown in the dialog)
+CODE_PLANTING = (
+    (".git", "the repository's own folder: its config and hooks run programs in git commands"),
+    (".env", "environment settings that tools load"),
+    (".env.*", "environment settings that tools load"),
+    (".envrc", "direnv runs it when you enter the folder"),
+    (".vscode/*", "editor settings and tasks that run programs"),
+    (".idea/*", "editor settings and run configurations"),
+    (".devcontainer/*", "a container definition an editor builds and runs"),
+    (".husky/*", "git hooks"),
+    (".githooks/*", "git hooks"),
+    (".pre-commit-config.yaml", "pre-commit hooks that run on every commit"),
+    (".github/workflows/*", "CI workflows that run with the repository's secrets"),
+    (".gitlab-ci.yml", "CI jobs that run with the repository's secrets"),
+    ("*.pth", "Python runs .pth files at every start"),
+    ("*sitecustomize.py", "Python imports it at every start"),
+    ("*usercustomize.py", "Python imports it at every start"),
+)
+
+
+def is_secret(path: Path, home: Path | None = None) -> bool:
+    """Files that usually hold secrets (by name), or anything in the user's secret folders or
+    a process's environment or memory under /proc."""
+    name = path.name.lower()
+    if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
+        return True
+    text = path.as_posix()
+    if _PROC_SECRET.match(text):
+        return True
+    home = home or Path.home()
+    return any(path.is_relative_to(home / folder) for folder in SECRET_HOME_FOLDERS)
+
+
+def plants_code(relative_path: str) -> str | None:
+    """Why writing this project file makes a tool run code, or None. Compared in lower case:
+    on a case-insensitive file system `.GIT/config` is `.git/config`."""
+    path = relative_path.replace("\\", "/").lower()
+    while path.startswith("./"):
+        path = path[2:]
+    parts = path.split("/")
+    for pattern, reason in CODE_PLANTING:
+        if pattern == ".git" and ".git" in parts:
+            return reason
+        target = path if "/" in pattern else parts[-1]
+        if fnmatch.fnmatchcase(target, pattern):
+            return reason
+    return None
