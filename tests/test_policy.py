@@ -142,8 +142,8 @@ TABLE = [
     ("find . -delete", Q, Q, A),
     ("find . -exec rm {} \\;", Q, Q, Q),
     # programs that run other code from their arguments are not on the safe list
-    ("git -c core.pager=evil log", Q, Q, A),
-    ("git -c x status", Q, Q, A),
+    ("git -c core.pager=evil log", Q, Q, Q),
+    ("git -c x status", Q, Q, Q),
     ("git branch -D main", Q, Q, A),
     ("git tag v1", Q, Q, A),
     ("sed -i s/a/b/ f", Q, Q, Q),

@@ -37,13 +37,16 @@ HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 SHELLS = {"sh", "bash", "dash"}
 OTHER_SHELLS = {"zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"}
 INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php", "lua", "Rscript", "deno", "bun", "tclsh", "osascript"}
-_CODE_OPTIONS = {"-c", "-e", "-E", "--eval", "-p", "--print", "-r", "-x"}
+# Interpreter options that take code as an argument: short letters (also inside a cluster such as
+# `-Ic`) and long forms.
+_CODE_LETTERS = {"python": "c", "python3": "c", "perl": "eE", "ruby": "e", "php": "r", "lua": "e", "Rscript": "e", "tclsh": "", "osascript": "e"}
+_CODE_LONG = {"--eval", "--print", "--command"}
 _CODE_PROGRAMS = {"awk", "gawk", "mawk", "nawk", "sed", "xargs", "parallel", "watch", "source", ".", "trap"}
 # Variables a command may be given without asking: they change formatting, never what runs.
 HARMLESS_VARIABLES = {
     "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
     "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONIOENCODING", "PYTHONUTF8", "PYTHONHASHSEED", "RUST_BACKTRACE",
-    "RUST_LOG", "NODE_ENV", "DEBUG", "VERBOSE", "TERM", "GIT_PAGER", "PAGER",
+    "RUST_LOG", "NODE_ENV", "DEBUG", "VERBOSE", "TERM",
 }
 # Variables named in the dialog as changing which code runs (all non-harmless ones ask anyway).
 DANGEROUS_VARIABLES = {
@@ -376,7 +379,7 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
         part.safe = not (part.problems or part.concerns or part.risks)
         return
     part.risks.extend(_risks(part, state))
-    if program in INTERPRETERS and any(a in _CODE_OPTIONS for a in words[1:]):
+    if program in INTERPRETERS and _inline_code(program, words[1:]):
         part.problems.append(f"{program} runs code from its arguments")
     if program in _CODE_PROGRAMS or (program == "find" and any(a in safe_commands.FIND_RUNS for a in words[1:])):
         part.problems.append(f"{program} runs code or other commands from its arguments")
@@ -386,6 +389,7 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     part.concerns.extend(_runner_concerns(part.rule_words, state))
     result = safe_commands.check(words)
     part.concerns.extend(result.concerns)
+    part.problems.extend(result.hidden)
     cwds = state.cwds if result.chdir is None else {_join(cwd, result.chdir) for cwd in state.cwds}
     for path in result.paths:
         for found in matches.get(path, [path]):
@@ -397,6 +401,18 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
         _check_recursive(result.paths or ["."], part, cwds)
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)
     part.not_safe = result.why
+
+
+def _inline_code(program: str, args: list[str]) -> bool:
+    """`python -c CODE`, `perl -e`, `node --eval`: options before the script or module only
+    (`python -m pytest -c setup.cfg` gives `-c` to pytest)."""
+    letters = _CODE_LETTERS.get(program, "ep")
+    for arg in args:
+        if arg in ("--", "-m") or not arg.startswith("-"):
+            return False
+        if arg.split("=", 1)[0] in _CODE_LONG or (not arg.startswith("--") and any(letter in arg[1:] for letter in letters)):
+            return True
+    return False
 
 
 def _join(cwd: Path, path: str) -> Path:

@@ -30,6 +30,9 @@ class Check:
     """Operands and option values that name files it reads."""
     chdir: str | None = None
     """A folder it works in instead of the current one (`git -C DIR`)."""
+    hidden: list[str] = field(default_factory=list)
+    """Options that run programs no rule can see (`git -c alias.x='!cmd'`): deny rules cannot
+    be checked against them, so they ask even in yolo when deny rules exist."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ GLOBAL_FLAGS = {
     "--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice",
 }
 GLOBAL_VALUED = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--exec-path", "--super-prefix", "--attr-source"}
+HIDES_PROGRAMS = {"-c", "--config-env", "--exec-path"}
 GLOBAL_DANGEROUS = {
     "-c": "sets configuration, which can run programs",
     "--config-env": "sets configuration, which can run programs",
@@ -140,7 +141,8 @@ def check_git(args: list[str]) -> Check:
         name = word.split("=", 1)[0]
         if name in GLOBAL_DANGEROUS:
             key = options[index + 1] if name == "-c" and index + 1 < len(options) else ""
-            result.concerns.append(f"git {name} {key}".rstrip() + f": {GLOBAL_DANGEROUS[name]}")
+            finding = f"git {name} {key}".rstrip() + f": {GLOBAL_DANGEROUS[name]}"
+            (result.hidden if name in HIDES_PROGRAMS else result.concerns).append(finding)
         elif word == "-C":
             if index + 1 < len(options):
                 result.chdir = options[index + 1]
@@ -195,4 +197,5 @@ def _merge(outer: Check, inner: Check) -> Check:
         outer.concerns + inner.concerns,
         outer.paths + inner.paths,
         outer.chdir,
+        outer.hidden + inner.hidden,
     )

@@ -1,0 +1,487 @@
+"""The gate, attacked: commands crafted to run without asking, by family, in the mode and with the
+rules under which each used to get through. None may be allowed. A sample is then run through the
+real tool with a user who says no, to prove nothing happened; the allowed cases at the end guard
+against a gate that simply asks for everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.approval import ALLOW, Policy, Rules
+
+ASK_RULES = ("ls", "cat", "echo", "grep", "git status", "pytest", "python -m pytest", "npm test", "cargo test", "go test")
+DENY_RULES = ("rm", "git push", "curl")
+
+
+def rules_for(mode: str) -> Rules:
+    rules = Rules()
+    if mode == "ask":
+        for prefix in ASK_RULES:
+            rules.add("allow", prefix)
+    if mode == "yolo":
+        for prefix in DENY_RULES:
+            rules.add("deny", prefix)
+    return rules
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with a secret, a symlink out of it, and a fake home holding an ssh key."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.py").write_text("print(1)\n")
+    (root / "README.md").write_text("hello\n")
+    (root / ".env").write_text("KEY=secret\n")
+    (root / "link_out").symlink_to("/etc/passwd")
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE\n")
+    monkeypatch.setenv("HOME", str(home))
+    return root.resolve()
+
+
+def verdict(command: str, mode: str, root: Path) -> tuple[str, list[str]]:
+    overall, parts = Policy(mode, rules_for(mode)).evaluate(command, root)
+    return overall, [f"{p.verdict}: {p.text} ({p.reason})" for p in parts]
+
+
+WRAPPED_SHELL = [
+    "bash -c ls > /tmp/x",
+    "BASH_ENV=evil.sh bash -c ls",
+    "bash --rcfile evil.sh -i -c ls",
+    "bash --init-file evil.sh -c ls",
+    "bash -l -c ls",
+    "bash --login -c ls",
+    "sh -i -c ls",
+    "bash -c ls 2> out.txt",
+    "ENV=evil.sh sh -c ls",
+    "bash -O extglob -c ls",
+    "bash -c 'ls' >> ~/.bashrc",
+    "bash -c 'ls > out'",
+    "bash -c 'ls; touch X'",
+    "sh -c 'sh -c \"touch X\"'",
+    "bash -s < evil.sh",
+    "bash evil.sh",
+    "zsh -c ls",
+    "bash -c 'eval touch X'",
+    "bash +o posix -c ls",
+    "bash -c",
+    "bash -ic ls",
+    "dash -c 'ls' < script",
+    "sh -c 'ls' | tee out",
+]
+
+TOKENIZER = [
+    "ls >'/dev/null /'; touch X \"' #\"",
+    "find . $'-exec' touch X \\;",
+    "find . -exec$UNSET touch X \\;",
+    "find . {-exec,touch,X,\\;}",
+    "ls \\\n; touch X",
+    "l\\\ns",
+    "ls a#; touch X",
+    "ls $\"x\"; touch X",
+    "ls ${IFS}x",
+    "ls $(touch X)",
+    "ls `touch X`",
+    "ls <(touch X)",
+    "ls >(touch X)",
+    "ls $((1))",
+    "ls ~root",
+    "ls x=~/y",
+    "ls | touch X",
+    "ls & touch X",
+    "ls || touch X",
+    "ls\ntouch X",
+    "ls;touch X",
+    "ls &&touch X",
+    "ls |&touch X",
+    "ls 2>&1|touch X",
+    "(touch X)",
+    "{ touch X; }",
+    "if ls; then touch X; fi",
+    "f(){ touch X; }; f",
+    "ls <<< $(touch X)",
+    "cat <<EOF\n$(touch X)\nEOF",
+    "ls \"$(touch X)\"",
+    "ls \"`touch X`\"",
+    "ls \\$(touch X)",
+    "ls ;; touch X",
+    "ls $'\\x3b' touch X",
+    "! touch X",
+    "ls 2>/dev/null; touch X",
+    "exec touch X",
+    "ls\rtouch X",
+    "ls &>/dev/null X; touch Y",
+    "ls 3<>file",
+    "ls >&out.txt",
+    "echo \"a\\\nb\"; touch X",
+    "ls *; touch X",
+    "ls -*",
+]
+
+SAFE_LIST_OPTIONS = [
+    "sort -o out.txt README.md",
+    "sort --output=out.txt README.md",
+    "sort --outp=out.txt README.md",
+    "sort --compress-program=sh README.md",
+    "sort --compress-prog=sh README.md",
+    "sort -uo out README.md",
+    "sort -T /tmp README.md",
+    "uniq README.md out.txt",
+    "xxd README.md out.txt",
+    "xxd -r dump out",
+    "xxd -r dump",
+    "file -C -m magic",
+    "file --compile",
+    "LESSOPEN='|touch X' less README.md",
+    "less README.md",
+    "more README.md",
+    "env -S 'touch X'",
+    "env --split-string='touch X'",
+    "env -C /tmp ls",
+    "env -iS'touch X'",
+    "time -o out.txt ls",
+    "time --output=out ls",
+    "exec -a x touch X",
+    "git --namespace foo clean -fdx",
+    "git --namespace=x status",
+    "git grep --open-files-in-pager=touch x",
+    "git grep -Otouch x",
+    "git branch NAME",
+    "git tag v2",
+    "GIT_EXTERNAL_DIFF=./evil git diff",
+    "date -s 2020-01-01",
+    "date --set=2020-01-01",
+    "date --se=2020-01-01",
+    "date 010100002020",
+    "hostname evil",
+    "hostname -F file",
+    "tree -o out.txt",
+    "rg --pre=./evil x",
+    "rg --pre ./evil x",
+    "rg -z x",
+    "find . -fprint out",
+    "find . -fls out",
+    "find . -delete",
+    "find -L . -name x",
+    "printf -v PATH x",
+    "git log --output=out",
+    "git diff --ext-diff",
+    "git log --show-signature",
+    "git -c core.pager=touch log",
+    "git --exec-path=. status",
+    "git --git-dir=/other/.git log",
+    "git --work-tree=/ status",
+    "git stash",
+    "git remote add x y",
+    "git worktree add ../x",
+    "git reflog expire --all",
+    "tail -f README.md",
+    "cat --foo README.md",
+    "ls --hyperlink",
+    "tree -R",
+    "rg -L x",
+    "git cat-file --textconv HEAD:README.md",
+    "git blame --contents /etc/passwd README.md",
+]
+
+ENVIRONMENT = [
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch X' git status",
+    "GIT_CONFIG_PARAMETERS=\"'core.fsmonitor=touch X'\" git status",
+    "GIT_DIR=/tmp/x git status",
+    "GIT_WORK_TREE=/ git status",
+    "GIT_TRACE=/tmp/trace git status",
+    "HOME=. git status",
+    "XDG_CONFIG_HOME=. git status",
+    "GIT_PAGER='touch X' git log",
+    "PAGER='touch X' git log",
+    "LD_PRELOAD=./x.so ls",
+    "PATH=.:$PATH ls",
+    "PATH=. ls",
+    "PYTHONPATH=. pytest",
+    "PYTEST_ADDOPTS='-p evil' pytest",
+    "PYTEST_PLUGINS=evil pytest",
+    "NODE_OPTIONS=--require=./evil.js npm test",
+    "npm_config_script_shell=./evil npm test",
+    "IFS=x ls",
+    "env GIT_DIR=/x git status",
+    "env PATH=. ls",
+    "export PATH=.; ls",
+    "PYTHONWARNINGS=ignore::evil.W pytest",
+    "BASH_FUNC_ls%%='() { touch X; }' bash -c ls",
+    "SHELLOPTS=xtrace PS4='$(touch X)' bash -c ls",
+    "FOO=bar",
+    "CARGO_TARGET_DIR=/tmp/t cargo test",
+    "GOFLAGS=-toolexec=./evil go test",
+]
+
+READS = [
+    "cat ~/.ssh/id_rsa",
+    "cat /etc/passwd",
+    "cat ../../etc/passwd",
+    "cat .env",
+    "cat ./.env",
+    "cat src/../.env",
+    "head -5 .env",
+    "cat .e*",
+    "grep KEY .env",
+    "grep -r KEY .",
+    "grep -rn KEY",
+    "rg --hidden KEY",
+    "rg -uu KEY",
+    "git show HEAD:.env",
+    "git -C /other log",
+    "git -C .. status",
+    "git diff --no-index /dev/null ~/.ssh/id_rsa",
+    "od -c /proc/$PPID/environ",
+    "od -c /proc/self/environ",
+    "cat /proc/1/environ",
+    "ls ~",
+    "ls /",
+    "find / -name id_rsa",
+    "find ~ -name x",
+    "cd .. && cat x",
+    "cd /; cat etc/passwd",
+    "cd - ; cat x",
+    "stat ~/.aws/credentials",
+    "wc -c ~/.netrc",
+    "cat server.pem",
+    "cat deploy.key",
+    "cat id_rsa",
+    "diff .env README.md",
+    "cmp .env README.md",
+    "sha256sum .env",
+    "cat link_out",
+    "grep -f ~/.ssh/id_rsa README.md",
+    "git log -p -- .env",
+    "git grep KEY -- .env",
+    "cat < .env",
+    "tail -n 3 $HOME/.ssh/id_rsa",
+    "cat src/../../home/.ssh/id_rsa",
+    "ls -la ../",
+    "realpath --relative-to=/ x",
+    "cd src; cd ..; cd ..; cat x",
+]
+
+DENY_BYPASS = [
+    "/bin/rm f",
+    "exec -a x rm f",
+    "eval rm f",
+    "{rm,f}",
+    "r$X'm' f",
+    "git -C . push",
+    "git --no-pager push",
+    "\\rm f",
+    "'rm' f",
+    "r''m f",
+    "command rm f",
+    "env rm f",
+    "env -i rm f",
+    "sudo rm f",
+    "nice -n 5 rm f",
+    "timeout 5 rm f",
+    "timeout -s KILL 5 rm f",
+    "nohup rm f",
+    "time rm f",
+    "time -p rm f",
+    "stdbuf -oL rm f",
+    "setsid rm f",
+    "ionice -c3 rm f",
+    "bash -c 'rm f'",
+    "sh -c \"rm f\"",
+    "bash -c \"bash -c 'rm f'\"",
+    "eval 'rm f'",
+    "xargs rm < list",
+    "find . -exec rm {} \\;",
+    "ls | xargs rm",
+    "$(echo rm) f",
+    "`echo rm` f",
+    "\"$CMD\" f",
+    "${X:-rm} f",
+    "ls; rm f",
+    "ls && rm f",
+    "true || rm f",
+    "git -c x=y push",
+    "git -P push",
+    "git --git-dir=.git push",
+    "/usr/bin/git push",
+    "curl x",
+    "/usr/bin/curl x",
+    "python -c 'import os; os.system(\"rm f\")'",
+    "awk 'BEGIN{system(\"rm f\")}'",
+    "exec rm f",
+    "builtin eval rm f",
+    "nice rm f",
+    "PATH=/evil ls",
+    "git -c alias.x='!rm f' x",
+    "sudo -u root rm f",
+    "env -u HOME rm f",
+]
+
+RUNNERS = [
+    "pytest --junitxml=/tmp/out.xml",
+    "pytest --junitxml /tmp/out.xml",
+    "pytest --basetemp=/tmp/dir",
+    "pytest --basetemp /home/x",
+    "pytest --pastebin=all",
+    "pytest -o cache_dir=/tmp/c",
+    "pytest -ocache_dir=/tmp/c",
+    "pytest --override-ini=cache_dir=/tmp/c",
+    "pytest --cov-report=html:/tmp/cov",
+    "python -m pytest --basetemp=/tmp/x",
+    "pytest --log-file=/tmp/log",
+    "pytest --rootdir=/",
+    "npm test --script-shell=./evil",
+    "npm test --prefix /tmp",
+    "npm test --registry=http://evil",
+    "cargo test --target-dir /tmp/t",
+    "cargo test --config 'build.rustc-wrapper=\"./evil\"'",
+    "go test -exec ./evil",
+    "go test -toolexec=./evil ./...",
+    "go test -o /tmp/bin",
+    "go test -coverprofile=/tmp/c.out",
+    "go test --exec=./evil",
+    "./pytest",
+    "pytest > /tmp/out",
+    "pytest; touch X",
+    "pytest $(touch X)",
+    "ls ~/.ssh",
+    "cat ~/.ssh/id_rsa",
+    "git status; git push",
+    "ls | sh",
+]
+
+
+@pytest.mark.parametrize("command", WRAPPED_SHELL)
+@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
+def test_wrapped_shells_are_judged_inside_and_out(command: str, mode: str, project: Path) -> None:
+    overall, parts = verdict(command, mode, project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", TOKENIZER)
+@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
+def test_what_bash_reads_differently_asks(command: str, mode: str, project: Path) -> None:
+    overall, parts = verdict(command, mode, project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", SAFE_LIST_OPTIONS)
+def test_safe_programs_with_options_that_write_or_run_ask(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "auto-safe", project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", ENVIRONMENT)
+@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
+def test_assignments_that_change_what_runs_ask(command: str, mode: str, project: Path) -> None:
+    overall, parts = verdict(command, mode, project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", READS)
+@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
+def test_reads_outside_the_project_or_of_secrets_ask(command: str, mode: str, project: Path) -> None:
+    overall, parts = verdict(command, mode, project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", DENY_BYPASS)
+def test_deny_rules_hold_against_rewrites(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "yolo", project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", RUNNERS)
+def test_allow_rules_for_test_runners_do_not_cover_their_dangerous_options(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "ask", project)
+    assert overall != ALLOW, parts
+
+
+def test_repository_config_that_runs_programs_makes_git_ask(project: Path) -> None:
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text('[core]\n\tfsMonitor = "touch X"\n')
+    overall, parts = verdict("git status", "auto-safe", project)
+    assert overall != ALLOW and "fsmonitor" in " ".join(parts)
+    (project / ".git" / "config").write_text('[diff "x"]\n\ttextconv = ./evil\n[core]\n\tfsmonitor = false\n')
+    overall, parts = verdict("git log -p", "auto-safe", project)
+    assert overall != ALLOW and "diff.….textconv" in " ".join(parts)
+
+
+def test_a_worktree_git_file_is_followed_to_its_config(project: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real.git"
+    real.mkdir()
+    (real / "config").write_text("[filter \"lfs\"]\n\tclean = ./evil\n")
+    (project / ".git").write_text(f"gitdir: {real}\n")
+    overall, parts = verdict("git status", "auto-safe", project)
+    assert overall != ALLOW and "filter" in " ".join(parts)
+
+
+def test_a_planted_file_named_like_an_option_stops_a_glob(project: Path) -> None:
+    (project / "-exec").write_text("")
+    overall, parts = verdict("find *", "auto-safe", project)
+    assert overall != ALLOW and "starts with '-'" in " ".join(parts)
+
+
+def test_the_dialog_says_why_each_part_asks(project: Path) -> None:
+    _, parts = verdict("sort -o out.txt README.md; cat ~/.ssh/id_rsa; GIT_DIR=/x git status", "auto-safe", project)
+    text = " ".join(parts)
+    assert "sort -o: writes a file" in text
+    assert "outside the project" in text
+    assert "sets GIT_DIR, which changes what runs" in text
+
+
+STILL_ALLOWED = [
+    "ls -la",
+    "git status --short",
+    "git log --oneline -5",
+    "git diff HEAD~1",
+    "git show HEAD:README.md",
+    "cat README.md",
+    "grep -rn TODO src",
+    "find . -name '*.py' -type f",
+    "wc -l src/*.py",
+    "head -n 20 src/main.py",
+    "sort -u README.md",
+    "uniq -c README.md",
+    "cd src && ls",
+    "ls > /dev/null 2>&1",
+    "LANG=C sort README.md",
+    "rg TODO",
+    "git branch -a",
+    "git tag -l",
+    "echo hi",
+    "date +%F",
+    "uname -a",
+    "tree -L 2",
+    "du -sh .",
+    "jq .name package.json",
+    "diff -u README.md src/main.py",
+    "bash -c 'ls -la'",
+    "timeout 5 ls",
+    "ls #; touch X",
+    "ls \\;touch X",
+    "echo \"a ; touch X\"",
+    "git --no-pager log -n 3",
+    "grep -e foo -e bar README.md",
+    "ls --color=auto src",
+    "command -v python3",
+]
+
+
+@pytest.mark.parametrize("command", STILL_ALLOWED)
+def test_read_only_commands_still_run_without_asking_in_auto_safe(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "auto-safe", project)
+    assert overall == ALLOW, parts
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest -q", "pytest --junitxml=report.xml", "pytest --basetemp=.tmp", "npm test", "go test ./...", "cargo test", "python -m pytest -x"],
+)
+def test_test_runners_with_options_inside_the_project_stay_allowed(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "ask", project)
+    assert overall == ALLOW, parts
