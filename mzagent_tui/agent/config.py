@@ -3,6 +3,10 @@
 Sources, lowest to highest: built-in defaults, the user config file (TOML in the platform's
 config folder), `.env` in the project folder, `.env` in the current folder, the environment,
 command-line flags. `.env` files never override real environment variables.
+
+A project is untrusted (a cloned repository writes its own `.env`): from a `.env` only the
+endpoint settings are read (provider, base URL, key, model, and the providers' key variables).
+Tools, passed variables, timeouts and everything else a `.env` sets is ignored and reported.
 """
 
 from __future__ import annotations
@@ -65,6 +69,8 @@ class Settings:
     context_window: int = 0
     """The model's context window in tokens, to show how full it is (0: unknown)."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    ignored: list[str] = field(default_factory=list, repr=False, compare=False)
+    """Settings a project's `.env` tried to set, which only the user may set ("FILE: VAR")."""
 
     def endpoint(self) -> tuple[str, str, str]:
         """Return (base_url, model, api_key) or raise ConfigError with the fix."""
@@ -100,8 +106,10 @@ class Settings:
         return LOCAL_CONTEXT_TOKENS if self.provider == "local" else 0
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name != "sources"}
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name not in ("sources", "ignored")}
 _ENV_PREFIX = "MZAGENT_"
+PROJECT_SETTABLE = {"provider", "base_url", "api_key", "model"}
+"""What a `.env` in the project (or the current folder) may set: which endpoint, which key."""
 
 
 def user_config_path() -> Path:
@@ -146,10 +154,15 @@ def load_settings(
     env_layers.append(("environment", environ))
 
     key_vars: dict[str, tuple[str, str]] = {}
+    ignored: list[str] = []
     for label, layer in env_layers:
+        from_project = label != "environment"
         for name in _FIELDS:
             var = _ENV_PREFIX + name.upper()
             if var in layer and layer[var] != "":
+                if from_project and name not in PROJECT_SETTABLE:
+                    ignored.append(f"{label}: {var}")
+                    continue
                 _assign(values, sources, name, layer[var], f"{label} ({var})")
         for preset in PROVIDERS.values():
             if preset.key_var and layer.get(preset.key_var):
@@ -161,6 +174,7 @@ def load_settings(
 
     settings = Settings(**values)
     settings.sources = sources
+    settings.ignored = ignored
     _check_ranges(settings)
     _resolve_provider(settings, key_vars)
     _check_key_destination(settings, {label for label, _ in env_layers if label != "environment"})
@@ -274,4 +288,17 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
         value = getattr(settings, name)
         shown = redact_key(value) if name == "api_key" else (", ".join(value) if isinstance(value, list) else str(value))
         rows.append((name, shown, settings.sources.get(name, "default")))
+    for entry in settings.ignored:
+        where, _, var = entry.rpartition(": ")
+        rows.append((var, "(ignored)", f"{where}: a project file may set only the endpoint, model and key"))
     return rows
+
+
+def ignored_notice(settings: Settings) -> str:
+    """One line for the transcript or stderr about what a project's `.env` was not allowed to set."""
+    if not settings.ignored:
+        return ""
+    return (
+        "Ignored from a project .env (only the endpoint, model and key may come from the project; "
+        f"set the rest in your environment or user config): {', '.join(settings.ignored)}"
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.config import ConfigError, Settings, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
     Error,
@@ -168,6 +168,8 @@ class Agent:
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
         self.emit(TaskStarted(task, follow_up))
+        if not follow_up and self.settings.ignored:
+            self.emit(Notice(ignored_notice(self.settings)))
         if not self.meter.window and not self._window_asked:
             self._window_asked = True
             window = self.llm.context_window()

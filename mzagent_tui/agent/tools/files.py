@@ -17,7 +17,8 @@ from pathlib import Path
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.paths import is_sensitive, relative, resolve_inside
+from mzagent_tui.agent.sensitive import is_secret, plants_code
+from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 
 READ_MAX_CHARS = 60_000
@@ -48,7 +49,7 @@ class FileTools:
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); it cannot be read")
-        if is_sensitive(path):
+        if is_secret(path):
             request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
             if not self._ctx.approver.approve(request).approved:
                 raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
@@ -101,6 +102,13 @@ class FileTools:
         existed = path.exists()
         if existed and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(f"{rel} is not a regular file; it cannot be written")
+        planted = plants_code(rel)
+        if planted:
+            request = ApprovalRequest(kind="write_sensitive", command=f"write {rel}", cwd=str(self.root), reason=f"writing it makes tools run code: {planted}")
+            decision = self._ctx.approver.approve(request)
+            if not decision.approved:
+                note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
+                raise ToolError(f"the user did not allow writing {rel} ({planted}).{note} Write the change somewhere else or explain in the final answer what is needed")
         old = path.read_bytes() if existed else b""
         data = _encode_like(content, old)
         if len(data) > WRITE_MAX_BYTES:

@@ -8,8 +8,6 @@ from pathlib import Path
 from mzagent_tui.agent.tools.registry import ToolError
 
 MAX_PATH_CHARS = 4096
-SENSITIVE_NAMES = {".env", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", ".pgpass", "credentials", ".npmrc", ".pypirc"}
-SENSITIVE_SUFFIXES = (".pem", ".key", ".p12", ".pfx")
 
 
 def resolve_inside(root: Path, raw: object) -> Path:
@@ -40,9 +38,3 @@ def resolve_inside(root: Path, raw: object) -> Path:
 
 def relative(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix() or "."
-
-
-def is_sensitive(path: Path) -> bool:
-    """Files that usually hold secrets: reading them needs the user's consent."""
-    name = path.name.lower()
-    return name in SENSITIVE_NAMES or name.startswith(".env.") or name.endswith(SENSITIVE_SUFFIXES)

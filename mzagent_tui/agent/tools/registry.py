@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
-import os
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
@@ -90,17 +91,37 @@ class ToolRegistry:
 
 
 def load_custom_tool(spec: str) -> Callable[..., Any]:
-    """Import `module:function`; raise ValueError with a one-line reason."""
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        raise ValueError(f"custom tool '{spec}' must be written as module:function")
-    if os.getcwd() not in sys.path:  # the `mzagent` script does not put the current folder there
-        sys.path.append(os.getcwd())
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"cannot import module '{module_name}' for custom tool '{spec}': {exc}") from None
+    """Import `module:function` (from the installed packages and PYTHONPATH, never from the
+    project or the current folder) or `path/to/file.py:function` (a file the user named);
+    raise ValueError with a one-line reason."""
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise ValueError(f"custom tool '{spec}' must be written as module:function or path/to/file.py:function")
+    if target.endswith(".py"):
+        module = _load_file(Path(target).expanduser(), spec)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise ValueError(
+                f"cannot import module '{target}' for custom tool '{spec}': {exc} "
+                "(modules are not imported from the current folder: name the file, as path/to/file.py:function)"
+            ) from None
     func = getattr(module, attr, None)
     if not callable(func):
-        raise ValueError(f"'{attr}' in module '{module_name}' is not a function")
+        raise ValueError(f"'{attr}' in '{target}' is not a function")
     return func
+
+
+def _load_file(path: Path, spec: str) -> ModuleType:
+    if not path.is_file():
+        raise ValueError(f"custom tool '{spec}': {path} is not a file")
+    module_spec = importlib.util.spec_from_file_location(f"mzagent_custom_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"custom tool '{spec}': cannot load {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's file may fail in any way
+        raise ValueError(f"custom tool '{spec}': {path} failed to load: {type(exc).__name__}: {exc}") from None
+    return module
