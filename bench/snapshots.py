@@ -54,7 +54,7 @@ def measure(files: int) -> None:
         firsts.append(ms(snapshots.take))
         unchanged.append(ms(snapshots.take))
         next_session.append(ms(Snapshots(root, sessions / "two").take))
-    shell = ShellTool(ToolContext(root, Session(Path(tempfile.mkdtemp()) / "s", Redactor([])), lambda e: None, StaticApprover(True), str, env=command_env(dict(os.environ))))
+    shell = ShellTool(ToolContext(root, Session(Path(tempfile.mkdtemp()) / "s", Redactor([])), lambda e: None, StaticApprover(True), Redactor([]), env=command_env(dict(os.environ))))
     shell.run_terminal_command("true")  # the session's first snapshot
     with_record = [ms(lambda n=n: shell.run_terminal_command(f"echo {n} >> pkg0/mod0.py")) for n in range(5)]
     shell._snapshots = None  # the same tool with recording off, as after a failed snapshot

@@ -9,6 +9,6 @@ import sys
 
 sys.path[:] = [entry for entry in sys.path if entry not in ("", os.getcwd())]
 
-from mzagent_tui.cli import main  # noqa: E402 - after the path is cleaned
+from mzagent_tui.cli import entry  # noqa: E402 - after the path is cleaned
 
-raise SystemExit(main())
+raise SystemExit(entry())

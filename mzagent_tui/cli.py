@@ -111,6 +111,15 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def entry() -> int:
+    """The `mzagent` command: hide this process's own secrets from the commands it will run
+    (`/proc/<pid>/environ`, `--api-key` in its cmdline), then run."""
+    from mzagent_tui.agent.own_secrets import hide_own_secrets
+
+    hide_own_secrets()
+    return main()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None

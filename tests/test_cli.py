@@ -256,3 +256,21 @@ def test_max_cost_flag(server, project: Path) -> None:
     assert "reaching the limit of $1.00" in stopped.stderr
     assert len(server.requests) == 2
     assert "$1.20" in stopped.stderr.splitlines()[-1]
+
+
+def test_commands_cannot_read_the_agents_key_from_proc(server, project: Path) -> None:
+    """`tr` defeats output redaction, so the key must not be there to read: the agent overwrote it
+    in its own start-up environment and argv before running anything."""
+    server.script(
+        Reply('<action>run_terminal_command("tr a-z A-Z < /proc/$PPID/environ; echo; tr a-z A-Z < /proc/$PPID/cmdline; echo; cat /proc/$PPID/status | grep -c State")</action>'),
+        Reply("<final_answer>read</final_answer>"),
+    )
+    env = {"OPENAI_API_KEY": "sk-envkey-abcdefghijklmnop", "GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123", "PGPASSWORD": "hunter2hunter2"}
+    done = mzagent("run", *endpoint(server), "--yes", "--json", "--approval", "yolo", "--project", str(project), "t", env=env)
+    assert done.returncode == 0, done.stderr
+    observation = next(json.loads(line) for line in done.stdout.splitlines() if json.loads(line)["type"] == "observation")
+    text = observation["text"]
+    assert "GITHUB_TOKEN=" in text.upper() and "PATH=" in text, text[:500]
+    for secret in ("sk-cli-secret-key-777", "sk-envkey-abcdefghijklmnop", "ghp_abcdefghijklmnopqrstuvwxyz0123", "hunter2hunter2"):
+        assert secret.upper() not in text
+    assert "--API-KEY" in text

@@ -234,7 +234,7 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 root = Path(sys.argv[1])
 session = Session(Path(sys.argv[2]), Redactor([]))
-tools = FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), str, env={}))
+tools = FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), Redactor([]), env={}))
 print("ready", flush=True)
 i = 0
 while True:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
+from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 
 
@@ -19,7 +20,7 @@ class ToolContext:
     session: Session
     emit: EventSink
     approver: Approver
-    redact: Callable[[str], str]
+    redact: Redactor
     env: Mapping[str, str]
     """Environment for commands, secrets already removed."""
     command_timeout: float = 120.0

@@ -57,7 +57,7 @@ class FileTools:
             head = handle.read(BINARY_SNIFF)
         if b"\x00" in head:
             raise ToolError(f"{rel} is a binary file ({path.stat().st_size} bytes); only text files can be read")
-        return self._ctx.redact(self._read_page(path, rel, start_line))
+        return self._ctx.redact.exact(self._read_page(path, rel, start_line))
 
     def _read_page(self, path: Path, rel: str, start_line: int) -> str:
         lines: list[str] = []

@@ -1,0 +1,45 @@
+"""Which variables commands never see, and what redaction hides."""
+
+from __future__ import annotations
+
+import pytest
+
+from mzagent_tui.agent.secrets import REDACTED, command_env, redactor_for
+
+SECRET_NAMES = [
+    "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "PGPASSWORD", "MYSQL_PWD", "DATABASE_URL", "DJANGO_SECRET_KEY",
+    "AZURE_OPENAI_KEY", "GITHUB_PAT", "SLACK_WEBHOOK_URL", "SENTRY_DSN", "PRIVATE_KEY", "SSH_AUTH_SOCK", "GITHUB_TOKEN",
+    "NPM_TOKEN", "HF_TOKEN", "STRIPE_SECRET", "REDIS_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_API_KEY",
+    "CLIENT_SECRET", "APIKEY", "SESSION_KEY", "JWT_SECRET", "MONGO_DB_URL",
+]
+HARMLESS = {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "PWD": "/w", "OLDPWD": "/", "SHELL": "/bin/bash", "USER": "u", "VIRTUAL_ENV": "/w/.venv"}
+SHAPED = [
+    "sk-proj-abcdefghijklmnopqrstuv", "ghp_abcdefghijklmnopqrstuvwxyz012345", "github_pat_11AAAAAAAAAAAAAAAAAAAAAA",
+    "xoxb-1234567890-abcdefghij", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghijklmnopqrst", "hf_abcdefghijklmnopqrstuvwxyz",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+]
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES)
+def test_secret_names_are_removed_from_commands_and_redacted(name: str) -> None:
+    value = "value-that-is-secret-123"
+    env = command_env({**HARMLESS, name: value})
+    assert name not in env
+    assert REDACTED in redactor_for({name: value}, "")(f"got {value}")
+
+
+def test_pass_env_lets_one_through() -> None:
+    assert command_env({"GITHUB_TOKEN": "x" * 20}, pass_env=["GITHUB_TOKEN"])["GITHUB_TOKEN"] == "x" * 20
+
+
+def test_harmless_variables_stay() -> None:
+    env = command_env(HARMLESS)
+    assert {k: env[k] for k in HARMLESS} == HARMLESS
+
+
+@pytest.mark.parametrize("value", SHAPED)
+def test_key_shaped_values_are_secrets_under_any_name_and_redacted_anywhere(value: str) -> None:
+    assert "MY_SETTING" not in command_env({"MY_SETTING": value})
+    redact = redactor_for({}, "")
+    assert value not in redact(f"the output says {value} here")
+    assert redact.exact(f"a fixture {value}") == f"a fixture {value}"
