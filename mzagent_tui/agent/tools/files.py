@@ -7,15 +7,16 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
@@ -26,6 +27,7 @@ READ_MAX_LINES = 2_000
 WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
+_NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -48,32 +50,36 @@ class FileTools:
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
-            raise ToolError(f"{rel} is not a regular file (a device, FIFO or socket); it cannot be read")
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
         if is_secret(path):
             request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
             if not self._ctx.approver.approve(request).approved:
                 raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
-        with path.open("rb") as handle:
-            head = handle.read(BINARY_SNIFF)
-        if b"\x00" in head:
-            raise ToolError(f"{rel} is a binary file ({path.stat().st_size} bytes); only text files can be read")
-        return self._ctx.redact.exact(self._read_page(path, rel, start_line))
+        # O_NONBLOCK: a FIFO swapped in after the check above must not hang the open.
+        with os.fdopen(open_beneath(self.root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(_NOT_REGULAR.format(rel=rel))
+            if b"\x00" in handle.read(BINARY_SNIFF):
+                raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); only text files can be read")
+            handle.seek(0)
+            page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
+        return self._ctx.redact.exact(page)
 
-    def _read_page(self, path: Path, rel: str, start_line: int) -> str:
+    def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
         lines: list[str] = []
         chars = 0
         number = 0
         more = False
         try:
-            with path.open("r", encoding="utf-8", newline="") as handle:
-                for number, line in enumerate(handle, start=1):
-                    if number < start_line:
-                        continue
-                    if len(lines) >= READ_MAX_LINES or chars + len(line) > READ_MAX_CHARS:
-                        more = True
-                        break
-                    lines.append(line)
-                    chars += len(line)
+            for number, line in enumerate(handle, start=1):
+                if number < start_line:
+                    continue
+                if len(lines) >= READ_MAX_LINES or chars + len(line) > READ_MAX_CHARS:
+                    more = True
+                    break
+                lines.append(line)
+                chars += len(line)
         except UnicodeDecodeError as exc:
             raise ToolError(
                 f"{rel} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of a block); "
@@ -99,9 +105,8 @@ class FileTools:
             raise ToolError(f"content must be a string, got {type(content).__name__}")
         if path == self.root or path.is_dir():
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
-        existed = path.exists()
-        if existed and not stat.S_ISREG(path.stat().st_mode):
-            raise ToolError(f"{rel} is not a regular file; it cannot be written")
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
         planted = plants_code(rel)
         if planted:
             request = ApprovalRequest(kind="write_sensitive", command=f"write {rel}", cwd=str(self.root), reason=f"writing it makes tools run code: {planted}")
@@ -109,19 +114,23 @@ class FileTools:
             if not decision.approved:
                 note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
                 raise ToolError(f"the user did not allow writing {rel} ({planted}).{note} Write the change somewhere else or explain in the final answer what is needed")
-        old = path.read_bytes() if existed else b""
-        data = _encode_like(content, old)
-        if len(data) > WRITE_MAX_BYTES:
-            raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
-        backup = None
-        if existed:
-            backup = self._ctx.session.backup_path(path)
-            shutil.copyfile(path, backup)
+        parent, _, name = rel.rpartition("/")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            folder = makedirs_beneath(self.root, parent)
         except OSError as exc:
             raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
-        atomic_write(path, data)
+        try:
+            existed, old, mode = _current(folder, name, rel)
+            data = _encode_like(content, old)
+            if len(data) > WRITE_MAX_BYTES:
+                raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
+            backup = None
+            if existed:
+                backup = self._ctx.session.backup_path(path)
+                backup.write_bytes(old)
+            write_atomically_at(folder, name, data, mode)
+        finally:
+            os.close(folder)
         digest = hashlib.sha256(data).hexdigest()
         self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest))
         verb = "overwrote" if existed else "created"
@@ -159,17 +168,28 @@ def _encode_like(content: str, old: bytes) -> bytes:
         raise ToolError(f"content has a character that is not valid text at position {exc.start}") from None
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """A kill at any moment leaves the old or the new file, never a truncated one."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".mzagent-tmp")
+def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
+    """(exists, content, mode) of the file about to be replaced, read through the folder's descriptor."""
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        return False, b"", 0o666 & ~_UMASK
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolError(f"{rel} changed while it was being opened (it was replaced by a link); nothing was written") from None
+        raise ToolError(f"cannot open {rel}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
+        return True, handle.read(), stat.S_IMODE(info.st_mode)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """A kill at any moment leaves the old or the new file, never a truncated one (the file keeps its mode)."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_atomically_at(folder, path.name, data, mode)
+    finally:
+        os.close(folder)

@@ -1,0 +1,105 @@
+"""File tools under a racing attacker: a folder swapped for a symlink after the containment
+check must not lead outside the project, with openat2 and with the fallback walk."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.approval import StaticApprover
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools import beneath, files
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import FileTools
+from mzagent_tui.agent.tools.registry import ToolRegistry
+from tests.conftest import Recorder
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(beneath, "_openat2_works", None if request.param == "openat2" else False)
+    return request.param
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "proj"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "notes.txt").write_text("inside\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("OUTSIDE SECRET\n")
+    return root.resolve(), outside
+
+
+@pytest.fixture
+def registry(layout: tuple[Path, Path], tmp_path: Path) -> ToolRegistry:
+    session = Session(tmp_path / "session", Redactor([]))
+    tools = FileTools(ToolContext(layout[0], session, Recorder(), StaticApprover(True), session.redact, env={}))
+    return ToolRegistry([tools.read_file, tools.write_to_file])
+
+
+def swap(root: Path, outside: Path) -> None:
+    os.rename(root / "sub", root / "sub.real")
+    os.symlink(outside, root / "sub")
+
+
+@pytest.fixture
+def swap_after_check(layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The attacker wins the race every time: the swap lands right after resolve_inside."""
+    real = files.resolve_inside
+
+    def resolve_then_swap(root: Path, raw: object) -> Path:
+        resolved = real(root, raw)
+        swap(*layout)
+        return resolved
+
+    monkeypatch.setattr(files, "resolve_inside", resolve_then_swap)
+    yield
+
+
+def test_a_swap_after_the_check_reads_nothing_outside(kernel: str, registry: ToolRegistry, swap_after_check: None) -> None:
+    result = registry.call("read_file", ["sub/notes.txt"])
+    assert not result.ok and "OUTSIDE" not in result.text
+    assert "changed while it was being opened" in result.text
+
+
+def test_a_swap_after_the_check_writes_nothing_outside(kernel: str, registry: ToolRegistry, layout: tuple[Path, Path], swap_after_check: None) -> None:
+    result = registry.call("write_to_file", ["sub/notes.txt", "overwritten\n"])
+    assert not result.ok and "changed while it was being opened" in result.text
+    assert (layout[1] / "notes.txt").read_text() == "OUTSIDE SECRET\n"
+    assert [p.name for p in layout[1].iterdir()] == ["notes.txt"]
+
+
+def test_links_inside_the_project_still_work(kernel: str, registry: ToolRegistry, layout: tuple[Path, Path]) -> None:
+    root = layout[0]
+    (root / "alias").symlink_to("sub")
+    assert registry.call("read_file", ["alias/notes.txt"]).text == "inside\n"
+    assert registry.call("write_to_file", ["alias/new/deep.txt", "x\n"]).ok
+    assert (root / "sub" / "new" / "deep.txt").read_text() == "x\n"
+
+
+def test_a_racing_swapper_never_leaks_the_outside_file(kernel: str, registry: ToolRegistry, layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            swap(root, outside)
+            os.unlink(root / "sub")
+            os.rename(root / "sub.real", root / "sub")
+
+    thread = threading.Thread(target=flip)
+    thread.start()
+    try:
+        texts = [registry.call("read_file", ["sub/notes.txt"]).text for _ in range(1500)]
+    finally:
+        stop.set()
+        thread.join()
+    assert not any("OUTSIDE" in text for text in texts)
+    assert any(text == "inside\n" for text in texts)
