@@ -182,3 +182,17 @@ def test_allowed_lookalikes_run_and_bash_reads_them_as_we_do(command: str, scrat
     result = _tool(scratch, tmp_path, "auto-safe").run_terminal_command(command)
     assert "rejected" not in result.text
     assert not (scratch / "X").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo \n\\;",  # tree-sitter put the line break inside a word; bash runs `\;` as a second command
+        "printf x \"a(\"\\`#",  # two adjacent nodes that bash reads as one word
+        "echo ~\"=\t\"#b",  # a quoted tilde prefix: bash does not expand it
+        "echo ~'x'/y",
+    ],
+)
+def test_disagreements_found_by_fuzzing_fail_closed(command: str) -> None:
+    analysis = analyse(command, ROOT)
+    assert analysis.problems or any(part.problems for part in analysis.parts)

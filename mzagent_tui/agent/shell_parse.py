@@ -202,10 +202,16 @@ class _Reader:
     def command(self, node: tree_sitter.Node, piped: bool) -> SimpleCommand:
         command = SimpleCommand(self.text(node), piped_into=piped)
         position = node.start_byte
+        previous_was_word = False
         for child in node.children:
             problem = self.gap(position, child.start_byte, _WORD_GAP)
             if problem:
                 command.problems.append(problem)
+            is_word = child.type not in ("variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect")
+            if is_word and previous_was_word and child.start_byte == position:
+                # Two words with nothing between them are one word to bash (`"a"\`b`): fail closed.
+                command.problems.append("a word the parser split in two")
+            previous_was_word = is_word
             position = child.end_byte
             kind = child.type
             if kind == "variable_assignment":
@@ -280,6 +286,9 @@ class _Reader:
             position = node.start_byte
             values: list[str] = []
             glob = False
+            first_text = self.text(pieces[0]) if pieces else ""
+            if first_text.startswith("~") and "/" not in first_text and len(pieces) > 1:
+                return Word(source, literal=False, why="a home-folder expansion followed by quotes")
             for index, piece in enumerate(pieces):
                 if piece.start_byte != position or not piece.is_named:
                     return Word(source, literal=False, why="a word that is not understood")
@@ -340,6 +349,9 @@ def _unquoted(source: str, first: bool) -> Word:
             continue
         if char in "{}":
             return Word(source, literal=False, why="brace expansion { }")
+        if char in " \t\n":
+            # bash ends a word here; tree-sitter sometimes does not (`echo \n\\;`): fail closed
+            return Word(source, literal=False, why="a word with an unquoted blank or line break")
         if char in "*?[":
             glob = True
         if char == "~" and index > 0 and source[index - 1] in "=:":
