@@ -55,6 +55,10 @@ def _approval_flag(parser: argparse.ArgumentParser) -> None:
         "--approval", choices=MODES,
         help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
     )
+    parser.add_argument(
+        "--sandbox", choices=("workspace", "off"),
+        help="workspace: commands write only in the project and reach no network (default where Linux has Landlock); off: no sandbox",
+    )
 
 
 def _resume_flags(parser: argparse.ArgumentParser, continue_help: str, resume_help: str) -> None:
@@ -66,7 +70,7 @@ def _resume_flags(parser: argparse.ArgumentParser, continue_help: str, resume_he
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools",
-        "price_in", "price_out", "max_cost", "context_window",
+        "price_in", "price_out", "max_cost", "context_window", "sandbox",
     )
     return {name: getattr(args, name, None) for name in names}
 
@@ -131,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(project=project, flags=_flags(args))
         policy = load_policy(getattr(args, "approval", None))
         if command == "config":
-            return _show_config(settings, policy)
+            return _show_config(settings, policy, project)
         if command in ("sessions", "export", "undo"):
             return _session_command(command, settings, project, args)
         history = _history(project, args, command)
@@ -178,8 +182,15 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
-def _show_config(settings: Settings, policy: Policy) -> int:
+def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
+    from mzagent_tui.agent.sandbox import Sandbox
+
     rows = describe(settings)
+    sandbox = Sandbox(project, settings.sandbox)
+    for index, row in enumerate(rows):
+        if row[0] == "sandbox" and settings.sandbox == "workspace":
+            state = f"Landlock ABI {sandbox.abi}" if sandbox.available else f"unavailable: {sandbox.unavailable_reason}"
+            rows[index] = (row[0], f"{row[1]} ({state})", row[2])
     rows.append(("approval", policy.mode, "user config [approval] or --approval"))
     for kind in ("allow", "ask", "deny"):
         prefixes = [" ".join(words) for words in getattr(policy.rules, kind)]

@@ -9,6 +9,7 @@ Rules come from the user config and "always allow" answers, never from the proje
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import threading
 import tomllib
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from mzagent_tui.agent.commands import Analysis, Part, analyse
+from mzagent_tui.agent.commands import NETWORK, Analysis, Part, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 
@@ -32,6 +33,8 @@ class PartVerdict:
     verdict: str
     reason: str
     risks: tuple[str, ...] = ()
+    network: bool = False
+    """Allowed by a rule that also grants the network (`{ prefix = "pip install", network = true }`)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,10 @@ class ApprovalRequest:
     reason: str = ""
     """Why the model wants it (its thought), shown to the user."""
     parts: tuple[PartVerdict, ...] = ()
+    sandbox: str = ""
+    """How the command will be confined ("sandbox: writes in the project, no network")."""
+    ask_even_if_allowed: bool = False
+    """The sandbox may have blocked this command last time: the user decides how to run it."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,10 @@ class ApprovalDecision:
     """Allow commands starting with this prefix for the rest of the session."""
     save_rule: bool = False
     """Also add `always_prefix` to the user config's allow list, for every later session."""
+    network: bool = False
+    """Run this command in the sandbox but with network."""
+    outside_sandbox: bool = False
+    """Run this command outside the sandbox (only the user can choose this)."""
 
 
 class Approver(Protocol):
@@ -87,15 +98,22 @@ class Rules:
     allow: list[list[str]] = field(default_factory=list)
     ask: list[list[str]] = field(default_factory=list)
     deny: list[list[str]] = field(default_factory=list)
+    network: list[list[str]] = field(default_factory=list)
+    """Allow rules that also grant the network in the sandbox (and cover the network risk)."""
 
-    def add(self, kind: str, prefix: str) -> bool:
+    def add(self, kind: str, prefix: str, network: bool = False) -> bool:
         words = prefix_words(prefix)
         if words is None:
             return False
         bucket = getattr(self, kind)
         if words not in bucket:
             bucket.append(words)
+        if network and kind == ALLOW and words not in self.network:
+            self.network.append(words)
         return True
+
+    def grants_network(self, part: Part) -> bool:
+        return not part.by_path and self._match(self.network, part.rule_words) is not None
 
     @staticmethod
     def _match(bucket: list[list[str]], words: list[str]) -> str | None:
@@ -172,6 +190,8 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
         return PartVerdict(part.text, ALLOW, "yolo mode", risks)
     if part.problems:
         return PartVerdict(part.text, ASK, "not understood: " + "; ".join(part.problems), risks)
+    if rule is not None and rule[0] == ALLOW and risks == (NETWORK,) and not part.concerns and rules.grants_network(part):
+        return PartVerdict(part.text, ALLOW, f"allowed with network by the rule '{rule[1]}'", risks, network=True)
     if risks or part.concerns:
         return PartVerdict(part.text, ASK, "; ".join(part.concerns) or "risky", risks)
     if part.wrapper:
@@ -179,7 +199,7 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
     if rule is not None and rule[0] == ASK:
         return PartVerdict(part.text, ASK, f"the rule '{rule[1]}' asks", risks)
     if rule is not None:
-        return PartVerdict(part.text, ALLOW, f"allowed by the rule '{rule[1]}'", risks)
+        return PartVerdict(part.text, ALLOW, f"allowed by the rule '{rule[1]}'", risks, network=rules.grants_network(part))
     if not part.words and part.safe:
         return PartVerdict(part.text, ALLOW, "sets a harmless variable", risks)
     if part.program == "cd" and part.safe:
@@ -208,13 +228,23 @@ def load_policy(mode: str | None = None, path: Path | None = None) -> Policy:
     rules = Rules()
     for kind in (ALLOW, ASK, DENY):
         entries = table.get(kind, [])
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        if not isinstance(entries, list):
             raise ConfigError(f"[approval] {kind} in {path} must be a list of command prefixes")
         for entry in entries:
-            if not rules.add(kind, entry):
-                raise ConfigError(f"[approval] {kind} in {path} has an unreadable prefix: {entry!r}")
+            prefix, network = _rule_entry(entry, kind, path)
+            if not rules.add(kind, prefix, network):
+                raise ConfigError(f"[approval] {kind} in {path} has an unreadable prefix: {prefix!r}")
     chosen = mode or str(table.get("mode", "ask"))
     return Policy(chosen, rules)
+
+
+def _rule_entry(entry: object, kind: str, path: Path) -> tuple[str, bool]:
+    """`"pytest"` or, in allow, `{ prefix = "pip install", network = true }`."""
+    if isinstance(entry, str):
+        return entry, False
+    if kind == ALLOW and isinstance(entry, dict) and isinstance(entry.get("prefix"), str) and isinstance(entry.get("network", False), bool) and set(entry) <= {"prefix", "network"}:
+        return entry["prefix"], bool(entry.get("network", False))
+    raise ConfigError(f"[approval] {kind} in {path}: {entry!r} must be a command prefix (or, in allow, {{ prefix = \"…\", network = true }})")
 
 
 class PolicyApprover:
@@ -231,9 +261,9 @@ class PolicyApprover:
             if overall == DENY:
                 reason = next(p.reason for p in parts if p.verdict == DENY)
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if overall == ALLOW:
-                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})))
-            request = ApprovalRequest(request.kind, request.command, request.cwd, request.reason, tuple(parts))
+            if overall == ALLOW and not request.ask_even_if_allowed:
+                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts))
+            request = dataclasses.replace(request, parts=tuple(parts))
         elif self.policy.mode == "yolo":
             return ApprovalDecision(True, note="yolo mode")
         if self._emit is not None:

@@ -68,6 +68,8 @@ class Settings:
     """Stop a run once it has cost this many dollars (0: no limit; needs prices)."""
     context_window: int = 0
     """The model's context window in tokens, to show how full it is (0: unknown)."""
+    sandbox: str = "workspace"
+    """workspace: commands write only in the project and reach no network (Landlock); off: no sandbox."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     ignored: list[str] = field(default_factory=list, repr=False, compare=False)
     """Settings a project's `.env` tried to set, which only the user may set ("FILE: VAR")."""
@@ -114,6 +116,11 @@ PROJECT_SETTABLE = {"provider", "base_url", "api_key", "model"}
 
 def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def app_folders() -> tuple[Path, ...]:
+    """The app's own config and state (sessions, snapshots): commands never read these."""
+    return (Path(platformdirs.user_config_dir(APP_NAME)), Path(platformdirs.user_state_dir(APP_NAME)))
 
 
 def redact_key(key: str) -> str:
@@ -210,6 +217,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("timeouts must be positive and max_retries at least 0")
     if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
         problems.append("price_in, price_out, max_cost and context_window cannot be negative")
+    if settings.sandbox not in ("workspace", "off"):
+        problems.append(f"sandbox must be workspace or off, got {settings.sandbox!r}")
     if settings.max_cost and not (settings.price_in or settings.price_out):
         problems.append("max_cost needs prices: set price_in and price_out (dollars per million tokens)")
     if problems:

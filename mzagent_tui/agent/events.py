@@ -109,6 +109,8 @@ class ApprovalAnswered(Event):
     approved: bool
     command: str
     note: str = ""
+    confinement: str = ""
+    """How the command runs: workspace, workspace+network, off, unavailable (see agent.sandbox)."""
 
     def rejection(self) -> str:
         """What a rejection says: the user's reason, or plainly that nothing ran."""

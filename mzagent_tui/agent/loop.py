@@ -7,6 +7,7 @@ and the headless CLI drive exactly the same code. A follow-up `run` continues th
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import traceback
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.config import ConfigError, Settings, ignored_notice
+from mzagent_tui.agent.config import ConfigError, Settings, app_folders, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
     Error,
@@ -41,6 +42,7 @@ from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
+from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
@@ -119,7 +121,9 @@ class Agent:
             redact=redact,
             env=command_env(environ, settings.pass_env),
             command_timeout=settings.command_timeout,
+            sandbox=Sandbox(self.root, settings.sandbox, private_folders=app_folders()),
         )
+        atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)
         shell = ShellTool(self.ctx)
         self.tools = ToolRegistry([files.read_file, files.write_to_file, shell.run_terminal_command])
@@ -170,6 +174,8 @@ class Agent:
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
+        if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
+            self.emit(Notice(f"No sandbox: {self.ctx.sandbox.unavailable_reason}."))
         if not self.meter.window and not self._window_asked:
             self._window_asked = True
             window = self.llm.context_window()

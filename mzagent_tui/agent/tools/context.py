@@ -9,6 +9,7 @@ from pathlib import Path
 from mzagent_tui.agent.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
+from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 
@@ -28,3 +29,5 @@ class ToolContext:
     """Replaced by the loop for each run."""
     thought: str = ""
     """The model's latest thought, shown as the reason in approval requests."""
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
+    """How commands are confined; the agent passes the session's (tests may leave it off)."""

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +53,19 @@ def die_with_parent() -> None:  # pragma: no cover - runs in the child between f
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def _child_setup(confine: Callable[[], None] | None) -> Callable[[], None] | None:
+    if not sys.platform.startswith("linux"):
+        return confine
+    if confine is None:
+        return die_with_parent
+
+    def both() -> None:  # pragma: no cover - runs in the child between fork and exec
+        die_with_parent()
+        confine()
+
+    return both
 
 
 def shell_path() -> str:
@@ -93,8 +106,18 @@ class _Capture:
         self._file.close()
 
 
-def run_command(command: str, cwd: Path, env: Mapping[str, str], timeout: float, cancel: CancelToken, output_path: Path) -> ProcessResult:
+def run_command(
+    command: str,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cancel: CancelToken,
+    output_path: Path,
+    confine: Callable[[], None] | None = None,
+) -> ProcessResult:
+    """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life."""
     capture = _Capture(output_path)
+    setup = _child_setup(confine)
     proc = subprocess.Popen(
         [shell_path(), "-c", command],
         cwd=cwd,
@@ -103,7 +126,7 @@ def run_command(command: str, cwd: Path, env: Mapping[str, str], timeout: float,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
+        preexec_fn=setup,
     )
     assert proc.stdout is not None
     reader = threading.Thread(target=_pump, args=(proc.stdout, capture), name="mzagent-output", daemon=True)

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
+from mzagent_tui.agent.sandbox import Confinement
 from mzagent_tui.agent.snapshots import Change, SnapshotError, Snapshots
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
@@ -25,6 +27,8 @@ class ShellTool:
         self._ctx = ctx
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
+        self._blocked: set[str] = set()
+        """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
 
     def run_terminal_command(self, command: str) -> ToolResult:
         """Run a shell command in the project folder and return its exit code and output. Commands cannot read input (stdin is empty) and the user must approve each one."""
@@ -35,9 +39,15 @@ class ShellTool:
             raise ToolError("the command contains a NUL byte")
         if len(command) > MAX_COMMAND_CHARS:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
-        decision = ctx.approver.approve(ApprovalRequest("command", command, str(ctx.root), ctx.thought))
+        request = ApprovalRequest(
+            "command", command, str(ctx.root), ctx.thought,
+            sandbox=ctx.sandbox.confinement().describe(),
+            ask_even_if_allowed=command in self._blocked,
+        )
+        decision = ctx.approver.approve(request)
         to_run = decision.command or command
-        ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note))
+        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox)
+        ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
         if not decision.approved:
             reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
             return ToolResult(
@@ -47,13 +57,29 @@ class ShellTool:
             )
         output_path = ctx.session.output_path()
         before = self._snapshot()
-        result = run_command(to_run, ctx.root, ctx.env, ctx.command_timeout, ctx.cancel, output_path)
+        env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
+        result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         text = _describe(result, ctx.command_timeout, str(output_path))
+        if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
+            text += "\n" + self._blocked_by_sandbox(to_run, confinement)
         if before is not None:
             text += self._record_changes(before)
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         return ToolResult(ctx.redact(text), ok=result.exit_code == 0, exit_code=result.exit_code, output_path=str(output_path))
+
+    def _blocked_by_sandbox(self, command: str, confinement: Confinement) -> str:
+        """Tell the model it cannot lift the sandbox, and the user that they can."""
+        self._blocked.add(command)
+        self._ctx.emit(Notice(
+            f"The sandbox ({confinement.describe().removeprefix('sandbox: ')}) may have blocked this command. "
+            "If the model runs it again you will be asked, and can run it outside the sandbox (o) or with network (w)."
+        ))
+        return (
+            f"Note: commands run in a sandbox ({confinement.describe().removeprefix('sandbox: ')}); it may have blocked this one "
+            "(permission denied or a refused connection). You cannot turn the sandbox off. Do the work inside the project "
+            "without network, or run the same command again to let the user decide, or explain in your final answer what is needed."
+        )
 
     def _snapshot(self) -> str | None:
         if self._snapshots is None:
@@ -103,6 +129,13 @@ class ShellTool:
         self._ctx.emit(
             FileChanged(str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest, deleted=change.status == "D")
         )
+
+
+_BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|Connection refused|Network is unreachable|Read-only file system", re.IGNORECASE)
+
+
+def _looks_blocked(result: ProcessResult) -> bool:
+    return bool(_BLOCKED.search((result.head + result.tail).decode("utf-8", errors="replace")))
 
 
 def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:

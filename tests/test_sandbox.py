@@ -1,0 +1,244 @@
+"""The sandbox under the gate, attacked in yolo so that only the kernel stands in the way.
+
+Every command runs through the real agent against the scripted server; the checks look at the
+effect (a file, a connection, a signal), not at the words of the observation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent import sandbox as sandbox_module
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
+from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
+from mzagent_tui.agent.sandbox import Sandbox, landlock_abi
+from tests.conftest import Recorder, make_agent
+from tests.scripted_server import Reply, answer_reply
+
+pytestmark = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+ (signal scoping)")
+
+
+def run_reply(command: str) -> Reply:
+    return Reply(f"<thought>run</thought><action>run_terminal_command({json.dumps(command)})</action>")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "home"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    (folder / "notes.txt").write_text("my notes\n")
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    return folder
+
+
+def run(server, project: Path, *commands: str, sandbox: str = "workspace", approver=None, mode: str = "yolo", rules: Rules | None = None, env=None) -> tuple[list[str], Recorder]:  # noqa: ANN001
+    server.script(*[run_reply(c) for c in commands], answer_reply())
+    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], **(env or {})}
+    agent, recorder = make_agent(server, project, approver=approver, env=environ, sandbox=sandbox)
+    agent.policy = Policy(mode, rules)
+    agent.approver.policy = agent.policy
+    agent.run("work")
+    agent.ctx.sandbox.close()
+    return [o.text for o in recorder.of(Observation)], recorder
+
+
+def test_a_write_outside_the_project_fails(server, project: Path, home: Path, outside: Path) -> None:
+    texts, recorder = run(server, project, f"echo x > {outside}/planted; touch {home}/planted2")
+    assert not (outside / "planted").exists() and not (home / "planted2").exists()
+    assert "Permission denied" in texts[0]
+    assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["workspace"]
+
+
+def test_writes_in_the_project_and_its_temp_folder_succeed(server, project: Path, home: Path) -> None:
+    texts, _ = run(server, project, 'echo inside > made.txt && echo t > "$TMPDIR/t.txt" && cat "$TMPDIR/t.txt" && echo "tmp=$TMPDIR"')
+    assert (project / "made.txt").read_text() == "inside\n"
+    assert "Command succeeded" in texts[0] and "\nt\n" in texts[0]
+    temp = texts[0].split("tmp=")[1].split()[0]
+    assert "mzagent-tmp-" in temp and not Path(temp).exists()  # removed with the session's sandbox
+
+
+def test_secret_folders_of_the_home_are_not_readable_but_the_rest_is(server, project: Path, home: Path) -> None:
+    texts, _ = run(server, project, f"cat {home}/notes.txt; cat {home}/.ssh/id_rsa; ls {home}")
+    assert "my notes" in texts[0]
+    assert "PRIVATE KEY" not in texts[0] and "Permission denied" in texts[0]
+
+
+def test_the_apps_own_sessions_are_not_readable(server, project: Path, home: Path) -> None:
+    texts, recorder = run(server, project, 'cat "$(ls -d ${XDG_STATE_HOME}/mzagent/sessions/*/* | head -1)/log.jsonl" | head -c 300', env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
+    assert "Permission denied" in texts[0] and '"kind"' not in texts[0]
+
+
+def test_a_tcp_connection_to_a_listening_local_port_fails(server, project: Path, home: Path) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        texts, _ = run(server, project, f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('CONNECTED')\"")
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    assert "CONNECTED" not in texts[0] and "PermissionError" in texts[0]
+
+
+def test_binding_a_port_fails(server, project: Path, home: Path) -> None:
+    texts, _ = run(server, project, "python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print('BOUND')\"")
+    assert "BOUND" not in texts[0] and "PermissionError" in texts[0]
+
+
+def test_the_agent_cannot_be_signalled(server, project: Path, home: Path) -> None:
+    received: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: received.append(number))
+    try:
+        texts, _ = run(server, project, f"kill -USR1 {os.getpid()}; echo rc=$?")
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert received == [] and "rc=1" in texts[0]
+
+
+def test_grandchildren_and_background_jobs_are_confined(server, project: Path, home: Path, outside: Path) -> None:
+    run(server, project, f"bash -c 'sh -c \"touch {outside}/grandchild\"'", f"(sleep 0.2; touch {outside}/background) & wait")
+    assert list(outside.iterdir()) == []
+
+
+def test_off_lets_the_outside_write_through(server, project: Path, home: Path, outside: Path) -> None:
+    _, recorder = run(server, project, f"touch {outside}/allowed", sandbox="off")
+    assert (outside / "allowed").exists()
+    assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["off"]
+
+
+def test_an_allow_rule_with_network_gets_the_network(server, project: Path, home: Path) -> None:
+    rules = Rules()
+    rules.add("allow", "python3 connect.py", network=True)
+    (project / "connect.py").write_text("import socket, sys\nsocket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3)\nprint('CONNECTED')\n")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        texts, recorder = run(server, project, f"python3 connect.py {port}", mode="ask", rules=rules, approver=Choosing(ApprovalDecision(False)))
+    assert "CONNECTED" in texts[0]
+    assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["workspace+network"]
+
+
+class Choosing:
+    """A user who answers with a fixed decision and records what the dialog showed."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.requests: list[ApprovalRequest] = []
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return self.decision
+
+
+def test_the_user_can_run_one_command_outside_the_sandbox(server, project: Path, home: Path, outside: Path) -> None:
+    user = Choosing(ApprovalDecision(True, outside_sandbox=True))
+    _, recorder = run(server, project, f"touch {outside}/by-the-user", mode="ask", approver=user)
+    assert (outside / "by-the-user").exists()
+    assert user.requests[0].sandbox == "sandbox: writes in the project, no network"
+    assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["off"]
+
+
+def test_a_blocked_command_tells_the_model_and_asks_the_user_next_time(server, project: Path, home: Path, outside: Path) -> None:
+    """In yolo the command runs without asking; once the sandbox may have blocked it, the same
+    command asks, so only the user can choose to run it outside."""
+    user = Choosing(ApprovalDecision(False))
+    texts, recorder = run(server, project, f"cat {home}/notes.txt {home}/.ssh/id_rsa", f"cat {home}/notes.txt {home}/.ssh/id_rsa", mode="yolo", approver=user)
+    assert "may have blocked" in texts[0] and "cannot turn the sandbox off" in texts[0]
+    assert any("may have blocked" in n.text for n in recorder.of(Notice))
+    assert len(user.requests) == 1 and user.requests[0].command == f"cat {home}/notes.txt {home}/.ssh/id_rsa"
+    assert "rejected" in texts[1]
+
+
+def test_yes_does_not_lift_the_sandbox(server, project: Path, home: Path, outside: Path) -> None:
+    env = {**os.environ, "HOME": str(home)}
+    args = ["run", "--base-url", server.base_url, "--api-key", "sk-cli-secret-key-777", "--model", "m", "--yes", "--json", "--approval", "yolo", "--project", str(project), "t"]
+    server.script(run_reply(f"touch {outside}/via-yes"), answer_reply())
+    done = subprocess.run([sys.executable, "-m", "mzagent_tui", *args], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert not (outside / "via-yes").exists()
+    answered = [json.loads(line) for line in done.stdout.splitlines() if json.loads(line)["type"] == "approval_answered"]
+    assert answered[0]["confinement"] == "workspace"
+    server.script(run_reply(f"touch {outside}/via-off"), answer_reply())
+    done = subprocess.run([sys.executable, "-m", "mzagent_tui", *args[:-1], "--sandbox", "off", "t"], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0 and (outside / "via-off").exists()
+
+
+def test_without_landlock_the_app_says_so_and_runs_with_the_analyser_alone(server, project: Path, home: Path, outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox_module, "landlock_abi", lambda: 0)
+    _, recorder = run(server, project, f"touch {outside}/unconfined")
+    assert (outside / "unconfined").exists()
+    assert any("No sandbox" in n.text and "Landlock" in n.text for n in recorder.of(Notice))
+    assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["unavailable"]
+    env = {**os.environ, "HOME": str(home)}
+    shown = subprocess.run([sys.executable, "-c", "import mzagent_tui.agent.sandbox as s; s.landlock_abi = lambda: 0; from mzagent_tui.cli import main; main(['config'])"], capture_output=True, text=True, env=env, timeout=60)
+    assert "unavailable" in shown.stdout
+
+
+def test_the_projects_tests_git_and_a_venv_keep_working(server, project: Path, home: Path) -> None:
+    (project / "test_it.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b", "PYTHONPATH": os.pathsep.join(sys.path)}
+    commands = [
+        f"{sys.executable} -m pytest -q -p no:cacheprovider test_it.py",
+        "git init -q && git add -A && git commit -qm first && git status --short && git log --oneline | wc -l",
+        f"{sys.executable} -m venv --without-pip .venv && .venv/bin/python -c 'print(\"venv ok\")'",
+    ]
+    texts, _ = run(server, project, *commands, env=env)
+    assert "1 passed" in texts[0]
+    assert "Command succeeded" in texts[1] and texts[1].rstrip().endswith("1")
+    assert "venv ok" in texts[2]
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+def test_npm_test_keeps_working(server, project: Path, home: Path) -> None:
+    (project / "package.json").write_text(json.dumps({"name": "p", "version": "1.0.0", "scripts": {"test": "node check.js"}}))
+    (project / "check.js").write_text("console.log('node tests ok')\n")
+    texts, _ = run(server, project, "npm test")
+    assert "node tests ok" in texts[0] and "Command succeeded" in texts[0]
+
+
+def test_the_ruleset_is_built_once_per_session(project: Path, home: Path) -> None:
+    sandbox = Sandbox(project)
+    first = sandbox.preexec(sandbox.confinement())
+    second = sandbox.preexec(sandbox.confinement())
+    assert first is not None and second is not None and len(sandbox._rulesets) == 1
+    sandbox.preexec(sandbox.confinement(network=True))
+    assert len(sandbox._rulesets) == 2
+    sandbox.close()
+    assert sandbox._rulesets == {}
+
+
+def test_a_command_runs_confined_from_a_thread_as_the_app_runs_it(project: Path, home: Path, outside: Path) -> None:
+    sandbox = Sandbox(project)
+    confine = sandbox.preexec(sandbox.confinement())
+    results: list[int] = []
+    thread = threading.Thread(target=lambda: results.append(subprocess.run(["touch", str(outside / "t")], preexec_fn=confine).returncode))
+    thread.start()
+    thread.join()
+    sandbox.close()
+    assert results == [1] and not (outside / "t").exists()
+
+
+def test_a_link_to_the_home_or_into_a_secret_folder_does_not_open_it(server, project: Path, home: Path, outside: Path) -> None:
+    (outside / "to-home").symlink_to(home)
+    (home / "keys").symlink_to(home / ".ssh")
+    texts, _ = run(server, project, f"cat {outside}/to-home/.ssh/id_rsa; cat {home}/keys/id_rsa; cat {outside}/to-home/notes.txt")
+    assert "PRIVATE KEY" not in texts[0] and "my notes" in texts[0]
