@@ -44,6 +44,7 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
+from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.usage import Meter
@@ -116,6 +117,8 @@ class MzAgentApp(App[None]):
         self._environ = environ
         self._clock = clock
         self._agent: Agent | None = None
+        self._sandbox_label = sandbox_label(settings.sandbox)
+        """Said in the header all session: how commands are confined here."""
         self._token = CancelToken()
         self._run_active = False
         self._queue: list[str] = []
@@ -207,7 +210,7 @@ class MzAgentApp(App[None]):
     def _set_state(self, state: str) -> None:
         model = self.settings.model or "no model"
         provider = self.settings.provider or "unconfigured"
-        self.sub_title = f"{self.project} · {provider}/{model} · {state}"
+        self.sub_title = f"{self.project} · {provider}/{model} · {self._sandbox_label} · {state}"
         self._status.state = state
 
     def _tick(self) -> None:

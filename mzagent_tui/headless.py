@@ -122,16 +122,24 @@ class TerminalApprover:
             self.out.write(f"  {part.verdict:>5}: {for_display(part.text)} — {part.reason}{risks}\n")
         if request.reason:
             self.out.write(f"Reason: {for_display(request.reason)}\n")
+        sandboxed = request.kind == "command" and request.sandbox.startswith("sandbox:")
+        if sandboxed:
+            self.out.write(f"{request.sandbox} (o: run outside it, w: with network, this command only)\n")
         self.out.flush()
         while True:
             try:
-                answer = self.read_line("Allow? [y]es / [N]o / [r]eject with reason / [e]dit / [a]lways: ").strip().lower()
+                extra = " / [o]utside sandbox / [w]ith network" if sandboxed else ""
+                answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / [e]dit / [a]lways{extra}: ").strip().lower()
             except EOFError:
                 return ApprovalDecision(False, note="no answer from the terminal")
             if answer in ("y", "yes"):
                 return ApprovalDecision(True)
             if answer in ("", "n", "no"):
                 return ApprovalDecision(False)
+            if answer == "o" and sandboxed:
+                return ApprovalDecision(True, outside_sandbox=True, note="run outside the sandbox by the user")
+            if answer == "w" and sandboxed:
+                return ApprovalDecision(True, network=True, note="run with network by the user")
             if answer == "r":
                 return ApprovalDecision(False, note=self.read_line("Reason for the agent: ").strip())
             if answer == "e" and request.kind == "command":

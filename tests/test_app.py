@@ -130,10 +130,11 @@ async def test_keys_in_the_grace_period_are_ignored() -> None:
     results = []
     app = App()
     async with app.run_test(size=SIZE) as pilot:
-        app.push_screen(ApprovalScreen(ApprovalRequest("command", "rm -rf build", "/p", "clean"), clock=clock), callback=results.append)
+        request = ApprovalRequest("command", "rm -rf build", "/p", "clean", sandbox="sandbox: writes in the project, no network")
+        app.push_screen(ApprovalScreen(request, clock=clock), callback=results.append)
         await pilot.pause()
         assert app.screen.focused is app.screen.query_one("#reject")
-        await pilot.press("y", "a", "e", "r", "enter", "n", "escape")
+        await pilot.press("y", "a", "e", "r", "enter", "n", "escape", "o", "w")
         assert isinstance(app.screen, ApprovalScreen) and results == []
         clock.now += GRACE_SECONDS
         await pilot.press("y")
@@ -692,3 +693,26 @@ async def test_the_final_answer_streams_as_markdown(server, project: Path) -> No
         await wait_for(pilot, lambda: state(app) == "done")
         assert not entries(app, "streaming") and entries(app, "final")[0].plain == answer
     assert [_partial_tag_length(t) for t in ("abc", "abc<", "abc</FINAL_ans", "abc</final_answer", "a<b")] == [0, 1, 11, 14, 0]
+
+
+@pytest.mark.parametrize(("key", "confined"), [("y", True), ("o", False), ("w", True)])
+async def test_the_dialog_says_how_the_command_is_confined_and_o_lifts_it_once(server, project: Path, tmp_path: Path, key: str, confined: bool) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    server.script(
+        Reply(f'<thought>t</thought><action>run_terminal_command("touch {outside}/x")</action>'),
+        Reply(f'<thought>t</thought><action>run_terminal_command("touch {outside}/y")</action>'),
+        Reply("<final_answer>done</final_answer>"),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        assert "sandbox: writes in the project, no network" in shown(app.screen.query_one("#approval-sandbox"))
+        await pilot.press(key)
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert "sandbox" in app.sub_title
+    assert (outside / "x").exists() is not confined
+    assert not (outside / "y").exists()

@@ -78,6 +78,13 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
+def sandbox_label(mode: str) -> str:
+    """One short phrase for the header: the sandbox, or why there is none."""
+    if mode == "off":
+        return "no sandbox"
+    return "sandbox" if landlock_abi() > 0 else "no sandbox (no Landlock)"
+
+
 @dataclass(frozen=True)
 class Confinement:
     """How one command is run, as the dialog, the transcript and `--json` say it."""

@@ -64,6 +64,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("e", "ask_edit", "Edit", id="approval.edit"),
         Binding("a", "ask_prefix", "Always allow", id="approval.always"),
         Binding("ctrl+s", "save_prefix", "Allow in every session", id="approval.save_prefix"),
+        Binding("o", "run_outside", "Run outside the sandbox", id="approval.outside"),
+        Binding("w", "run_with_network", "Run with network", id="approval.network"),
     ]
 
     def __init__(self, request: ApprovalRequest, clock: Callable[[], float] = time.monotonic) -> None:
@@ -83,6 +85,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             if self.request.parts:
                 yield Static(parts_table(self.request.parts), id="approval-parts")
             yield Static(Text.assemble(("in ", "dim"), for_display(self.request.cwd)), id="approval-cwd")
+            if is_command and self.request.sandbox:
+                yield Static(Text(self.request.sandbox), id="approval-sandbox")
             if self.request.reason:
                 yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")
             yield Input(id="approval-input", classes="-hidden")
@@ -93,10 +97,18 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 if is_command:
                     yield Button(Text("Edit [e]"), id="edit")
                     yield Button(Text("Always [a]"), id="always")
+                if self._sandboxed:
+                    yield Button(Text("Outside sandbox [o]"), id="outside", variant="error")
+                    yield Button(Text("With network [w]"), id="network")
 
     def on_mount(self) -> None:
         self._opened_at = self._clock()
         self.app.bell()
+
+    @property
+    def _sandboxed(self) -> bool:
+        """A command that will run in the sandbox: the user (never the model) may lift it once."""
+        return self.request.kind == "command" and self.request.sandbox.startswith("sandbox:")
 
     def _too_soon(self) -> bool:
         return self._clock() - self._opened_at < GRACE_SECONDS
@@ -105,6 +117,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         """While the text box is open, letters are typed, not choices; ctrl+s only saves a prefix."""
         if action == "save_prefix":
             return self._mode == "prefix"
+        if action in ("run_outside", "run_with_network") and not self._sandboxed:
+            return False
         if self._mode != "choose" and action not in ("escape",):
             return False
         return True
@@ -112,6 +126,14 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def action_run_once(self) -> None:
         if not self._too_soon():
             self.dismiss(ApprovalDecision(True))
+
+    def action_run_outside(self) -> None:
+        if not self._too_soon() and self._sandboxed:
+            self.dismiss(ApprovalDecision(True, outside_sandbox=True, note="run outside the sandbox by the user"))
+
+    def action_run_with_network(self) -> None:
+        if not self._too_soon() and self._sandboxed:
+            self.dismiss(ApprovalDecision(True, network=True, note="run with network by the user"))
 
     def action_reject(self) -> None:
         if not self._too_soon():
@@ -166,5 +188,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        actions = {"run": self.action_run_once, "reject": self.action_reject, "reason": self.action_ask_reason, "edit": self.action_ask_edit, "always": self.action_ask_prefix}
+        actions = {
+            "run": self.action_run_once, "reject": self.action_reject, "reason": self.action_ask_reason, "edit": self.action_ask_edit,
+            "always": self.action_ask_prefix, "outside": self.action_run_outside, "network": self.action_run_with_network,
+        }
         actions[event.button.id or "reject"]()
