@@ -98,8 +98,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     yield Button(Text("Edit [e]"), id="edit")
                     yield Button(Text("Always [a]"), id="always")
                 if self._sandboxed:
-                    yield Button(Text("Outside sandbox [o]"), id="outside", variant="error")
-                    yield Button(Text("With network [w]"), id="network")
+                    yield Button(Text("Outside [o]"), id="outside", variant="error")
+                    yield Button(Text("Network [w]"), id="network")
 
     def on_mount(self) -> None:
         self._opened_at = self._clock()

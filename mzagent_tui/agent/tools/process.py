@@ -140,7 +140,10 @@ def run_command(
         if time.monotonic() >= deadline:
             timed_out = True
             break
-        cancel.wait(_POLL)
+        try:
+            proc.wait(_POLL)  # returns as soon as the command ends, not at the next tick
+        except subprocess.TimeoutExpired:
+            pass
     if timed_out or cancelled:
         _kill_group(proc.pid, proc)
     exit_code = proc.wait()
