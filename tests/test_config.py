@@ -156,6 +156,7 @@ def test_a_project_env_cannot_send_the_users_key_to_its_own_url(project: Path) -
         "MZAGENT_MAX_STEPS=1000",
         "MZAGENT_STOP_SEQUENCE=false",
         "MZAGENT_MAX_COST=0",
+        "MZAGENT_SANDBOX=off",
     ],
 )
 def test_a_project_env_cannot_set_tools_passed_variables_or_limits(project: Path, tmp_path: Path, line: str) -> None:
