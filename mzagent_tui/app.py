@@ -9,7 +9,10 @@ on the worker thread. A reopened session is replayed through the same `entries_f
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -155,6 +158,7 @@ class MzAgentApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._catch_stop_signals()
         self._status.mode = self.policy.mode
         self._status.usage = self._meter.summary()
         self._set_state("idle")
@@ -657,8 +661,25 @@ class MzAgentApp(App[None]):
             return
         self.push_screen(PreviewScreen(self._agent.session.log_path, f"session log: {self._agent.session.log_path}", highlight=False))
 
+    def _catch_stop_signals(self) -> None:
+        """SIGTERM and SIGHUP (a closed terminal) end the app like Ctrl+Q: the run is cancelled,
+        its command group killed, the terminal restored, and the exit code is 143 / 129."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(number, self._stop_by_signal, number)
+
+    def _stop_by_signal(self, number: int) -> None:
+        self._token.cancel()
+        self.exit(return_code=128 + number)
+
     def on_unmount(self) -> None:
         """However the app ends, stop the run so no thread waits on a dialog or a command."""
+        if threading.current_thread() is threading.main_thread():
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(number)
         self._token.cancel()
         if self._local_server is not None:
             self._local_server.stop()
@@ -682,6 +703,7 @@ class MzAgentApp(App[None]):
 
 
 def run_app(settings: Settings, project: Path, policy: Policy, history: SessionHistory | None = None, pick_session: bool = False) -> int:
-    MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session).run()
-    return 0
+    app = MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session)
+    app.run()
+    return app.return_code or 0
 

@@ -6,10 +6,13 @@ command's process group is stopped and the run ends as "cancelled".
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -189,28 +192,64 @@ def run_headless(
     # An Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread
     # looking finished while it still runs (CPython gh-90882).
     threading.Thread(target=work, name="mzagent-agent", daemon=True).start()
-    try:
-        while not finished.wait(0.2):
-            pass
-    except KeyboardInterrupt:
-        err.write("\nCancelling… (Ctrl+C again to quit at once)\n")
-        err.flush()
-        cancel.cancel()
+    exit_code = EXIT_CANCELLED
+    with stop_signals():
         try:
-            finished.wait(30)
-        except KeyboardInterrupt:
-            return EXIT_CANCELLED
+            while not finished.wait(0.2):
+                pass
+        except (KeyboardInterrupt, Terminated) as exc:
+            exit_code = 128 + exc.signal if isinstance(exc, Terminated) else EXIT_CANCELLED
+            _say(err, "\nCancelling… (Ctrl+C again to quit at once)\n")
+            cancel.cancel()
+            try:
+                finished.wait(30)
+            except (KeyboardInterrupt, Terminated):
+                return exit_code
     if finished.is_set():
         agent.session.close()
     if not as_json:
-        err.write(f"{agent.meter.summary()} · session {agent.session.id}\n")
-        err.flush()
+        _say(err, f"{agent.meter.summary()} · session {agent.session.id}\n")
     if not outcome:
-        return EXIT_CANCELLED
+        return exit_code
     reason = outcome[0].reason
     if reason is StopReason.FINAL_ANSWER:
         return EXIT_OK
-    return EXIT_CANCELLED if reason is StopReason.CANCELLED else EXIT_STOPPED
+    return exit_code if reason is StopReason.CANCELLED else EXIT_STOPPED
+
+
+class Terminated(Exception):
+    """SIGTERM (CI's `timeout`, a service manager) or SIGHUP (a closed terminal): like Ctrl+C."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(signal.Signals(number).name)
+        self.signal = number
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into `Terminated` in the main thread while a run goes on."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_terminated(number: int, frame: object) -> None:
+        raise Terminated(number)
+
+    previous = {number: signal.signal(number, raise_terminated) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _say(stream: TextIO, text: str) -> None:
+    """After SIGHUP the terminal may be gone: a failed write must not stop the cancel."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError:
+        pass
 
 
 class ProgressPrinter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +29,8 @@ from tests.conftest import settings_for
 from tests.scripted_server import Reply
 
 SIZE = (120, 40)
+SLEEP = f"299.{os.getpid():07d}"
+"""A duration no other process on the machine uses: the test counts only its own sleeps."""
 
 
 def make_app(server, project: Path, history: SessionHistory | None = None, pick_session: bool = False, **overrides: object) -> MzAgentApp:  # noqa: ANN001
@@ -239,7 +242,7 @@ async def test_always_allow_can_be_saved_for_every_session(server, project: Path
 
 async def test_cancel_during_a_command_kills_it_and_allows_a_follow_up(server, project: Path) -> None:
     server.script(
-        Reply('<action>run_terminal_command("sleep 300")</action>'),
+        Reply(f'<action>run_terminal_command("sleep {SLEEP}")</action>'),
         Reply("<final_answer>follow-up answered</final_answer>"),
     )
     app = make_app(server, project)
@@ -263,7 +266,7 @@ def _sleepers() -> int:
     count = 0
     for proc in psutil.process_iter(["cmdline", "status"]):
         try:
-            if proc.info["cmdline"] == ["sleep", "300"] and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            if proc.info["cmdline"] == ["sleep", SLEEP] and proc.info["status"] != psutil.STATUS_ZOMBIE:
                 count += 1
         except psutil.NoSuchProcess:
             continue
@@ -271,7 +274,7 @@ def _sleepers() -> int:
 
 
 async def test_quit_mid_command_exits_promptly(server, project: Path) -> None:
-    server.script(Reply('<action>run_terminal_command("sleep 300")</action>'))
+    server.script(Reply(f'<action>run_terminal_command("sleep {SLEEP}")</action>'))
     app = make_app(server, project)
     started = None
     async with app.run_test(size=SIZE) as pilot:

@@ -10,6 +10,7 @@ the first and last few kilobytes.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import signal
@@ -47,29 +48,69 @@ class ProcessResult:
         return self.total_bytes - len(self.head) - len(self.tail)
 
 
+# Why a supervising shell, and not a pipe-holding helper or a subreaper: the kernel already
+# tells a child when the agent dies (PR_SET_PDEATHSIG, also on kill -9), but only the direct
+# child, and a killed bash leaves its grandchildren running. So the direct child is a small shell
+# that runs the command as a job of its own process group and waits for it. Its parent-death
+# signal is SIGUSR1, which interrupts that `wait`, and the trap kills the whole group. A SIGTERM
+# from the agent (cancel, timeout) is not trapped: the command gets it and its grace period as
+# before. A subreaper needs the agent alive to reap; a helper holding a pipe cannot join a
+# process group in another session. A shell's background job starts with SIGINT and SIGQUIT
+# ignored, so `env --default-signal` gives the command the dispositions it would have had.
+SUPERVISOR = """trap 'trap - USR1; kill -KILL 0' USR1
+$3 "$2" -c "$1" &
+wait $!
+"""
+_PR_SET_PDEATHSIG = 1
+_RESET_SIGNALS = "env --default-signal=INT,QUIT"
+
+
 def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the child gets SIGKILL when the thread that started it dies, even by kill -9."""
+    """Linux: a single-process child (the local model server) gets SIGKILL when the thread that
+    started it dies, even by kill -9."""
     try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError:
         pass
+
+
+def _tie_to_agent(agent_pid: int) -> None:  # pragma: no cover - runs in the child between fork and exec
+    """The supervisor gets SIGUSR1 when the thread that started it dies, even by kill -9; if the
+    agent died before this call, nobody would tell it, so it does not start."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
+    except OSError:
+        return
+    if os.getppid() != agent_pid:
+        os._exit(1)
 
 
 def _child_setup(confine: Callable[[], None] | None) -> Callable[[], None] | None:
     if not sys.platform.startswith("linux"):
         return confine
-    if confine is None:
-        return die_with_parent
+    agent_pid = os.getpid()
 
-    def both() -> None:  # pragma: no cover - runs in the child between fork and exec
-        die_with_parent()
-        confine()
+    def setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+        _tie_to_agent(agent_pid)
+        if confine is not None:
+            confine()
 
-    return both
+    return setup
+
+
+@functools.cache
+def _signal_reset() -> str:
+    """`env --default-signal` where this `env` has it (GNU coreutils 8.31+), else nothing."""
+    try:
+        ok = subprocess.run(_RESET_SIGNALS.split() + ["true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return _RESET_SIGNALS if ok else ""
 
 
 def shell_path() -> str:
     return shutil.which("bash") or "/bin/sh"
+
 
 
 class _Capture:
@@ -119,7 +160,7 @@ def run_command(
     capture = _Capture(output_path)
     setup = _child_setup(confine)
     proc = subprocess.Popen(
-        [shell_path(), "-c", command],
+        [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), _signal_reset()],
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,

@@ -1,0 +1,120 @@
+"""Nothing left behind: however `mzagent run` ends (kill -9, SIGTERM, SIGHUP, Ctrl+C), no process
+of its command survives, and the session reopens and continues.
+
+Each test looks only at the processes it started: their command line carries a sleep duration
+no other process on the machine uses.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.scripted_server import Reply
+
+_counter = itertools.count()
+
+
+def marker() -> str:
+    return f"299.{os.getpid() % 100000:05d}{next(_counter):03d}"
+
+
+def ours(mark: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def wait_until(condition, timeout: float = 20.0) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def start(server, project: Path, command: str, *extra: str) -> subprocess.Popen[str]:  # noqa: ANN001
+    server.script(Reply(f"<thought>wait</thought><action>run_terminal_command({json.dumps(command)})</action>"), Reply("<final_answer>after</final_answer>"))
+    return subprocess.Popen(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "sk-supervision-key-1", "--model", "m",
+         "--yes", "--approval", "yolo", "--project", str(project), *extra, "t"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def tree_command(mark: str) -> str:
+    """A foreground sleep, a grandchild in `bash -c`, a background job and a double-forked one."""
+    return f"(sleep {mark} &); sleep {mark} & bash -c 'sleep {mark}; echo late > late.txt'; echo done > out.txt"
+
+
+def session_events(state: Path) -> list[str]:
+    logs = list(state.rglob("log.jsonl"))
+    assert len(logs) == 1
+    return [json.loads(line)["event"]["type"] for line in logs[0].read_text().splitlines() if '"type": "event"' in line]
+
+
+def test_kill_9_mid_command_leaves_no_process_and_the_session_continues(server, project: Path, isolated_home: Path) -> None:
+    mark = marker()
+    proc = start(server, project, tree_command(mark))
+    assert wait_until(lambda: len(ours(mark)) >= 3), proc.stderr
+    proc.kill()
+    proc.wait()
+    assert wait_until(lambda: not ours(mark), timeout=5), [p.info for p in ours(mark)]
+    time.sleep(0.3)
+    assert not (project / "out.txt").exists() and not (project / "late.txt").exists()
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "k" * 12, "--model", "m", "--yes",
+         "--project", str(project), "--continue", "go on"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("Final answer:\nafter"), done.stderr
+    contents = [m["content"] for m in server.requests[-1]["messages"]]
+    assert "<question>t</question>" in contents and contents[-1].endswith("<question>go on</question>")
+
+
+@pytest.mark.parametrize(("number", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+def test_a_stop_signal_cancels_kills_the_group_logs_the_stop_and_exits(server, project: Path, isolated_home: Path, number: int, code: int) -> None:
+    mark = marker()
+    proc = start(server, project, tree_command(mark))
+    assert wait_until(lambda: len(ours(mark)) >= 3)
+    proc.send_signal(number)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == code, err
+    assert "Cancelling" in err
+    assert wait_until(lambda: not ours(mark), timeout=5)
+    events = session_events(isolated_home / "state")
+    assert events[-1] == "stopped" and "observation" in events
+
+
+def test_a_command_keeps_the_signal_dispositions_it_would_have_had(tmp_path: Path) -> None:
+    """The supervisor runs the command as a background job, which a shell starts with SIGINT
+    ignored; the command must not notice."""
+    from mzagent_tui.agent.cancel import CancelToken
+    from mzagent_tui.agent.tools.process import run_command
+
+    result = run_command("grep SigIgn /proc/self/status", tmp_path, {"PATH": os.environ["PATH"]}, 10, CancelToken(), tmp_path / "out")
+    assert result.head.decode().split() == ["SigIgn:", "0000000000000000"]
+
+
+def test_exit_codes_and_output_pass_through_the_supervisor(tmp_path: Path) -> None:
+    from mzagent_tui.agent.cancel import CancelToken
+    from mzagent_tui.agent.tools.process import run_command
+
+    result = run_command("echo \"$0 $1\"; echo out; echo err >&2; exit 7", tmp_path, {"PATH": os.environ["PATH"]}, 10, CancelToken(), tmp_path / "out")
+    assert result.exit_code == 7
+    assert result.head.decode().splitlines()[1:] == ["out", "err"]
