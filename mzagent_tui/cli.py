@@ -13,7 +13,7 @@ from typing import Any
 
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES, Policy, load_policy
-from mzagent_tui.agent.config import ConfigError, Settings, describe, load_settings
+from mzagent_tui.agent.config import check_project, ConfigError, Settings, describe, load_settings
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -130,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command).parse_args(argv[1:] if command else argv)
     project = Path(args.project).expanduser()
     try:
-        if not project.is_dir():
-            raise ConfigError(f"the project folder {project} does not exist")
+        check_project(project)
         settings = load_settings(project=project, flags=_flags(args))
         policy = load_policy(getattr(args, "approval", None))
         if command == "config":

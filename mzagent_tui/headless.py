@@ -65,7 +65,7 @@ class ConsolePrinter:
     def __call__(self, event: Event) -> None:
         match event:
             case TaskStarted(task=task):
-                self._line(self.out, "step", "Task: ", task)
+                self._line(self.out, "step", "Task: ", task_head(task))
             case StepStarted(step=step, max_steps=limit):
                 self._line(self.out, "step", f"── step {step}/{limit} ", "")
             case Thought(text=text):
@@ -275,6 +275,16 @@ class ProgressPrinter:
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+
+TASK_ECHO_CHARS = 500
+
+
+def task_head(task: str) -> str:
+    """The task as echoed on the console: a pasted megabyte is cut to its head and a count."""
+    if len(task) <= TASK_ECHO_CHARS:
+        return task
+    return f"{task[:TASK_ECHO_CHARS]}… ({len(task) - TASK_ECHO_CHARS:,} more characters)"
 
 
 def describe_action(tool: str, args: list[object]) -> str:

@@ -33,7 +33,7 @@ class Reply:
 @dataclass
 class Fault:
     kind: str
-    """status | stall | cut | html | reset"""
+    """status | stall | cut | html | html_as_json | html_as_sse | reset"""
     status: int = 500
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
@@ -188,6 +188,9 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                 self._send(fault.status, raw, "application/json", fault.headers)
             elif fault.kind == "html":
                 self._send(200, b"<!doctype html><html><body>Welcome to nginx</body></html>", "text/html")
+            elif fault.kind in ("html_as_json", "html_as_sse"):
+                kind = "application/json" if fault.kind == "html_as_json" else "text/event-stream"
+                self._send(200, b"\n<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>proxy login</body></html>", kind)
             elif fault.kind == "reset":
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
                 self.connection.close()

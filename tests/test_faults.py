@@ -45,6 +45,8 @@ MATRIX = [
     ("cut mid-reply", [Fault("cut", text=HALF_ACTION), FINAL], "final", "ended before the reply was complete"),
     ("no [DONE]", [Reply("<final_answer>recovered</final_answer>", send_done=False)], "final", None),
     ("html with 200", [Fault("html")], "HTML page", None),
+    ("html sent as json", [Fault("html_as_json")], "HTML page", None),
+    ("html sent as an event stream", [Fault("html_as_sse")], "HTML page", None),
     ("401", [Fault("status", 401, body={"error": {"message": f"Incorrect API key provided: {KEY}"}})], "refused the API key", None),
     ("404 model", [Fault("status", 404, body={"error": {"message": "model not found"}})], "has no model", None),
     ("400 context openai", [overflow("This model's maximum context length is 8192 tokens"), FINAL], "final", None),

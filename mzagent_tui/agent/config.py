@@ -118,6 +118,15 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
 
 
+def check_project(project: Path) -> None:
+    """The project must be a folder: say which of "missing" and "not a folder" it is."""
+    if project.is_dir():
+        return
+    if project.exists():
+        raise ConfigError(f"the project {project} is not a folder (give the folder that holds it)")
+    raise ConfigError(f"the project folder {project} does not exist")
+
+
 def app_folders() -> tuple[Path, ...]:
     """The app's own config and state (sessions, snapshots): commands never read these."""
     return (Path(platformdirs.user_config_dir(APP_NAME)), Path(platformdirs.user_state_dir(APP_NAME)))

@@ -14,10 +14,11 @@ import random
 import re
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2 as httpx
 import openai
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
@@ -71,6 +72,47 @@ class _Unsupported(Exception):
         self.field_name = field_name
 
 
+_HEAD_BYTES = 512
+_HTML_START = re.compile(rb"^\s*(<!doctype html|<html|<head|<body)", re.IGNORECASE)
+
+
+class _SniffingTransport(httpx.BaseTransport):
+    """Keeps the first bytes of every response body, so a page sent under a JSON or event-stream
+    content type (a proxy's login page, nginx's welcome) is recognised by what it is."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        head = bytearray()
+        response.extensions["mzagent_head"] = head
+        response.stream = _SniffedStream(response.stream, head)  # type: ignore[arg-type]
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _SniffedStream(httpx.SyncByteStream):
+    def __init__(self, inner: Any, head: bytearray) -> None:
+        self._inner = inner
+        self._head = head
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._inner:
+            if len(self._head) < _HEAD_BYTES:
+                self._head += chunk[: _HEAD_BYTES - len(self._head)]
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _looks_like_html(response: httpx.Response) -> bool:
+    return bool(_HTML_START.match(bytes(response.extensions.get("mzagent_head", b""))))
+
+
 class ChatClient:
     """One endpoint + model. `complete` is blocking and meant for a worker thread."""
 
@@ -84,6 +126,7 @@ class ChatClient:
             base_url=self.base_url,
             max_retries=0,
             timeout=openai.Timeout(settings.idle_timeout, connect=settings.connect_timeout),
+            http_client=openai.DefaultHttpxClient(transport=_SniffingTransport(httpx.HTTPTransport())),
         )
         self.send_stream_options = True
         self.send_stop = settings.stop_sequence
@@ -171,11 +214,11 @@ class ChatClient:
         content_type = stream.response.headers.get("content-type", "")
         if "html" in content_type.lower():
             stream.close()
-            raise LLMError(
-                f"{self.base_url} answered with an HTML page, not the API; check the base URL "
-                "(it usually ends in /v1)"
-            )
+            raise LLMError(self._html_message())
         return self._consume(stream, messages, cancel)
+
+    def _html_message(self) -> str:
+        return f"{self.base_url} answered with an HTML page, not the API; check the base URL (it usually ends in /v1)"
 
     def _consume(self, stream: Any, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
         inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
@@ -231,6 +274,8 @@ class ChatClient:
         full = "".join(text)
         if finish is None:
             if chunks == 0:
+                if _looks_like_html(stream.response):
+                    raise LLMError(self._html_message())
                 raise LLMError(f"{self.base_url} sent an empty reply stream; check the base URL and model ({self._where()})")
             raise _Transient("the reply stream ended before the reply was complete", partial=full)
         return self._reply(full, "".join(reasoning), finish, usage, messages)

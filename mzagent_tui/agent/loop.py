@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.config import ConfigError, Settings, app_folders, ignored_notice
+from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
     Error,
@@ -58,7 +58,9 @@ STUCK_WINDOW = 6
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
-_FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,8}\b")
+_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
+"""A file name in prose. Matches start only where a name can start, and are bounded: the old
+`[\w./-]+` backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
 _CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 
 
@@ -104,8 +106,7 @@ class Agent:
         environ = os.environ if environ is None else environ
         self.settings = settings
         self.root = project.resolve()
-        if not self.root.is_dir():
-            raise ConfigError(f"the project folder {project} does not exist")
+        check_project(project)
         redact = redactor_for(environ, settings.api_key)
         self._sink = emit
         self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
