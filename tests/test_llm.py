@@ -192,3 +192,29 @@ def test_unreachable_server_names_the_url(server) -> None:
     with pytest.raises(LLMError, match="cannot connect to http://127.0.0.1:9/v1"):
         chat.complete(MESSAGES, CancelToken())
     assert len(rec.of(RetryWait)) == 1
+
+
+def test_a_permanently_stalled_endpoint_holds_a_step_no_longer_than_the_bound(server) -> None:
+    """Five attempts of a 2 s idle watchdog used to add up (ten minutes with the defaults); the
+    step now ends at max_step_wait, every wait before that shown."""
+    server.script(*[Fault("stall", text="x")] * 6)
+    chat, recorder = client(server, idle_timeout=2.0, max_retries=5, retry_base_delay=0.2, max_step_wait=3.0)
+    started = time.monotonic()
+    with pytest.raises(LLMError, match="held this step for the 3 s limit"):
+        chat.complete(MESSAGES, CancelToken())
+    assert time.monotonic() - started < 5
+    assert recorder.of(RetryWait) and all("stalled" in wait.reason for wait in recorder.of(RetryWait))
+
+
+def test_a_reply_that_keeps_streaming_is_not_cut_by_the_bound(server) -> None:
+    server.script(Reply("<final_answer>" + "word " * 40 + "</final_answer>", chunk_size=5, delay=0.05))
+    chat, _ = client(server, max_step_wait=0.5)
+    reply = chat.complete(MESSAGES, CancelToken())
+    assert reply.text.count("word") == 40
+
+
+def test_the_bundled_model_gets_a_longer_bound() -> None:
+    from mzagent_tui.agent.config import Settings
+
+    assert Settings(provider="local").step_wait_limit() == 600 and Settings(provider="openai").step_wait_limit() == 180
+    assert Settings(provider="local", max_step_wait=30).step_wait_limit() == 30

@@ -58,6 +58,9 @@ class Settings:
     retry_base_delay: float = 1.0
     max_retry_wait: float = 60.0
     """The longest Retry-After honoured; a longer one is reported at once."""
+    max_step_wait: float = 0.0
+    """The longest a stalled or failing endpoint may hold one step, retries included, in seconds
+    (0: 180, or 600 for the bundled model, whose first reply to a long prompt is slow)."""
     pass_env: list[str] = field(default_factory=list)
     """Secret-looking environment variables that commands may still see."""
     price_in: float = 0.0
@@ -100,6 +103,9 @@ class Settings:
                 f"(or MZAGENT_API_KEY) in the environment or a .env file, or pass --api-key"
             )
         return self.base_url, self.model, self.api_key or "not-needed"
+
+    def step_wait_limit(self) -> float:
+        return self.max_step_wait or (600.0 if self.provider == "local" else 180.0)
 
     def window(self) -> int:
         """The context window to measure against: configured, or known for the bundled model."""
@@ -222,7 +228,7 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("command_timeout must be between 0 and 3600 seconds")
     if not 0 <= settings.temperature <= 2:
         problems.append("temperature must be between 0 and 2")
-    if settings.max_retries < 0 or settings.idle_timeout <= 0 or settings.connect_timeout <= 0:
+    if settings.max_retries < 0 or settings.idle_timeout <= 0 or settings.connect_timeout <= 0 or settings.max_step_wait < 0:
         problems.append("timeouts must be positive and max_retries at least 0")
     if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
         problems.append("price_in, price_out, max_cost and context_window cannot be negative")

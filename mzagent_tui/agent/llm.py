@@ -151,13 +151,17 @@ class ChatClient:
         return 0
 
     def complete(self, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
-        """Stream one reply, retrying transient faults with visible, cancellable waits."""
+        """Stream one reply, retrying transient faults with visible, cancellable waits, and giving
+        up once a stalled or failing endpoint has held the step for `step_wait_limit` seconds
+        (a reply that keeps streaming is never cut)."""
         attempt = 0
         limit = self._settings.max_retries
+        bound = self._settings.step_wait_limit()
+        deadline = time.monotonic() + bound
         while True:
             cancel.check()
             try:
-                return self._attempt(messages, cancel)
+                return self._attempt(messages, cancel, deadline)
             except _Unsupported as exc:
                 if exc.field_name == "stream_options":
                     self.send_stream_options = False
@@ -176,6 +180,11 @@ class ChatClient:
                         f"{exc.reason}: the server asks to wait {wait:.0f} s, longer than the "
                         f"{self._settings.max_retry_wait:.0f} s limit; try again later ({self._where()})"
                     ) from None
+                if time.monotonic() + wait >= deadline:
+                    raise LLMError(
+                        f"{exc.reason} — the endpoint has held this step for the {bound:.0f} s limit "
+                        f"(max_step_wait); gave up after {attempt} attempt{'s' if attempt > 1 else ''} ({self._where()})"
+                    ) from None
                 self._emit(RetryWait(round(wait, 2), attempt, limit, exc.reason))
                 if cancel.wait(wait):
                     raise Cancelled() from None
@@ -187,7 +196,7 @@ class ChatClient:
     def _where(self) -> str:
         return f"{self.base_url}, model {self.model}"
 
-    def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
+    def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken, deadline: float) -> Reply:
         params: dict[str, Any] = {
             "model": self.model,
             # The SDK type-walks `messages` on every request, which costs ~1 ms per message
@@ -203,24 +212,25 @@ class ChatClient:
             params["stop"] = [STOP_SEQUENCE]
         if self.send_stream_options:
             params["stream_options"] = {"include_usage": True}
+        idle = max(0.1, min(self._settings.idle_timeout, deadline - time.monotonic()))
         try:
-            stream = self._client.chat.completions.create(**params)
+            stream = self._client.chat.completions.create(**params, timeout=openai.Timeout(idle, connect=min(idle, self._settings.connect_timeout)))
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from None
         except openai.APITimeoutError:
-            raise _Transient(f"no answer within {self._settings.idle_timeout:.0f} s") from None
+            raise _Transient(f"no answer within {idle:.0f} s") from None
         except openai.APIConnectionError:
             raise _Transient(f"cannot connect to {self.base_url}") from None
         content_type = stream.response.headers.get("content-type", "")
         if "html" in content_type.lower():
             stream.close()
             raise LLMError(self._html_message())
-        return self._consume(stream, messages, cancel)
+        return self._consume(stream, messages, cancel, deadline)
 
     def _html_message(self) -> str:
         return f"{self.base_url} answered with an HTML page, not the API; check the base URL (it usually ends in /v1)"
 
-    def _consume(self, stream: Any, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
+    def _consume(self, stream: Any, messages: list[dict[str, str]], cancel: CancelToken, deadline: float) -> Reply:
         inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
         def read() -> None:
@@ -244,11 +254,9 @@ class ChatClient:
                 try:
                     kind, item = inbox.get(timeout=0.05)
                 except queue.Empty:
-                    idle = time.monotonic() - last
-                    if idle > self._settings.idle_timeout:
-                        raise _Transient(
-                            f"the stream stalled (no data for {self._settings.idle_timeout:.0f} s)", partial="".join(text)
-                        ) from None
+                    now = time.monotonic()
+                    if now - last > self._settings.idle_timeout or (now > deadline and now - last > 1.0):
+                        raise _Transient(f"the stream stalled (no data for {now - last:.0f} s)", partial="".join(text)) from None
                     continue
                 last = time.monotonic()
                 if kind == "end":
