@@ -118,3 +118,66 @@ def test_exit_codes_and_output_pass_through_the_supervisor(tmp_path: Path) -> No
     result = run_command("echo \"$0 $1\"; echo out; echo err >&2; exit 7", tmp_path, {"PATH": os.environ["PATH"]}, 10, CancelToken(), tmp_path / "out")
     assert result.exit_code == 7
     assert result.head.decode().splitlines()[1:] == ["out", "err"]
+
+
+CRASH_MID_WRITE = """
+import os, sys
+from pathlib import Path
+from mzagent_tui.agent.approval import StaticApprover
+from mzagent_tui.agent.secrets import Redactor
+from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import FileTools
+os.replace = lambda *args, **kwargs: os._exit(9)  # the kill lands after the temp file is written
+root = Path(sys.argv[1])
+session = Session(Path(sys.argv[2]), Redactor([]))
+FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), Redactor([]), env={})).write_to_file("big.txt", "new " * 500_000)
+"""
+
+
+def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_temp_file(server, project: Path, tmp_path: Path) -> None:
+    from tests.conftest import make_agent
+
+    (project / "big.txt").write_text("old\n")
+    done = subprocess.run([sys.executable, "-c", CRASH_MID_WRITE, str(project), str(tmp_path / "s")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 9, done.stderr
+    temps = [p for p in project.iterdir() if p.name.endswith(".mzagent-tmp")]
+    assert len(temps) == 1 and temps[0].stat().st_size == len("new " * 500_000)
+    assert (project / "big.txt").read_text() == "old\n"
+    make_agent(server, project)
+    assert sorted(p.name for p in project.iterdir()) == ["big.txt"]
+
+
+def test_the_sweep_spares_live_processes_and_files_that_are_not_its_own(project: Path) -> None:
+    from mzagent_tui.agent import leftovers
+
+    folder = leftovers.journals_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    mine = project / ".a.txt.1234.mzagent-tmp"
+    mine.write_text("temp")
+    leftovers.note(mine)
+    planted = project / "README.md"
+    planted.write_text("keep")
+    (folder / "999999999-1.list").write_text(f"{planted}\n{project}/.x.mzagent-tmp\n")
+    leftovers.sweep()
+    assert mine.exists(), "a live process's temp file was removed"
+    assert planted.read_text() == "keep"
+    assert not (folder / "999999999-1.list").exists()
+
+
+def test_a_snapshot_lock_left_by_a_kill_does_not_stop_recording_in_the_reopened_session(server, project: Path, isolated_home: Path) -> None:
+    from mzagent_tui.agent.events import FileChanged, Notice
+    from mzagent_tui.agent.history import find_session
+    from tests.conftest import make_agent
+
+    server.script(Reply('<action>run_terminal_command("echo one > a.txt")</action>'), Reply("<final_answer>1</final_answer>"))
+    agent, _ = make_agent(server, project)
+    agent.run("first")
+    lock = agent.session.folder / "snapshot.index.lock"
+    lock.write_text("")
+    os.utime(lock, (time.time() - 600, time.time() - 600))
+    server.script(Reply('<action>run_terminal_command("echo two > b.txt")</action>'), Reply("<final_answer>2</final_answer>"))
+    reopened, recorder = make_agent(server, project, history=find_session(project, "last"))
+    reopened.run("second")
+    assert [Path(e.path).name for e in recorder.of(FileChanged)] == ["b.txt"]
+    assert not any("not recorded" in n.text for n in recorder.of(Notice))

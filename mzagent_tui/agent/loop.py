@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
@@ -108,6 +109,7 @@ class Agent:
         self.root = project.resolve()
         check_project(project)
         redact = redactor_for(environ, settings.api_key)
+        leftovers.sweep()
         self._sink = emit
         self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
         self.meter = Meter(settings.price_in, settings.price_out, settings.window())

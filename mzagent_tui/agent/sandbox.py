@@ -29,6 +29,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent import leftovers
+
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
@@ -142,9 +144,15 @@ class Sandbox:
         """Commands get the session's private temp folder as TMPDIR."""
         if self.mode == "off" or not self.available:
             return env
+        temp = str(self._temp())
+        return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
+
+    def _temp(self) -> Path:
+        """The session's private temp folder, made on first use (noted, so a crash leaves no trace)."""
         if self.temp_dir is None:
             self.temp_dir = Path(tempfile.mkdtemp(prefix="mzagent-tmp-"))
-        return {**env, "TMPDIR": str(self.temp_dir), "TMP": str(self.temp_dir), "TEMP": str(self.temp_dir)}
+            leftovers.note(self.temp_dir)
+        return self.temp_dir
 
     def preexec(self, confinement: Confinement):  # noqa: ANN201 - a callable for Popen, or None
         """What the child runs between fork and exec to confine itself (None: not confined)."""
@@ -188,9 +196,7 @@ class Sandbox:
         everything = fs
         for path, access in self._readable():
             self._grant(libc, ruleset, path, access & fs)
-        if self.temp_dir is None:
-            self.temp_dir = Path(tempfile.mkdtemp(prefix="mzagent-tmp-"))
-        for path in (self.root, self.temp_dir, *(Path(p) for p in DEVICE_FOLDERS)):
+        for path in (self.root, self._temp(), *(Path(p) for p in DEVICE_FOLDERS)):
             self._grant(libc, ruleset, path, everything)
         for device in DEVICES:
             self._grant(libc, ruleset, Path(device), _FILE_RIGHTS & fs)

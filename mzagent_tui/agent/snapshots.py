@@ -17,10 +17,13 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from mzagent_tui.agent import leftovers
 
 SNAPSHOT_TIMEOUT = 30.0
 """Seconds one snapshot may take; a project that needs longer is not snapshotted."""
@@ -100,6 +103,7 @@ class Snapshots:
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet", "--bare", work_tree=False)
             self.git_dir.chmod(0o700)  # copies of every project file, .env included: the user's alone
+        _remove_stale_lock(self.index.with_name(self.index.name + ".lock"))
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():
             shutil.copyfile(shared, self.index)
@@ -112,8 +116,9 @@ class Snapshots:
     def _share_index(self) -> None:
         """Leave a copy of this session's index for the next session (replaced atomically, since
         sessions of one project may run at the same time; any recent copy will do)."""
-        handle, temporary = tempfile.mkstemp(dir=self.git_dir, prefix="index-")
+        handle, temporary = tempfile.mkstemp(dir=self.git_dir, prefix="index-mzagent-")
         os.close(handle)
+        leftovers.note(Path(temporary))
         try:
             shutil.copyfile(self.index, temporary)
             os.replace(temporary, self.git_dir / "last.index")
@@ -148,6 +153,17 @@ class Snapshots:
         if work_tree:
             env["GIT_WORK_TREE"] = str(self.root)
         return env
+
+
+def _remove_stale_lock(lock: Path) -> None:
+    """A kill -9 in the middle of a snapshot leaves git's index lock, and every later `git add`
+    of the session would fail. A git of ours holds it at most SNAPSHOT_TIMEOUT (then it is
+    killed), so a lock older than twice that belongs to nobody."""
+    try:
+        if time.time() - lock.stat().st_mtime > 2 * SNAPSHOT_TIMEOUT:
+            lock.unlink()
+    except OSError:
+        pass
 
 
 def _feed(stream: IO[bytes], data: bytes) -> None:

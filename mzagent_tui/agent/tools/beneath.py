@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.tools.registry import ToolError
 
 _SYS_OPENAT2 = 437  # the same number on x86_64 and aarch64
@@ -115,10 +116,12 @@ def makedirs_beneath(root: Path, relative_dir: str) -> int:
     return current
 
 
-def write_atomically_at(dir_fd: int, name: str, data: bytes, mode: int) -> None:
+def write_atomically_at(dir_fd: int, folder: Path, name: str, data: bytes, mode: int) -> None:
     """Temp file beside the target in the same folder descriptor, fsync, rename: a kill at any
-    moment leaves the old or the new file, never a truncated one."""
+    moment leaves the old or the new file, never a truncated one (and the temp file is noted,
+    so a later session removes it)."""
     temp = f".{name}.{secrets.token_hex(4)}.mzagent-tmp"
+    leftovers.note(folder / temp)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -128,7 +128,7 @@ class FileTools:
             if existed:
                 backup = self._ctx.session.backup_path(path)
                 backup.write_bytes(old)
-            write_atomically_at(folder, name, data, mode)
+            write_atomically_at(folder, path.parent, name, data, mode)
         finally:
             os.close(folder)
         digest = hashlib.sha256(data).hexdigest()
@@ -190,6 +190,6 @@ def atomic_write(path: Path, data: bytes) -> None:
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        write_atomically_at(folder, path.name, data, mode)
+        write_atomically_at(folder, path.parent, path.name, data, mode)
     finally:
         os.close(folder)
