@@ -134,7 +134,8 @@ class FileChanged(Event):
 
     `sha256` is the digest of the bytes left in the file: undo compares it with the file on
     disk so it never discards an edit the user made afterwards. `deleted`: a command removed
-    the file (no digest then).
+    the file (no digest then). `old_mode`: the permission bits before, which undo restores;
+    `mode_only`: a command changed only the permissions (`chmod`), no content was saved.
     """
 
     kind: ClassVar[str] = "file_changed"
@@ -143,6 +144,8 @@ class FileChanged(Event):
     backup: str | None = None
     sha256: str | None = None
     deleted: bool = False
+    old_mode: int | None = None
+    mode_only: bool = False
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ through the same undo as `write_to_file`.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -33,6 +35,17 @@ class SnapshotError(Exception):
     """Snapshots cannot be taken here (no git, a project too large, a git failure)."""
 
 
+class _GitFailed(SnapshotError):
+    def __init__(self, message: str, stderr: str) -> None:
+        super().__init__(message)
+        self.stderr = stderr
+
+
+def _unquote(name: str) -> str:
+    """Git quotes `"` and `\\` in the names of its messages."""
+    return re.sub(r"\\(.)", r"\1", name)
+
+
 @dataclass(frozen=True)
 class Change:
     status: str
@@ -41,6 +54,21 @@ class Change:
     """Relative to the project, with forward slashes, as git reports it."""
     old_blob: str
     """Git's id of the content before (all zeros for an added file)."""
+    old_mode: int | None = None
+    """The full permission bits before (git itself keeps only 644 or 755); None if added."""
+    mode_only: bool = False
+    """Only the permissions changed (`chmod`): the content is the same."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    tree: str
+    """Git's id of a tree holding the project's files."""
+    modes: dict[str, int]
+    """The permission bits of every file in it, read with lstat."""
+
+
+_UNREADABLE = re.compile(r'^error: open\("((?:[^"\\]|\\.)*)"\): Permission denied$', re.MULTILINE)
 
 
 class Snapshots:
@@ -49,35 +77,67 @@ class Snapshots:
         self.git_dir = session_folder.parent / "snapshots.git"
         self.index = session_folder / "snapshot.index"
         self._ready = False
+        self.skipped: set[str] = set()
+        """Files git cannot read (no read permission): left out of every snapshot of the session."""
 
-    def take(self) -> str:
-        """The id of a tree holding the project's files now."""
+    def take(self) -> Snapshot:
+        """A snapshot of the project's files now; files git cannot read are left out (see
+        `skipped`), the rest is recorded."""
         first = not self._ready
         if first:
             self._init()
-        self._git("add", "--all", ".")
+        self._add()
         tree = self._git("write-tree").strip()
         if first:
             self._share_index()
-        return tree
+        return Snapshot(tree, self._modes())
 
-    def changes(self, before: str, after: str) -> list[Change]:
-        """Regular files added, modified or deleted between two snapshots (symlinks and nested
-        repositories are left out: their content is not a file's to restore)."""
-        if before == after:
-            return []
-        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", before, after)
-        fields = out.split("\0")
-        changes = []
-        for header, path in zip(fields[0::2], fields[1::2]):
-            old_mode, new_mode, old_blob, _, status = header.lstrip(":").split(" ")
-            if status in ("A", "M", "D") and {old_mode, new_mode} <= _FILE_MODES:
-                changes.append(Change(status, path, old_blob))
+    def _add(self) -> None:
+        for _ in range(3):
+            excluded = [f":(exclude,literal){path}" for path in sorted(self.skipped)]
+            try:
+                self._git("add", "--all", "--", ".", *excluded)
+                return
+            except _GitFailed as exc:
+                unreadable = {_unquote(name) for name in _UNREADABLE.findall(exc.stderr)} - self.skipped
+                if not unreadable:
+                    raise SnapshotError(str(exc)) from None
+                self.skipped |= unreadable
+        raise SnapshotError("git add kept failing on files it cannot read")
+
+    def _modes(self) -> dict[str, int]:
+        modes: dict[str, int] = {}
+        for name in self._git("ls-files", "-z").split("\0"):
+            if name:
+                try:
+                    modes[name] = stat.S_IMODE(os.lstat(self.root / name).st_mode)
+                except OSError:
+                    continue
+        return modes
+
+    def changes(self, before: Snapshot, after: Snapshot) -> list[Change]:
+        """Regular files added, modified (content or permissions) or deleted between two
+        snapshots (symlinks and nested repositories are left out: their content is not a file's
+        to restore)."""
+        changes: list[Change] = []
+        if before.tree != after.tree:
+            out = self._git("diff-tree", "-r", "-z", "--no-renames", "--raw", before.tree, after.tree)
+            fields = out.split("\0")
+            for header, path in zip(fields[0::2], fields[1::2]):
+                old_mode, new_mode, old_blob, new_blob, status = header.lstrip(":").split(" ")
+                if status in ("A", "M", "D") and {old_mode, new_mode} <= _FILE_MODES:
+                    changes.append(Change(status, path, old_blob, before.modes.get(path), mode_only=status == "M" and old_blob == new_blob))
+        seen = {change.path for change in changes}
+        for path, mode in after.modes.items():
+            old = before.modes.get(path)
+            if old is not None and old != mode and path not in seen:
+                changes.append(Change("M", path, "", old, mode_only=True))
         return changes
 
     def save_old_contents(self, targets: list[tuple[Change, Path]]) -> None:
         """Write each change's old content to its path, through one `git cat-file --batch`
         (a formatter may change thousands of files; one git process per file would take seconds)."""
+        targets = [(change, target) for change, target in targets if not change.mode_only]
         if not targets:
             return
         ids = "".join(f"{change.old_blob}\n" for change, _ in targets).encode()
@@ -142,8 +202,9 @@ class Snapshots:
         except OSError as exc:
             raise SnapshotError(f"git could not be run: {exc.strerror or exc}") from None
         if result.returncode != 0:
-            message = result.stderr.decode("utf-8", errors="replace").strip().splitlines()
-            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else f'exit {result.returncode}'}")
+            stderr = result.stderr.decode("utf-8", errors="replace")
+            lines = stderr.strip().splitlines()
+            raise _GitFailed(f"git {args[0]} failed: {lines[-1] if lines else f'exit {result.returncode}'}", stderr)
         return result.stdout.decode("utf-8", errors="surrogateescape")
 
     def _env(self, work_tree: bool) -> Mapping[str, str]:

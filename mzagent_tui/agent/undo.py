@@ -50,6 +50,9 @@ class Write:
     backup: Path | None
     sha256: str | None
     undone: bool
+    old_mode: int | None = None
+    """The permission bits to restore (None: not recorded, as in logs before they were)."""
+    mode_only: bool = False
 
 
 def writes_of(events: Iterable[Event]) -> list[Write]:
@@ -64,7 +67,7 @@ def writes_of(events: Iterable[Event]) -> list[Write]:
             step += 1
         elif isinstance(event, FileChanged):
             backup = Path(event.backup) if event.backup else None
-            writes.append(Write(len(writes) + 1, run, step, Path(event.path), event.created, event.deleted, backup, event.sha256, False))
+            writes.append(Write(len(writes) + 1, run, step, Path(event.path), event.created, event.deleted, backup, event.sha256, False, event.old_mode, event.mode_only))
         elif isinstance(event, Undone):
             undone.add(event.write)
     return [dataclasses.replace(w, undone=w.number in undone) for w in writes]
@@ -107,7 +110,7 @@ def _check(write: Write, chosen: list[Write]) -> None:
     elif hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
         raise UndoRefused(f"{name} was changed after the agent wrote it; undo would discard those changes, so nothing was undone")
     for earlier in chosen:
-        if earlier.path == write.path and not earlier.created and (earlier.backup is None or not earlier.backup.is_file()):
+        if earlier.path == write.path and not earlier.created and not earlier.mode_only and (earlier.backup is None or not earlier.backup.is_file()):
             raise UndoRefused(f"the previous content of {name} was not found in the session folder ({earlier.backup})")
 
 
@@ -122,10 +125,12 @@ def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone
         try:
             if write.created:
                 write.path.unlink()
-            else:
+            elif not write.mode_only:
                 assert write.backup is not None
                 write.path.parent.mkdir(parents=True, exist_ok=True)  # a deleted file's folder may be gone too
                 atomic_write(write.path, write.backup.read_bytes())
+            if not write.created and write.old_mode is not None:
+                write.path.chmod(write.old_mode)
             event = Undone(str(write.path), write.number, removed=write.created)
             session.record_event(event)
         except OSError as exc:
@@ -136,7 +141,7 @@ def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone
 
 def write_label(write: Write, root: Path) -> str:
     """`#3  run 2  overwrote src/app.py`: one write in a list to choose from."""
-    verb = "created" if write.created else "deleted" if write.deleted else "overwrote"
+    verb = "created" if write.created else "deleted" if write.deleted else "changed the permissions of" if write.mode_only else "overwrote"
     state = "  (undone)" if write.undone else ""
     return f"#{write.number}  run {write.run}  {verb} {shown_path(write.path, root)}{state}"
 

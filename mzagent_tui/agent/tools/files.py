@@ -132,7 +132,7 @@ class FileTools:
         finally:
             os.close(folder)
         digest = hashlib.sha256(data).hexdigest()
-        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest))
+        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None))
         verb = "overwrote" if existed else "created"
         return f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.sandbox import Confinement
-from mzagent_tui.agent.snapshots import Change, SnapshotError, Snapshots
+from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.process import ProcessResult, run_command
@@ -27,6 +27,7 @@ class ShellTool:
         self._ctx = ctx
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
+        self._said_unreadable: set[str] = set()
         self._blocked: set[str] = set()
         """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
 
@@ -81,20 +82,26 @@ class ShellTool:
             "without network, or run the same command again to let the user decide, or explain in your final answer what is needed."
         )
 
-    def _snapshot(self) -> str | None:
+    def _snapshot(self) -> Snapshot | None:
         if self._snapshots is None:
             return None
         try:
-            return self._snapshots.take()
+            snapshot = self._snapshots.take()
         except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return None
+        unreadable = sorted(self._snapshots.skipped - self._said_unreadable)
+        if unreadable:
+            self._said_unreadable.update(unreadable)
+            shown = ", ".join(unreadable[:LISTED_CHANGES]) + (f" and {len(unreadable) - LISTED_CHANGES} more" if len(unreadable) > LISTED_CHANGES else "")
+            self._ctx.emit(Notice(f"Not recorded for undo, because they cannot be read: {shown}. Every other file still is."))
+        return snapshot
 
     def _snapshot_failed(self, exc: Exception) -> None:
         self._snapshots = None
         self._ctx.emit(Notice(f"Files changed by commands are not recorded in this session, so undo cannot take them back: {exc}."))
 
-    def _record_changes(self, before: str) -> str:
+    def _record_changes(self, before: Snapshot) -> str:
         """A `FileChanged` for every file the command created, modified or deleted, with the old
         content saved for undo; the line the observation gets about them ("" for none)."""
         snapshots = self._snapshots
@@ -103,8 +110,9 @@ class ShellTool:
             return ""
         try:
             changes = snapshots.changes(before, after)
-            backups = {change.path: self._ctx.session.backup_path(self._ctx.root / change.path) for change in changes if change.status != "A"}
-            snapshots.save_old_contents([(change, backups[change.path]) for change in changes if change.status != "A"])
+            saved = [change for change in changes if change.status != "A" and not change.mode_only]
+            backups = {change.path: self._ctx.session.backup_path(self._ctx.root / change.path) for change in saved}
+            snapshots.save_old_contents([(change, backups[change.path]) for change in saved])
         except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return ""
@@ -112,7 +120,7 @@ class ShellTool:
             self._record(change, backups.get(change.path))
         if not changes:
             return ""
-        named = ", ".join(f"{change.path} ({VERBS[change.status]})" for change in changes[:LISTED_CHANGES])
+        named = ", ".join(f"{change.path} ({'permissions changed' if change.mode_only else VERBS[change.status]})" for change in changes[:LISTED_CHANGES])
         more = f" and {len(changes) - LISTED_CHANGES} more" if len(changes) > LISTED_CHANGES else ""
         return f"\nFiles changed by the command: {named}{more}."
 
@@ -127,7 +135,10 @@ class ShellTool:
             except OSError:
                 pass
         self._ctx.emit(
-            FileChanged(str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest, deleted=change.status == "D")
+            FileChanged(
+                str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest,
+                deleted=change.status == "D", old_mode=change.old_mode, mode_only=change.mode_only,
+            )
         )
 
 
