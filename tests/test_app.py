@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -719,3 +720,21 @@ async def test_the_dialog_says_how_the_command_is_confined_and_o_lifts_it_once(s
         assert "sandbox" in app.sub_title
     assert (outside / "x").exists() is not confined
     assert not (outside / "y").exists()
+
+
+@pytest.mark.parametrize(("number", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+async def test_a_stop_signal_ends_the_app_like_quit_with_its_exit_code(server, project: Path, number: int, code: int) -> None:
+    server.script(Reply(f'<action>run_terminal_command("sleep {SLEEP}")</action>'))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "t")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: _sleepers() > 0)
+        os.kill(os.getpid(), number)
+        await wait_for(pilot, lambda: app.return_code is not None)
+    assert app.return_code == code
+    deadline = time.monotonic() + 5
+    while _sleepers() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    assert _sleepers() == 0
