@@ -1,27 +1,42 @@
-"""How fast the bundled model runs here: load time, prompt and generation tokens per second.
+"""The bundled model server, measured against the raw engine in the same run.
 
-    python bench/local_speed.py
+    python bench/local_speed.py [--steps 20] [--sweep]
 
-Starts the local server, sends the agent's real system prompt plus a short task three times
-(the first fills llama.cpp's prompt cache), and reads the token counts from the usage the
-server reports. Needs the `local` extra.
+1. A 20-step session through our server (the settings `local.server_settings` chooses): each
+   step sends the whole conversation so far (the agent's real system prompt, a task, then for
+   every step the model's reply and an observation of ~150 tokens). Reports the server's RSS
+   after every step (peak), and the time to first token of step 1 (cold) and of later steps
+   (the server keeps the KV cache of the shared prefix).
+2. Throughput: one cold prompt of the session's final size and 64 generated tokens, through the
+   server and through `llama_cpp.Llama` called directly with the same settings, one after the
+   other (a fresh nonce at the start of the prompt defeats every cache).
+3. `--sweep`: cold prompt time for n_batch 256 / 512 / 1024 and flash attention off / on,
+   called directly: the figures behind the chosen settings.
+Needs the `local` extra and psutil.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import statistics
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai  # noqa: E402
+import psutil  # noqa: E402
 
-from mzagent_tui.agent.local import LocalServer, model_path  # noqa: E402
+from mzagent_tui.agent.local import LocalServer, ServerSettings, model_path, server_settings  # noqa: E402
 from mzagent_tui.agent.prompt import render_system_prompt  # noqa: E402
 from mzagent_tui.agent.tools.registry import ToolRegistry  # noqa: E402
+
+OBSERVATION = "<observation>" + "\n".join(f"line {i}: value = compute(item_{i}, factor={i * 3})" for i in range(12)) + "</observation>"
+GENERATE = 64
 
 
 def read_file(file_path: str) -> str:
@@ -29,31 +44,107 @@ def read_file(file_path: str) -> str:
     return ""
 
 
-def main() -> None:
+def rss(pid: int) -> int:
+    process = psutil.Process(pid)
+    return process.memory_info().rss + sum(child.memory_info().rss for child in process.children(recursive=True))
+
+
+def stream_once(client: openai.OpenAI, messages: list[dict[str, str]], max_tokens: int) -> tuple[float, float, int, int, str]:
+    """(time to first token, total time, prompt tokens, completion tokens, text)."""
     started = time.monotonic()
-    server = LocalServer(model_path())
+    first = None
+    text: list[str] = []
+    usage = None
+    for chunk in client.chat.completions.create(
+        model="local", temperature=0, max_tokens=max_tokens, messages=messages, stream=True, stream_options={"include_usage": True},
+    ):
+        if chunk.choices and chunk.choices[0].delta.content:
+            if first is None:
+                first = time.monotonic() - started
+            text.append(chunk.choices[0].delta.content)
+        if chunk.usage:
+            usage = chunk.usage
+    total = time.monotonic() - started
+    assert usage is not None
+    return first or total, total, usage.prompt_tokens, usage.completion_tokens, "".join(text)
+
+
+def session(client: openai.OpenAI, pid: int, steps: int) -> tuple[list[dict[str, str]], list[tuple[float, int, int]]]:
+    system = render_system_prompt(Path(tempfile.mkdtemp()), ToolRegistry([read_file]))
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "<question>Read config.py and explain what compute() does.</question>"}]
+    rows = []
+    for step in range(1, steps + 1):
+        ttft, _, prompt, _, text = stream_once(client, messages, GENERATE)
+        rows.append((ttft, prompt, rss(pid)))
+        print(f"step {step:2d}: prompt {prompt:5d} tokens, first token after {ttft:5.1f} s, server RSS {rss(pid) / 2**20:6.0f} MB", flush=True)
+        messages += [{"role": "assistant", "content": text or "<thought>next</thought>"}, {"role": "user", "content": OBSERVATION}]
+    return messages, rows
+
+
+def cold(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    fresh = [dict(m) for m in messages]
+    fresh[0]["content"] = f"[{uuid.uuid4()}]\n" + fresh[0]["content"]
+    return fresh
+
+
+def direct(settings: ServerSettings, messages: list[dict[str, str]]) -> tuple[float, float, int]:
+    """(time to first token, total time, generated tokens) from the engine called directly."""
+    from llama_cpp import Llama
+
+    llama = Llama(
+        str(model_path()), n_ctx=settings.context, n_threads=settings.threads, n_threads_batch=settings.threads,
+        n_batch=settings.batch, n_ubatch=settings.batch, logits_all=settings.logits_all, flash_attn=settings.flash_attn,
+        use_mmap=settings.mmap, use_mlock=False, verbose=False,
+    )
+    started = time.monotonic()
+    first = None
+    completion = 0
+    for chunk in llama.create_chat_completion(messages=messages, temperature=0, max_tokens=GENERATE, stream=True):
+        if chunk["choices"][0]["delta"].get("content"):
+            first = first or time.monotonic() - started
+            completion += 1
+    total = time.monotonic() - started
+    del llama
+    return first or total, total, completion
+
+
+def sweep(messages: list[dict[str, str]], base: ServerSettings, prompt: int) -> None:
+    for flash in (False, True):
+        for batch in (256, 512, 1024):
+            ttft, _, _ = direct(dataclasses.replace(base, batch=batch, flash_attn=flash), cold(messages))
+            print(f"sweep: n_batch {batch:4d}, flash attention {'on ' if flash else 'off'}: cold prompt of {prompt} tokens in {ttft:5.1f} s ({prompt / ttft:5.1f} tokens/s)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--sweep", action="store_true")
+    args = parser.parse_args()
+    settings = server_settings()
+    print(f"settings: {settings.describe()}", flush=True)
+    started = time.monotonic()
+    server = LocalServer(model_path(), settings)
     server.launch()
     try:
         server.wait_ready()
-        load = time.monotonic() - started
-        client = openai.OpenAI(api_key="none", base_url=server.base_url)
-        system = render_system_prompt(Path(tempfile.mkdtemp()), ToolRegistry([read_file]))
-        runs = []
-        for i in range(3):
-            question = f"<question>Write a Python function that returns the {i + 2}th Fibonacci number.</question>"
-            t0 = time.monotonic()
-            reply = client.chat.completions.create(
-                model="local", temperature=0, max_tokens=128,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
-            )
-            runs.append((time.monotonic() - t0, reply.usage.prompt_tokens, reply.usage.completion_tokens))
-        first, rest = runs[0], runs[1:]
-        print(f"load (start to first answer of /v1/models): {load:.1f} s")
-        print(f"cold request: {first[1]} prompt + {first[2]} generated tokens in {first[0]:.1f} s")
-        gen_rates = [completion / seconds for seconds, _, completion in rest]
-        print(f"warm requests (system prompt cached): median {statistics.median(gen_rates):.1f} generated tokens/s end to end")
+        print(f"load: {time.monotonic() - started:.1f} s", flush=True)
+        assert server.process is not None
+        client = openai.OpenAI(api_key="none", base_url=server.base_url, timeout=900)
+        messages, rows = session(client, server.process.pid, args.steps)
+        cached = [ttft for ttft, _, _ in rows[1:]]
+        print(f"peak server RSS over {args.steps} steps: {max(r for _, _, r in rows) / 2**20:.0f} MB")
+        print(f"time to first token: cold step 1 {rows[0][0]:.1f} s; step 5 {rows[4][0]:.1f} s; later steps median {statistics.median(cached):.1f} s "
+              f"(step 5 / step 1 = {rows[4][0] / rows[0][0]:.2f})")
+        ttft, total, prompt, completion, _ = stream_once(client, cold(messages), GENERATE)
+        server_rates = (prompt / ttft, (completion - 1) / (total - ttft))
     finally:
         server.stop()
+    ttft, total, completion = direct(settings, cold(messages))
+    direct_rates = (prompt / ttft, (completion - 1) / (total - ttft))
+    print(f"cold {prompt} prompt tokens, {GENERATE} generated: server {server_rates[0]:.1f} prompt t/s, {server_rates[1]:.1f} generated t/s; "
+          f"direct {direct_rates[0]:.1f} / {direct_rates[1]:.1f}; ratio {server_rates[0] / direct_rates[0]:.2f} / {server_rates[1] / direct_rates[1]:.2f}")
+    if args.sweep:
+        sweep(messages[:8], settings, rows[3][1])
 
 
 if __name__ == "__main__":

@@ -190,7 +190,7 @@ class MzAgentApp(App[None]):
             self._local_server = server
             server.wait_ready(self._local_progress, cancelled=lambda: self._token.cancelled)
             self.settings.base_url, self.settings.model = server.base_url, MODEL_ALIAS
-            self.call_from_thread(self._local_ready, f"ready: {path.name} on {server.threads} threads")
+            self.call_from_thread(self._local_ready, f"ready: {path.name} ({server.settings.describe()})")
         except Exception as exc:  # noqa: BLE001 - shown as a notice, never a traceback
             self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}", failed=True)
 

@@ -200,10 +200,15 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
     if settings.provider == "local" and not settings.base_url:
-        from mzagent_tui.agent.local import local_available, setup_hint
+        from mzagent_tui.agent.local import LocalModelError, local_available, server_settings, setup_hint
 
         if local_available():
-            print("\nthe offline model starts when a task runs (set MZAGENT_LOCAL_MODEL to use another GGUF)")
+            try:
+                chosen = server_settings().describe()
+            except LocalModelError as exc:
+                print(f"\nproblem: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+            print(f"\nthe offline model starts when a task runs, with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
             return 0
         print(f"\nproblem: {setup_hint()}", file=sys.stderr)
         return EXIT_USAGE
@@ -224,7 +229,7 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
         raise ConfigError("the task is empty")
     server = start_local(settings, ProgressPrinter(sys.stderr)) if settings.provider == "local" and not settings.base_url else None
     if server is not None:
-        print(f"\nlocal model ready ({server.model.name}, {server.threads} threads)", file=sys.stderr)
+        print(f"\nlocal model ready ({server.model.name}: {server.settings.describe()})", file=sys.stderr)
     try:
         settings.endpoint()
         interactive = sys.stdin.isatty() and args.task != "-"

@@ -8,6 +8,7 @@ else goes through the same client code as a remote provider.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import os
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
@@ -133,15 +135,115 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# Per token of context, the bundled model's KV cache holds keys and values for 28 layers of
+# 2 KV heads of 128 dimensions, in f16: 2 x 28 x 2 x 128 x 2 bytes.
+KV_BYTES_PER_TOKEN = 28_672
+COMPUTE_BYTES = 400 * 1024 * 1024
+"""llama.cpp's scratch buffers at n_batch 512 (measured: ~300 MB; with margin)."""
+MIN_CONTEXT = 4096
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """How the bundled server is started. Each choice was measured (bench/local_speed.py, the
+    table in bench/README.md) on the 2-core development machine with this model."""
+
+    context: int = LOCAL_CONTEXT_TOKENS
+    """16k tokens: room for a long session; the KV cache for it is 470 MB."""
+    threads: int = 2
+    """The cores this process may really use (affinity and the cgroup's CPU quota), for prompt
+    processing and generation alike; llama_cpp.server's defaults (1 and 2) leave cores idle."""
+    batch: int = 512
+    """n_batch = n_ubatch = 512: the engine's default, and the fastest of 256 / 512 / 1024 here."""
+    logits_all: bool = False
+    """The server's default (True) keeps float logits for every context position over the
+    151,936-token vocabulary: ~10 GB reserved at 16k. The agent never asks for logprobs."""
+    flash_attn: bool = True
+    """Less attention scratch memory and a faster long prompt on CPU."""
+    mmap: bool = True
+    """The weights stay in the page cache, shared and evictable; no mlock (the server's default
+    would pin 1.1 GB, or fail under a low RLIMIT_MEMLOCK)."""
+    note: str = ""
+    """Why the context is smaller than the default (not enough free memory), if it is."""
+
+    def arguments(self) -> list[str]:
+        flag = lambda value: "true" if value else "false"  # noqa: E731 - pydantic-settings booleans
+        return [
+            "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+            "--n_batch", str(self.batch), "--n_ubatch", str(self.batch), "--logits_all", flag(self.logits_all),
+            "--flash_attn", flag(self.flash_attn), "--use_mmap", flag(self.mmap), "--use_mlock", "false",
+        ]
+
+    def describe(self) -> str:
+        text = (
+            f"context {self.context} tokens, {self.threads} threads, batch {self.batch}, "
+            f"logits {'all' if self.logits_all else 'last token only'}, flash attention {'on' if self.flash_attn else 'off'}, mmap"
+        )
+        return f"{text} ({self.note})" if self.note else text
+
+
+def usable_cores() -> int:
+    """Cores this process may use: its CPU affinity, capped by a cgroup v2 quota (`cpu.max`)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        if quota != "max":
+            cores = min(cores, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still get: MemAvailable, capped by the cgroup's limit."""
+    available = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                available = int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+        if limit != "max" and available is not None:
+            available = min(available, int(limit) - used)
+    except (OSError, ValueError):
+        pass
+    return available
+
+
+def server_settings(model_size: int = MODEL_SIZE, free: int | None = None) -> ServerSettings:
+    """The settings for this machine: the default context if the weights, its KV cache and the
+    scratch buffers fit in free memory, else the largest context that fits (at least 4k), else
+    a clear refusal."""
+    free = available_memory() if free is None else free
+    settings = ServerSettings(threads=usable_cores())
+    if free is None:
+        return settings
+    context = settings.context
+    while context >= MIN_CONTEXT:
+        need = model_size + context * KV_BYTES_PER_TOKEN + COMPUTE_BYTES
+        if need <= free:
+            if context == settings.context:
+                return settings
+            return dataclasses.replace(settings, context=context, note=f"lowered from {settings.context}: {free // 2**20} MB free")
+        context //= 2
+    need = model_size + MIN_CONTEXT * KV_BYTES_PER_TOKEN + COMPUTE_BYTES
+    raise LocalModelError(
+        f"the bundled model needs about {need // 2**20} MB of memory (weights, a {MIN_CONTEXT}-token cache and buffers) "
+        f"and {free // 2**20} MB are free; close other programs, or use a remote model (set a key such as OPENAI_API_KEY)"
+    )
+
+
 class LocalServer:
     """`python -m llama_cpp.server` on a free port; `start` waits until `/v1/models` answers."""
 
-    def __init__(self, model: Path, threads: int | None = None, context: int = LOCAL_CONTEXT_TOKENS) -> None:
+    def __init__(self, model: Path, settings: ServerSettings | None = None) -> None:
         self.model = model
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.threads = threads or os.cpu_count() or 2
-        self.context = context
+        self.settings = settings or server_settings(model.stat().st_size if model.exists() else MODEL_SIZE)
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = Path(platformdirs.user_cache_dir(APP_NAME)) / "llama-server.log"
 
@@ -154,7 +256,7 @@ class LocalServer:
             sys.executable, "-m", "llama_cpp.server",
             "--model", str(self.model), "--model_alias", MODEL_ALIAS,
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--n_ctx", str(self.context), "--n_threads", str(self.threads),
+            *self.settings.arguments(),
         ]
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
