@@ -50,23 +50,21 @@ def rss(pid: int) -> int:
 
 
 def stream_once(client: openai.OpenAI, messages: list[dict[str, str]], max_tokens: int) -> tuple[float, float, int, int, str]:
-    """(time to first token, total time, prompt tokens, completion tokens, text)."""
+    """(time to first token, total time, prompt tokens, completion tokens, text). llama_cpp.server
+    sends no usage when streaming: the prompt is counted by a second, non-streamed request of one
+    token (its prefix is cached, so it costs almost nothing), the completion by its chunks."""
     started = time.monotonic()
     first = None
     text: list[str] = []
-    usage = None
-    for chunk in client.chat.completions.create(
-        model="local", temperature=0, max_tokens=max_tokens, messages=messages, stream=True, stream_options={"include_usage": True},
-    ):
+    for chunk in client.chat.completions.create(model="local", temperature=0, max_tokens=max_tokens, messages=messages, stream=True):
         if chunk.choices and chunk.choices[0].delta.content:
             if first is None:
                 first = time.monotonic() - started
             text.append(chunk.choices[0].delta.content)
-        if chunk.usage:
-            usage = chunk.usage
     total = time.monotonic() - started
-    assert usage is not None
-    return first or total, total, usage.prompt_tokens, usage.completion_tokens, "".join(text)
+    counted = client.chat.completions.create(model="local", temperature=0, max_tokens=1, messages=messages)
+    assert counted.usage is not None
+    return first or total, total, counted.usage.prompt_tokens, len(text), "".join(text)
 
 
 def session(client: openai.OpenAI, pid: int, steps: int) -> tuple[list[dict[str, str]], list[tuple[float, int, int]]]:

@@ -69,3 +69,37 @@ def test_free_port_is_bindable() -> None:
     port = local.free_port()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
+
+
+GB = 2**30
+
+
+def test_the_server_keeps_logits_for_the_last_token_only_and_uses_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "usable_cores", lambda: 3)
+    arguments = local.server_settings(free=16 * GB).arguments()
+    pairs = dict(zip(arguments[0::2], arguments[1::2]))
+    assert pairs["--logits_all"] == "false" and pairs["--use_mlock"] == "false"
+    assert pairs["--n_threads"] == pairs["--n_threads_batch"] == "3"
+    assert pairs["--n_ctx"] == "16384" and pairs["--n_batch"] == pairs["--n_ubatch"] == "512"
+
+
+def test_short_memory_lowers_the_context_and_says_why() -> None:
+    chosen = local.server_settings(model_size=local.MODEL_SIZE, free=int(1.7 * GB))
+    assert chosen.context == 8192 and "lowered from 16384" in chosen.note and "lowered" in chosen.describe()
+
+
+def test_too_little_memory_is_a_clear_refusal_not_an_oom_kill() -> None:
+    with pytest.raises(LocalModelError, match="needs about .* MB of memory .* are free"):
+        local.server_settings(free=1 * GB)
+
+
+def test_the_cgroup_quota_caps_the_threads_and_its_limit_caps_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    (tmp_path / "memory.max").write_text(str(3 * GB))
+    (tmp_path / "memory.current").write_text(str(2 * GB))
+    monkeypatch.setattr(local, "CGROUP", tmp_path)
+    monkeypatch.setattr(local.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert local.usable_cores() == 1
+    assert local.available_memory() <= 1 * GB
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert local.usable_cores() == 4

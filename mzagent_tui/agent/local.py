@@ -141,6 +141,7 @@ KV_BYTES_PER_TOKEN = 28_672
 COMPUTE_BYTES = 400 * 1024 * 1024
 """llama.cpp's scratch buffers at n_batch 512 (measured: ~300 MB; with margin)."""
 MIN_CONTEXT = 4096
+CGROUP = Path("/sys/fs/cgroup")
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,7 @@ def usable_cores() -> int:
     """Cores this process may use: its CPU affinity, capped by a cgroup v2 quota (`cpu.max`)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)
     try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()
+        quota, period = (CGROUP / "cpu.max").read_text().split()
         if quota != "max":
             cores = min(cores, max(1, int(int(quota) / int(period))))
     except (OSError, ValueError):
@@ -204,8 +205,8 @@ def available_memory() -> int | None:
     except (OSError, ValueError):
         return None
     try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+        limit = (CGROUP / "memory.max").read_text().strip()
+        used = int((CGROUP / "memory.current").read_text())
         if limit != "max" and available is not None:
             available = min(available, int(limit) - used)
     except (OSError, ValueError):
