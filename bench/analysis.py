@@ -32,16 +32,9 @@ def commands() -> list[str]:
 
 
 def scratch_project() -> Path:
-    base = Path(tempfile.mkdtemp())
-    root = base / "proj"
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "main.py").write_text("print(1)\n")
-    (root / "README.md").write_text("hello\n")
-    (root / ".env").write_text("KEY=secret\n")
-    (root / "link_out").symlink_to("/etc/passwd")
-    (base / "home" / ".ssh").mkdir(parents=True)
-    os.environ["HOME"] = str(base / "home")
-    return root.resolve()
+    root, home = attacks.attack_project(Path(tempfile.mkdtemp()))
+    os.environ["HOME"] = str(home)
+    return root
 
 
 def main() -> None:

@@ -67,16 +67,21 @@ def stream_once(client: openai.OpenAI, messages: list[dict[str, str]], max_token
     return first or total, total, counted.usage.prompt_tokens, len(text), "".join(text)
 
 
-def session(client: openai.OpenAI, pid: int, steps: int) -> tuple[list[dict[str, str]], list[tuple[float, int, int]]]:
+def session(client: openai.OpenAI, pid: int, steps: int) -> tuple[list[dict[str, str]], list[tuple[float, int, int]], list[dict[str, str]]]:
+    """The conversation after `steps` steps, (first-token time, prompt tokens, RSS) per step,
+    and the conversation as step 5 sent it."""
     system = render_system_prompt(Path(tempfile.mkdtemp()), ToolRegistry([read_file]))
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "<question>Read config.py and explain what compute() does.</question>"}]
     rows = []
+    fifth: list[dict[str, str]] = []
     for step in range(1, steps + 1):
+        if step == 5:
+            fifth = list(messages)
         ttft, _, prompt, _, text = stream_once(client, messages, GENERATE)
         rows.append((ttft, prompt, rss(pid)))
         print(f"step {step:2d}: prompt {prompt:5d} tokens, first token after {ttft:5.1f} s, server RSS {rss(pid) / 2**20:6.0f} MB", flush=True)
         messages += [{"role": "assistant", "content": text or "<thought>next</thought>"}, {"role": "user", "content": OBSERVATION}]
-    return messages, rows
+    return messages, rows, fifth
 
 
 def cold(messages: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -128,11 +133,12 @@ def main() -> None:
         print(f"load: {time.monotonic() - started:.1f} s", flush=True)
         assert server.process is not None
         client = openai.OpenAI(api_key="none", base_url=server.base_url, timeout=900)
-        messages, rows = session(client, server.process.pid, args.steps)
+        messages, rows, fifth = session(client, server.process.pid, args.steps)
         cached = [ttft for ttft, _, _ in rows[1:]]
+        uncached = stream_once(client, cold(fifth), GENERATE)[0]
         print(f"peak server RSS over {args.steps} steps: {max(r for _, _, r in rows) / 2**20:.0f} MB")
         print(f"time to first token: cold step 1 {rows[0][0]:.1f} s; step 5 {rows[4][0]:.1f} s; later steps median {statistics.median(cached):.1f} s "
-              f"(step 5 / step 1 = {rows[4][0] / rows[0][0]:.2f})")
+              f"(step 5 / step 1 = {rows[4][0] / rows[0][0]:.2f}); step 5's prompt sent cold: {uncached:.1f} s (cached / cold = {rows[4][0] / uncached:.2f})")
         ttft, total, prompt, completion, _ = stream_once(client, cold(messages), GENERATE)
         server_rates = (prompt / ttft, (completion - 1) / (total - ttft))
     finally:

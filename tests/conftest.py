@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import Approver, StaticApprover
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.history import SessionHistory
@@ -56,6 +56,18 @@ def settings_for(server: ScriptedServer, **overrides: object) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
+
+
+class RecordingApprover:
+    """A user who answers every request with one decision and remembers what was asked."""
+
+    def __init__(self, decision: ApprovalDecision) -> None:
+        self.decision = decision
+        self.requests: list[ApprovalRequest] = []
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        return self.decision
 
 
 class Recorder:

@@ -27,20 +27,25 @@ def rules_for(mode: str) -> Rules:
     return rules
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project with a secret, a symlink out of it, and a fake home holding an ssh key."""
-    root = tmp_path / "proj"
+def attack_project(base: Path) -> tuple[Path, Path]:
+    """(project, home): a project with a secret and a symlink out of it, a home with an ssh key."""
+    root = base / "proj"
     (root / "src").mkdir(parents=True)
     (root / "src" / "main.py").write_text("print(1)\n")
     (root / "README.md").write_text("hello\n")
     (root / ".env").write_text("KEY=secret\n")
     (root / "link_out").symlink_to("/etc/passwd")
-    home = tmp_path / "home"
+    home = base / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("PRIVATE\n")
+    return root.resolve(), home
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root, home = attack_project(tmp_path)
     monkeypatch.setenv("HOME", str(home))
-    return root.resolve()
+    return root
 
 
 def verdict(command: str, mode: str, root: Path) -> tuple[str, list[str]]:

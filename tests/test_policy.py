@@ -18,6 +18,7 @@ from mzagent_tui.agent.approval import (
 from mzagent_tui.agent.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import Notice
+from tests.conftest import RecordingApprover
 
 ROOT = Path("/w/proj")
 A, Q, D = "allow", "ask", "deny"
@@ -205,18 +206,24 @@ def test_every_part_is_explained() -> None:
     assert parts[3].risks == (DELETE,)
 
 
-class Recording:
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
+def test_an_allow_rule_may_grant_the_network_and_cover_the_network_risk(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[approval]\nallow = ["pytest", { prefix = "pip install", network = true }]\nask = ["bash"]\n')
+    policy = load_policy(path=config)
+    overall, parts = policy.evaluate("pip install requests", ROOT)
+    assert overall == A and parts[0].network and "with network" in parts[0].reason
+    overall, parts = policy.evaluate("pytest -q", ROOT)
+    assert overall == A and not parts[0].network
+    assert policy.evaluate("curl https://example.com", ROOT)[0] == Q
+    assert policy.evaluate("pip install x; rm -rf y", ROOT)[0] == Q
+    assert policy.evaluate("bash -c 'pytest'", ROOT)[0] == Q, "an ask rule for the wrapper still asks"
+    config.write_text('[approval]\nallow = [{ prefix = "pip install", network = "yes" }]\n')
+    with pytest.raises(ConfigError, match="must be a command prefix"):
+        load_policy(path=config)
 
 
 def test_policy_approver_asks_with_parts_and_never_for_denied_or_allowed() -> None:
-    ask = Recording(ApprovalDecision(True))
+    ask = RecordingApprover(ApprovalDecision(True))
     approver = PolicyApprover(ask, Policy("ask", standard_rules()))
     assert approver.approve(ApprovalRequest("command", "ls -la", str(ROOT))).approved
     denied = approver.approve(ApprovalRequest("command", "shutdown -h now", str(ROOT)))
@@ -227,7 +234,7 @@ def test_policy_approver_asks_with_parts_and_never_for_denied_or_allowed() -> No
 
 
 def test_always_allow_adds_a_rule_that_covers_only_plain_matches() -> None:
-    ask = Recording(ApprovalDecision(True, always_prefix="make test"))
+    ask = RecordingApprover(ApprovalDecision(True, always_prefix="make test"))
     approver = PolicyApprover(ask, Policy("ask"))
     approver.approve(ApprovalRequest("command", "make test", str(ROOT)))
     ask.decision = ApprovalDecision(False)
@@ -261,7 +268,7 @@ def test_saving_an_always_allow_rule_keeps_the_config_and_loads_next_time() -> N
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('# my settings\nmodel = "deepseek-chat"\n\n[approval]\nmode = "ask"  # careful\nallow = ["ls"]\n')
     events: list = []
-    ask = Recording(ApprovalDecision(True, always_prefix="make test", save_rule=True))
+    ask = RecordingApprover(ApprovalDecision(True, always_prefix="make test", save_rule=True))
     approver = PolicyApprover(ask, Policy("ask"), emit=events.append)
     assert approver.approve(ApprovalRequest("command", "make test", str(ROOT))).approved
     approver.approve(ApprovalRequest("command", "make test", str(ROOT)))
@@ -269,7 +276,7 @@ def test_saving_an_always_allow_rule_keeps_the_config_and_loads_next_time() -> N
     assert text.startswith('# my settings\nmodel = "deepseek-chat"\n') and 'mode = "ask"  # careful' in text
     assert load_policy().rules.allow == [["ls"], ["make", "test"]]
     assert isinstance(events[-1], Notice) and "now allowed in every session" in events[-1].text
-    fresh = PolicyApprover(Recording(ApprovalDecision(False)), load_policy())
+    fresh = PolicyApprover(RecordingApprover(ApprovalDecision(False)), load_policy())
     assert fresh.approve(ApprovalRequest("command", "make test -j2", str(ROOT))).approved
 
 
@@ -278,11 +285,11 @@ def test_a_rule_that_cannot_be_saved_still_applies_for_the_session() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("[approval\nbroken")
     events: list = []
-    approver = PolicyApprover(Recording(ApprovalDecision(True, always_prefix="make", save_rule=True)), Policy("ask"), emit=events.append)
+    approver = PolicyApprover(RecordingApprover(ApprovalDecision(True, always_prefix="make", save_rule=True)), Policy("ask"), emit=events.append)
     approver.approve(ApprovalRequest("command", "make", str(ROOT)))
     assert "saving it failed: cannot update" in events[-1].text
     assert path.read_text() == "[approval\nbroken"
-    approver.ask = Recording(ApprovalDecision(False))
+    approver.ask = RecordingApprover(ApprovalDecision(False))
     assert approver.approve(ApprovalRequest("command", "make all", str(ROOT))).approved
     with pytest.raises(ConfigError, match="cannot be read as a command"):
         save_allow_rule("'unclosed")

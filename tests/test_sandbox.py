@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent import sandbox as sandbox_module
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
+from mzagent_tui.agent.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
 from mzagent_tui.agent.sandbox import Sandbox, landlock_abi
-from tests.conftest import Recorder, make_agent
+from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 
 pytestmark = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+ (signal scoping)")
@@ -132,25 +132,13 @@ def test_an_allow_rule_with_network_gets_the_network(server, project: Path, home
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         port = listener.getsockname()[1]
-        texts, recorder = run(server, project, f"python3 connect.py {port}", mode="ask", rules=rules, approver=Choosing(ApprovalDecision(False)))
+        texts, recorder = run(server, project, f"python3 connect.py {port}", mode="ask", rules=rules, approver=RecordingApprover(ApprovalDecision(False)))
     assert "CONNECTED" in texts[0]
     assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["workspace+network"]
 
 
-class Choosing:
-    """A user who answers with a fixed decision and records what the dialog showed."""
-
-    def __init__(self, decision: ApprovalDecision) -> None:
-        self.decision = decision
-        self.requests: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return self.decision
-
-
 def test_the_user_can_run_one_command_outside_the_sandbox(server, project: Path, home: Path, outside: Path) -> None:
-    user = Choosing(ApprovalDecision(True, outside_sandbox=True))
+    user = RecordingApprover(ApprovalDecision(True, outside_sandbox=True))
     _, recorder = run(server, project, f"touch {outside}/by-the-user", mode="ask", approver=user)
     assert (outside / "by-the-user").exists()
     assert user.requests[0].sandbox == "sandbox: writes in the project, no network"
@@ -160,7 +148,7 @@ def test_the_user_can_run_one_command_outside_the_sandbox(server, project: Path,
 def test_a_blocked_command_tells_the_model_and_asks_the_user_next_time(server, project: Path, home: Path, outside: Path) -> None:
     """In yolo the command runs without asking; once the sandbox may have blocked it, the same
     command asks, so only the user can choose to run it outside."""
-    user = Choosing(ApprovalDecision(False))
+    user = RecordingApprover(ApprovalDecision(False))
     texts, recorder = run(server, project, f"cat {home}/notes.txt {home}/.ssh/id_rsa", f"cat {home}/notes.txt {home}/.ssh/id_rsa", mode="yolo", approver=user)
     assert "may have blocked" in texts[0] and "cannot turn the sandbox off" in texts[0]
     assert any("may have blocked" in n.text for n in recorder.of(Notice))

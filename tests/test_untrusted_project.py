@@ -13,7 +13,7 @@ from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.sensitive import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
-from tests.conftest import make_agent
+from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, write_reply
 
 PLANTING = [
@@ -35,18 +35,6 @@ def test_ordinary_files_are_not(path: str) -> None:
     assert plants_code(path) is None
 
 
-class Asking:
-    """Records what was asked and answers with a fixed decision."""
-
-    def __init__(self, approved: bool) -> None:
-        self.approved = approved
-        self.requests: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.requests.append(request)
-        return ApprovalDecision(self.approved, note="" if self.approved else "not in my repo")
-
-
 def _run_write(server, project: Path, approver, path: str = ".git/config", mode: str = "ask"):  # noqa: ANN001, ANN202
     server.script(write_reply(path, "[core]\n\tfsmonitor = touch PWNED\n"), answer_reply())
     agent, recorder = make_agent(server, project, approver=approver)
@@ -58,7 +46,7 @@ def _run_write(server, project: Path, approver, path: str = ".git/config", mode:
 def test_writing_git_config_asks_and_a_no_leaves_it_untouched(server, project: Path) -> None:
     (project / ".git").mkdir()
     (project / ".git" / "config").write_text("[core]\n\tbare = false\n")
-    asking = Asking(approved=False)
+    asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
     recorder = _run_write(server, project, asking)
     assert [r.kind for r in asking.requests] == ["write_sensitive"]
     assert "hooks run programs" in asking.requests[0].reason
@@ -74,24 +62,24 @@ def test_headless_without_an_approver_refuses_the_write_and_tells_the_model(serv
 
 
 def test_an_approved_write_goes_through(server, project: Path) -> None:
-    _run_write(server, project, Asking(approved=True), path=".vscode/tasks.json")
+    _run_write(server, project, RecordingApprover(ApprovalDecision(True)), path=".vscode/tasks.json")
     assert "fsmonitor" in (project / ".vscode" / "tasks.json").read_text()
 
 
 def test_yolo_writes_without_asking(server, project: Path) -> None:
-    asking = Asking(approved=False)
+    asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
     _run_write(server, project, asking, path=".github/workflows/ci.yml", mode="yolo")
     assert asking.requests == [] and (project / ".github" / "workflows" / "ci.yml").is_file()
 
 
 def test_auto_safe_still_asks_for_planting_writes(project: Path) -> None:
-    asking = Asking(approved=False)
+    asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
     decision = PolicyApprover(asking, Policy("auto-safe")).approve(ApprovalRequest("write_sensitive", "write .git/config", str(project)))
     assert not decision.approved and len(asking.requests) == 1
 
 
 def test_ordinary_writes_do_not_ask(server, project: Path) -> None:
-    asking = Asking(approved=False)
+    asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
     _run_write(server, project, asking, path="src/app.py")
     assert asking.requests == [] and (project / "src" / "app.py").is_file()
 

@@ -194,10 +194,10 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
         return PartVerdict(part.text, ALLOW, f"allowed with network by the rule '{rule[1]}'", risks, network=True)
     if risks or part.concerns:
         return PartVerdict(part.text, ASK, "; ".join(part.concerns) or "risky", risks)
-    if part.wrapper:
-        return PartVerdict(part.text, ALLOW, "runs the script whose parts follow", risks)
     if rule is not None and rule[0] == ASK:
         return PartVerdict(part.text, ASK, f"the rule '{rule[1]}' asks", risks)
+    if part.wrapper:
+        return PartVerdict(part.text, ALLOW, "runs the script whose parts follow", risks)
     if rule is not None:
         return PartVerdict(part.text, ALLOW, f"allowed by the rule '{rule[1]}'", risks, network=rules.grants_network(part))
     if not part.words and part.safe:
