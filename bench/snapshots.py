@@ -45,7 +45,7 @@ def ms(action) -> float:  # noqa: ANN001
 
 def measure(files: int) -> None:
     root = make_project(files)
-    firsts, unchanged, next_session = [], [], []
+    firsts, unchanged, reused, next_session = [], [], [], []
     for _ in range(5):
         sessions = Path(tempfile.mkdtemp())
         (sessions / "one").mkdir()
@@ -53,6 +53,8 @@ def measure(files: int) -> None:
         snapshots = Snapshots(root, sessions / "one")
         firsts.append(ms(snapshots.take))
         unchanged.append(ms(snapshots.take))
+        last = snapshots.take()
+        reused.append(ms(lambda last=last: snapshots.take(modes_from=last)))
         next_session.append(ms(Snapshots(root, sessions / "two").take))
     shell = ShellTool(ToolContext(root, Session(Path(tempfile.mkdtemp()) / "s", Redactor([])), lambda e: None, StaticApprover(True), Redactor([]), env=command_env(dict(os.environ))))
     shell.run_terminal_command("true")  # the session's first snapshot
@@ -60,7 +62,8 @@ def measure(files: int) -> None:
     shell._snapshots = None  # the same tool with recording off, as after a failed snapshot
     without = [ms(lambda: shell.run_terminal_command("echo 1 >> pkg0/mod0.py")) for _ in range(5)]
     print(
-        f"{files:>6} files: first snapshot {statistics.median(firsts):.0f} ms, unchanged {statistics.median(unchanged):.0f} ms, "
+        f"{files:>6} files: first snapshot {statistics.median(firsts):.0f} ms, unchanged {statistics.median(unchanged):.0f} ms "
+        f"({statistics.median(reused):.0f} ms before a command, modes reused), "
         f"a later session's first {statistics.median(next_session):.0f} ms; "
         f"a command changing one file {statistics.median(with_record):.0f} ms recorded vs {statistics.median(without):.0f} ms not",
         flush=True,

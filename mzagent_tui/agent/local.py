@@ -155,8 +155,8 @@ class ServerSettings:
     """The cores this process may really use (affinity and the cgroup's CPU quota), for prompt
     processing and generation alike; llama_cpp.server's defaults (1 and 2) leave cores idle."""
     batch: int = 512
-    """n_batch = n_ubatch = 512: a cold 1,569-token prompt took 18.4 s at 512, 18.5 s at 256,
-    and 1024 was the slowest (19.2 s without flash attention)."""
+    """n_batch = n_ubatch = 512: a cold 1,569-token prompt took 18.5 / 18.4 / 18.0 s at 256 /
+    512 / 1024 (within noise); 512 needs half the compute buffer of 1024."""
     logits_all: bool = False
     """The server's default (True) keeps float logits for every context position over the
     151,936-token vocabulary: ~10 GB reserved at 16k. The agent never asks for logprobs."""

@@ -80,9 +80,14 @@ class Snapshots:
         self.skipped: set[str] = set()
         """Files git cannot read (no read permission): left out of every snapshot of the session."""
 
-    def take(self) -> Snapshot:
+    def take(self, modes_from: Snapshot | None = None) -> Snapshot:
         """A snapshot of the project's files now; files git cannot read are left out (see
-        `skipped`), the rest is recorded."""
+        `skipped`), the rest is recorded.
+
+        Reading every file's mode is one lstat per file (~0.15 s at 50,000 files). Before a
+        command, the modes of the previous command's "after" snapshot are reused when the
+        content is unchanged since (`modes_from`); a chmod the user made between two commands
+        is then counted as the next command's change."""
         first = not self._ready
         if first:
             self._init()
@@ -90,6 +95,8 @@ class Snapshots:
         tree = self._git("write-tree").strip()
         if first:
             self._share_index()
+        if modes_from is not None and modes_from.tree == tree:
+            return Snapshot(tree, modes_from.modes)
         return Snapshot(tree, self._modes())
 
     def _add(self) -> None:
@@ -107,10 +114,11 @@ class Snapshots:
 
     def _modes(self) -> dict[str, int]:
         modes: dict[str, int] = {}
+        prefix = f"{self.root}/"  # plain strings: a Path per file tripled the cost
         for name in self._git("ls-files", "-z").split("\0"):
             if name:
                 try:
-                    modes[name] = stat.S_IMODE(os.lstat(self.root / name).st_mode)
+                    modes[name] = stat.S_IMODE(os.lstat(prefix + name).st_mode)
                 except OSError:
                     continue
         return modes

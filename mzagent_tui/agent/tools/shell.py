@@ -28,6 +28,8 @@ class ShellTool:
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
         self._said_unreadable: set[str] = set()
+        self._last_after: Snapshot | None = None
+        """The snapshot taken after the last command: the next one starts from its modes."""
         self._blocked: set[str] = set()
         """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
 
@@ -57,7 +59,7 @@ class ShellTool:
                 ok=False,
             )
         output_path = ctx.session.output_path()
-        before = self._snapshot()
+        before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         text = _describe(result, ctx.command_timeout, str(output_path))
@@ -82,11 +84,11 @@ class ShellTool:
             "without network, or run the same command again to let the user decide, or explain in your final answer what is needed."
         )
 
-    def _snapshot(self) -> Snapshot | None:
+    def _snapshot(self, modes_from: Snapshot | None = None) -> Snapshot | None:
         if self._snapshots is None:
             return None
         try:
-            snapshot = self._snapshots.take()
+            snapshot = self._snapshots.take(modes_from)
         except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return None
@@ -106,6 +108,7 @@ class ShellTool:
         content saved for undo; the line the observation gets about them ("" for none)."""
         snapshots = self._snapshots
         after = self._snapshot()
+        self._last_after = after
         if snapshots is None or after is None:
             return ""
         try:
