@@ -64,16 +64,17 @@ class ShellTool:
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         text = _describe(result, ctx.command_timeout, str(output_path))
         if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
-            text += "\n" + self._blocked_by_sandbox(to_run, confinement)
+            text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             text += self._record_changes(before)
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         return ToolResult(ctx.redact(text), ok=result.exit_code == 0, exit_code=result.exit_code, output_path=str(output_path))
 
-    def _blocked_by_sandbox(self, command: str, confinement: Confinement) -> str:
-        """Tell the model it cannot lift the sandbox, and the user that they can."""
-        self._blocked.add(command)
+    def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
+        """Tell the model it cannot lift the sandbox, and the user that they can (the command as
+        asked and as run, if the user edited it, ask next time)."""
+        self._blocked |= commands
         self._ctx.emit(Notice(
             f"The sandbox ({confinement.describe().removeprefix('sandbox: ')}) may have blocked this command. "
             "If the model runs it again you will be asked, and can run it outside the sandbox (o) or with network (w)."
