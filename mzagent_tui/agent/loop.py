@@ -61,7 +61,7 @@ _SHRUNK = "<observation>[removed to fit the context window; run the tool again i
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
 _FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
-`[\w./-]+` backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
+unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
 _CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 
 
