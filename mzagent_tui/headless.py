@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, suggested_prefix
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
@@ -150,8 +150,8 @@ class TerminalApprover:
                 if edited:
                     return ApprovalDecision(True, command=edited)
             if answer == "a" and request.kind == "command":
-                first = request.command.split()[0] if request.command.split() else ""
-                prefix = self.read_line(f"Always allow commands starting with [{first}]: ").strip() or first
+                offered = suggested_prefix(request.command, Path(request.cwd))
+                prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered
                 save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
                 return ApprovalDecision(True, always_prefix=prefix, save_rule=save)
 

@@ -306,4 +306,25 @@ def test_terminal_approver_offers_to_save_an_always_allow_rule() -> None:
     assert decision == ApprovalDecision(True, always_prefix="make test", save_rule=True)
     answers = iter(["a", "", ""])
     decision = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers)).approve(ApprovalRequest("command", "make x", str(ROOT)))
-    assert decision == ApprovalDecision(True, always_prefix="make", save_rule=False)
+    assert decision == ApprovalDecision(True, always_prefix="make x", save_rule=False), "Enter takes the offered prefix, as in the app"
+
+
+@pytest.mark.parametrize(
+    ("command", "offered"),
+    [
+        ("git status --short", "git status"),
+        ("git -C . --no-pager log -5", "git log"),
+        ("sudo pip install requests", "pip install"),
+        ("cd src && pytest -q", "pytest"),
+        ("bash -c 'npm test -- --watch'", "npm test"),
+        ("python -m pytest -x", "python -m pytest"),
+        ("python3 manage.py migrate", "python3 manage.py"),
+        ("LANG=C sort -u names.txt", "sort"),
+        ("/usr/bin/make check", "make check"),
+    ],
+)
+def test_always_allow_offers_the_program_and_its_subcommand_never_a_bare_tool(command: str, offered: str) -> None:
+    """The app and the terminal offer the same prefix; `git` or `python` alone would allow anything."""
+    from mzagent_tui.agent.approval import suggested_prefix
+
+    assert suggested_prefix(command, ROOT) == offered

@@ -83,6 +83,28 @@ class StaticApprover:
         return self._decision
 
 
+TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "make", "docker", "kubectl", "pip", "pip3"}
+"""Tools whose first argument is a subcommand: "always allow" offers `git status`, never `git`."""
+PYTHONS = {"python", "python3"}
+
+
+def suggested_prefix(command: str, root: Path) -> str:
+    """The prefix offered for "always allow": the program of the first part that does the work
+    (`cd` and `bash -c` wrappers skipped, git's global options dropped) with its subcommand
+    (`git status`, `npm test`) or module (`python -m pytest`). The app and the terminal offer the
+    same, and never a bare `git` or `python`."""
+    for part in analyse(command, root).parts:
+        words = part.rule_words
+        if not words or part.wrapper or part.program == "cd":
+            continue
+        if words[0] in PYTHONS and words[1:2] == ["-m"] and len(words) > 2:
+            return " ".join(words[:3])
+        if words[0] in TWO_WORD_PROGRAMS | PYTHONS and len(words) > 1 and not words[1].startswith("-"):
+            return " ".join(words[:2])
+        return words[0]
+    return ""
+
+
 def prefix_words(prefix: str) -> list[str] | None:
     try:
         words = shlex.split(prefix)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -18,15 +19,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict, suggested_prefix
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.widgets.highlight import highlight
 
 GRACE_SECONDS = 0.35
 # Commands whose second word matters for an "always allow" prefix (git status, npm test).
-TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "make", "docker", "kubectl", "python", "python3", "pip"}
-
-
 VERDICT_STYLE = {"allow": ("✓ allowed ", "green"), "ask": ("? asks    ", "yellow"), "deny": ("✗ denied  ", "red")}
 
 
@@ -43,15 +41,6 @@ def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
         for risk in part.risks:
             text.append(f"  ⚠ {risk}", style="bold red")
     return text
-
-
-def suggested_prefix(command: str) -> str:
-    words = command.split()
-    if not words:
-        return ""
-    if words[0] in TWO_WORD_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
-        return " ".join(words[:2])
-    return words[0]
 
 
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
@@ -155,7 +144,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def action_ask_prefix(self) -> None:
         if not self._too_soon() and self.request.kind == "command":
-            self._set_mode("prefix", suggested_prefix(self.request.command), "Always allow commands starting with…")
+            self._set_mode("prefix", suggested_prefix(self.request.command, Path(self.request.cwd)), "Always allow commands starting with…")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
