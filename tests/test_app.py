@@ -248,10 +248,7 @@ async def test_cancel_during_a_command_kills_it_and_allows_a_follow_up(server, p
     )
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "t")
-        await approval(pilot)
-        await pilot.press("y")
-        await wait_for(pilot, lambda: _sleepers() > 0)
+        await start_the_sleep(pilot)
         app.query_one(TaskInput).focus()
         await pilot.press("escape")
         await wait_for(pilot, lambda: state(app) == "cancelled", timeout=8)
@@ -261,6 +258,21 @@ async def test_cancel_during_a_command_kills_it_and_allows_a_follow_up(server, p
         await wait_for(pilot, lambda: len(entries(app, "final")) == 1)
         messages = server.requests[-1]["messages"]
         assert messages[-1]["content"] == "<question>and now?</question>"
+
+
+async def start_the_sleep(pilot) -> None:  # noqa: ANN001
+    """Submit a task, approve the scripted `sleep SLEEP`, wait until it runs."""
+    await submit(pilot, "t")
+    await approval(pilot)
+    await pilot.press("y")
+    await wait_for(pilot, lambda: _sleepers() > 0)
+
+
+async def _sleepers_gone(within: float) -> bool:
+    deadline = time.monotonic() + within
+    while _sleepers() and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    return _sleepers() == 0
 
 
 def _sleepers() -> int:
@@ -279,17 +291,11 @@ async def test_quit_mid_command_exits_promptly(server, project: Path) -> None:
     app = make_app(server, project)
     started = None
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "t")
-        await approval(pilot)
-        await pilot.press("y")
-        await wait_for(pilot, lambda: _sleepers() > 0)
+        await start_the_sleep(pilot)
         started = time.monotonic()
         await pilot.press("ctrl+q")
     worker_threads = [w for w in app.workers if w.group == "agent"]
-    deadline = time.monotonic() + 5
-    while _sleepers() and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    assert _sleepers() == 0
+    assert await _sleepers_gone(within=5)
     assert time.monotonic() - started < 5
     assert all(w.is_finished or w.is_cancelled for w in worker_threads) or not worker_threads
 
@@ -727,14 +733,8 @@ async def test_a_stop_signal_ends_the_app_like_quit_with_its_exit_code(server, p
     server.script(Reply(f'<action>run_terminal_command("sleep {SLEEP}")</action>'))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
-        await submit(pilot, "t")
-        await approval(pilot)
-        await pilot.press("y")
-        await wait_for(pilot, lambda: _sleepers() > 0)
+        await start_the_sleep(pilot)
         os.kill(os.getpid(), number)
         await wait_for(pilot, lambda: app.return_code is not None)
     assert app.return_code == code
-    deadline = time.monotonic() + 5
-    while _sleepers() and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
-    assert _sleepers() == 0
+    assert await _sleepers_gone(within=5)

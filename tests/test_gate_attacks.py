@@ -360,49 +360,26 @@ RUNNERS = [
 ]
 
 
-@pytest.mark.parametrize("command", WRAPPED_SHELL)
-@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
-def test_wrapped_shells_are_judged_inside_and_out(command: str, mode: str, project: Path) -> None:
+BOTH = ("ask", "auto-safe")
+# family, its commands, the modes it got through in (with the rules of `rules_for`)
+FAMILIES = [
+    ("wrapped-shell", WRAPPED_SHELL, BOTH),
+    ("tokenizer", TOKENIZER, BOTH),
+    ("safe-list-option", SAFE_LIST_OPTIONS, ("auto-safe",)),
+    ("environment", ENVIRONMENT, BOTH),
+    ("read", READS, BOTH),
+    ("deny-bypass", DENY_BYPASS, ("yolo",)),
+    ("runner-option", RUNNERS, ("ask",)),
+]
+ATTACKS = [pytest.param(command, mode, id=f"{family}-{mode}-{command}") for family, commands, modes in FAMILIES for mode in modes for command in commands]
+
+
+@pytest.mark.parametrize(("command", "mode"), ATTACKS)
+def test_no_attack_runs_without_asking(command: str, mode: str, project: Path) -> None:
+    """Wrapped shells judged inside and out, text bash reads differently, safe programs with
+    options that write or run code, assignments that change what runs, reads outside the project
+    or of secrets, deny rules against rewrites, test runners' dangerous options under allow rules."""
     overall, parts = verdict(command, mode, project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", TOKENIZER)
-@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
-def test_what_bash_reads_differently_asks(command: str, mode: str, project: Path) -> None:
-    overall, parts = verdict(command, mode, project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", SAFE_LIST_OPTIONS)
-def test_safe_programs_with_options_that_write_or_run_ask(command: str, project: Path) -> None:
-    overall, parts = verdict(command, "auto-safe", project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", ENVIRONMENT)
-@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
-def test_assignments_that_change_what_runs_ask(command: str, mode: str, project: Path) -> None:
-    overall, parts = verdict(command, mode, project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", READS)
-@pytest.mark.parametrize("mode", ["ask", "auto-safe"])
-def test_reads_outside_the_project_or_of_secrets_ask(command: str, mode: str, project: Path) -> None:
-    overall, parts = verdict(command, mode, project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", DENY_BYPASS)
-def test_deny_rules_hold_against_rewrites(command: str, project: Path) -> None:
-    overall, parts = verdict(command, "yolo", project)
-    assert overall != ALLOW, parts
-
-
-@pytest.mark.parametrize("command", RUNNERS)
-def test_allow_rules_for_test_runners_do_not_cover_their_dangerous_options(command: str, project: Path) -> None:
-    overall, parts = verdict(command, "ask", project)
     assert overall != ALLOW, parts
 
 
