@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -27,7 +26,7 @@ from textual.widgets import DirectoryTree, Footer, Header
 from textual.worker import Worker, WorkerState
 
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
-from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
@@ -667,7 +666,7 @@ class MzAgentApp(App[None]):
         if threading.current_thread() is not threading.main_thread():
             return
         loop = asyncio.get_running_loop()
-        for number in (signal.SIGTERM, signal.SIGHUP):
+        for number in STOP_SIGNALS:
             loop.add_signal_handler(number, self._stop_by_signal, number)
 
     def _stop_by_signal(self, number: int) -> None:
@@ -678,7 +677,7 @@ class MzAgentApp(App[None]):
         """However the app ends, stop the run so no thread waits on a dialog or a command."""
         if threading.current_thread() is threading.main_thread():
             loop = asyncio.get_running_loop()
-            for number in (signal.SIGTERM, signal.SIGHUP):
+            for number in STOP_SIGNALS:
                 loop.remove_signal_handler(number)
         self._token.cancel()
         if self._local_server is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES, Policy, load_policy
-from mzagent_tui.agent.config import check_project, ConfigError, Settings, describe, load_settings
+from mzagent_tui.agent.config import SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -56,7 +56,7 @@ def _approval_flag(parser: argparse.ArgumentParser) -> None:
         help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
     )
     parser.add_argument(
-        "--sandbox", choices=("workspace", "off"),
+        "--sandbox", choices=SANDBOX_MODES,
         help="workspace: commands write only in the project and reach no network (default where Linux has Landlock); off: no sandbox",
     )
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, suggested_prefix
-from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
     Action,
@@ -235,7 +235,7 @@ def stop_signals() -> Iterator[None]:
     def raise_terminated(number: int, frame: object) -> None:
         raise Terminated(number)
 
-    previous = {number: signal.signal(number, raise_terminated) for number in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {number: signal.signal(number, raise_terminated) for number in STOP_SIGNALS}
     try:
         yield
     finally:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import threading
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""CI's `timeout` or a service manager, and a closed terminal: both front-ends treat them like
+Ctrl+C (cancel the run, kill the command's group) and exit with 128 + the signal's number."""
 
 
 class Cancelled(Exception):

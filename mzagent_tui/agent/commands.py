@@ -348,7 +348,6 @@ def _shell(words: list[str], part: Part, state: _State, depth: int, nested: list
         if wants_script:
             script = word
             break
-    part.words = words[:index]
     part.wrapper = True
     if script is None:
         part.problems.append(f"{program} -c without a script")

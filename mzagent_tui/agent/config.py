@@ -25,6 +25,7 @@ from dotenv import dotenv_values
 from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS
 
 APP_NAME = "mzagent"
+SANDBOX_MODES = ("workspace", "off")
 
 
 class ConfigError(Exception):
@@ -232,8 +233,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("timeouts must be positive and max_retries at least 0")
     if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
         problems.append("price_in, price_out, max_cost and context_window cannot be negative")
-    if settings.sandbox not in ("workspace", "off"):
-        problems.append(f"sandbox must be workspace or off, got {settings.sandbox!r}")
+    if settings.sandbox not in SANDBOX_MODES:
+        problems.append(f"sandbox must be {' or '.join(SANDBOX_MODES)}, got {settings.sandbox!r}")
     if settings.max_cost and not (settings.price_in or settings.price_out):
         problems.append("max_cost needs prices: set price_in and price_out (dollars per million tokens)")
     if problems:

@@ -53,8 +53,6 @@ SECRET_HOME_ENTRIES = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", "
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
 DEVICE_FOLDERS = ("/dev/shm", "/dev/pts")
 
-MODES = ("workspace", "off")
-
 
 class _RulesetAttr(ctypes.Structure):
     _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
