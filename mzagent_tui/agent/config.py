@@ -26,6 +26,7 @@ from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS,
 
 APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")
+GRAMMAR_MODES = ("auto", "on", "off")
 
 
 class ConfigError(Exception):
@@ -72,6 +73,8 @@ class Settings:
     """Stop a run once it has cost this many dollars (0: no limit; needs prices)."""
     context_window: int = 0
     """The model's context window in tokens, to show how full it is (0: unknown)."""
+    grammar: str = "auto"
+    """auto: constrain replies with a grammar where the server is llama.cpp; on: always try; off: never."""
     sandbox: str = "workspace"
     """workspace: commands write only in the project and reach no network (Landlock); off: no sandbox."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -233,6 +236,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("timeouts must be positive and max_retries at least 0")
     if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
         problems.append("price_in, price_out, max_cost and context_window cannot be negative")
+    if settings.grammar not in GRAMMAR_MODES:
+        problems.append(f"grammar must be {', '.join(GRAMMAR_MODES)}, got {settings.grammar!r}")
     if settings.sandbox not in SANDBOX_MODES:
         problems.append(f"sandbox must be {' or '.join(SANDBOX_MODES)}, got {settings.sandbox!r}")
     if settings.max_cost and not (settings.price_in or settings.price_out):

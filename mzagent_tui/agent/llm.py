@@ -27,6 +27,10 @@ from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait
 from mzagent_tui.agent.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"
+LLAMA_CPP_PROVIDERS = {"local", "llamacpp"}
+"""Presets that are llama.cpp servers, which take a GBNF `grammar` field."""
+LLAMA_CPP_OWNERS = {"llamacpp", "me"}
+"""`owned_by` in the model list of llama-server ("llamacpp") and llama-cpp-python ("me")."""
 WINDOW_LOOKUP_TIMEOUT = 3.0
 _RETRY_STATUS = {408, 409, 429}
 _BACKOFF_CAP = 30.0
@@ -130,27 +134,33 @@ class ChatClient:
         )
         self.send_stream_options = True
         self.send_stop = settings.stop_sequence
+        self.send_grammar = settings.grammar == "on" or (settings.grammar == "auto" and settings.provider in LLAMA_CPP_PROVIDERS)
+        """Constrain replies with a grammar: on for llama.cpp servers, off once one rejects it."""
 
-    def context_window(self) -> int:
-        """The model's context window as the server's model list states it, or 0.
+    def probe(self) -> int:
+        """Read the server's model list once: return the context window it states (or 0), and
+        turn grammars on (in `auto`) when the list says the server is llama.cpp.
 
         OpenRouter says `context_length`, vLLM `max_model_len`; most servers say nothing. A
-        short, single attempt: this only improves the status line, so any failure is 0.
+        short, single attempt: this only refines the status line and the grammar, so any failure is 0.
         """
         try:
             listing = self._client.with_options(timeout=WINDOW_LOOKUP_TIMEOUT, max_retries=0).models.list()
-            for model in listing.data:
-                if model.id == self.model:
-                    extra = model.model_extra or {}
-                    for key in ("context_length", "max_model_len", "context_window"):
-                        value = extra.get(key)
-                        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                            return value
         except Exception:  # noqa: BLE001 - a missing or odd /models endpoint is normal
             return 0
-        return 0
+        window = 0
+        for model in listing.data:
+            if self._settings.grammar == "auto" and getattr(model, "owned_by", None) in LLAMA_CPP_OWNERS:
+                self.send_grammar = True
+            if model.id == self.model:
+                extra = model.model_extra or {}
+                for key in ("context_length", "max_model_len", "context_window"):
+                    value = extra.get(key)
+                    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                        window = value
+        return window
 
-    def complete(self, messages: list[dict[str, str]], cancel: CancelToken) -> Reply:
+    def complete(self, messages: list[dict[str, str]], cancel: CancelToken, grammar: str | None = None) -> Reply:
         """Stream one reply, retrying transient faults with visible, cancellable waits, and giving
         up once a stalled or failing endpoint has held the step for `step_wait_limit` seconds
         (a reply that keeps streaming is never cut)."""
@@ -161,8 +171,11 @@ class ChatClient:
         while True:
             cancel.check()
             try:
-                return self._attempt(messages, cancel, deadline)
+                return self._attempt(messages, cancel, deadline, grammar)
             except _Unsupported as exc:
+                if exc.field_name == "grammar":
+                    self.send_grammar = False  # an optional aid: no notice, the reply is read the same way
+                    continue
                 if exc.field_name == "stream_options":
                     self.send_stream_options = False
                 else:
@@ -196,7 +209,7 @@ class ChatClient:
     def _where(self) -> str:
         return f"{self.base_url}, model {self.model}"
 
-    def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken, deadline: float) -> Reply:
+    def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken, deadline: float, grammar: str | None) -> Reply:
         params: dict[str, Any] = {
             "model": self.model,
             # The SDK type-walks `messages` on every request, which costs ~1 ms per message
@@ -210,6 +223,8 @@ class ChatClient:
         }
         if self.send_stop:
             params["stop"] = [STOP_SEQUENCE]
+        if grammar and self.send_grammar:
+            params["extra_body"]["grammar"] = grammar
         if self.send_stream_options:
             params["stream_options"] = {"include_usage": True}
         idle = max(0.1, min(self._settings.idle_timeout, deadline - time.monotonic()))
@@ -307,6 +322,8 @@ class ChatClient:
             if _CONTEXT_OVERFLOW.search(message):
                 return ContextOverflow(f"the conversation is too long for {self.model}: {message}")
             lowered = message.lower()
+            if self.send_grammar and "grammar" in lowered:
+                return _Unsupported("grammar")
             if self.send_stream_options and ("stream_options" in lowered or "include_usage" in lowered):
                 return _Unsupported("stream_options")
             if self.send_stop and re.search(r"\bstop\b", lowered):

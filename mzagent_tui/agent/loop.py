@@ -39,6 +39,7 @@ from mzagent_tui.agent.events import (
     Thought,
     Undone,
 )
+from mzagent_tui.agent.grammar import reply_grammar
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.parsing import parse_reply
@@ -138,7 +139,7 @@ class Agent:
         self.messages: list[dict[str, str]] = []
         self._notes: list[str] = []
         self._window_asked = False
-        """The server is asked for the context window once, at the first task, when it is unknown."""
+        """The server's model list is read once, at the first task, for the window and for llama.cpp."""
         if history is not None:
             self.session.record("resumed")
             self.messages = list(history.messages)
@@ -179,9 +180,9 @@ class Agent:
             self.emit(Notice(ignored_notice(self.settings)))
         if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
             self.emit(Notice(f"No sandbox: {self.ctx.sandbox.unavailable_reason}."))
-        if not self.meter.window and not self._window_asked:
+        if not self._window_asked and (not self.meter.window or (self.settings.grammar == "auto" and not self.llm.send_grammar)):
             self._window_asked = True
-            window = self.llm.context_window()
+            window = self.llm.probe()
             if window:
                 self.emit(ModelInfo(window))
         try:
@@ -313,13 +314,14 @@ class Agent:
         return None
 
     def _ask_model(self, cancel: CancelToken) -> Reply:
+        grammar = reply_grammar(self.tools.signatures())
         try:
-            return self.llm.complete(self.messages, cancel)
+            return self.llm.complete(self.messages, cancel, grammar)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self.messages, cancel)
+            return self.llm.complete(self.messages, cancel, grammar)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""

@@ -1,0 +1,34 @@
+"""A GBNF grammar for one reply: a `<thought>`, then one `<action>` calling a known tool, or a
+`<final_answer>`. llama.cpp servers (llama-server, llama-cpp-python, the bundled model) take it
+as the request's `grammar` field and can then only sample replies of that shape, so a small
+model cannot invent a tool, forget a tag, or write the observation itself.
+
+Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
+a raw line break is allowed because the parser reads it), numbers, True/False/None, `name=` for
+keywords. Free text may hold `<` but not `</`, which is how the tags end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+_RULES = r"""
+root ::= space "<thought>" text "</thought>" space ( action | final )
+action ::= "<action>" name "(" space arguments? space ")" "</action>"
+final ::= "<final_answer>" text "</final_answer>"
+arguments ::= argument ( space "," space argument )* ( space "," )?
+argument ::= ( keyword space "=" space )? value
+keyword ::= [a-zA-Z_] [a-zA-Z0-9_]*
+value ::= double | single | number | "True" | "False" | "None"
+double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
+single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
+number ::= "-"? [0-9]+ ( "." [0-9]+ )?
+text ::= ( [^<] | "<" [^/] )*
+space ::= [ \t\n]*
+"""
+
+
+def reply_grammar(tool_names: Iterable[str]) -> str:
+    """The grammar for replies that may call exactly these tools."""
+    names = " | ".join(f'"{name}"' for name in sorted(tool_names))
+    return f"name ::= {names}\n{_RULES.strip()}\n"

@@ -1,0 +1,83 @@
+"""Grammar-constrained replies: sent to llama.cpp servers only, dropped silently when refused."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from mzagent_tui.agent.config import ConfigError, load_settings
+from mzagent_tui.agent.events import Notice
+from mzagent_tui.agent.grammar import reply_grammar
+from tests.conftest import make_agent
+from tests.scripted_server import Fault, answer_reply
+
+LLAMA_SERVER_MODELS = [{"id": "scripted-model", "object": "model", "owned_by": "llamacpp"}]
+
+
+def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, project) -> None:
+    server.models = LLAMA_SERVER_MODELS
+    server.script(answer_reply(), answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("hello")
+    agent.run("again")
+    grammar = server.requests[0]["grammar"]
+    assert grammar == server.requests[1]["grammar"]
+    names = grammar.splitlines()[0]
+    assert names == 'name ::= "read_file" | "run_terminal_command" | "write_to_file"'
+    assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
+
+
+def test_other_servers_get_no_grammar(server, project) -> None:
+    server.models = [{"id": "scripted-model", "object": "model", "owned_by": "openai"}]
+    server.script(answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("hello")
+    assert "grammar" not in server.requests[0]
+
+
+def test_the_bundled_and_llamacpp_presets_need_no_detection(server, project) -> None:
+    server.script(answer_reply())
+    agent, _ = make_agent(server, project, provider="llamacpp")
+    agent.run("hello")
+    assert "grammar" in server.requests[0]
+
+
+def test_grammar_off_and_on_override_detection(server, project) -> None:
+    server.models = LLAMA_SERVER_MODELS
+    server.script(answer_reply(), answer_reply())
+    off, _ = make_agent(server, project, grammar="off")
+    off.run("hello")
+    forced, _ = make_agent(server, project, grammar="on", provider="custom")
+    server.models = []
+    forced.run("hello")
+    assert "grammar" not in server.requests[0]
+    assert "grammar" in server.requests[1]
+
+
+def test_a_server_that_refuses_the_grammar_is_asked_again_without_it_and_no_one_is_told(server, project) -> None:
+    server.models = LLAMA_SERVER_MODELS
+    server.script(
+        Fault("status", 400, body={"error": {"message": "failed to parse grammar"}}),
+        answer_reply("first"),
+        answer_reply("second"),
+    )
+    agent, recorder = make_agent(server, project)
+    assert agent.run("hello").final_answer == "first"
+    assert agent.run("again").final_answer == "second"
+    assert "grammar" in server.requests[0]
+    assert "grammar" not in server.requests[1] and "grammar" not in server.requests[2]
+    assert not [n for n in recorder.of(Notice) if "grammar" in n.text]
+
+
+def test_the_grammar_setting_is_checked(project) -> None:
+    with pytest.raises(ConfigError, match="grammar must be auto, on, off"):
+        load_settings(project, flags={"grammar": "sometimes"}, environ={})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="the local extra is not installed")
+def test_llama_cpp_parses_the_grammar() -> None:
+    from llama_cpp import LlamaGrammar
+
+    grammar = LlamaGrammar.from_string(reply_grammar(["read_file", "write_to_file", "my_tool"]), verbose=False)
+    assert grammar is not None
