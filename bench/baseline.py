@@ -96,10 +96,10 @@ class Baseline:
             {"role": "user", "content": f"<question>{task}</question>"},
         ]
         for step in range(1, self.max_steps + 1):
-            reply = self.client.chat.completions.create(
-                model=self.model, messages=messages, temperature=0.0, max_tokens=self.max_tokens, stop=["<observation>"],
+            stream = self.client.chat.completions.create(
+                model=self.model, messages=messages, temperature=0.0, max_tokens=self.max_tokens, stop=["<observation>"], stream=True,
             )
-            text = reply.choices[0].message.content or ""
+            text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
             messages.append({"role": "assistant", "content": text})
             action = ACTION.search(text)
             final = FINAL.search(text)

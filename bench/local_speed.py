@@ -94,6 +94,9 @@ def direct(settings: ServerSettings, messages: list[dict[str, str]]) -> tuple[fl
     """(time to first token, total time, generated tokens) from the engine called directly."""
     from llama_cpp import Llama
 
+    from mzagent_tui.agent.llama_server import without_extra_buffers
+
+    without_extra_buffers()  # as the server does (agent/llama_server.py)
     llama = Llama(
         str(model_path()), n_ctx=settings.context, n_threads=settings.threads, n_threads_batch=settings.threads,
         n_batch=settings.batch, n_ubatch=settings.batch, logits_all=settings.logits_all, flash_attn=settings.flash_attn,

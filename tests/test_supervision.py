@@ -108,7 +108,7 @@ def test_a_command_keeps_the_signal_dispositions_it_would_have_had(tmp_path: Pat
     from mzagent_tui.agent.tools.process import run_command
 
     result = run_command("grep SigIgn /proc/self/status", tmp_path, {"PATH": os.environ["PATH"]}, 10, CancelToken(), tmp_path / "out")
-    assert result.head.decode().split() == ["SigIgn:", "0000000000000000"]
+    assert result.output.head.decode().split() == ["SigIgn:", "0000000000000000"]
 
 
 def test_exit_codes_and_output_pass_through_the_supervisor(tmp_path: Path) -> None:
@@ -117,7 +117,10 @@ def test_exit_codes_and_output_pass_through_the_supervisor(tmp_path: Path) -> No
 
     result = run_command("echo \"$0 $1\"; echo out; echo err >&2; exit 7", tmp_path, {"PATH": os.environ["PATH"]}, 10, CancelToken(), tmp_path / "out")
     assert result.exit_code == 7
-    assert result.head.decode().splitlines()[1:] == ["out", "err"]
+    assert result.stdout.head.decode().splitlines()[1:] == ["out"]
+    assert result.stderr.head == b"err\n"
+    assert sorted(result.output.head.decode().splitlines()[1:]) == ["err", "out"]
+    assert result.lines == 3
 
 
 CRASH_MID_WRITE = """

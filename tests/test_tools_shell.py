@@ -114,6 +114,31 @@ def test_huge_output_is_bounded_and_saved(shell) -> None:
     assert saved.stat().st_size == 64 * 1024 * 1024
 
 
+def test_a_long_output_ends_with_a_marker_naming_the_last_line_and_the_true_count(shell) -> None:
+    result = shell().run("seq 1 100000")
+    *_, last, marker = result.text.splitlines()
+    assert last == "100000"
+    assert marker == "[end of output: 100000 lines in total; the line above is the last line]"
+    tail_start = result.text.split("bytes cut", 1)[1].splitlines()[1]
+    assert tail_start.isdigit() and int(tail_start) > 90000  # the tail starts at a whole line
+
+
+def test_a_short_output_has_no_end_marker(shell) -> None:
+    assert "end of output" not in shell().run("seq 1 5").text
+
+
+def test_a_failed_command_shows_its_error_output_first(shell) -> None:
+    result = shell().run("seq 1 3000; echo 'fatal: the real reason' >&2; exit 2")
+    lines = result.text.splitlines()
+    assert lines[:3] == ["Command FAILED with exit code 2.", "Error output (stderr):", "fatal: the real reason"]
+    assert lines[3] == "Standard output:" and "3000" in result.text
+
+
+def test_a_failure_with_only_error_output_shows_it_once(shell) -> None:
+    result = shell().run("echo oops >&2; exit 1")
+    assert result.text == "Command FAILED with exit code 1.\nOutput:\noops"
+
+
 def test_escape_sequences_are_stripped(shell) -> None:
     result = shell().run(r"printf '\033[2J\033]0;title\007\033]52;c;ZXZpbA==\007plain\033[31m red\033[0m\n'")
     assert "\x1b" not in result.text and "\x07" not in result.text

@@ -241,7 +241,7 @@ def server_settings(model_size: int = MODEL_SIZE, free: int | None = None) -> Se
 
 
 class LocalServer:
-    """`python -m llama_cpp.server` on a free port; `start` waits until `/v1/models` answers."""
+    """llama_cpp.server (through `agent.llama_server`) on a free port; `wait_ready` waits until `/v1/models` answers."""
 
     def __init__(self, model: Path, settings: ServerSettings | None = None) -> None:
         self.model = model
@@ -257,7 +257,7 @@ class LocalServer:
             raise LocalModelError(f"the offline model needs llama-cpp-python; install it with {INSTALL_HINT}")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "llama_cpp.server",
+            sys.executable, "-m", "mzagent_tui.agent.llama_server",
             "--model", str(self.model), "--model_alias", MODEL_ALIAS,
             "--host", "127.0.0.1", "--port", str(self.port),
             *self.settings.arguments(),

@@ -20,7 +20,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.cancel import CancelToken
@@ -34,18 +34,30 @@ _POLL = 0.05
 
 
 @dataclass
-class ProcessResult:
-    exit_code: int | None
-    head: bytes
-    tail: bytes
-    total_bytes: int
-    timed_out: bool = False
-    cancelled: bool = False
-    stopped_background: bool = False
+class Stream:
+    """The first and last few kilobytes of one output stream, and its true size."""
+
+    head: bytes = b""
+    tail: bytes = b""
+    total_bytes: int = 0
 
     @property
     def cut_bytes(self) -> int:
         return self.total_bytes - len(self.head) - len(self.tail)
+
+
+@dataclass
+class ProcessResult:
+    exit_code: int | None
+    output: Stream
+    """stdout and stderr together, as they arrived (the whole of it is in the output file)."""
+    lines: int = 0
+    """Lines in the whole output, as an editor counts them."""
+    stdout: Stream = field(default_factory=Stream)
+    stderr: Stream = field(default_factory=Stream)
+    timed_out: bool = False
+    cancelled: bool = False
+    stopped_background: bool = False
 
 
 # Why a supervising shell, and not a pipe-holding helper or a subreaper: the kernel already
@@ -114,37 +126,47 @@ def shell_path() -> str:
 
 
 class _Capture:
-    """Keeps the head and tail of a stream in memory and the whole (capped) stream on disk."""
+    """Keeps the head and tail of a stream in memory and, given a file, the whole (capped) stream on disk."""
 
-    def __init__(self, output_path: Path) -> None:
+    def __init__(self, output_path: Path | None = None) -> None:
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.total = 0
-        self._file = output_path.open("wb")
+        self.newlines = 0
+        self.ends_with_newline = True
+        self._file = output_path.open("wb") if output_path else None
         self._written = 0
+        self._lock = threading.Lock()
 
     def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        if self._written < FILE_CAP_BYTES:
-            piece = chunk[: FILE_CAP_BYTES - self._written]
-            self._file.write(piece)
-            self._written += len(piece)
-        room = HEAD_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail.append(chunk)
-            self.tail_size += len(chunk)
-            while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
-                self.tail_size -= len(self.tail.popleft())
+        with self._lock:
+            self.total += len(chunk)
+            self.newlines += chunk.count(b"\n")
+            self.ends_with_newline = chunk.endswith(b"\n")
+            if self._file is not None and self._written < FILE_CAP_BYTES:
+                piece = chunk[: FILE_CAP_BYTES - self._written]
+                self._file.write(piece)
+                self._written += len(piece)
+            room = HEAD_BYTES - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail.append(chunk)
+                self.tail_size += len(chunk)
+                while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+                    self.tail_size -= len(self.tail.popleft())
 
-    def tail_bytes(self) -> bytes:
-        return b"".join(self.tail)[-TAIL_BYTES:]
+    def stream(self) -> Stream:
+        return Stream(bytes(self.head), b"".join(self.tail)[-TAIL_BYTES:], self.total)
+
+    def lines(self) -> int:
+        return self.newlines + (0 if self.ends_with_newline or not self.total else 1)
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            self._file.close()
 
 
 def run_command(
@@ -158,6 +180,7 @@ def run_command(
 ) -> ProcessResult:
     """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life."""
     capture = _Capture(output_path)
+    streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
     proc = subprocess.Popen(
         [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), _signal_reset()],
@@ -165,13 +188,17 @@ def run_command(
         env=dict(env),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=subprocess.PIPE,
         start_new_session=True,
         preexec_fn=setup,
     )
-    assert proc.stdout is not None
-    reader = threading.Thread(target=_pump, args=(proc.stdout, capture), name="mzagent-output", daemon=True)
-    reader.start()
+    pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
+    readers = [
+        threading.Thread(target=_pump, args=(pipe, (capture, streams[name])), name=f"mzagent-{name}", daemon=True)
+        for name, pipe in pipes.items()
+    ]
+    for reader in readers:
+        reader.start()
     deadline = time.monotonic() + timeout
     timed_out = cancelled = False
     while proc.poll() is None:
@@ -188,30 +215,40 @@ def run_command(
     if timed_out or cancelled:
         _kill_group(proc.pid, proc)
     exit_code = proc.wait()
-    reader.join(DRAIN_SECONDS)
+    _join(readers)
     stopped_background = _kill_group(proc.pid, proc)
-    reader.join(DRAIN_SECONDS)
-    if reader.is_alive():  # a child that left the group still holds the pipe
-        proc.stdout.close()
-        reader.join(DRAIN_SECONDS)
+    _join(readers)
+    for name, reader in zip(pipes, readers):
+        if reader.is_alive():  # a child that left the group still holds the pipe
+            pipes[name].close()  # type: ignore[union-attr]
+            reader.join(DRAIN_SECONDS)
     capture.close()
     return ProcessResult(
         exit_code=None if (timed_out or cancelled) else exit_code,
-        head=bytes(capture.head),
-        tail=capture.tail_bytes(),
-        total_bytes=capture.total,
+        output=capture.stream(),
+        lines=capture.lines(),
+        stdout=streams["stdout"].stream(),
+        stderr=streams["stderr"].stream(),
         timed_out=timed_out,
         cancelled=cancelled,
         stopped_background=stopped_background and not (timed_out or cancelled),
     )
 
 
-def _pump(stream, capture: _Capture) -> None:  # noqa: ANN001 - a binary pipe
+def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
+    """Feed one pipe into the combined capture and its own."""
     try:
         while chunk := stream.read1(65536):
-            capture.feed(chunk)
+            for capture in captures:
+                capture.feed(chunk)
     except (OSError, ValueError):
         pass
+
+
+def _join(readers: list[threading.Thread]) -> None:
+    deadline = time.monotonic() + DRAIN_SECONDS
+    for reader in readers:
+        reader.join(max(0.0, deadline - time.monotonic()))
 
 
 def _group_alive(pgid: int) -> bool:

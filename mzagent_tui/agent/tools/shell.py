@@ -13,7 +13,7 @@ from mzagent_tui.agent.sandbox import Confinement
 from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.process import ProcessResult, run_command
+from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 
 MAX_COMMAND_CHARS = 100_000
@@ -150,10 +150,13 @@ _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|C
 
 
 def _looks_blocked(result: ProcessResult) -> bool:
-    return bool(_BLOCKED.search((result.head + result.tail).decode("utf-8", errors="replace")))
+    return bool(_BLOCKED.search((result.output.head + result.output.tail).decode("utf-8", errors="replace")))
 
 
 def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
+    """Status first; for a failure the error output (stderr) comes before the rest, because that
+    is where the reason is; a cut output ends with a marker that says it is the end and how long
+    the whole was, so a model cannot take a line of the head for the last line."""
     if result.cancelled:
         status = "The command was cancelled by the user and stopped."
     elif result.timed_out:
@@ -167,15 +170,25 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
         status = f"Command FAILED with exit code {result.exit_code}."
     if result.stopped_background:
         status += " Background processes it left running were stopped."
-    head = strip_control(result.head.decode("utf-8", errors="replace"))
-    if result.cut_bytes > 0:
-        tail = strip_control(result.tail.decode("utf-8", errors="replace"))
-        output = (
-            f"{head}\n[... {result.cut_bytes} bytes cut; the full output "
-            f"({result.total_bytes} bytes) is saved in {output_path} ...]\n{tail}"
-        )
-    else:
-        output = head + strip_control(result.tail.decode("utf-8", errors="replace"))
-    if not output.strip():
+    if not result.output.total_bytes:
         return f"{status}\n(no output)"
-    return f"{status}\nOutput:\n{output.rstrip()}"
+    failed = result.exit_code not in (0, None)
+    if failed and result.stderr.total_bytes and result.stdout.total_bytes:
+        return (
+            f"{status}\nError output (stderr):\n{_shown(result.stderr, output_path).rstrip()}\n"
+            f"Standard output:\n{_shown(result.stdout, output_path).rstrip()}"
+        )
+    text = f"{status}\nOutput:\n{_shown(result.output, output_path).rstrip()}"
+    if result.output.cut_bytes > 0:
+        text += f"\n[end of output: {result.lines} lines in total; the line above is the last line]"
+    return text
+
+
+def _shown(stream: Stream, output_path: str) -> str:
+    head = strip_control(stream.head.decode("utf-8", errors="replace"))
+    tail = strip_control(stream.tail.decode("utf-8", errors="replace"))
+    if stream.cut_bytes <= 0:
+        return head + tail
+    if "\n" in tail[:-1]:
+        tail = tail[tail.index("\n") + 1 :]  # start at a whole line
+    return f"{head}\n[... {stream.cut_bytes} bytes cut; the full output ({stream.total_bytes} bytes) is saved in {output_path} ...]\n{tail}"
