@@ -120,6 +120,8 @@ class TerminalApprover:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
+        if request.warning:
+            self.out.write(f"Warning: {request.warning}\n")
         for part in request.parts:
             risks = "".join(f" [{risk}]" for risk in part.risks)
             self.out.write(f"  {part.verdict:>5}: {for_display(part.text)} — {part.reason}{risks}\n")

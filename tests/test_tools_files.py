@@ -253,3 +253,13 @@ def test_kill_9_during_writes_never_leaves_a_truncated_file(project: Path, tmp_p
         proc.wait()
         data = (project / "data.txt").read_bytes()
         assert len(data) == 2_000_000 and len(set(data)) == 1
+
+
+def test_a_missing_path_points_at_the_closest_existing_ones(tools, project: Path) -> None:
+    for name in ("README.md", "src/app.py", "src/util.py", "docs/guide.md"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("x\n")
+    assert read(tools, "docs/README.md") == ("Error: docs/README.md does not exist. Closest existing paths: README.md.", False)
+    assert read(tools, "utils.py")[0].endswith("Closest existing paths: src/util.py.")
+    assert read(tools, "doc/guide.md")[0].endswith("Closest existing paths: docs/guide.md.")
+    assert "No similar path exists" in read(tools, "zzz/qqq.txt")[0]

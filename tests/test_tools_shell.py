@@ -221,3 +221,15 @@ def test_output_file_is_in_the_session_folder(shell) -> None:
     result = sh.run("echo saved")
     assert Path(result.output_path).is_relative_to(sh.session.folder)
     assert Path(result.output_path).read_text() == "saved\n"
+
+
+def test_a_command_that_misses_a_file_gets_the_closest_existing_paths(shell, project: Path) -> None:
+    (project / "README.md").write_text("hello\n")
+    result = shell().run("cat docs/README.md")
+    assert result.text.splitlines()[-1] == "Note: docs/README.md does not exist. Closest existing paths: README.md."
+    python = shell().run(f"python3 {project}/scripts/run.py")
+    assert "Note: scripts/run.py does not exist." in python.text
+
+
+def test_a_missing_path_outside_the_project_gets_no_note(shell) -> None:
+    assert "Note:" not in shell().run("cat /nonexistent-mzagent/x.txt").text

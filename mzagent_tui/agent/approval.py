@@ -50,6 +50,8 @@ class ApprovalRequest:
     """How the command will be confined ("sandbox: writes in the project, no network")."""
     ask_even_if_allowed: bool = False
     """The sandbox may have blocked this command last time: the user decides how to run it."""
+    warning: str = ""
+    """Something the user should know before answering ("vim is an interactive editor: it will get no input")."""
 
 
 @dataclass(frozen=True)

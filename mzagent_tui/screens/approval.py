@@ -71,6 +71,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             with VerticalScroll(id="approval-command"):
                 body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
                 yield Static(body)
+            if self.request.warning:
+                yield Static(Text("⚠ " + self.request.warning), id="approval-warning")
             if self.request.parts:
                 yield Static(parts_table(self.request.parts), id="approval-parts")
             yield Static(Text.assemble(("in ", "dim"), for_display(self.request.cwd)), id="approval-cwd")

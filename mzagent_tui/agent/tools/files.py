@@ -16,9 +16,14 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import FileChanged
-from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
-from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.sensitive import is_secret, plants_code
+from mzagent_tui.agent.tools.beneath import (
+    makedirs_beneath,
+    open_beneath,
+    write_atomically_at,
+)
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 
@@ -46,7 +51,7 @@ class FileTools:
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
             raise ToolError("start_line must be a whole number, 1 or more")
         if not path.exists():
-            raise ToolError(f"{rel} does not exist")
+            raise ToolError(f"{rel} does not exist. {missing_hint(self.root, rel)}")
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):

@@ -9,10 +9,12 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
+from mzagent_tui.agent.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.sandbox import Confinement
 from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 
@@ -42,20 +44,23 @@ class ShellTool:
             raise ToolError("the command contains a NUL byte")
         if len(command) > MAX_COMMAND_CHARS:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
+        waits_for_input = interactive_reason(command, ctx.root)
         request = ApprovalRequest(
             "command", command, str(ctx.root), ctx.thought,
             sandbox=ctx.sandbox.confinement().describe(),
             ask_even_if_allowed=command in self._blocked,
+            warning=f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else "",
         )
         decision = ctx.approver.approve(request)
         to_run = decision.command or command
         confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox)
         ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
+        advice = f"\nNote: {waits_for_input}. {TOOLS_INSTEAD}" if waits_for_input else ""
         if not decision.approved:
             reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
             return ToolResult(
                 f"The user rejected this command, so it was not run.{reason} "
-                "Do not run it again unchanged; take another way or give a final answer explaining what is needed.",
+                f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
                 ok=False,
             )
         output_path = ctx.session.output_path()
@@ -67,6 +72,10 @@ class ShellTool:
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             text += self._record_changes(before)
+        if result.exit_code not in (0, None):
+            for missing in missing_in_output(ctx.root, text):
+                text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
+        text += advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         return ToolResult(ctx.redact(text), ok=result.exit_code == 0, exit_code=result.exit_code, output_path=str(output_path))

@@ -1,0 +1,46 @@
+"""Existing paths near one that does not exist. A small model that guesses `docs/README.md` when
+the file is `README.md` needs a pointer, not just "does not exist"."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path, PurePosixPath
+
+from mzagent_tui.agent.filelist import project_files
+
+SHOWN = 3
+MAX_FILES = 20_000
+_MISSING = re.compile(
+    r"""(?:can't open file |cannot access |cannot stat |cannot open )?['"`]?([\w./-]+?)['"`]?: (?:\[Errno 2\] )?No such file or directory"""
+)
+
+
+def closest_paths(root: Path, wanted: str) -> list[str]:
+    """Up to three project paths: the same name elsewhere first, then the most similar paths."""
+    files = project_files(root)[:MAX_FILES]
+    folders = sorted({str(parent) + "/" for name in files for parent in PurePosixPath(name).parents if str(parent) != "."})
+    name = PurePosixPath(wanted.rstrip("/")).name
+    same_name = [path for path in files + folders if PurePosixPath(path.rstrip("/")).name == name]
+    similar = difflib.get_close_matches(wanted, files + folders, n=SHOWN, cutoff=0.6)
+    by_name = {PurePosixPath(path).name: path for path in files}
+    similar_names = [by_name[found] for found in difflib.get_close_matches(name, list(by_name), n=SHOWN, cutoff=0.75)]
+    return list(dict.fromkeys(same_name + similar + similar_names))[:SHOWN]
+
+
+def missing_hint(root: Path, wanted: str) -> str:
+    """The sentence that follows "X does not exist"."""
+    found = closest_paths(root, wanted)
+    if found:
+        return f"Closest existing paths: {', '.join(found)}."
+    return "No similar path exists in the project; the files are listed in the system prompt, or list them with ls."
+
+
+def missing_in_output(root: Path, output: str) -> list[str]:
+    """Paths inside the project that a command said do not exist (at most three)."""
+    missing = []
+    for candidate in dict.fromkeys(_MISSING.findall(output)):
+        path = (root / candidate).resolve() if not candidate.startswith("/") else Path(candidate).resolve()
+        if path.is_relative_to(root) and not path.exists() and path != root:
+            missing.append(str(path.relative_to(root)))
+    return missing[:SHOWN]
