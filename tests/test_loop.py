@@ -319,7 +319,7 @@ def test_claiming_a_fix_without_writing_gets_a_reminder(server, project: Path) -
     agent, _ = make_agent(server, project)
     result = agent.run("Fix the bug in calc.py")
     assert result.steps == 4 and "a + b" in (project / "calc.py").read_text()
-    assert "no file was written" in last_user(server.requests[2])
+    assert "calc.py, but it is exactly as it was when the task started" in last_user(server.requests[2])
 
 
 def test_alternating_between_two_actions_is_stuck_too(server, project: Path) -> None:

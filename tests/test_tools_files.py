@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, StaticApprover
-from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
@@ -263,3 +263,27 @@ def test_a_missing_path_points_at_the_closest_existing_ones(tools, project: Path
     assert read(tools, "utils.py")[0].endswith("Closest existing paths: src/util.py.")
     assert read(tools, "doc/guide.md")[0].endswith("Closest existing paths: docs/guide.md.")
     assert "No similar path exists" in read(tools, "zzz/qqq.txt")[0]
+
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
+
+
+def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project: Path) -> None:
+    (project / "calc.py").write_text(CALC)
+    (project / "test_calc.py").write_text(TEST_CALC)
+    text, ok = write(tools, "calc.py", TEST_CALC.replace("1, 2", "2, 2"))
+    assert ok and "now holds nearly the same lines as test_calc.py" in text
+    assert tools[1].of(Notice)[-1].text == "The write replaced most of calc.py with the content of test_calc.py. Check it; undo restores the old calc.py."
+
+
+@pytest.mark.parametrize("new", [
+    CALC.replace("a + b", "b + a"),  # a normal edit
+    CALC + "\n\ndef mul(a, b):\n    return a * b\n",  # an addition
+    "def add(x, y):\n    return x + y\n\n\ndef div(x, y):\n    return x / y\n\n\ndef neg(x):\n    return -x\n",  # a rewrite of its own
+])
+def test_ordinary_rewrites_are_not_flagged(tools, project: Path, new: str) -> None:
+    (project / "calc.py").write_text(CALC)
+    (project / "test_calc.py").write_text(TEST_CALC)
+    text, ok = write(tools, "calc.py", new)
+    assert ok and "Warning" not in text and not tools[1].of(Notice)

@@ -18,6 +18,7 @@ from pathlib import Path
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
+from mzagent_tui.agent.completion import CompletionCheck
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
@@ -60,10 +61,6 @@ STUCK_WINDOW = 6
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
-_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
-"""A file name in prose. Matches start only where a name can start, and are bounded: the old
-unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
-_CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -72,19 +69,6 @@ class RunResult:
     message: str
     final_answer: str | None
     steps: int
-
-
-def missing_claimed_files(answer: str, task: str, root: Path) -> list[str]:
-    """Files the task names and the final answer claims, but that do not exist.
-
-    Small models often say "I created x.py" without ever writing it; they get one reminder.
-    """
-    asked = set(_FILE_NAME.findall(task))
-    missing = []
-    for name in dict.fromkeys(_FILE_NAME.findall(answer)):
-        if name in asked and not (root / name).exists():
-            missing.append(name)
-    return missing
 
 
 def wrap_observation(text: str) -> str:
@@ -138,6 +122,7 @@ class Agent:
                 raise ConfigError(str(exc)) from None
         self.messages: list[dict[str, str]] = []
         self._notes: list[str] = []
+        self._completion: CompletionCheck | None = None
         self._window_asked = False
         """The server's model list is read once, at the first task, for the window and for llama.cpp."""
         if history is not None:
@@ -157,6 +142,8 @@ class Agent:
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""
         self.meter.observe(event)
+        if self._completion is not None:
+            self._completion.observe(event)
         if not isinstance(event, _NOT_LOGGED):
             self.session.record_event(event)
         self._sink(event)
@@ -175,6 +162,7 @@ class Agent:
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
+        self._completion = CompletionCheck(self.root, task)
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
@@ -186,7 +174,7 @@ class Agent:
             if window:
                 self.emit(ModelInfo(window))
         try:
-            result = self._loop(task, cancel)
+            result = self._loop(self._completion, cancel)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
             self.session.record("crash", traceback=traceback.format_exc())
             self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
@@ -201,10 +189,9 @@ class Agent:
     def _observe(self, text: str) -> None:
         self._append("user", wrap_observation(text))
 
-    def _loop(self, task: str, cancel: CancelToken) -> RunResult:
+    def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
         limit = self.settings.max_steps
         format_errors = 0
-        reminded = False
         acted = False
         commands: list[str] = []
         recent: list[tuple[str, str, str]] = []
@@ -247,9 +234,8 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                reminder = None if reminded else self._reminder(parsed.final_answer, task, acted, commands)
+                reminder = completion.reminder(parsed.final_answer, acted, commands)
                 if reminder is not None:
-                    reminded = True
                     self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
                     self._observe(reminder[1])
                     continue
@@ -284,34 +270,6 @@ class Agent:
             None,
             limit,
         )
-
-    def _reminder(self, answer: str, task: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
-        """One nudge for the ways small models fake success: (notice, observation) or None.
-
-        A file a successful command named may be gone on purpose (`mv`, `rm`): no reminder then.
-        """
-        missing = [name for name in missing_claimed_files(answer, task, self.root) if not any(name in c for c in commands)]
-        if missing:
-            names = ", ".join(missing)
-            return (
-                f"the answer mentions {names}, which does not exist",
-                f"Reminder: your answer mentions {names}, but no such file exists in the project. "
-                "If the task needs it, create it now with write_to_file; otherwise give your final answer again.",
-            )
-        if not acted and _CHANGE_CLAIM.search(answer) and _FILE_NAME.search(task):
-            return (
-                "the answer claims a change, but nothing was written or run",
-                "Reminder: your answer says you changed something, but no file was written and no command was run "
-                "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
-                "otherwise give your final answer again.",
-            )
-        if answer.startswith("Error:"):
-            return (
-                "the answer only repeats an error",
-                "Reminder: your final answer only repeats an error message; the task is not done. "
-                "Try another way (run_terminal_command can rename, move, list and delete), or explain what blocks you.",
-            )
-        return None
 
     def _ask_model(self, cancel: CancelToken) -> Reply:
         grammar = reply_grammar(self.tools.signatures())

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
-from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.tools.beneath import (
     makedirs_beneath,
@@ -23,6 +23,7 @@ from mzagent_tui.agent.tools.beneath import (
     write_atomically_at,
 )
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.copies import copied_from
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
@@ -139,7 +140,15 @@ class FileTools:
         digest = hashlib.sha256(data).hexdigest()
         self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None))
         verb = "overwrote" if existed else "created"
-        return f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
+        written = f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
+        source = copied_from(self.root, rel, old, data) if existed else None
+        if source is None:
+            return written
+        self._ctx.emit(Notice(f"The write replaced most of {rel} with the content of {source}. Check it; undo restores the old {rel}."))
+        return (
+            f"{written}\nWarning: most of the old content of {rel} is gone, and it now holds nearly the same lines as {source}. "
+            f"If that was not intended, write {rel} again with its own correct content."
+        )
 
 
 def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:

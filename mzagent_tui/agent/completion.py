@@ -1,0 +1,160 @@
+"""Before a final answer is accepted: is the work the task asked for there?
+
+Small models often answer "I wrote x.py" without writing it, put the result in the answer instead
+of the file the task named, claim a fix that left the file as it was, or leave a Python file that
+no longer compiles. Each of these gets one reminder per task (an observation), never more, so a
+model that is right after all is not held up for long. The checks are about what the task says
+and what is on disk, not about any particular task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mzagent_tui.agent.events import Event, FileChanged
+
+FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
+"""A file name in prose. Matches start only where a name can start, and are bounded: the old
+unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
+CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
+WRITING_VERB = re.compile(
+    r"\b(create|write|save|put|store|record|append|add|generate|produce|export|dump|fix|update|change|modify|edit|"
+    r"correct|implement|rewrite|set|bump|repair)\w*\b",
+    re.IGNORECASE,
+)
+VERB_WINDOW = 8
+"""A file is a target when a writing verb comes at most this many words before it, in its clause."""
+_CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
+
+
+def task_targets(task: str) -> list[str]:
+    """Files the task asks to create or change: "save the output to out.txt", "fix calc.py".
+
+    Only the words since the previous file name count, so in "create b.txt from the lines of
+    a.txt" the target is b.txt and not a.txt.
+    """
+    targets = []
+    since = 0
+    for match in FILE_NAME.finditer(task):
+        before = _CLAUSE_END.split(task[since : match.start()])[-1]
+        if WRITING_VERB.search(" ".join(before.split()[-VERB_WINDOW:])):
+            targets.append(match.group())
+        since = match.end()
+    return list(dict.fromkeys(targets))
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    except OSError:
+        return None
+
+
+@dataclass
+class CompletionCheck:
+    """One task's checks: created when the task starts, fed the run's events, asked at each final answer."""
+
+    root: Path
+    task: str
+    targets: list[str] = field(default_factory=list)
+    before: dict[str, str | None] = field(default_factory=dict)
+    written_python: set[Path] = field(default_factory=set)
+    given: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.targets = [name for name in task_targets(self.task) if self._inside(name)]
+        self.before = {name: _digest(self.root / name) for name in self.targets}
+
+    def _inside(self, name: str) -> bool:
+        path = (self.root / name).resolve()
+        return path.is_relative_to(self.root)
+
+    def observe(self, event: Event) -> None:
+        if isinstance(event, FileChanged) and event.path.endswith(".py") and not event.deleted:
+            self.written_python.add(Path(event.path))
+
+    def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
+        """(notice for the user, observation for the model), or None to accept the answer.
+
+        A file a successful command named may be gone on purpose (`mv`, `rm`): it is not missing.
+        """
+        checks = (
+            ("missing", lambda: self._missing(answer, commands)),
+            ("unchanged", lambda: self._unchanged(answer, acted)),
+            ("compile", self._broken_python),
+            ("error", lambda: self._only_an_error(answer)),
+        )
+        for kind, check in checks:
+            if kind in self.given:
+                continue
+            found = check()
+            if found is not None:
+                self.given.add(kind)
+                return found
+        return None
+
+    def _missing(self, answer: str, commands: list[str]) -> tuple[str, str] | None:
+        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in FILE_NAME.findall(self.task)]
+        missing = [
+            name for name in dict.fromkeys(self.targets + claimed)
+            if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
+        ]
+        if not missing:
+            return None
+        names = ", ".join(missing)
+        return (
+            f"the task asks for {names}, which does not exist",
+            f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
+            "create it now with write_to_file (the result goes into the file, not only into your answer); "
+            "otherwise give your final answer again.",
+        )
+
+    def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
+        unchanged = [name for name in self.targets if self.before[name] is not None and _digest(self.root / name) == self.before[name]]
+        if unchanged:
+            names = ", ".join(unchanged)
+            return (
+                f"the task asks to change {names}, which is unchanged",
+                f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started. "
+                "Make the change now (write_to_file writes the whole file), or give your final answer again if no change is needed.",
+            )
+        if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
+            return (
+                "the answer claims a change, but nothing was written or run",
+                "Reminder: your answer says you changed something, but no file was written and no command was run "
+                "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
+                "otherwise give your final answer again.",
+            )
+        return None
+
+    def _broken_python(self) -> tuple[str, str] | None:
+        for path in sorted(self.written_python):
+            try:
+                source = path.read_bytes()
+            except OSError:
+                continue
+            try:
+                compile(source, str(path), "exec", dont_inherit=True)
+            except SyntaxError as exc:
+                rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+                problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+                return (
+                    f"{rel} does not compile",
+                    f"Reminder: {rel}, which this task wrote, does not compile: {problem}. Fix it, or say in your final answer why it is left so.",
+                )
+            except ValueError:
+                continue
+        return None
+
+    @staticmethod
+    def _only_an_error(answer: str) -> tuple[str, str] | None:
+        if not answer.startswith("Error:"):
+            return None
+        return (
+            "the answer only repeats an error",
+            "Reminder: your final answer only repeats an error message; the task is not done. "
+            "Try another way (run_terminal_command can rename, move, list and delete), or explain what blocks you.",
+        )

@@ -1,0 +1,99 @@
+"""Completion checks: one reminder per kind when the work the task asked for is not on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.completion import task_targets
+from mzagent_tui.agent.events import Notice, StopReason
+from tests.conftest import make_agent
+from tests.scripted_server import Reply, answer_reply, write_reply
+
+
+def last_user(request: dict) -> str:
+    return request["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize(("task", "targets"), [
+    ("Run calc.py and save what it prints to result.txt.", ["result.txt"]),
+    ("Create upper.txt with the contents of words.txt in uppercase.", ["upper.txt"]),
+    ("Read data.csv and write the total of the second column into total.txt", ["total.txt"]),
+    ("Fix the bug in calc.py", ["calc.py"]),
+    ("Implement parse_date in dates/parse.py. The tests are in tests/test_parse.py.", ["dates/parse.py"]),
+    ("Make the tests in test_stack.py pass.", []),
+    ("How many lines does data.txt have?", []),
+    ("Rename old.txt to new.txt.", []),
+    ("Add a section to GUIDE.md. Then run check.py.", ["GUIDE.md"]),
+])
+def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
+    assert task_targets(task) == targets
+
+
+def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
+    server.script(
+        answer_reply("The script prints 4181."),
+        write_reply("result.txt", "4181\n"),
+        answer_reply("Saved 4181 to result.txt."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Run calc.py and save what it prints to result.txt.")
+    assert result.final_answer == "Saved 4181 to result.txt." and result.steps == 3
+    assert "the task asks for result.txt, but no such file exists" in last_user(server.requests[1])
+    assert [n.text for n in rec.of(Notice)] == ["the task asks for result.txt, which does not exist; the model was reminded once"]
+
+
+def test_an_unchanged_target_gets_one_reminder_and_a_second_answer_is_accepted(server, project: Path) -> None:
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    server.script(answer_reply("It is correct already."), answer_reply("It is correct already."))
+    agent, _ = make_agent(server, project)
+    result = agent.run("Fix the bug in calc.py")
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 2
+    assert "exactly as it was when the task started" in last_user(server.requests[1])
+
+
+def test_a_python_file_the_run_broke_is_pointed_out_once(server, project: Path) -> None:
+    server.script(
+        write_reply("calc.py", "def add(a, b)\n    return a + b\n"),
+        answer_reply("Fixed."),
+        answer_reply("Fixed."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Fix calc.py")
+    assert result.steps == 3
+    reminder = last_user(server.requests[2])
+    assert "Reminder: calc.py, which this task wrote, does not compile: SyntaxError: expected ':' (line 1)" in reminder
+    assert any(n.text == "calc.py does not compile; the model was reminded once" for n in rec.of(Notice))
+
+
+def test_a_file_written_before_the_task_is_not_checked(server, project: Path) -> None:
+    (project / "broken.py").write_text("def x(:\n")
+    server.script(answer_reply("It has a syntax error."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("What is wrong with broken.py?").steps == 1
+
+
+def test_each_kind_of_reminder_is_given_at_most_once(server, project: Path) -> None:
+    server.script(
+        answer_reply("Done."),  # out.txt missing
+        write_reply("out.py", "x = (\n"),
+        answer_reply("Done."),  # out.py does not compile
+        answer_reply("Done."),  # out.txt still missing: accepted
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Create out.txt and out.py")
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 4
+
+
+def test_a_target_outside_the_project_is_ignored(server, project: Path) -> None:
+    server.script(answer_reply("I cannot write there."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("Write the report to ../../etc/report.txt").steps == 1
+
+
+def test_a_reply_that_edits_nothing_under_a_question_is_accepted(server, project: Path) -> None:
+    (project / "setup.ini").write_text("[x]\nversion = 3\n")
+    server.script(Reply('<action>read_file("setup.ini")</action>'), answer_reply("Version 3."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("What version is in setup.ini?").steps == 2
