@@ -24,6 +24,7 @@ from mzagent_tui.agent.events import (
     ApprovalAnswered,
     Error,
     Event,
+    FileChanged,
     FinalAnswer,
     FormatError,
     Notice,
@@ -44,15 +45,20 @@ from mzagent_tui.agent.tools.files import lines_label
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30
-_COLOURS = {"thought": "36", "action": "33", "observation": "2", "final": "1;32", "error": "31", "notice": "2;33", "step": "2"}
+_COLOURS = {
+    "thought": "36", "action": "33", "observation": "2", "final": "1;32", "error": "31", "notice": "2;33", "step": "2",
+    "added": "32", "removed": "31", "hunk": "36",
+}
+DIFF_LINES = 200
+"""Diff lines printed per change; the export and the session log keep all of it."""
 NO_TERMINAL_NOTE = "no terminal to ask the user; run with --yes to allow commands (or --no to silence this)"
 
 
 class ConsolePrinter:
     """A readable trace: thought, action, observation per step; the final answer last."""
 
-    def __init__(self, out: TextIO, err: TextIO, colour: bool) -> None:
-        self.out, self.err, self.colour = out, err, colour
+    def __init__(self, out: TextIO, err: TextIO, colour: bool, root: Path) -> None:
+        self.out, self.err, self.colour, self.root = out, err, colour, root
         self.final_answer: str | None = None
 
     def _line(self, stream: TextIO, style: str, label: str, text: str) -> None:
@@ -79,6 +85,9 @@ class ConsolePrinter:
                 if len(lines) > OBSERVATION_LINES:
                     lines = lines[:OBSERVATION_LINES] + [f"... ({len(lines) - OBSERVATION_LINES} more lines)"]
                 self._line(self.out, "observation", "Observation: ", "\n".join(lines))
+            case FileChanged():
+                self._line(self.out, "action", "Changed: ", event.summary(self.root))
+                self._diff(event.diff)
             case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
                 self._line(self.err, "notice", "Retry: ", f"{reason}; waiting {seconds:.1f} s (attempt {attempt}/{limit})")
             case Notice(text=text):
@@ -95,6 +104,16 @@ class ConsolePrinter:
                 self._line(self.out, "final", "Final answer:\n", self.final_answer or "")
             case _:
                 pass
+
+
+    def _diff(self, diff: str) -> None:
+        lines = for_display(diff).splitlines()
+        for line in lines[:DIFF_LINES]:
+            style = "hunk" if line.startswith("@@") else "added" if line.startswith("+") else "removed" if line.startswith("-") else ""
+            self.out.write(f"\x1b[{_COLOURS[style]}m{line}\x1b[0m\n" if self.colour and style else line + "\n")
+        if len(lines) > DIFF_LINES:
+            self.out.write(f"... ({len(lines) - DIFF_LINES} more diff lines; the export has all of them)\n")
+        self.out.flush()
 
 
 class JsonPrinter:
@@ -179,7 +198,7 @@ def run_headless(
 ) -> int:
     """Run one task (continuing `history` if given) and return the exit code."""
     out, err = sys.stdout, sys.stderr
-    sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty())
+    sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=project.resolve())
     agent = Agent(settings, project, approver, sink, policy=policy, history=history)
     cancel = CancelToken()
     outcome: list[RunResult] = []

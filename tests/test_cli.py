@@ -40,6 +40,7 @@ def test_run_completes_a_multi_step_task_and_prints_the_answer_last(server, proj
     lines = done.stdout.strip().splitlines()
     assert lines[-2:] == ["Final answer:", "calc.py prints 42."]
     assert "Thought: write" in done.stdout and "$ python3 calc.py" in done.stdout and "42" in done.stdout
+    assert "Changed: created calc.py (+1 −0)\n--- /dev/null\n+++ b/calc.py\n@@ -0,0 +1 @@\n+print(6 * 7)\n" in done.stdout
     assert "\x1b[" not in done.stdout
 
 
@@ -53,6 +54,8 @@ def test_json_events_are_parseable(server, project: Path) -> None:
     assert {"text_delta", "thought", "action", "observation", "usage", "final_answer"} <= set(kinds)
     assert events[-1]["reason"] == "final_answer"
     assert "sk-cli-secret-key-777" not in done.stdout
+    [write] = [e for e in events if e["type"] == "file_changed"]
+    assert write["diff"].startswith("--- /dev/null\n+++ b/calc.py\n@@ -0,0 +1 @@\n+print(6 * 7)") and write["added"] == 1
 
 
 def test_task_from_stdin(server, project: Path) -> None:

@@ -275,6 +275,7 @@ def test_export_has_every_part_of_the_session_and_no_secret(server, project: Pat
                  "### Step 1\n\n*Tokens: 100 in / 20 out*"):
         assert part in text, part
     assert "````md\n```py\nx = 1\n```\n````" in text
+    assert "*Changed:* created a.md (+3 −0)\n\n````diff\n--- /dev/null\n+++ b/a.md\n@@ -0,0 +1,3 @@\n+```py\n" in text
     assert KEY not in text
 
 
@@ -320,7 +321,8 @@ def test_the_context_window_comes_from_the_servers_model_list(server, project: P
     assert resumed.meter.window == 8192, "a reopened session knows the window from its log"
     server.script(answer_reply())
     resumed.run("three")
-    assert not rec.of(ModelInfo) and server.model_lookups == 1
+    assert not rec.of(ModelInfo), "the window is known; the list is read again only to see whether the server is llama.cpp"
+    assert server.model_lookups == 2
 
 
 def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server, project: Path) -> None:
@@ -337,7 +339,8 @@ def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server
     server.script(answer_reply())
     lookups = server.model_lookups
     configured.run("three")
-    assert server.model_lookups == lookups and configured.meter.window == 1000
+    assert configured.meter.window == 1000, "a configured window wins over the list, which is read only to recognise llama.cpp"
+    assert server.model_lookups == lookups + 1
 
 
 def test_max_cost_needs_prices(project: Path) -> None:

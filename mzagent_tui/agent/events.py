@@ -136,6 +136,7 @@ class FileChanged(Event):
     disk so it never discards an edit the user made afterwards. `deleted`: a command removed
     the file (no digest then). `old_mode`: the permission bits before, which undo restores;
     `mode_only`: a command changed only the permissions (`chmod`), no content was saved.
+    `diff`: the change as a unified diff ("" for a binary or huge file), with its line counts.
     """
 
     kind: ClassVar[str] = "file_changed"
@@ -146,6 +147,18 @@ class FileChanged(Event):
     deleted: bool = False
     old_mode: int | None = None
     mode_only: bool = False
+    diff: str = ""
+    added: int = 0
+    removed: int = 0
+
+    def summary(self, root: Path) -> str:
+        """`wrote src/a.py (+12 −3)`: one line for the transcript title, the export and the terminal."""
+        shown = shown_path(Path(self.path), root)
+        if self.mode_only:
+            return f"changed the permissions of {shown}"
+        verb = "deleted" if self.deleted else "created" if self.created else "changed"
+        counts = f" (+{self.added} −{self.removed})" if self.diff else ""
+        return f"{verb} {shown}{counts}"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
     Error,
+    FileChanged,
     FinalAnswer,
     FormatError,
     Notice,
@@ -70,6 +71,10 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
                 lines += ["", f"**Action:** `{tool}({shown})`"]
             case ApprovalAnswered(approved=False):
                 lines += ["", f"**Rejected by the user:** {event.rejection()}"]
+            case FileChanged(diff=diff):
+                lines += ["", f"*Changed:* {event.summary(Path(history.project))}"]
+                if diff:
+                    lines += ["", fenced(diff, "diff")]
             case Observation(text=text, exit_code=code, ok=ok):
                 badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]

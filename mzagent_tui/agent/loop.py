@@ -171,7 +171,7 @@ class Agent:
         if not self._window_asked and (not self.meter.window or (self.settings.grammar == "auto" and not self.llm.send_grammar)):
             self._window_asked = True
             window = self.llm.probe()
-            if window:
+            if window and not self.meter.window:
                 self.emit(ModelInfo(window))
         try:
             result = self._loop(self._completion, cancel)

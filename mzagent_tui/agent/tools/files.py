@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.diffs import FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.tools.beneath import (
@@ -138,7 +139,11 @@ class FileTools:
         finally:
             os.close(folder)
         digest = hashlib.sha256(data).hexdigest()
-        self._ctx.emit(FileChanged(str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None))
+        change = file_diff(rel, old if existed else None, data) or FileDiff("", 0, 0)
+        self._ctx.emit(FileChanged(
+            str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None,
+            diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
+        ))
         verb = "overwrote" if existed else "created"
         written = f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
         source = copied_from(self.root, rel, old, data) if existed else None

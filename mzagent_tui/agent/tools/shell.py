@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, file_diff
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.sandbox import Confinement
@@ -138,21 +139,46 @@ class ShellTool:
         return f"\nFiles changed by the command: {named}{more}."
 
     def _record(self, change: Change, backup: Path | None) -> None:
-        """One `FileChanged`; a file gone or unreadable by now gets no digest, so undo refuses it."""
+        """One `FileChanged` with the diff from the saved old content; a file gone or unreadable
+        by now gets no digest, so undo refuses it."""
         path = self._ctx.root / change.path
         digest = None
+        data = None
         if change.status != "D":
             try:
                 with path.open("rb") as file:
-                    digest = hashlib.file_digest(file, "sha256").hexdigest()
+                    data = file.read(MAX_SIDE_BYTES + 1)
+                digest = hashlib.sha256(data).hexdigest() if len(data) <= MAX_SIDE_BYTES else _file_digest(path)
             except OSError:
                 pass
+        diff = None
+        if not change.mode_only:
+            old = _read_backup(backup) if change.status != "A" else None
+            if change.status == "A" or old is not None:
+                diff = file_diff(change.path, old, data if change.status != "D" else None)
         self._ctx.emit(
             FileChanged(
                 str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest,
                 deleted=change.status == "D", old_mode=change.old_mode, mode_only=change.mode_only,
+                diff=self._ctx.redact.exact(diff.text) if diff else "", added=diff.added if diff else 0, removed=diff.removed if diff else 0,
             )
         )
+
+
+def _file_digest(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _read_backup(backup: Path | None) -> bytes | None:
+    if backup is None:
+        return None
+    try:
+        if backup.stat().st_size > MAX_SIDE_BYTES:
+            return None
+        return backup.read_bytes()
+    except OSError:
+        return None
 
 
 _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|Connection refused|Network is unreachable|Read-only file system", re.IGNORECASE)
