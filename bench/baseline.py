@@ -11,6 +11,7 @@ import ast
 import os
 import re
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -52,12 +53,13 @@ class BaselineResult:
 
 
 class Baseline:
-    def __init__(self, root: Path, base_url: str, model: str, max_steps: int = 10, max_tokens: int = 1024) -> None:
+    def __init__(self, root: Path, base_url: str, model: str, max_steps: int = 10, max_tokens: int = 1024, time_limit: float = 300.0) -> None:
         self.root = root
         self.client = openai.OpenAI(base_url=base_url, api_key="none", max_retries=0, timeout=600)
         self.model = model
         self.max_steps = max_steps
         self.max_tokens = max_tokens
+        self.time_limit = time_limit
 
     def read_file(self, file_path: str) -> str:
         return (self.root / file_path).read_text()
@@ -95,11 +97,18 @@ class Baseline:
             {"role": "system", "content": PROMPT.substitute(root=self.root, files=files)},
             {"role": "user", "content": f"<question>{task}</question>"},
         ]
+        deadline = time.monotonic() + self.time_limit
         for step in range(1, self.max_steps + 1):
             stream = self.client.chat.completions.create(
                 model=self.model, messages=messages, temperature=0.0, max_tokens=self.max_tokens, stop=["<observation>"], stream=True,
             )
-            text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+            text = ""
+            for chunk in stream:
+                if chunk.choices:
+                    text += chunk.choices[0].delta.content or ""
+                if time.monotonic() > deadline:
+                    stream.close()
+                    return BaselineResult(None, step, "time limit")
             messages.append({"role": "assistant", "content": text})
             action = ACTION.search(text)
             final = FINAL.search(text)

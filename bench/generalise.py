@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -31,6 +32,9 @@ from bench.suite.tasks import TASKS, SuiteTask  # noqa: E402
 
 HALVES = ("tuning", "held-out")
 MAX_STEPS = 10
+TIME_LIMIT = 300.0
+"""Seconds a run may take, for both runners: a model that repeats itself at 1,024 tokens a
+step would otherwise hold the machine for most of an hour."""
 
 
 def half_of(task_id: str) -> str:
@@ -53,6 +57,7 @@ def _setup(task: SuiteTask, phrasing: int) -> Path:
 
 def _run_agent(root: Path, prompt: str, base_url: str, grammar: str) -> tuple[str | None, int, str]:
     from mzagent_tui.agent.approval import StaticApprover
+    from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.config import Settings
     from mzagent_tui.agent.loop import Agent
 
@@ -61,17 +66,21 @@ def _run_agent(root: Path, prompt: str, base_url: str, grammar: str) -> tuple[st
         max_tokens=1024, command_timeout=30, grammar=grammar,
     )
     agent = Agent(settings, root, StaticApprover(True), lambda event: None, environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    cancel = CancelToken()
+    timer = threading.Timer(TIME_LIMIT, cancel.cancel)
+    timer.start()
     try:
-        result = agent.run(prompt)
+        result = agent.run(prompt, cancel)
     finally:
+        timer.cancel()
         agent.session.close()
-    return result.final_answer, result.steps, result.reason.value
+    return result.final_answer, result.steps, "time limit" if cancel.cancelled else result.reason.value
 
 
 def _run_baseline(root: Path, prompt: str, base_url: str) -> tuple[str | None, int, str]:
     from bench.baseline import Baseline
 
-    result = Baseline(root, base_url, "local", max_steps=MAX_STEPS).run(prompt)
+    result = Baseline(root, base_url, "local", max_steps=MAX_STEPS, time_limit=TIME_LIMIT).run(prompt)
     return result.final_answer, result.steps, result.stop
 
 
