@@ -33,6 +33,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.widgets.transcript import entries_for, event_text
 
 ROOT = Path("/proj")
+SHORT_CHANGE = FileChanged("/proj/a.py", False, "/b", "1" * 64, diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old_name = 1\n+new_name = 2\n", added=1, removed=1)
 
 EVENTS: list[Event] = [
     TaskStarted("fix the parser"),
@@ -52,6 +53,7 @@ EVENTS: list[Event] = [
     ApprovalAnswered(False, "rm -rf build"),
     Observation("run_terminal_command", "3 passed in 0.1s\n", True, 0),
     FileChanged("/proj/out.py", True, None, "0" * 64),
+    SHORT_CHANGE,
     Undone("/proj/out.py", 1, True),
     FinalAnswer("The parser **works** now."),
     FormatError("no action or final answer", 1),
@@ -72,3 +74,40 @@ def test_event_text_is_what_its_entries_show(event: Event) -> None:
     assert bool(text) == bool(entries), "an event shows text exactly when it has an entry"
     for word in text.split():
         assert any(entry.matches(word.casefold()) for entry in entries), word
+
+
+def long_change(lines: int) -> FileChanged:
+    body = "".join(f"-x{i} = {i}\n+x{i} = {i + 1}\n" for i in range(lines // 2))
+    return FileChanged("/proj/big.py", False, "/b", "1" * 64, diff=f"--- a/big.py\n+++ b/big.py\n@@ -1 +1 @@\n{body}", added=lines // 2, removed=lines // 2)
+
+
+async def test_a_long_diff_is_collapsed_until_expanded_and_draws_only_what_shows() -> None:
+    from textual.app import App
+
+    from mzagent_tui.widgets.transcript import DIFF_SHOWN_LINES, DiffEntry
+
+    class One(App):
+        CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
+
+        def compose(self):  # noqa: ANN202
+            yield from entries_for(long_change(5000), ROOT)
+
+    app = One()
+    async with app.run_test(size=(100, 40)) as pilot:
+        entry = app.query_one(DiffEntry)
+        assert entry.view.size.height == DIFF_SHOWN_LINES
+        assert "big.py (+2500 −2500)  5003 diff lines (enter to expand)" in entry.title_text
+        assert len(entry.view.drawn) <= DIFF_SHOWN_LINES, "only the lines on screen are styled"
+        entry.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert entry.view.size.height == 5003
+        assert len(entry.view.drawn) <= 40
+
+
+def test_a_short_diff_is_shown_whole() -> None:
+    from mzagent_tui.widgets.transcript import DiffEntry
+
+    [entry] = entries_for(SHORT_CHANGE, ROOT)
+    assert isinstance(entry, DiffEntry) and not entry.has_class("-long")
+    assert entry.title_text.endswith("changed a.py (+1 −1)")

@@ -29,6 +29,7 @@ from mzagent_tui.agent.events import (
     ApprovalAnswered,
     Error,
     Event,
+    FileChanged,
     FinalAnswer,
     FormatError,
     Notice,
@@ -42,7 +43,8 @@ from mzagent_tui.agent.events import (
     call_text,
 )
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.tools.files import count_lines, lines_label
+from mzagent_tui.agent.tools.files import lines_label
+from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
 if TYPE_CHECKING:
@@ -57,9 +59,10 @@ EARLIER_BATCH = 60
 REVEAL_CONTEXT = 6
 """Events shown on each side of a search hit found behind a marker."""
 STREAM_TAIL_CHARS = 3000
-WRITE_PREVIEW_LINES = 20
 OBSERVATION_MAX_LINES = 5000
 SHORT_OUTPUT_LINES = 12
+DIFF_SHOWN_LINES = 30
+"""A longer diff is collapsed to this many lines until expanded."""
 
 ICONS = {
     "question": "❯",
@@ -71,6 +74,7 @@ ICONS = {
     "error": "✖",
     "notice": "ℹ",
     "streaming": "⋯",
+    "change": "±",
 }
 LABELS = {
     "question": "You",
@@ -82,6 +86,7 @@ LABELS = {
     "error": "Error",
     "notice": "Notice",
     "streaming": "Model",
+    "change": "Changed",
 }
 
 
@@ -234,9 +239,8 @@ def action_entry(tool: str, args: list[object]) -> Entry:
         return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command", plain=args[0])
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
         path, content = args
-        lines = count_lines(content)
         code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
-        body: Widget = code if lines <= WRITE_PREVIEW_LINES else Collapsible(code, title=f"show {lines} lines", collapsed=True)
+        body = Collapsible(code, title=f"show the {lines_label(content)} written (the change follows as a diff)", collapsed=True)
         return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
@@ -295,6 +299,27 @@ class ObservationEntry(Entry):
             self.post_message(self.OpenOutput(self.output_path))
 
 
+class DiffEntry(Entry):
+    """What a write or a command changed in one file, as a diff; past 30 lines it is collapsed
+    until expanded (the view draws only the lines on screen either way)."""
+
+    can_focus = True
+    BINDINGS = [Binding("enter,space", "toggle", "Expand", id="diff.toggle")]
+
+    def __init__(self, event: FileChanged, root: Path) -> None:
+        self.view = DiffView(event.diff, Path(event.path).name, classes="entry-body diff-view")
+        self.total = len(self.view.lines)
+        title = Text(for_display(event.summary(root)))
+        if self.total > DIFF_SHOWN_LINES:
+            title.append(f"  {self.total} diff lines (enter to expand)", style="dim")
+        body: list[Widget] = [self.view] if event.diff else []
+        super().__init__("change", *body, title=title, plain=event.diff)
+        self.set_class(self.total > DIFF_SHOWN_LINES, "-long")
+
+    def action_toggle(self) -> None:
+        self.toggle_class("-expanded")
+
+
 def final_entry(text: str) -> Entry:
     from textual.widgets import Markdown  # markdown-it is imported on the first answer, not at start-up
 
@@ -326,6 +351,8 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [text_entry("notice", note, title="approved")]
         case Observation(text=text, ok=ok, exit_code=code, output_path=path):
             return [ObservationEntry(text, ok, code, path)]
+        case FileChanged():
+            return [DiffEntry(event, root)]
         case FinalAnswer(text=text):
             return [final_entry(text)]
         case FormatError(message=text, count=count):
@@ -365,6 +392,8 @@ def event_text(event: Event, root: Path) -> str:
             return reason
         case Undone():
             return event.describe(root)
+        case FileChanged(diff=diff):
+            return f"{event.summary(root)}\n{diff}"
         case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
             return text
     return ""

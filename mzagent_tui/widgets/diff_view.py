@@ -1,0 +1,102 @@
+"""A unified diff drawn line by line: a +/- gutter, the line's background, pygments colours.
+
+Built on Textual's line API (`ScrollView.render_line`), so only the lines on screen are styled:
+a 5,000-line change costs the same to show as a 5-line one. Each line is lexed on its own, which
+is exact for most code and close enough for the rest (a line inside a multi-line string).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich.style import Style
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from mzagent_tui.agent.textsafe import for_display
+
+ADDED = Style(bgcolor="#12351f")
+REMOVED = Style(bgcolor="#3d1518")
+GUTTER = {"+": Style(color="green", bold=True), "-": Style(color="red", bold=True), " ": Style(dim=True)}
+HUNK = Style(color="cyan")
+HEADER = Style(bold=True)
+
+
+@lru_cache(maxsize=64)
+def _lexer(path: str):  # noqa: ANN202 - a pygments lexer or None
+    from pygments.lexers import get_lexer_for_filename
+    from pygments.util import ClassNotFound
+
+    try:
+        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _theme():  # noqa: ANN202 - a Rich syntax theme
+    from rich.syntax import Syntax
+
+    return Syntax.get_theme("ansi_dark")
+
+
+def styled_line(line: str, path: str) -> Text:
+    """One diff line as Text: headers bold, hunks cyan, code coloured by its lexer."""
+    if line.startswith(("+++", "---")):
+        return Text(line, style=HEADER)
+    if line.startswith("@@"):
+        return Text(line, style=HUNK)
+    mark, code = (line[:1], line[1:]) if line[:1] in ("+", "-", " ") else (" ", line)
+    text = Text(mark, style=GUTTER[mark])
+    lexer = _lexer(path)
+    if lexer is None:
+        text.append(code)
+    else:
+        theme = _theme()
+        for token, value in lexer.get_tokens(code):
+            text.append(value.rstrip("\n"), style=theme.get_style_for_token(token))
+    if mark == "+":
+        text.stylize(ADDED)
+    elif mark == "-":
+        text.stylize(REMOVED)
+    return text
+
+
+class DiffView(ScrollView, can_focus=False):
+    """The lines of one diff; `height` in CSS decides how many show (the entry collapses it)."""
+
+    def __init__(self, diff: str, path: str, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.lines = for_display(diff).splitlines()
+        self.path = path
+        self.drawn: dict[int, Strip] = {}
+        """The lines styled so far: only ever those that were on screen."""
+        """The lines styled so far: only ever those that were on screen."""
+        self.virtual_size = Size(max((len(line) for line in self.lines[:2000]), default=1) + 1, len(self.lines))
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        width = self.size.width
+        if index >= len(self.lines):
+            return Strip.blank(width, self.rich_style)
+        strip = self.drawn.get(index)
+        if strip is None:
+            text = styled_line(self.lines[index], self.path)
+            text.end = ""
+            segments = [segment for segment in text.render(self.app.console) if segment.text != "\n"]
+            strip = self.drawn[index] = Strip(segments)
+        fill = self.rich_style + _background(self.lines[index])
+        return strip.crop(scroll_x, scroll_x + width).extend_cell_length(width, fill)
+
+
+def _background(line: str) -> Style:
+    """An added or removed line is shaded to the right edge, like the code on it."""
+    if line.startswith("+") and not line.startswith("+++"):
+        return ADDED
+    if line.startswith("-") and not line.startswith("---"):
+        return REMOVED
+    return Style()
+
