@@ -7,10 +7,13 @@ is exact for most code and close enough for the rest (a line inside a multi-line
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from functools import lru_cache
+from pathlib import PurePath
 
 from rich.style import Style
 from rich.text import Text
+from textual import work
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -25,14 +28,15 @@ HEADER = Style(bold=True)
 
 
 @lru_cache(maxsize=64)
-def _lexer(path: str):  # noqa: ANN202 - a pygments lexer or None
-    from pygments.lexers import get_lexer_for_filename
-    from pygments.util import ClassNotFound
+def lexer_for(name: str):  # noqa: ANN202 - a pygments lexer or None
+    """The lexer for a file name, from pygments' built-in table. `get_lexer_for_filename` also
+    scans every installed package for plugins: 2 s on the development machine."""
+    from pygments.lexers import _mapping, get_lexer_by_name
 
-    try:
-        return get_lexer_for_filename(path, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
+    for _module, _name, aliases, patterns, _mimes in _mapping.LEXERS.values():
+        if aliases and any(fnmatch(name, pattern) for pattern in patterns):
+            return get_lexer_by_name(aliases[0], stripnl=False, ensurenl=False)
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -42,7 +46,7 @@ def _theme():  # noqa: ANN202 - a Rich syntax theme
     return Syntax.get_theme("ansi_dark")
 
 
-def styled_line(line: str, path: str) -> Text:
+def styled_line(line: str, lexer) -> Text:  # noqa: ANN001 - a pygments lexer or None
     """One diff line as Text: headers bold, hunks cyan, code coloured by its lexer."""
     if line.startswith(("+++", "---")):
         return Text(line, style=HEADER)
@@ -50,7 +54,6 @@ def styled_line(line: str, path: str) -> Text:
         return Text(line, style=HUNK)
     mark, code = (line[:1], line[1:]) if line[:1] in ("+", "-", " ") else (" ", line)
     text = Text(mark, style=GUTTER[mark])
-    lexer = _lexer(path)
     if lexer is None:
         text.append(code)
     else:
@@ -65,16 +68,34 @@ def styled_line(line: str, path: str) -> Text:
 
 
 class DiffView(ScrollView, can_focus=False):
-    """The lines of one diff; `height` in CSS decides how many show (the entry collapses it)."""
+    """The lines of one diff; `height` in CSS decides how many show (the entry collapses it).
+
+    Lines are drawn plain until the file's lexer is loaded on a thread (importing a pygments
+    lexer module can take 100 ms), then drawn again in colour."""
 
     def __init__(self, diff: str, path: str, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.lines = for_display(diff).splitlines()
         self.path = path
+        self.lexer = None
         self.drawn: dict[int, Strip] = {}
         """The lines styled so far: only ever those that were on screen."""
         """The lines styled so far: only ever those that were on screen."""
         self.virtual_size = Size(max((len(line) for line in self.lines[:2000]), default=1) + 1, len(self.lines))
+
+    def on_mount(self) -> None:
+        self._load_lexer()
+
+    @work(thread=True, exclusive=True)
+    def _load_lexer(self) -> None:
+        lexer = lexer_for(PurePath(self.path).name)
+        if lexer is not None:
+            self.app.call_from_thread(self._use_lexer, lexer)
+
+    def _use_lexer(self, lexer) -> None:  # noqa: ANN001 - a pygments lexer
+        self.lexer = lexer
+        self.drawn.clear()
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -84,7 +105,7 @@ class DiffView(ScrollView, can_focus=False):
             return Strip.blank(width, self.rich_style)
         strip = self.drawn.get(index)
         if strip is None:
-            text = styled_line(self.lines[index], self.path)
+            text = styled_line(self.lines[index], self.lexer)
             text.end = ""
             segments = [segment for segment in text.render(self.app.console) if segment.text != "\n"]
             strip = self.drawn[index] = Strip(segments)
