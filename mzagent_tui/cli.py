@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mzagent_tui import __version__
-from mzagent_tui.agent.approval import MODES, Policy, load_policy
+from mzagent_tui.agent.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.config import SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
@@ -54,6 +54,10 @@ def _approval_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--approval", choices=MODES,
         help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
+    )
+    parser.add_argument(
+        "--writes", choices=WRITE_MODES,
+        help="auto: writes happen without asking and are shown as diffs (default); ask: each write shows its diff and asks",
     )
     parser.add_argument(
         "--sandbox", choices=SANDBOX_MODES,
@@ -132,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_project(project)
         settings = load_settings(project=project, flags=_flags(args))
-        policy = load_policy(getattr(args, "approval", None))
+        policy = load_policy(getattr(args, "approval", None), writes=getattr(args, "writes", None))
         if command == "config":
             return _show_config(settings, policy, project)
         if command in ("sessions", "export", "undo"):
@@ -191,6 +195,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
             state = f"Landlock ABI {sandbox.abi}" if sandbox.available else f"unavailable: {sandbox.unavailable_reason}"
             rows[index] = (row[0], f"{row[1]} ({state})", row[2])
     rows.append(("approval", policy.mode, "user config [approval] or --approval"))
+    rows.append(("writes", policy.writes, "user config [approval] writes or --writes"))
     for kind in ("allow", "ask", "deny"):
         prefixes = [" ".join(words) for words in getattr(policy.rules, kind)]
         if prefixes:

@@ -51,7 +51,7 @@ _COLOURS = {
 }
 DIFF_LINES = 200
 """Diff lines printed per change; the export and the session log keep all of it."""
-NO_TERMINAL_NOTE = "no terminal to ask the user; run with --yes to allow commands (or --no to silence this)"
+NO_TERMINAL_NOTE = "no terminal to ask the user; run with --yes to allow commands and gated writes (or --no to silence this)"
 
 
 class ConsolePrinter:
@@ -146,6 +146,8 @@ class TerminalApprover:
             self.out.write(f"  {part.verdict:>5}: {for_display(part.text)} — {part.reason}{risks}\n")
         if request.reason:
             self.out.write(f"Reason: {for_display(request.reason)}\n")
+        if request.diff:
+            self.out.write(for_display(request.diff) if request.diff.endswith("\n") else for_display(request.diff) + "\n")
         sandboxed = request.kind == "command" and request.sandbox.startswith("sandbox:")
         if sandboxed:
             self.out.write(f"{request.sandbox} (o: run outside it, w: with network, this command only)\n")
@@ -153,7 +155,8 @@ class TerminalApprover:
         while True:
             try:
                 extra = " / [o]utside sandbox / [w]ith network" if sandboxed else ""
-                answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / [e]dit / [a]lways{extra}: ").strip().lower()
+                choices = "[a]llow writes like it" if request.kind == "write" else "[e]dit / [a]lways"
+                answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / {choices}{extra}: ").strip().lower()
             except EOFError:
                 return ApprovalDecision(False, note="no answer from the terminal")
             if answer in ("y", "yes"):
@@ -170,6 +173,9 @@ class TerminalApprover:
                 edited = self.read_line("Command to run instead: ").strip()
                 if edited:
                     return ApprovalDecision(True, command=edited)
+            if answer == "a" and request.kind == "write":
+                glob = self.read_line("Allow writes for this session to paths matching [*]: ").strip() or "*"
+                return ApprovalDecision(True, allow_writes=glob)
             if answer == "a" and request.kind == "command":
                 offered = suggested_prefix(request.command, Path(request.cwd))
                 prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, StaticApprover
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
@@ -24,7 +24,7 @@ from tests.conftest import Recorder
 def tools(project: Path, tmp_path: Path) -> tuple[ToolRegistry, Recorder, Session]:
     recorder = Recorder()
     session = Session(tmp_path / "session", Redactor(["sk-very-secret-value"]))
-    ctx = ToolContext(project, session, recorder, StaticApprover(False), session.redact, env={})
+    ctx = ToolContext(project, session, recorder, PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
     files = FileTools(ctx)
     return ToolRegistry([files.read_file, files.write_to_file]), recorder, session
 

@@ -10,6 +10,7 @@ Rules come from the user config and "always allow" answers, never from the proje
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import shlex
 import threading
 import tomllib
@@ -22,6 +23,7 @@ from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 
 MODES = ("ask", "auto-safe", "yolo")
+WRITE_MODES = ("auto", "ask")
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 
 
@@ -52,6 +54,12 @@ class ApprovalRequest:
     """The sandbox may have blocked this command last time: the user decides how to run it."""
     warning: str = ""
     """Something the user should know before answering ("vim is an interactive editor: it will get no input")."""
+    path: str = ""
+    """A write's file, relative to the project."""
+    diff: str = ""
+    """A write's change as a unified diff (all added for a new file)."""
+    content: str = ""
+    """A write's new content, which the user may edit before it is written."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,10 @@ class ApprovalDecision:
     """Run this command in the sandbox but with network."""
     outside_sandbox: bool = False
     """Run this command outside the sandbox (only the user can choose this)."""
+    content: str | None = None
+    """The content to write instead, when the user edited a write."""
+    allow_writes: str | None = None
+    """Allow writes to paths matching this glob ("*": every path) for the rest of the session."""
 
 
 class Approver(Protocol):
@@ -165,12 +177,29 @@ class Rules:
 class Policy:
     """Mode and rules, shared by the UI (which changes them) and the worker (which reads them)."""
 
-    def __init__(self, mode: str = "ask", rules: Rules | None = None) -> None:
+    def __init__(self, mode: str = "ask", rules: Rules | None = None, writes: str = "auto") -> None:
         if mode not in MODES:
             raise ConfigError(f"approval mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if writes not in WRITE_MODES:
+            raise ConfigError(f"writes must be one of {', '.join(WRITE_MODES)}, got {writes!r}")
         self._lock = threading.Lock()
         self._mode = mode
         self.rules = rules or Rules()
+        self.writes = writes
+        """auto: writes happen without asking (shown as diffs); ask: each write opens the dialog."""
+        self._write_globs: list[str] = []
+
+    def allow_writes(self, glob: str) -> None:
+        with self._lock:
+            self._write_globs.append(glob)
+
+    def write_allowed(self, path: str) -> str | None:
+        """Why a write to `path` needs no question (None: ask)."""
+        if self.writes == "auto":
+            return "writes are not gated (writes = auto)"
+        with self._lock:
+            glob = next((g for g in self._write_globs if fnmatch.fnmatchcase(path, g)), None)
+        return f"writes to '{glob}' allowed for this session" if glob else None
 
     @property
     def mode(self) -> str:
@@ -235,8 +264,8 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
     return PartVerdict(part.text, ASK, "needs approval", risks)
 
 
-def load_policy(mode: str | None = None, path: Path | None = None) -> Policy:
-    """The `[approval]` table of the user config: mode and allow/ask/deny prefix lists.
+def load_policy(mode: str | None = None, path: Path | None = None, writes: str | None = None) -> Policy:
+    """The `[approval]` table of the user config: mode, writes and allow/ask/deny prefix lists.
 
     Read only from the user's own config file, never from the project or its `.env`, so a
     project cannot switch on auto-approval or trust its own commands.
@@ -259,7 +288,7 @@ def load_policy(mode: str | None = None, path: Path | None = None) -> Policy:
             if not rules.add(kind, prefix, network):
                 raise ConfigError(f"[approval] {kind} in {path} has an unreadable prefix: {prefix!r}")
     chosen = mode or str(table.get("mode", "ask"))
-    return Policy(chosen, rules)
+    return Policy(chosen, rules, writes or str(table.get("writes", "auto")))
 
 
 def _rule_entry(entry: object, kind: str, path: Path) -> tuple[str, bool]:
@@ -290,9 +319,13 @@ class PolicyApprover:
             request = dataclasses.replace(request, parts=tuple(parts))
         elif self.policy.mode == "yolo":
             return ApprovalDecision(True, note="yolo mode")
+        elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):
+            return ApprovalDecision(True, note=allowed)
         if self._emit is not None:
             self._emit(ApprovalAsked(request.command, request.cwd, request.reason))
         decision = self.ask.approve(request)
+        if decision.approved and decision.allow_writes:
+            self.policy.allow_writes(decision.allow_writes)
         if decision.approved and decision.always_prefix:
             self.policy.allow_prefix(decision.always_prefix)
             if decision.save_rule:

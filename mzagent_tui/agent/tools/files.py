@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
-from mzagent_tui.agent.diffs import FileDiff, file_diff
+from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.tools.beneath import (
@@ -114,13 +114,7 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
-        planted = plants_code(rel)
-        if planted:
-            request = ApprovalRequest(kind="write_sensitive", command=f"write {rel}", cwd=str(self.root), reason=f"writing it makes tools run code: {planted}")
-            decision = self._ctx.approver.approve(request)
-            if not decision.approved:
-                note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
-                raise ToolError(f"the user did not allow writing {rel} ({planted}).{note} Write the change somewhere else or explain in the final answer what is needed")
+        content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
             folder = makedirs_beneath(self.root, parent)
@@ -139,13 +133,16 @@ class FileTools:
         finally:
             os.close(folder)
         digest = hashlib.sha256(data).hexdigest()
-        change = file_diff(rel, old if existed else None, data) or FileDiff("", 0, 0)
+        same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
+        change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
         self._ctx.emit(FileChanged(
             str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None,
             diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
         ))
         verb = "overwrote" if existed else "created"
         written = f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
+        if edited:
+            written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         source = copied_from(self.root, rel, old, data) if existed else None
         if source is None:
             return written
@@ -154,6 +151,44 @@ class FileTools:
             f"{written}\nWarning: most of the old content of {rel} is gone, and it now holds nearly the same lines as {source}. "
             f"If that was not intended, write {rel} again with its own correct content."
         )
+
+
+    def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
+        """Show the write's diff to the approver: (content to write, whether the user edited it,
+        the (old, new, diff) shown, so the diff need not be computed twice).
+
+        Writes that plant code (a git hook, a config that runs commands) always ask; others ask
+        when writes are gated (`writes = "ask"`), which the policy decides.
+        """
+        old = _peek(self.root, rel)
+        data = _encode_like(content, old or b"")
+        change = file_diff(rel, old, data)
+        planted = plants_code(rel)
+        request = ApprovalRequest(
+            kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
+            reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
+            path=rel, diff=self._ctx.redact.exact(change.text) if change else "", content=content,
+        )
+        decision = self._ctx.approver.approve(request)
+        if not decision.approved:
+            note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
+            if planted:
+                raise ToolError(f"the user did not allow writing {rel} ({planted}).{note} Write the change somewhere else or explain in the final answer what is needed")
+            raise ToolError(f"the user did not allow this write to {rel}, so nothing was written.{note} Do not write it again unchanged; change your approach or explain in the final answer what is needed")
+        if decision.content is not None and decision.content != content:
+            return decision.content, True, None
+        return content, False, (old, data, change)
+
+
+def _peek(root: Path, rel: str) -> bytes | None:
+    """The file's current content for the diff the user is shown (None: it does not exist yet)."""
+    try:
+        with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return handle.read(MAX_SIDE_BYTES + 1)
+    except (OSError, ToolError):
+        return None
 
 
 def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
