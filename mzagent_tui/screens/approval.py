@@ -1,8 +1,10 @@
-"""The approval dialog: every terminal command the policy does not allow by itself opens it.
+"""The approval dialog: every terminal command the policy does not allow by itself opens it,
+and every write when writes are gated (showing the write's diff).
 
-Keys: y run once, n / Esc reject (the focused default), r reject with a reason, e edit then
-run, a always allow a prefix for this session. Keys in the first 350 ms are ignored so that
-typing in the task box can never approve a command.
+Keys: y run once (write), n / Esc reject (the focused default), r reject with a reason, e edit
+(the command, or the new content in a text area: ctrl+s writes it), a always allow a prefix
+(or, for writes, a path glob) for this session. Keys in the first 350 ms are ignored so that
+typing in the task box can never approve anything.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static, TextArea
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict, suggested_prefix
 from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import highlight
 
 GRACE_SECONDS = 0.35
@@ -52,7 +55,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("r", "ask_reason", "Reject with reason", id="approval.reason"),
         Binding("e", "ask_edit", "Edit", id="approval.edit"),
         Binding("a", "ask_prefix", "Always allow", id="approval.always"),
-        Binding("ctrl+s", "save_prefix", "Allow in every session", id="approval.save_prefix"),
+        Binding("ctrl+s", "save", "Save", id="approval.save"),
         Binding("o", "run_outside", "Run outside the sandbox", id="approval.outside"),
         Binding("w", "run_with_network", "Run with network", id="approval.network"),
     ]
@@ -64,13 +67,25 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self._opened_at = clock()
         self._mode = "choose"
 
+    @property
+    def _is_write(self) -> bool:
+        return self.request.kind in ("write", "write_sensitive")
+
     def compose(self) -> ComposeResult:
         is_command = self.request.kind == "command"
         with Vertical(id="approval-dialog"):
-            yield Label("Run this command?" if is_command else "Allow this?", id="approval-title")
-            with VerticalScroll(id="approval-command"):
-                body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
-                yield Static(body)
+            yield Label("Run this command?" if is_command else "Write this file?" if self._is_write else "Allow this?", id="approval-title")
+            if self._is_write:
+                yield Label(Text(for_display(self.request.path or self.request.command)), id="approval-path")
+                if self.request.diff:
+                    diff = DiffView(self.request.diff, self.request.path, classes="approval-diff")
+                    diff.can_focus = True  # a long diff is scrolled with the keys here
+                    yield diff
+                yield TextArea(self.request.content, id="approval-editor", classes="-hidden", soft_wrap=False, show_line_numbers=True)
+            else:
+                with VerticalScroll(id="approval-command"):
+                    body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
+                    yield Static(body)
             if self.request.warning:
                 yield Static(Text("⚠ " + self.request.warning), id="approval-warning")
             if self.request.parts:
@@ -82,11 +97,12 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")
             yield Input(id="approval-input", classes="-hidden")
             with Horizontal(id="approval-buttons"):
-                yield Button(Text("Run once [y]"), id="run", variant="warning")
+                yield Button(Text("Write [y]" if self._is_write else "Run once [y]"), id="run", variant="warning")
                 yield Button(Text("Reject [n]"), id="reject", variant="primary")
                 yield Button(Text("Reason [r]"), id="reason")
-                if is_command:
+                if is_command or self._is_write:
                     yield Button(Text("Edit [e]"), id="edit")
+                if is_command or self.request.kind == "write":
                     yield Button(Text("Always [a]"), id="always")
                 if self._sandboxed:
                     yield Button(Text("Outside [o]"), id="outside", variant="error")
@@ -105,9 +121,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         return self._clock() - self._opened_at < GRACE_SECONDS
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """While the text box is open, letters are typed, not choices; ctrl+s only saves a prefix."""
-        if action == "save_prefix":
-            return self._mode == "prefix"
+        """While a text box is open, letters are typed, not choices; ctrl+s saves a prefix for
+        every session, or writes the edited content."""
+        if action == "save":
+            return self._mode in ("prefix", "content")
         if action in ("run_outside", "run_with_network") and not self._sandboxed:
             return False
         if self._mode != "choose" and action not in ("escape",):
@@ -141,28 +158,49 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             self._set_mode("reason", "", "Why not? The model will read this. Enter to send, Esc to go back")
 
     def action_ask_edit(self) -> None:
-        if not self._too_soon() and self.request.kind == "command":
+        if self._too_soon():
+            return
+        if self.request.kind == "command":
             self._set_mode("edit", self.request.command, "Edit the command, Enter to run it, Esc to go back")
+        elif self._is_write:
+            self._set_mode("content")
 
     def action_ask_prefix(self) -> None:
-        if not self._too_soon() and self.request.kind == "command":
+        if self._too_soon():
+            return
+        if self.request.kind == "command":
             self._set_mode("prefix", suggested_prefix(self.request.command, Path(self.request.cwd)), "Always allow commands starting with…")
+        elif self.request.kind == "write":
+            self._set_mode("writes", "*", "Allow writes for this session to paths matching this glob (* for all)")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
         box = self.query_one("#approval-input", Input)
-        box.set_class(mode == "choose", "-hidden")
+        box.set_class(mode in ("choose", "content"), "-hidden")
         self.query_one("#approval-buttons").set_class(mode != "choose", "-hidden")
+        if self._is_write:
+            editor = self.query_one("#approval-editor", TextArea)
+            editor.set_class(mode != "content", "-hidden")
+            for view in self.query(".approval-diff"):
+                view.set_class(mode == "content", "-hidden")
+            if mode == "content":
+                editor.border_title = "new content"
+                editor.border_subtitle = "ctrl+s: write this · Esc: back"
+                editor.focus()
+                return
         if mode == "choose":
             self.query_one("#reject", Button).focus()
             return
         box.value = value
         box.placeholder = placeholder
-        box.border_title = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed prefix"}[mode]
+        box.border_title = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed prefix", "writes": "allowed paths"}[mode]
         box.border_subtitle = "Enter: this session · ctrl+s: every session (saved to your config)" if mode == "prefix" else ""
         box.focus()
 
-    def action_save_prefix(self) -> None:
+    def action_save(self) -> None:
+        if self._mode == "content":
+            self.dismiss(ApprovalDecision(True, content=self.query_one("#approval-editor", TextArea).text, note="content edited by the user"))
+            return
         value = self.query_one("#approval-input", Input).value.strip()
         if value:
             self.dismiss(ApprovalDecision(True, always_prefix=value, save_rule=True))
@@ -176,6 +214,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             self.dismiss(ApprovalDecision(True, command=value))
         elif self._mode == "prefix" and value:
             self.dismiss(ApprovalDecision(True, always_prefix=value))
+        elif self._mode == "writes" and value:
+            self.dismiss(ApprovalDecision(True, allow_writes=value, note=f"writes to '{value}' allowed for this session"))
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
