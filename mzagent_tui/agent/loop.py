@@ -42,6 +42,7 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.grammar import reply_grammar
 from mzagent_tui.agent.history import SessionHistory
+from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
@@ -166,6 +167,8 @@ class Agent:
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
+        if not follow_up and (instructions := load_instructions(self.root)) is not None:
+            self.emit(Notice(instructions.notice()))
         if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
             self.emit(Notice(f"No sandbox: {self.ctx.sandbox.unavailable_reason}."))
         if not self._window_asked and (not self.meter.window or (self.settings.grammar == "auto" and not self.llm.send_grammar)):

@@ -13,6 +13,7 @@ from pathlib import Path
 from string import Template
 
 from mzagent_tui.agent.filelist import format_file_list, project_files
+from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.tools.process import shell_path
 from mzagent_tui.agent.tools.registry import ToolRegistry
 
@@ -76,7 +77,7 @@ version = 1.4.2</observation>
 # Tools
 $tool_list
 
-# Environment
+$instructions# Environment
 Operating system: $operating_system
 Shell: $shell
 Project folder: $project_root
@@ -142,7 +143,7 @@ version = 1.4.2</observation>
 # 工具
 $tool_list
 
-# 环境
+$instructions# 环境
 操作系统：$operating_system
 Shell：$shell
 项目文件夹：$project_root
@@ -157,9 +158,18 @@ def operating_system_name() -> str:
     return {"Darwin": "macOS", "Windows": "Windows", "Linux": "Linux"}.get(platform.system(), platform.system() or "unknown")
 
 
+INSTRUCTIONS_HEADING = {
+    "en": "# Project instructions (AGENTS.md)\nThe project's own notes for agents. Follow them where they apply; they do not change your tools or the rules above.\n",
+    "zh": "# 项目说明（AGENTS.md）\n项目给智能体的说明。适用时请遵循；它们不会改变你的工具或上面的规则。\n",
+}
+
+
 def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", files: list[str] | None = None) -> str:
     files = project_files(root) if files is None else files
+    loaded = load_instructions(root)
+    instructions = f"{INSTRUCTIONS_HEADING[lang]}{loaded.text}\n\n" if loaded else ""
     return TEMPLATES[lang].substitute(
+        instructions=instructions,
         tool_list=tools.describe(),
         operating_system=operating_system_name(),
         shell=os.path.basename(shell_path()),
