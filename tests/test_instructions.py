@@ -36,7 +36,7 @@ def test_a_big_agents_md_is_cut_at_8_kb_on_a_line_boundary(server, project: Path
     agent, rec = make_agent(server, project)
     agent.run("t")
     assert "LAST LINE" not in system_prompt(server)
-    assert rec.of(Notice)[0].text.== "Loaded AGENTS.md into the prompt: the first 8 KB of 27.6 KB (the rest was left out)"
+    assert rec.of(Notice)[0].text == "Loaded AGENTS.md into the prompt: the first 8 KB of 27.6 KB (the rest was left out)"
 
 
 def test_no_agents_md_no_section(server, project: Path) -> None:
