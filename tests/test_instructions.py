@@ -23,7 +23,7 @@ def test_agents_md_goes_into_the_prompt_under_a_heading_with_a_notice(server, pr
     prompt = system_prompt(server)
     assert "# Project instructions (AGENTS.md)\n" in prompt
     assert "# Conventions\nRun tests with `make check`.\n\n# Environment" in prompt
-    assert rec.of(Notice)[0].text == "Loaded AGENTS.md into the prompt (47 bytes)"
+    assert rec.of(Notice)[0].text == "Loaded AGENTS.md into the prompt (43 bytes)"
 
 
 def test_a_big_agents_md_is_cut_at_8_kb_on_a_line_boundary(server, project: Path) -> None:
