@@ -27,7 +27,7 @@ from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
 from mzagent_tui.widgets.transcript import Entry, ObservationEntry, Transcript
 from tests.conftest import settings_for
-from tests.scripted_server import Reply
+from tests.scripted_server import Reply, answer_reply
 
 SIZE = (120, 40)
 SLEEP = f"299.{os.getpid():07d}"
@@ -738,3 +738,15 @@ async def test_a_stop_signal_ends_the_app_like_quit_with_its_exit_code(server, p
         await wait_for(pilot, lambda: app.return_code is not None)
     assert app.return_code == code
     assert await _sleepers_gone(within=5)
+
+
+async def test_the_empty_transcript_shows_a_hint_until_the_first_task(server, project: Path) -> None:
+    server.script(answer_reply("hi"))
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        [hint] = app.query(".first-hint")
+        text = str(hint.render())
+        assert "Type a task below and press Enter" in text and "asks you first" in text and "ctrl+p commands" in text
+        await submit(pilot, "say hi")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert not app.query(".first-hint")

@@ -64,6 +64,15 @@ SHORT_OUTPUT_LINES = 12
 DIFF_SHOWN_LINES = 30
 """A longer diff is collapsed to this many lines until expanded."""
 
+FIRST_HINT = Text.assemble(
+    ("Type a task below and press Enter", "bold"),
+    ", for example: add a --verbose flag to cli.py and run the tests.\n\n",
+    "The agent reads and writes the files of this project. Every command it wants to run asks you first: "
+    "y runs it, n rejects it, e edits it, a always allows commands like it.\n\n",
+    ("Keys: ", "bold"),
+    "ctrl+p commands · ctrl+b files · ctrl+f find · ctrl+z undo a write · esc cancel a run · ctrl+q quit",
+)
+
 ICONS = {
     "question": "❯",
     "thinking": "…",
@@ -458,15 +467,22 @@ class Transcript(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+        self._show_hint()
+
+    def _show_hint(self) -> None:
+        """The empty transcript says what to type, that commands ask first, and where the keys are."""
+        self.mount(Static(FIRST_HINT, classes="first-hint"))
 
     def add(self, *entries: Widget) -> AwaitMount:
         with self.app.batch_update():
+            self._remove(self.query(".first-hint"))
             mounted = self.mount_all(entries)
             self._prune()
         return mounted
 
     def clear(self) -> None:
         self._remove(self.children)
+        self._show_hint()
 
     def _remove(self, widgets: Iterable[Widget]) -> None:
         widgets = list(widgets)
@@ -482,6 +498,8 @@ class Transcript(VerticalScroll):
         marker = EarlierEntry(list(events))
         entries = self._take_newest(marker)
         with self.app.batch_update():
+            if entries or marker.events:
+                self._remove(self.query(".first-hint"))
             if marker.events:
                 self.mount(marker)
             self.mount_all(entries)
