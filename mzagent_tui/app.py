@@ -50,6 +50,7 @@ from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.usage import Meter
+from mzagent_tui.attention import Attention
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
@@ -134,6 +135,7 @@ class MzAgentApp(App[None]):
         self._conversation = 0
         self._bridge = EventBridge(self, self._conversation)
         self._approver = ModalApprover(self, self._approval_screen, lambda: self._token)
+        self._attention = Attention(settings.notify, clock)
         self._meter = self._new_meter()
         self._opening = history
         self._pick_session = pick_session
@@ -365,7 +367,8 @@ class MzAgentApp(App[None]):
             case Usage() | ModelInfo():
                 self._meter.observe(event)
                 status.usage = self._meter.summary()
-            case Stopped(reason=reason):
+            case Stopped(reason=reason, message=message):
+                self._call_attention("mzagent run ended", message)
                 self._drop_streamed_answer()
                 if self._stream is not None:
                     self._stream.mark_incomplete()
@@ -392,6 +395,20 @@ class MzAgentApp(App[None]):
 
     def _approval_screen(self, request: ApprovalRequest) -> ApprovalScreen:
         return ApprovalScreen(request)
+
+    @on(ApprovalScreen.Opened)
+    def _approval_opened(self, message: ApprovalScreen.Opened) -> None:
+        self._call_attention("mzagent needs approval", message.request.command)
+
+    @on(TaskInput.Typed)
+    def _typing(self) -> None:
+        self._attention.typed()
+
+    def _call_attention(self, title: str, body: str) -> None:
+        """The bell or a desktop notification (settings.notify), written to the terminal like Textual's own bell."""
+        sequence = self._attention.signal(title, body)
+        if sequence and self._driver is not None:
+            self._driver.write(sequence)
 
     # Actions ----------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS,
 APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")
+NOTIFY_MODES = ("bell", "osc", "off")
 
 
 class ConfigError(Exception):
@@ -73,6 +74,8 @@ class Settings:
     """Stop a run once it has cost this many dollars (0: no limit; needs prices)."""
     context_window: int = 0
     """The model's context window in tokens, to show how full it is (0: unknown)."""
+    notify: str = "bell"
+    """How the app gets attention when a dialog opens or a run ends: bell, osc (desktop notification), off."""
     grammar: str = "auto"
     """auto: constrain replies with a grammar where the server is llama.cpp; on: always try; off: never."""
     sandbox: str = "workspace"
@@ -236,6 +239,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append("timeouts must be positive and max_retries at least 0")
     if min(settings.price_in, settings.price_out, settings.max_cost, settings.context_window) < 0:
         problems.append("price_in, price_out, max_cost and context_window cannot be negative")
+    if settings.notify not in NOTIFY_MODES:
+        problems.append(f"notify must be {', '.join(NOTIFY_MODES)}, got {settings.notify!r}")
     if settings.grammar not in GRAMMAR_MODES:
         problems.append(f"grammar must be {', '.join(GRAMMAR_MODES)}, got {settings.grammar!r}")
     if settings.sandbox not in SANDBOX_MODES:

@@ -18,6 +18,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
@@ -108,9 +109,16 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     yield Button(Text("Outside [o]"), id="outside", variant="error")
                     yield Button(Text("Network [w]"), id="network")
 
+    class Opened(Message):
+        """The dialog is on screen: the app may call the user back to it."""
+
+        def __init__(self, request: ApprovalRequest) -> None:
+            super().__init__()
+            self.request = request
+
     def on_mount(self) -> None:
         self._opened_at = self._clock()
-        self.app.bell()
+        self.post_message(self.Opened(self.request))
 
     @property
     def _sandboxed(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual import events
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Input
 
 MAX_TASK_CHARS = 20_000
@@ -19,6 +20,13 @@ class TaskInput(Input):
         super().__init__(max_length=MAX_TASK_CHARS, **kwargs)  # type: ignore[arg-type]
         self.history: list[str] = []
         self._cursor = 0
+
+    class Typed(Message):
+        """The user is typing in the box: a key other than Enter (which sends the task and ends the typing)."""
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key != "enter":
+            self.post_message(self.Typed())
 
     def remember(self, task: str) -> None:
         if not self.history or self.history[-1] != task:
