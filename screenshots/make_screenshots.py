@@ -19,17 +19,20 @@ from tests import scenarios  # noqa: E402
 from tests.scripted_server import ScriptedServer  # noqa: E402
 
 SHOTS = {
-    "main-screen.svg": scenarios.full_run,
-    "approval-dialog.svg": scenarios.to_approval,
-    "file-preview.svg": scenarios.preview,
-    "undo-and-find.svg": scenarios.undo_and_find,
+    "main-screen.svg": (scenarios.full_run, "auto"),
+    "approval-dialog.svg": (scenarios.to_approval, "auto"),
+    "write-dialog.svg": (scenarios.to_approval, "ask"),
+    "diff-entry.svg": (scenarios.diff_entry, "auto"),
+    "file-preview.svg": (scenarios.preview, "auto"),
+    "undo-and-find.svg": (scenarios.undo_and_find, "auto"),
 }
+"""File name: (how to drive the demo there, writes setting)."""
 
 
-async def shoot(name: str, drive) -> None:  # noqa: ANN001
+async def shoot(name: str, drive, writes: str) -> None:  # noqa: ANN001
     scenarios.make_demo_project()
     with ScriptedServer(scenarios.full_run_script()) as server:
-        app = scenarios.demo_app(server)
+        app = scenarios.demo_app(server, writes)
         async with app.run_test(size=(120, 40)) as pilot:
             await drive(pilot)
             await pilot.wait_for_scheduled_animations()
@@ -39,8 +42,8 @@ async def shoot(name: str, drive) -> None:  # noqa: ANN001
 
 
 async def main() -> None:
-    for name, drive in SHOTS.items():
-        await shoot(name, drive)
+    for name, (drive, writes) in SHOTS.items():
+        await shoot(name, drive, writes)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
+from mzagent_tui.agent.approval import Policy
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
@@ -16,6 +17,7 @@ from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
+from mzagent_tui.widgets.transcript import DiffEntry
 from tests.scripted_server import Reply, ScriptedServer
 
 DEMO_PROJECT = Path("/tmp/mzagent-demo/project")
@@ -55,12 +57,13 @@ def full_run_script() -> list[Reply]:
     ]
 
 
-def demo_app(server: ScriptedServer) -> MzAgentApp:
+def demo_app(server: ScriptedServer, writes: str = "auto") -> MzAgentApp:
+    """The demo; `writes="ask"` gates writes, so the first dialog is the write of greet.py with its diff."""
     settings = Settings(
         provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
         price_in=0.27, price_out=1.10, context_window=65536,
     )
-    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, policy=Policy(writes=writes))
 
 
 async def _until(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001
@@ -98,6 +101,13 @@ async def full_run(pilot) -> None:  # noqa: ANN001
     await _until(pilot, lambda: pilot.app.query_one(RunStatus).state == "done")
     await tree_loaded(pilot)
     pilot.app.query_one(TaskInput).focus()
+    await pilot.pause(0.3)
+
+
+async def diff_entry(pilot) -> None:  # noqa: ANN001
+    """The finished run, scrolled to the diff of the write."""
+    await full_run(pilot)
+    pilot.app.query_one(DiffEntry).scroll_visible(top=True, animate=False)
     await pilot.pause(0.3)
 
 

@@ -37,3 +37,11 @@ def test_file_preview(snap_compare, demo_server: ScriptedServer) -> None:
 
 def test_undo_notice_and_find_bar(snap_compare, demo_server: ScriptedServer) -> None:
     assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.undo_and_find)
+
+
+def test_write_dialog_with_its_diff(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server, writes="ask"), terminal_size=SIZE, run_before=scenarios.to_approval)
+
+
+def test_diff_entry(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.diff_entry)

@@ -96,7 +96,7 @@ async def test_a_long_diff_is_collapsed_until_expanded_and_draws_only_what_shows
     async with app.run_test(size=(100, 40)) as pilot:
         entry = app.query_one(DiffEntry)
         assert entry.view.size.height == DIFF_SHOWN_LINES
-        assert "big.py (+2500 −2500)  5003 diff lines (enter to expand)" in entry.title_text
+        assert "Diff  changed big.py (+2500 −2500)  5003 diff lines (enter to expand)" in entry.title_text
         assert len(entry.view.drawn) <= DIFF_SHOWN_LINES, "only the lines on screen are styled"
         entry.focus()
         await pilot.press("enter")

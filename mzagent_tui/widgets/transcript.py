@@ -95,7 +95,7 @@ LABELS = {
     "error": "Error",
     "notice": "Notice",
     "streaming": "Model",
-    "change": "Changed",
+    "change": "Diff",
 }
 
 
