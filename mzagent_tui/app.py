@@ -26,7 +26,7 @@ from textual.widgets import DirectoryTree, Footer, Header
 from textual.worker import Worker, WorkerState
 
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
-from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
+from mzagent_tui.agent.cancel import STOP_SIGNALS, Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
@@ -45,7 +45,14 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
-from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, local_available, model_path, progress_text
+from mzagent_tui.agent.llm import LLMError
+from mzagent_tui.agent.local import (
+    MODEL_ALIAS,
+    LocalServer,
+    local_available,
+    model_path,
+    progress_text,
+)
 from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
 from mzagent_tui.agent.session import Session
@@ -55,9 +62,9 @@ from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
+from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.preview import PreviewScreen
-from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
@@ -252,7 +259,9 @@ class MzAgentApp(App[None]):
     def _run_task(self, task: str, token: CancelToken, bridge: EventBridge) -> None:
         """The whole ReAct loop for one task, off the UI thread."""
         if self._agent is None:
-            from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
+            from mzagent_tui.agent.loop import (
+                Agent,  # imports the openai SDK: keep it off start-up
+            )
 
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
@@ -412,6 +421,25 @@ class MzAgentApp(App[None]):
 
     # Actions ----------------------------------------------------------------------------
 
+    def action_compact(self) -> None:
+        if self._run_active:
+            self.notify("Compacting waits for the run to end (or esc to cancel it).", severity="warning")
+        elif self._agent is None:
+            self.notify("Nothing to compact yet: the conversation is empty.")
+        else:
+            self._compact(self._agent)
+
+    @work(thread=True, exclusive=True, group="compact")
+    def _compact(self, agent: Agent) -> None:
+        """On a thread: the summary is a model request, like a step."""
+        try:
+            done = agent.compact()
+        except (LLMError, Cancelled) as exc:
+            self.notify(f"The conversation could not be compacted: {exc}", severity="error")
+            return
+        if not done:
+            self.notify("Too little to compact yet: at least two earlier steps are needed.")
+
     def action_cancel_run(self) -> None:
         if self._run_active and not self._token.cancelled:
             self._token.cancel()
@@ -500,7 +528,10 @@ class MzAgentApp(App[None]):
 
     def action_undo(self, scope: Scope) -> None:
         """Take back the agent's last step (a write, or the files a command changed) or all writes of its last run; refuses rather than lose user edits."""
-        from mzagent_tui.agent.undo import UndoRefused, undo  # restoring files needs the file tools: load on first use
+        from mzagent_tui.agent.undo import (  # restoring files needs the file tools: load on first use
+            UndoRefused,
+            undo,
+        )
 
         if self._started_at is not None:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
@@ -558,7 +589,9 @@ class MzAgentApp(App[None]):
         folder = self._session_folder()
         if not answer or folder is None:
             return
-        from mzagent_tui.agent.export import to_markdown  # loaded on first use, like undo
+        from mzagent_tui.agent.export import (
+            to_markdown,  # loaded on first use, like undo
+        )
 
         target = Path(answer).expanduser()
         target = target if target.is_absolute() else self.project / target
@@ -712,6 +745,7 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Undo last write", "Take back the agent's last step: a file write, or the files a command changed (ctrl+z)", lambda: self.action_undo("last"))
         yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))
         yield SystemCommand("Undo writes back to…", "Choose a write: it and every later write are taken back", self.action_undo_to)
+        yield SystemCommand("Compact the conversation", "The model summarises the older steps, which the summary replaces (the log keeps them)", self.action_compact)
         yield SystemCommand("Export session as Markdown", "Save the conversation as a Markdown file", self.action_export)
         yield SystemCommand("Find in transcript", "Search the transcript (ctrl+f)", self.action_find)
         yield SystemCommand("Copy final answer", "Copy the last final answer to the clipboard", self.action_copy_answer)

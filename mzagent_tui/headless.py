@@ -22,6 +22,7 @@ from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
+    Compacted,
     Error,
     Event,
     FileChanged,
@@ -85,6 +86,8 @@ class ConsolePrinter:
                 if len(lines) > OBSERVATION_LINES:
                     lines = lines[:OBSERVATION_LINES] + [f"... ({len(lines) - OBSERVATION_LINES} more lines)"]
                 self._line(self.out, "observation", "Observation: ", "\n".join(lines))
+            case Compacted(summary=summary):
+                self._line(self.err, "notice", "Note: ", f"{event.title()}:\n{summary}")
             case FileChanged():
                 self._line(self.out, "action", "Changed: ", event.summary(self.root))
                 self._diff(event.diff)

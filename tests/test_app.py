@@ -750,3 +750,22 @@ async def test_the_empty_transcript_shows_a_hint_until_the_first_task(server, pr
         await submit(pilot, "say hi")
         await wait_for(pilot, lambda: state(app) == "done")
         assert not app.query(".first-hint")
+
+
+async def test_compacting_from_the_palette_shows_the_summary_as_an_entry(server, project: Path) -> None:
+    for name in "abc":
+        (project / f"{name}.txt").write_text("alpha\n")
+    server.script(
+        *[Reply(f'<thought>read</thought><action>read_file("{name}.txt")</action>') for name in "abc"],
+        Reply("<thought>done</thought><final_answer>alpha</final_answer>"),
+        Reply("The user asked what a.txt says; it says alpha."),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "what does a.txt say?")
+        await wait_for(pilot, lambda: state(app) == "done")
+        app.action_compact()
+        await wait_for(pilot, lambda: any("context compacted" in e.title_text for e in entries(app, "notice")))
+        [entry] = [e for e in entries(app, "notice") if "context compacted" in e.title_text]
+        assert entry.plain == "The user asked what a.txt says; it says alpha."
+        assert server.requests[-1]["messages"][-1]["content"].endswith("no <final_answer>.")

@@ -162,6 +162,19 @@ class FileChanged(Event):
 
 
 @dataclass(frozen=True)
+class Compacted(Event):
+    """The older steps of the conversation were replaced by the model's summary of them
+    (`replaced` messages); the session log keeps the originals."""
+
+    kind: ClassVar[str] = "compacted"
+    summary: str
+    replaced: int
+
+    def title(self) -> str:
+        return f"context compacted: {self.replaced} earlier messages replaced by a summary (the log keeps them)"
+
+
+@dataclass(frozen=True)
 class Undone(Event):
     """A write of the agent was taken back: `removed` for a created file, else restored."""
 

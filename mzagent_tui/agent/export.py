@@ -15,6 +15,7 @@ from pathlib import Path, PurePath
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
+    Compacted,
     Error,
     FileChanged,
     FinalAnswer,
@@ -71,6 +72,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
                 lines += ["", f"**Action:** `{tool}({shown})`"]
             case ApprovalAnswered(approved=False):
                 lines += ["", f"**Rejected by the user:** {event.rejection()}"]
+            case Compacted(summary=summary):
+                lines += ["", f"*The {event.title()}:*", "", _quote(summary)]
             case FileChanged(diff=diff):
                 lines += ["", f"*Changed:* {event.summary(Path(history.project))}"]
                 if diff:

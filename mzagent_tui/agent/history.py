@@ -135,6 +135,9 @@ def load_session(folder: Path) -> SessionHistory:
                 history.messages[0] = message  # a resumed session renews the prompt (files, tools)
             else:
                 history.messages.append(message)
+        elif kind == "compacted" and isinstance(record.get("messages"), list):
+            kept = [m for m in record["messages"] if isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in ("system", "user", "assistant")]
+            history.messages = [{"role": m["role"], "content": m["content"]} for m in kept]
         elif kind == "event" and isinstance(record.get("event"), dict):
             event = event_from_dict(record["event"])
             if event is not None:

@@ -18,10 +18,24 @@ from pathlib import Path
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
+from mzagent_tui.agent.compaction import (
+    COMPACT_AT,
+    clean_summary,
+    compacted,
+    split,
+    summary_request,
+)
 from mzagent_tui.agent.completion import CompletionCheck
-from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
+from mzagent_tui.agent.config import (
+    ConfigError,
+    Settings,
+    app_folders,
+    check_project,
+    ignored_notice,
+)
 from mzagent_tui.agent.events import (
     Action,
+    Compacted,
     Error,
     Event,
     EventSink,
@@ -39,6 +53,7 @@ from mzagent_tui.agent.events import (
     ThinkingDelta,
     Thought,
     Undone,
+    Usage,
 )
 from mzagent_tui.agent.grammar import reply_grammar
 from mzagent_tui.agent.history import SessionHistory
@@ -124,6 +139,8 @@ class Agent:
         self.messages: list[dict[str, str]] = []
         self._notes: list[str] = []
         self._completion: CompletionCheck | None = None
+        self._compacted = False
+        """Compacted since the last request: the meter's fill is stale until the next one."""
         self._window_asked = False
         """The server's model list is read once, at the first task, for the window and for llama.cpp."""
         if history is not None:
@@ -143,6 +160,8 @@ class Agent:
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""
         self.meter.observe(event)
+        if isinstance(event, Usage):
+            self._compacted = False
         if self._completion is not None:
             self._completion.observe(event)
         if not isinstance(event, _NOT_LOGGED):
@@ -274,7 +293,31 @@ class Agent:
             limit,
         )
 
+    def compact(self, cancel: CancelToken | None = None) -> bool:
+        """Replace the older steps with the model's summary of them; False when there is too
+        little to compact. Raises LLMError or Cancelled like a step does."""
+        parts = split(self.messages)
+        if parts is None:
+            return False
+        older, recent = parts
+        reply = self.llm.complete(summary_request(self.messages, older), cancel or CancelToken())
+        self.emit(ReplyFinished(reply.text, reply.finish_reason))
+        summary = clean_summary(reply.text)
+        if not summary:
+            return False
+        self.messages = compacted(self.messages, older, recent, summary)
+        self.session.record("compacted", messages=self.messages)
+        self._compacted = True
+        self.emit(Compacted(summary, len(older)))
+        return True
+
     def _ask_model(self, cancel: CancelToken) -> Reply:
+        fill = self.meter.fill
+        if fill is not None and fill >= COMPACT_AT and not self._compacted:
+            try:
+                self.compact(cancel)
+            except LLMError as exc:
+                self.emit(Notice(f"the conversation could not be compacted ({exc}); continuing without it"))
         grammar = reply_grammar(self.tools.signatures())
         try:
             return self.llm.complete(self.messages, cancel, grammar)

@@ -27,6 +27,7 @@ from textual.widgets import Collapsible, Log, Static
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
+    Compacted,
     Error,
     Event,
     FileChanged,
@@ -362,6 +363,9 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [ObservationEntry(text, ok, code, path)]
         case FileChanged():
             return [DiffEntry(event, root)]
+        case Compacted(summary=summary):
+            body = Collapsible(Static(safe(summary), classes="entry-body"), title="show the summary", collapsed=True)
+            return [Entry("notice", body, title=event.title(), plain=summary)]
         case FinalAnswer(text=text):
             return [final_entry(text)]
         case FormatError(message=text, count=count):
@@ -403,6 +407,8 @@ def event_text(event: Event, root: Path) -> str:
             return event.describe(root)
         case FileChanged(diff=diff):
             return f"{event.summary(root)}\n{diff}"
+        case Compacted(summary=summary):
+            return f"{event.title()}\n{summary}"
         case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
             return text
     return ""
