@@ -46,13 +46,8 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.llm import LLMError
-from mzagent_tui.agent.local import (
-    MODEL_ALIAS,
-    LocalServer,
-    local_available,
-    model_path,
-    progress_text,
-)
+from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, model_path, progress_text
+from mzagent_tui.agent.providers import local_available
 from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
 from mzagent_tui.agent.session import Session

@@ -205,7 +205,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
     if settings.provider == "local" and not settings.base_url:
-        from mzagent_tui.agent.local import LocalModelError, local_available, server_settings, setup_hint
+        from mzagent_tui.agent.local import LocalModelError, server_settings
+        from mzagent_tui.agent.providers import local_available, setup_hint
 
         if local_available():
             try:

@@ -42,7 +42,7 @@ from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.tools.files import lines_label
+from mzagent_tui.agent.textfiles import lines_label
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30

@@ -57,10 +57,6 @@ def text_is(name: str, expected: str) -> Check:
     return lambda root, answer: read(root, name).strip() == expected.strip()
 
 
-def words_are(name: str, expected: list[str]) -> Check:
-    return lambda root, answer: read(root, name).split() == expected
-
-
 def json_is(name: str, expected: object) -> Check:
     def check(root: Path, answer: str | None) -> bool:
         try:

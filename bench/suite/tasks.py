@@ -28,7 +28,6 @@ from bench.suite.checks import (
     text_is,
     unchanged,
     unittest_passes,
-    words_are,
 )
 
 

@@ -21,6 +21,7 @@ from typing import Protocol
 from mzagent_tui.agent.commands import NETWORK, Analysis, Part, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
+from mzagent_tui.agent.textfiles import atomic_write
 
 MODES = ("ask", "auto-safe", "yolo")
 WRITE_MODES = ("auto", "ask")
@@ -347,7 +348,6 @@ def save_allow_rule(prefix: str, path: Path | None = None) -> Path:
     import tomlkit  # only needed when the user saves a rule
     from tomlkit.exceptions import TOMLKitError
 
-    from mzagent_tui.agent.tools.files import atomic_write  # files.py imports this module
 
     path = path or user_config_path()
     if prefix_words(prefix) is None:

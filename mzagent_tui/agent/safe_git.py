@@ -8,7 +8,8 @@ a new branch or tag is not.
 
 from __future__ import annotations
 
-from mzagent_tui.agent.safe_commands import Check, Spec, _s, check_with_spec
+from mzagent_tui.agent.option_specs import Check, Spec, check_with_spec
+from mzagent_tui.agent.option_specs import spec as _s
 
 GLOBAL_FLAGS = {
     "--no-pager", "-P", "--paginate", "-p", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs",

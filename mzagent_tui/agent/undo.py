@@ -19,7 +19,7 @@ from typing import Literal
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
 from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.tools.files import atomic_write
+from mzagent_tui.agent.textfiles import atomic_write
 
 Scope = Literal["last", "run"] | int
 """The last step's writes, the last run's writes, or a write number: that write and every later one."""

@@ -44,7 +44,7 @@ from mzagent_tui.agent.events import (
     call_text,
 )
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.tools.files import lines_label
+from mzagent_tui.agent.textfiles import lines_label
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import guess_lexer, highlight
 
@@ -67,7 +67,7 @@ DIFF_SHOWN_LINES = 30
 
 FIRST_HINT = Text.assemble(
     ("Type a task below and press Enter", "bold"),
-    ", for example: add a --verbose flag to cli.py and run the tests.\n\n",
+    ", for example: add a --verbose flag to the command line and run the tests.\n\n",
     "The agent reads and writes the files of this project. Every command it wants to run asks you first: "
     "y runs it, n rejects it, e edits it, a always allows commands like it.\n\n",
     ("Keys: ", "bold"),

@@ -1,5 +1,5 @@
-"""Did a write replace a file with a copy of another one? A small model asked to fix `calc.py`
-after reading `test_calc.py` has been seen to write the test's content into `calc.py`. Such a
+"""Did a write replace a file with a copy of another one? A small model asked to fix `money.py`
+after reading `test_money.py` has been seen to write the test's content into `money.py`. Such a
 write is legal, so it is not refused; it is pointed out to the user and to the model."""
 
 from __future__ import annotations

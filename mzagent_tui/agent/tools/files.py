@@ -27,6 +27,7 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
+from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.registry import ToolError
 
 READ_MAX_CHARS = 60_000
@@ -35,8 +36,6 @@ WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
-_UMASK = os.umask(0)
-os.umask(_UMASK)
 
 
 class FileTools:
@@ -199,17 +198,6 @@ def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:
     return f"{rel} is a folder. Its entries, one per line:\n{shown}{more}"
 
 
-def lines_label(text: str) -> str:
-    """"1 line", "12 lines": how observations and the transcript describe a file's size."""
-    count = count_lines(text)
-    return f"{count} line" if count == 1 else f"{count} lines"
-
-
-def count_lines(text: str) -> int:
-    """Lines as an editor counts them: a last line without a newline still counts."""
-    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-
-
 def _encode_like(content: str, old: bytes) -> bytes:
     """Keep the existing file's BOM and CRLF line endings when the model wrote plain LF."""
     if old.startswith(b"\xef\xbb\xbf") and not content.startswith(BOM):
@@ -227,7 +215,7 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     except FileNotFoundError:
-        return False, b"", 0o666 & ~_UMASK
+        return False, b"", 0o666 & ~UMASK
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ToolError(f"{rel} changed while it was being opened (it was replaced by a link); nothing was written") from None
@@ -237,13 +225,3 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
         return True, handle.read(), stat.S_IMODE(info.st_mode)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """A kill at any moment leaves the old or the new file, never a truncated one (the file keeps its mode)."""
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_UMASK
-    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        write_atomically_at(folder, path.parent, path.name, data, mode)
-    finally:
-        os.close(folder)

@@ -1,0 +1,33 @@
+"""Small text-file helpers shared by the tools, undo, the config writer and the front-ends."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from mzagent_tui.agent.tools.beneath import write_atomically_at
+
+UMASK = os.umask(0)
+os.umask(UMASK)
+
+
+def lines_label(text: str) -> str:
+    """"1 line", "12 lines": how observations and the transcript describe a file's size."""
+    count = count_lines(text)
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them: a last line without a newline still counts."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """A kill at any moment leaves the old or the new file, never a truncated one (the file keeps its mode)."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~UMASK
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        write_atomically_at(folder, path.parent, path.name, data, mode)
+    finally:
+        os.close(folder)
