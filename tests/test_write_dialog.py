@@ -77,15 +77,8 @@ async def test_a_allows_writes_to_a_glob_for_the_session() -> None:
 
 
 async def test_a_write_that_plants_code_cannot_be_always_allowed() -> None:
-    planted = ApprovalRequest("write_sensitive", "write .git/hooks/pre-commit", "/p", "writing it makes tools run code", path=".git/hooks/pre-commit", diff=REQUEST.diff, content="x")
-    clock = FakeClock()
-    results: list[ApprovalDecision] = []
-    app = Styled()
-    async with app.run_test(size=(100, 40)) as pilot:
-        app.push_screen(ApprovalScreen(planted, clock=clock), callback=results.append)
-        await pilot.pause()
-        clock.now += GRACE_SECONDS
-        assert not app.screen.query("#always")
-        await pilot.press("a", "n")
-        await pilot.pause()
-    assert results == [ApprovalDecision(False)]
+    planted = ApprovalRequest(
+        "write_sensitive", "write .git/hooks/pre-commit", "/p", "writing it makes tools run code",
+        path=".git/hooks/pre-commit", diff=REQUEST.diff, content="x",
+    )
+    assert await answer("a", "n", request=planted) == [ApprovalDecision(False)], "a does nothing here; n rejects"
