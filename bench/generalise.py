@@ -126,7 +126,8 @@ def run(args: argparse.Namespace) -> None:
 
 
 def report(paths: list[str]) -> str:
-    """Per half and category: pass rate, median steps, median seconds, one column group per runner."""
+    """Per half and category: pass rate, median steps, median seconds, one column group per runner;
+    "all runs both made" compares the runners on the same (task, phrasing) pairs only."""
     records = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
     runners = list(dict.fromkeys(r["runner"] for r in records))
     lines = []
@@ -140,7 +141,10 @@ def report(paths: list[str]) -> str:
         groups: dict[str, list[dict]] = defaultdict(list)
         for record in mine:
             groups[record["category"]].append(record)
-        for category in sorted(groups) + ["**all**"]:
+        keys = [{(r["task"], r["phrasing"]) for r in mine if r["runner"] == runner} for runner in runners]
+        common = set.intersection(*keys) if keys else set()
+        groups["**all runs both made**"] = [r for r in mine if (r["task"], r["phrasing"]) in common]
+        for category in sorted(c for c in groups if not c.startswith("**")) + ["**all runs both made**", "**all**"]:
             rows = mine if category == "**all**" else groups[category]
             cells = []
             for runner in runners:
