@@ -45,7 +45,6 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
-from mzagent_tui.agent.llm import LLMError
 from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, model_path, progress_text
 from mzagent_tui.agent.providers import local_available
 from mzagent_tui.agent.sandbox import sandbox_label
@@ -254,9 +253,7 @@ class MzAgentApp(App[None]):
     def _run_task(self, task: str, token: CancelToken, bridge: EventBridge) -> None:
         """The whole ReAct loop for one task, off the UI thread."""
         if self._agent is None:
-            from mzagent_tui.agent.loop import (
-                Agent,  # imports the openai SDK: keep it off start-up
-            )
+            from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
 
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
@@ -427,13 +424,15 @@ class MzAgentApp(App[None]):
     @work(thread=True, exclusive=True, group="compact")
     def _compact(self, agent: Agent) -> None:
         """On a thread: the summary is a model request, like a step."""
+        from mzagent_tui.agent.llm import LLMError  # the openai SDK is loaded by then
+
         try:
             done = agent.compact()
         except (LLMError, Cancelled) as exc:
             self.notify(f"The conversation could not be compacted: {exc}", severity="error")
             return
         if not done:
-            self.notify("Too little to compact yet: at least two earlier steps are needed.")
+            self.notify("Too little to compact yet: there is no finished step before the last ones.")
 
     def action_cancel_run(self) -> None:
         if self._run_active and not self._token.cancelled:
@@ -523,10 +522,7 @@ class MzAgentApp(App[None]):
 
     def action_undo(self, scope: Scope) -> None:
         """Take back the agent's last step (a write, or the files a command changed) or all writes of its last run; refuses rather than lose user edits."""
-        from mzagent_tui.agent.undo import (  # restoring files needs the file tools: load on first use
-            UndoRefused,
-            undo,
-        )
+        from mzagent_tui.agent.undo import UndoRefused, undo  # restoring files needs the file tools: load on first use
 
         if self._started_at is not None:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
@@ -584,9 +580,7 @@ class MzAgentApp(App[None]):
         folder = self._session_folder()
         if not answer or folder is None:
             return
-        from mzagent_tui.agent.export import (
-            to_markdown,  # loaded on first use, like undo
-        )
+        from mzagent_tui.agent.export import to_markdown  # loaded on first use, like undo
 
         target = Path(answer).expanduser()
         target = target if target.is_absolute() else self.project / target

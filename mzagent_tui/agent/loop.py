@@ -18,21 +18,9 @@ from pathlib import Path
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.compaction import (
-    COMPACT_AT,
-    clean_summary,
-    compacted,
-    split,
-    summary_request,
-)
+from mzagent_tui.agent.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.completion import CompletionCheck
-from mzagent_tui.agent.config import (
-    ConfigError,
-    Settings,
-    app_folders,
-    check_project,
-    ignored_notice,
-)
+from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
