@@ -16,7 +16,6 @@ COMPACT_AT = 0.8
 """Compact once the last request used this share of the window."""
 KEEP_RECENT = 4
 """Messages kept verbatim at the end: the step in progress and the one before it."""
-SUMMARY_TOKENS = 700
 SUMMARY_REQUEST = (
     "The conversation is getting long. Write a summary of everything above, for yourself, to continue the task from. "
     "Include: the user's tasks; which files you read and what matters in them; which files you changed and how; "

@@ -21,11 +21,6 @@ class FileDiff:
     added: int
     removed: int
 
-    @property
-    def counts(self) -> str:
-        """"+12 −3", the way the transcript titles a change."""
-        return f"+{self.added} −{self.removed}"
-
 
 def _text(data: bytes | None) -> str | None:
     """The content as text, or None for a binary, non-UTF-8 or huge file."""
