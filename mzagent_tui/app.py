@@ -45,7 +45,7 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
-from mzagent_tui.agent.local import MODEL_ALIAS, LocalServer, model_path, progress_text
+from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.providers import local_available
 from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
@@ -170,7 +170,7 @@ class MzAgentApp(App[None]):
             self._open_session(self._opening)
         if self._pick_session:
             self.action_resume()
-        if self.settings.provider == "local" and not self.settings.base_url and local_available():
+        if needs_local(self.settings) and local_available():
             self._run_active = True
             self._progress = ProgressEntry("starting the offline model…")
             self._transcript.add(self._progress)
@@ -186,20 +186,24 @@ class MzAgentApp(App[None]):
     def _start_local(self) -> None:
         """Assemble the model and wait for llama.cpp's server; tasks typed meanwhile are queued."""
         try:
-            path = model_path(self._local_progress)
-            server = LocalServer(path)
-            self.call_from_thread(server.launch)  # the UI thread lives as long as the app; see LocalServer.launch
-            self._local_server = server
-            server.wait_ready(self._local_progress, cancelled=lambda: self._token.cancelled)
-            self.settings.base_url, self.settings.model = server.base_url, MODEL_ALIAS
-            self.call_from_thread(self._local_ready, f"ready: {path.name} ({server.settings.describe()})")
+            server = start_local(self._local_progress, lambda: self._token.cancelled, lambda server: self.call_from_thread(self._launch_local, server))
+            self.call_from_thread(self._local_ready, f"ready: {server.model.name} ({server.settings.describe()})", server)
         except Exception as exc:  # noqa: BLE001 - shown as a notice, never a traceback
-            self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}", failed=True)
+            self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}")
+
+    def _launch_local(self, server: LocalServer) -> None:
+        """On the UI thread, which lives as long as the app (see LocalServer.launch); kept to stop it at exit."""
+        self._local_server = server
+        server.launch()
 
     def _local_progress(self, what: str, done: float, total: float) -> None:
         self.call_from_thread(self._progress.show, progress_text(what, done, total))
 
-    def _local_ready(self, text: str, failed: bool = False) -> None:
+    def _local_ready(self, text: str, server: LocalServer | None = None) -> None:
+        """On the UI thread: the settings point at the server from here on (None: it failed)."""
+        failed = server is None
+        if server is not None:
+            self.settings = pointed_at(self.settings, server)
         self._progress.show(text)
         self._progress.set_class(failed, "-error")
         self._set_state("model failed" if failed else self._idle_state)
@@ -678,7 +682,7 @@ class MzAgentApp(App[None]):
                 raise ConfigError("the offline model starts with the app: restart mzagent without a key to use it")
             settings = load_settings(project=self.project, flags={"provider": provider, "model": model.strip() or None}, environ=self._environ)
             if provider == "local" and self._local_server is not None:
-                settings.base_url, settings.model = self._local_server.base_url, MODEL_ALIAS
+                settings = pointed_at(settings, self._local_server)
             settings.endpoint()
         except ConfigError as exc:
             self.notify(str(exc), severity="error", markup=False)

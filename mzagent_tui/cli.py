@@ -227,14 +227,15 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
 
 
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None) -> int:
-    from mzagent_tui.agent.local import start_local
+    from mzagent_tui.agent.local import needs_local, pointed_at, start_local
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
     task = sys.stdin.read() if args.task == "-" else args.task
     if not task.strip():
         raise ConfigError("the task is empty")
-    server = start_local(settings, ProgressPrinter(sys.stderr)) if settings.provider == "local" and not settings.base_url else None
+    server = start_local(ProgressPrinter(sys.stderr)) if needs_local(settings) else None
     if server is not None:
+        settings = pointed_at(settings, server)
         print(f"\nlocal model ready ({server.model.name}: {server.settings.describe()})", file=sys.stderr)
     try:
         settings.endpoint()

@@ -9,7 +9,7 @@ import pytest
 
 from mzagent_tui.agent import local
 from mzagent_tui.agent.config import Settings
-from mzagent_tui.agent.local import LocalModelError, assemble, chunk_paths, model_path, start_local
+from mzagent_tui.agent.local import LocalModelError, assemble, chunk_paths, model_path, needs_local, pointed_at
 
 
 def make_chunks(folder: Path, pieces: list[bytes]) -> list[Path]:
@@ -58,9 +58,20 @@ def test_another_gguf_through_the_environment(tmp_path: Path) -> None:
         model_path(environ={"MZAGENT_LOCAL_MODEL": str(tmp_path / "missing.gguf")})
 
 
-def test_start_local_only_for_the_local_provider_without_a_url() -> None:
-    assert start_local(Settings(provider="deepseek")) is None
-    assert start_local(Settings(provider="local", base_url="http://127.0.0.1:1/v1")) is None
+def test_the_bundled_server_is_needed_only_for_the_local_provider_without_a_url() -> None:
+    assert not needs_local(Settings(provider="deepseek"))
+    assert not needs_local(Settings(provider="local", base_url="http://127.0.0.1:1/v1"))
+    assert needs_local(Settings(provider="local"))
+
+
+def test_pointing_at_the_server_makes_new_settings_and_leaves_the_old_ones() -> None:
+    class Running:
+        base_url = "http://127.0.0.1:5555/v1"
+
+    old = Settings(provider="local", sources={"provider": "default"})
+    new = pointed_at(old, Running())  # type: ignore[arg-type]
+    assert (new.base_url, new.model, new.sources["base_url"]) == ("http://127.0.0.1:5555/v1", "local", "local model server")
+    assert old.base_url == "" and "base_url" not in old.sources
 
 
 def test_free_port_is_bindable() -> None:

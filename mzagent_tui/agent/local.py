@@ -296,18 +296,33 @@ class LocalServer:
             process.wait(5)
 
 
-def start_local(settings: Settings, progress: Progress | None = None, cancelled: Callable[[], bool] = lambda: False) -> LocalServer | None:
-    """For provider `local` without a base URL: assemble, launch, wait, and point the settings at it."""
-    if settings.provider != "local" or settings.base_url:
-        return None
+def needs_local(settings: Settings) -> bool:
+    """Provider `local` with no base URL: the bundled server must be started."""
+    return settings.provider == "local" and not settings.base_url
+
+
+def start_local(
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+    launch: Callable[[LocalServer], None] = LocalServer.launch,
+) -> LocalServer:
+    """Assemble the model, launch the server and wait until it answers; the one way both
+    front-ends start it. `launch` runs `server.launch()` where the caller needs it: the app does it
+    on its UI thread, because the server's parent-death signal follows the thread that started it."""
     server = LocalServer(model_path(progress))
-    server.launch()
+    launch(server)
     try:
         server.wait_ready(progress, cancelled=cancelled)
     except BaseException:
         server.stop()
         raise
-    settings.base_url = server.base_url
-    settings.model = MODEL_ALIAS
-    settings.sources["base_url"] = "local model server"
     return server
+
+
+def pointed_at(settings: Settings, server: LocalServer) -> Settings:
+    """New settings whose endpoint is the running bundled server (the old ones are not changed,
+    so a thread reading them never sees half of an update)."""
+    updated = dataclasses.replace(settings, base_url=server.base_url, model=MODEL_ALIAS)
+    updated.sources = {**settings.sources, "base_url": "local model server"}
+    updated.ignored = list(settings.ignored)
+    return updated
