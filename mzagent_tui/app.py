@@ -49,7 +49,6 @@ from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progre
 from mzagent_tui.agent.providers import local_available
 from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.agent.secrets import Redactor, redactor_for
-from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.attention import Attention
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
@@ -526,7 +525,7 @@ class MzAgentApp(App[None]):
 
     def action_undo(self, scope: Scope) -> None:
         """Take back the agent's last step (a write, or the files a command changed) or all writes of its last run; refuses rather than lose user edits."""
-        from mzagent_tui.agent.undo import UndoRefused, undo  # restoring files needs the file tools: load on first use
+        from mzagent_tui.agent.undo import undo_session  # restoring files needs the file tools: load on first use
 
         if self._started_at is not None:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
@@ -535,15 +534,8 @@ class MzAgentApp(App[None]):
         if folder is None:
             self.notify("Nothing to undo: the agent has not written anything in this conversation.")
             return
-        session = self._agent.session if self._agent is not None else Session.reopen(folder, self._redactor())
-        problem = None
-        try:
-            done = undo(session, load_session(folder).events, scope)
-        except UndoRefused as exc:
-            done, problem = exc.done, str(exc)
-        finally:
-            if self._agent is None:
-                session.close()
+        outcome = undo_session(folder, scope, self._redactor(), self._agent.session if self._agent is not None else None)
+        done, problem = outcome.done, outcome.refused
         for event in done:
             self._transcript.add(*entries_for(event, self.project))
             if self._agent is not None:
@@ -584,14 +576,12 @@ class MzAgentApp(App[None]):
         folder = self._session_folder()
         if not answer or folder is None:
             return
-        from mzagent_tui.agent.export import to_markdown  # loaded on first use, like undo
+        from mzagent_tui.agent.export import export_to_file  # loaded on first use, like undo
 
         target = Path(answer).expanduser()
         target = target if target.is_absolute() else self.project / target
-        text = to_markdown(load_session(folder), self._redactor())
         try:
-            with target.open("x", encoding="utf-8") as handle:
-                handle.write(text)
+            export_to_file(load_session(folder), self._redactor(), target)
         except FileExistsError:
             self.notify(f"{target} exists; choose another name.", severity="error", markup=False)
             return

@@ -9,11 +9,10 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.export import to_markdown
+from mzagent_tui.agent.export import export_to_file, to_markdown
 from mzagent_tui.agent.history import find_session, list_sessions
 from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.undo import Scope, UndoRefused, undo, write_label, writes_of
+from mzagent_tui.agent.undo import Scope, undo_session, write_label, writes_of
 
 EXIT_OK, EXIT_REFUSED = 0, 1
 
@@ -29,12 +28,11 @@ def show_sessions(project: Path, out: TextIO = sys.stdout) -> int:
 
 def export_session(project: Path, which: str, redact: Redactor, output: Path | None, out: TextIO = sys.stdout) -> int:
     """Write the session as Markdown to `output`, or to `out`; an existing file is not overwritten."""
-    text = to_markdown(find_session(project, which), redact)
+    history = find_session(project, which)
     if output is None:
-        out.write(text)
+        out.write(to_markdown(history, redact))
         return EXIT_OK
-    with output.open("x", encoding="utf-8") as handle:
-        handle.write(text)
+    export_to_file(history, redact, output)
     print(f"wrote {output}", file=sys.stderr)
     return EXIT_OK
 
@@ -50,18 +48,10 @@ def list_writes(project: Path, which: str, out: TextIO = sys.stdout) -> int:
 
 
 def undo_writes(project: Path, which: str, scope: Scope, redact: Redactor, out: TextIO = sys.stdout) -> int:
-    history = find_session(project, which)
-    session = Session.reopen(history.folder, redact)
-    root = project.resolve()
-    try:
-        done = undo(session, history.events, scope)
-    except UndoRefused as exc:
-        for event in exc.done:
-            out.write(event.describe(root) + "\n")
-        out.write(f"not undone: {exc}\n")
+    outcome = undo_session(find_session(project, which).folder, scope, redact)
+    for event in outcome.done:
+        out.write(event.describe(project.resolve()) + "\n")
+    if outcome.refused is not None:
+        out.write(f"not undone: {outcome.refused}\n")
         return EXIT_REFUSED
-    finally:
-        session.close()
-    for event in done:
-        out.write(event.describe(root) + "\n")
     return EXIT_OK

@@ -108,3 +108,10 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
 
 def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
+
+
+def export_to_file(history: SessionHistory, redact: Callable[[str], str], target: Path) -> None:
+    """Write the session as Markdown to a new file; FileExistsError if it exists (never overwritten)."""
+    text = to_markdown(history, redact)
+    with target.open("x", encoding="utf-8") as handle:
+        handle.write(text)

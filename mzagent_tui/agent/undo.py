@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
+from mzagent_tui.agent.history import load_session
+from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.textfiles import atomic_write
 
@@ -146,3 +148,24 @@ def write_label(write: Write, root: Path) -> str:
     return f"#{write.number}  run {write.run}  {verb} {shown_path(write.path, root)}{state}"
 
 
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    done: list[Undone]
+    refused: str | None
+    """Why the undo stopped or was refused (None: all of it was done)."""
+
+
+def undo_session(folder: Path, scope: Scope, redact: Redactor, session: Session | None = None) -> UndoOutcome:
+    """Undo in a logged session: the one way both front-ends do it. `session` is the open session of
+    a live conversation (its log gets the records); otherwise the log is reopened and closed again."""
+    own = session is None
+    session = Session.reopen(folder, redact) if session is None else session
+    try:
+        return UndoOutcome(undo(session, load_session(folder).events, scope), None)
+    except UndoRefused as exc:
+        return UndoOutcome(exc.done, str(exc))
+    finally:
+        if own:
+            session.close()

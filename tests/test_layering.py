@@ -1,0 +1,61 @@
+"""The package's shape: no import cycles (function-local imports count) and front-ends that do
+not reach into the tools' internals."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
+FRONT_ENDS = ("mzagent_tui.app", "mzagent_tui.headless", "mzagent_tui.cli", "mzagent_tui.bridge", "mzagent_tui.session_commands", "mzagent_tui.attention")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(("mzagent_tui", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__")
+        found[name] = path
+    return found
+
+
+def imports() -> dict[str, set[str]]:
+    """Every package module each module imports, anywhere in it."""
+    known = modules()
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mzagent_tui"):
+                graph[name].update(f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in known)
+                if node.module in known:
+                    graph[name].add(node.module)
+            elif isinstance(node, ast.Import):
+                graph[name].update(a.name for a in node.names if a.name in known)
+    return graph
+
+
+def test_no_import_cycles() -> None:
+    graph = imports()
+    cycles = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append(path[path.index(target):] + [target])
+            elif target not in state:
+                visit(target, path + [target])
+        state[node] = 2
+
+    for name in sorted(modules()):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_front_ends_use_the_core_not_the_tools_internals() -> None:
+    graph = imports()
+    front_ends = [name for name in modules() if name in FRONT_ENDS or name.startswith(("mzagent_tui.widgets", "mzagent_tui.screens"))]
+    reaching = {name: sorted(t for t in graph[name] if t.startswith("mzagent_tui.agent.tools")) for name in front_ends}
+    assert {name: targets for name, targets in reaching.items() if targets} == {}
