@@ -113,7 +113,10 @@ def run(args: argparse.Namespace) -> None:
                 except Exception as exc:  # noqa: BLE001 - one broken run must not end the benchmark
                     answer, steps, stop = None, 0, f"crash: {type(exc).__name__}: {exc}"
                 seconds = time.monotonic() - started
-                passed = task.check(root, answer)
+                try:
+                    passed = task.check(root, answer)
+                except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
+                    passed = False
                 record = {
                     "task": task.id, "category": task.category, "half": half_of(task.id), "phrasing": phrasing,
                     "runner": args.label or args.runner, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,

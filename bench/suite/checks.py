@@ -26,10 +26,10 @@ def read(root: Path, name: str) -> str:
 
 
 def run(root: Path, argv: list[str]) -> subprocess.CompletedProcess[str] | None:
-    """Run a program in the project; None when it hangs."""
+    """Run a program in the project; None when it hangs or cannot start (a script with no shebang)."""
     try:
         return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, OSError):
         return None
 
 
