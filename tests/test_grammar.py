@@ -18,7 +18,7 @@ LLAMA_SERVER_MODELS = [{"id": "scripted-model", "object": "model", "owned_by": "
 def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, project) -> None:
     server.models = LLAMA_SERVER_MODELS
     server.script(answer_reply(), answer_reply())
-    agent, _ = make_agent(server, project)
+    agent, _ = make_agent(server, project, grammar="auto")
     agent.run("hello")
     agent.run("again")
     grammar = server.requests[0]["grammar"]
@@ -31,14 +31,14 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
 def test_other_servers_get_no_grammar(server, project) -> None:
     server.models = [{"id": "scripted-model", "object": "model", "owned_by": "openai"}]
     server.script(answer_reply())
-    agent, _ = make_agent(server, project)
+    agent, _ = make_agent(server, project, grammar="auto")
     agent.run("hello")
     assert "grammar" not in server.requests[0]
 
 
 def test_the_bundled_and_llamacpp_presets_need_no_detection(server, project) -> None:
     server.script(answer_reply())
-    agent, _ = make_agent(server, project, provider="llamacpp")
+    agent, _ = make_agent(server, project, provider="llamacpp", grammar="auto")
     agent.run("hello")
     assert "grammar" in server.requests[0]
 
@@ -62,12 +62,20 @@ def test_a_server_that_refuses_the_grammar_is_asked_again_without_it_and_no_one_
         answer_reply("first"),
         answer_reply("second"),
     )
-    agent, recorder = make_agent(server, project)
+    agent, recorder = make_agent(server, project, grammar="auto")
     assert agent.run("hello").final_answer == "first"
     assert agent.run("again").final_answer == "second"
     assert "grammar" in server.requests[0]
     assert "grammar" not in server.requests[1] and "grammar" not in server.requests[2]
     assert not [n for n in recorder.of(Notice) if "grammar" in n.text]
+
+
+def test_the_grammar_is_off_unless_asked_for(server, project) -> None:
+    server.models = LLAMA_SERVER_MODELS
+    server.script(answer_reply())
+    agent, _ = make_agent(server, project, provider="llamacpp")
+    agent.run("hello")
+    assert "grammar" not in server.requests[0]
 
 
 def test_the_grammar_setting_is_checked(project) -> None:
