@@ -150,7 +150,7 @@ class TerminalApprover:
         if request.reason:
             self.out.write(f"Reason: {for_display(request.reason)}\n")
         if request.diff:
-            self.out.write(for_display(request.diff) if request.diff.endswith("\n") else for_display(request.diff) + "\n")
+            self.out.write(for_display(request.diff).rstrip("\n") + "\n")
         sandboxed = request.kind == "command" and request.sandbox.startswith("sandbox:")
         if sandboxed:
             self.out.write(f"{request.sandbox} (o: run outside it, w: with network, this command only)\n")

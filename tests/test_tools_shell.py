@@ -233,3 +233,7 @@ def test_a_command_that_misses_a_file_gets_the_closest_existing_paths(shell, pro
 
 def test_a_missing_path_outside_the_project_gets_no_note(shell) -> None:
     assert "Note:" not in shell().run("cat /nonexistent-mzagent/x.txt").text
+
+
+def test_output_of_only_blank_lines_is_no_output(shell) -> None:
+    assert shell().run("printf '\\n\\n'").text == "Command succeeded (exit code 0).\n(no output)"

@@ -97,7 +97,8 @@ class CompletionCheck:
         return None
 
     def _missing(self, answer: str, commands: list[str]) -> tuple[str, str] | None:
-        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in FILE_NAME.findall(self.task)]
+        named_in_task = set(FILE_NAME.findall(self.task))
+        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in named_in_task]
         missing = [
             name for name in dict.fromkeys(self.targets + claimed)
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)

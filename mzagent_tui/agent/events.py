@@ -152,7 +152,7 @@ class FileChanged(Event):
     removed: int = 0
 
     def summary(self, root: Path) -> str:
-        """`wrote src/a.py (+12 −3)`: one line for the transcript title, the export and the terminal."""
+        """`changed src/a.py (+12 −3)`: one line for the transcript title, the export and the terminal."""
         shown = shown_path(Path(self.path), root)
         if self.mode_only:
             return f"changed the permissions of {shown}"

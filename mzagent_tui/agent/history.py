@@ -129,20 +129,25 @@ def load_session(folder: Path) -> SessionHistory:
         if kind == "session" and isinstance(stamp, (int, float)) and isinstance(record.get("project"), str):
             history.started = float(stamp)
             history.project = record["project"]
-        elif kind == "message" and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
-            message = {"role": record["role"], "content": record["content"]}
+        elif kind == "message" and (message := _message(record)) is not None:
             if message["role"] == "system" and history.messages and history.messages[0]["role"] == "system":
                 history.messages[0] = message  # a resumed session renews the prompt (files, tools)
             else:
                 history.messages.append(message)
         elif kind == "compacted" and isinstance(record.get("messages"), list):
-            kept = [m for m in record["messages"] if isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in ("system", "user", "assistant")]
-            history.messages = [{"role": m["role"], "content": m["content"]} for m in kept]
+            history.messages = [m for m in map(_message, record["messages"]) if m is not None]
         elif kind == "event" and isinstance(record.get("event"), dict):
             event = event_from_dict(record["event"])
             if event is not None:
                 history.events.append(event)
     return history
+
+
+def _message(record: object) -> dict[str, str] | None:
+    """A chat message from a log record (a `message` record, or one of a `compacted` record's list), or None if damaged."""
+    if isinstance(record, dict) and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
+        return {"role": record["role"], "content": record["content"]}
+    return None
 
 
 def project_sessions_folder(project: Path) -> Path:

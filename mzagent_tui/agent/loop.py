@@ -306,7 +306,7 @@ class Agent:
                 self.compact(cancel)
             except LLMError as exc:
                 self.emit(Notice(f"the conversation could not be compacted ({exc}); continuing without it"))
-        grammar = reply_grammar(self.tools.signatures())
+        grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar else None
         try:
             return self.llm.complete(self.messages, cancel, grammar)
         except ContextOverflow:

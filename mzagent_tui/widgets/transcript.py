@@ -318,13 +318,13 @@ class DiffEntry(Entry):
 
     def __init__(self, event: FileChanged, root: Path) -> None:
         self.view = DiffView(event.diff, Path(event.path).name, classes="entry-body diff-view")
-        self.total = len(self.view.lines)
+        total = len(self.view.lines)
         title = Text(for_display(event.summary(root)))
-        if self.total > DIFF_SHOWN_LINES:
-            title.append(f"  {self.total} diff lines (enter to expand)", style="dim")
+        if total > DIFF_SHOWN_LINES:
+            title.append(f"  {total} diff lines (enter to expand)", style="dim")
         body: list[Widget] = [self.view] if event.diff else []
         super().__init__("change", *body, title=title, plain=event.diff)
-        self.set_class(self.total > DIFF_SHOWN_LINES, "-long")
+        self.set_class(total > DIFF_SHOWN_LINES, "-long")
 
     def action_toggle(self) -> None:
         self.toggle_class("-expanded")

@@ -147,7 +147,6 @@ class FileTools:
             f"If that was not intended, write {rel} again with its own correct content."
         )
 
-
     def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
         """Show the write's diff to the approver: (content to write, whether the user edited it,
         the (old, new, diff) shown, so the diff need not be computed twice).

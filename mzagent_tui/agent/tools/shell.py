@@ -205,7 +205,8 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
         status = f"Command FAILED with exit code {result.exit_code}."
     if result.stopped_background:
         status += " Background processes it left running were stopped."
-    if not result.output.total_bytes:
+    output = _shown(result.output, output_path)
+    if not output.strip():
         return f"{status}\n(no output)"
     failed = result.exit_code not in (0, None)
     if failed and result.stderr.total_bytes and result.stdout.total_bytes:
@@ -213,7 +214,7 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
             f"{status}\nError output (stderr):\n{_shown(result.stderr, output_path).rstrip()}\n"
             f"Standard output:\n{_shown(result.stdout, output_path).rstrip()}"
         )
-    text = f"{status}\nOutput:\n{_shown(result.output, output_path).rstrip()}"
+    text = f"{status}\nOutput:\n{output.rstrip()}"
     if result.output.cut_bytes > 0:
         text += f"\n[end of output: {result.lines} lines in total; the line above is the last line]"
     return text
