@@ -65,6 +65,10 @@ ACTIONS = [
     # Fallbacks without <action>.
     ('<tool_call>{"name": "read_file", "arguments": {"file_path": "a.py"}}</tool_call>', "read_file", ["a.py"]),
     ('Thought: I will list.\nAction: run_terminal_command("ls")', "run_terminal_command", ["ls"]),
+    # A bare JSON call on a line of its own (Hermes without the tags), fenced or not.
+    ('I will read it.\n{"name": "read_file", "arguments": {"file_path": "a.py"}}', "read_file", ["a.py"]),
+    ('<thought>look</thought>\n```json\n{"name": "run_terminal_command", "arguments": {"command": "ls"}}\n```', "run_terminal_command", ["ls"]),
+    ('Example: {"x": 1}\n{"function": {"name": "read_file", "arguments": "{\\"file_path\\": \\"b.py\\"}"}}', "read_file", ["b.py"]),
     # Reasoning is never executed.
     ('<think>maybe <action>run_terminal_command("rm -rf /")</action></think><action>read_file("a.py")</action>', "read_file", ["a.py"]),
     ('pre-filled reasoning <action>run_terminal_command("rm -rf /")</action></think><action>read_file("a.py")</action>', "read_file", ["a.py"]),
@@ -123,6 +127,10 @@ ERRORS = [
     ("<action>read_file(\"a\"]</action>", "unbalanced"),
     ("<final_answer>   </final_answer>", "empty"),
     ("<action>123()</action>", "tool call"),
+    # A bare JSON object counts only when it names a known tool and carries arguments.
+    ('{"name": "rm_everything", "arguments": {}}', "no <action>"),
+    ('The config is:\n{"name": "read_file"}', "no <action>"),
+    ('{"name": "read_file", "arguments": {"file_path": "a.py"', "no <action>"),
 ]
 
 

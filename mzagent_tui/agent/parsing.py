@@ -47,6 +47,7 @@ _DECISION = re.compile(r"<(action|final_answer)>", re.IGNORECASE)
 _FINAL_CLOSE = re.compile(r"</final_answer>", re.IGNORECASE)
 _TOOL_CALL = re.compile(r"<tool_call>", re.IGNORECASE)
 _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
+_JSON_LINE = re.compile(r"^[ \t]*(?:```[A-Za-z]*[ \t]*\n[ \t]*)?(?=\{)", re.MULTILINE)
 _LEFTOVER_TAG = re.compile(r"<(action|observation|final_answer|tool_call)>", re.IGNORECASE)
 _FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -141,6 +142,9 @@ def _parse_fallback(text: str, thought: str | None, signatures: Mapping[str, Seq
         marker = _ACTION_LINE.search(text)
         closing = "</action>"
     if marker is None:
+        marker = _bare_json_call(text, signatures)
+        closing = "```"
+    if marker is None:
         raise _FormatError(
             "no <action> or <final_answer> found; reply with <thought>...</thought> and then "
             "either <action>tool(args)</action> or <final_answer>...</final_answer>"
@@ -148,6 +152,25 @@ def _parse_fallback(text: str, thought: str | None, signatures: Mapping[str, Seq
     result = _parse_action_body(text[marker.end():], signatures, closing=closing)
     result.thought = thought if thought is not None else (text[: marker.start()].strip() or None)
     return result
+
+
+def _bare_json_call(text: str, signatures: Mapping[str, Sequence[str]]) -> re.Match[str] | None:
+    """A JSON call on a line of its own (Hermes style without the tags, which Qwen models fall
+    into): `{"name": "read_file", "arguments": {...}}`. Only a known tool's name counts, so a
+    JSON example in an explanation does not become an action."""
+    for match in _JSON_LINE.finditer(text):
+        try:
+            obj, _ = json.JSONDecoder(strict=False).raw_decode(text, match.end())
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
+            obj = obj["function"]
+        if not isinstance(obj, dict) or not any(k in obj for k in _ARG_KEYS):
+            continue
+        name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+        if name in signatures:
+            return match
+    return None
 
 
 def _parse_action_body(body: str, signatures: Mapping[str, Sequence[str]], closing: str = "</action>") -> ParsedReply:
