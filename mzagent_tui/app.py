@@ -13,7 +13,7 @@ import asyncio
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from mzagent_tui.agent.approval import ApprovalRequest, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS, Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
+from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     ApprovalAsked,
@@ -111,8 +112,10 @@ class MzAgentApp(App[None]):
         policy: Policy | None = None,
         history: SessionHistory | None = None,
         pick_session: bool = False,
+        mcp_servers: Sequence[McpServerConfig] = (),
     ) -> None:
-        """`history` reopens a logged session at start; `pick_session` opens the session list."""
+        """`history` reopens a logged session at start; `pick_session` opens the session list;
+        `mcp_servers` start with each conversation's agent."""
         super().__init__()
         self.settings = settings
         self.policy = policy or Policy()
@@ -120,6 +123,7 @@ class MzAgentApp(App[None]):
         self._environ = environ
         self._clock = clock
         self._agent: Agent | None = None
+        self._mcp_servers = tuple(mcp_servers)
         self._sandbox_label = sandbox_label(settings.sandbox)
         """Said in the header all session: how commands are confined here."""
         self._token = CancelToken()
@@ -261,7 +265,8 @@ class MzAgentApp(App[None]):
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
                 self._agent = Agent(
-                    self.settings, self.project, self._approver, bridge, environ=self._environ, policy=self.policy, history=history
+                    self.settings, self.project, self._approver, bridge, environ=self._environ, policy=self.policy, history=history,
+                    mcp_servers=self._mcp_servers,
                 )
             except ConfigError as exc:
                 bridge(TaskStarted(task))
@@ -456,6 +461,7 @@ class MzAgentApp(App[None]):
         self._stream = self._thinking = self._streamed_answer = None
         self._queue.clear()
         self._status.queued = 0
+        self._close_agent()
         self._agent: Agent | None = None
         self._resume_folder = None
         self._idle_state = "idle"
@@ -713,8 +719,14 @@ class MzAgentApp(App[None]):
             for number in STOP_SIGNALS:
                 loop.remove_signal_handler(number)
         self._token.cancel()
+        self._close_agent()
         if self._local_server is not None:
             self._local_server.stop()
+
+    def _close_agent(self) -> None:
+        """Stop the conversation's tool servers, off the UI thread (they get a few seconds)."""
+        if self._agent is not None:
+            threading.Thread(target=self._agent.close, name="mzagent-close", daemon=True).start()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -735,8 +747,15 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
 
 
-def run_app(settings: Settings, project: Path, policy: Policy, history: SessionHistory | None = None, pick_session: bool = False) -> int:
-    app = MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session)
+def run_app(
+    settings: Settings,
+    project: Path,
+    policy: Policy,
+    history: SessionHistory | None = None,
+    pick_session: bool = False,
+    mcp_servers: Sequence[McpServerConfig] = (),
+) -> int:
+    app = MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session, mcp_servers=mcp_servers)
     app.run()
     return app.return_code or 0
 

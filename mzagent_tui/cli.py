@@ -13,6 +13,7 @@ from typing import Any
 
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES, WRITE_MODES, Policy, load_policy
+from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.config import SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
@@ -137,13 +138,14 @@ def main(argv: list[str] | None = None) -> int:
         check_project(project)
         settings = load_settings(project=project, flags=_flags(args))
         policy = load_policy(getattr(args, "approval", None), writes=getattr(args, "writes", None))
+        servers = load_mcp_servers()
         if command == "config":
-            return _show_config(settings, policy, project)
+            return _show_config(settings, policy, project, servers)
         if command in ("sessions", "export", "undo"):
             return _session_command(command, settings, project, args)
         history = _history(project, args, command)
         if command == "run":
-            return _run(settings, project, args, policy, history)
+            return _run(settings, project, args, policy, history, servers)
     except (ConfigError, SessionNotFound) as exc:
         print(f"mzagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from mzagent_tui.app import run_app
 
-    return run_app(settings, project, policy, history, pick_session=args.resume == "")
+    return run_app(settings, project, policy, history, pick_session=args.resume == "", mcp_servers=servers)
 
 
 def _history(project: Path, args: argparse.Namespace, command: str | None) -> SessionHistory | None:
@@ -185,7 +187,7 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
-def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
+def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.sandbox import Sandbox
 
     rows = describe(settings)
@@ -200,6 +202,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
         prefixes = [" ".join(words) for words in getattr(policy.rules, kind)]
         if prefixes:
             rows.append((f"rules.{kind}", ", ".join(prefixes), "user config [approval]"))
+    for server in servers:
+        rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
@@ -226,7 +230,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path) -> int:
     return 0
 
 
-def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None) -> int:
+def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.local import needs_local, pointed_at, start_local
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
@@ -241,7 +245,7 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
         settings.endpoint()
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-        return run_headless(settings, project, task.strip(), approver, args.json, policy, history)
+        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers)
     finally:
         if server is not None:
             server.stop()

@@ -12,7 +12,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -41,6 +41,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
+from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
 
@@ -141,7 +142,10 @@ class TerminalApprover:
         self.read_line = read_line
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
+        if request.kind == "tool":
+            self.out.write(f"\nThe agent wants to call the tool {for_display(request.tool)} with:\n{for_display(request.arguments)}\n")
+        else:
+            self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
         if request.warning:
             self.out.write(f"Warning: {request.warning}\n")
         for part in request.parts:
@@ -158,7 +162,7 @@ class TerminalApprover:
         while True:
             try:
                 extra = " / [o]utside sandbox / [w]ith network" if sandboxed else ""
-                choices = "[a]llow writes like it" if request.kind == "write" else "[e]dit / [a]lways"
+                choices = {"write": "[a]llow writes like it", "tool": "[a]lways allow this tool"}.get(request.kind, "[e]dit / [a]lways")
                 answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / {choices}{extra}: ").strip().lower()
             except EOFError:
                 return ApprovalDecision(False, note="no answer from the terminal")
@@ -179,6 +183,9 @@ class TerminalApprover:
             if answer == "a" and request.kind == "write":
                 glob = self.read_line("Allow writes for this session to paths matching [*]: ").strip() or "*"
                 return ApprovalDecision(True, allow_writes=glob)
+            if answer == "a" and request.kind == "tool":
+                save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
+                return ApprovalDecision(True, always_prefix=request.tool, save_rule=save)
             if answer == "a" and request.kind == "command":
                 offered = suggested_prefix(request.command, Path(request.cwd))
                 prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered
@@ -204,11 +211,12 @@ def run_headless(
     as_json: bool,
     policy: Policy,
     history: SessionHistory | None = None,
+    mcp_servers: Sequence[McpServerConfig] = (),
 ) -> int:
     """Run one task (continuing `history` if given) and return the exit code."""
     out, err = sys.stdout, sys.stderr
     sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=project.resolve())
-    agent = Agent(settings, project, approver, sink, policy=policy, history=history)
+    agent = Agent(settings, project, approver, sink, policy=policy, history=history, mcp_servers=mcp_servers)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()
@@ -235,6 +243,7 @@ def run_headless(
                 finished.wait(30)
             except (KeyboardInterrupt, Terminated):
                 return exit_code
+    agent.close()
     if finished.is_set():
         agent.session.close()
     if not as_json:

@@ -43,7 +43,8 @@ class PartVerdict:
 @dataclass(frozen=True)
 class ApprovalRequest:
     kind: str
-    """"command" for a terminal command, "read_sensitive" for a file that may hold secrets."""
+    """"command" for a terminal command, "write" for a write, "tool" for a tool server's tool,
+    "read_sensitive" for a file that may hold secrets."""
     command: str
     cwd: str
     reason: str = ""
@@ -61,6 +62,12 @@ class ApprovalRequest:
     """A write's change as a unified diff (all added for a new file)."""
     content: str = ""
     """A write's new content, which the user may edit before it is written."""
+    tool: str = ""
+    """A tool server's tool (`mcp__SERVER__TOOL`)."""
+    arguments: str = ""
+    """That tool's arguments, as indented JSON."""
+    read_only: bool = False
+    """The server marks that tool read-only."""
 
 
 @dataclass(frozen=True)
@@ -218,6 +225,21 @@ class Policy:
         with self._lock:
             return self.rules.add(ALLOW, prefix)
 
+    def tool_verdict(self, name: str, read_only: bool) -> tuple[str, str]:
+        """A tool server's tool: rules name it (`mcp__fs__read`, or a glob `mcp__fs__*`), deny
+        first; then yolo allows all, auto-safe the ones the server marks read-only."""
+        with self._lock:
+            mode, rules = self._mode, self.rules
+            for kind in (DENY, ASK, ALLOW):
+                for prefix in getattr(rules, kind):
+                    if len(prefix) == 1 and fnmatch.fnmatchcase(name, prefix[0]):
+                        return kind, f"{'denied' if kind == DENY else 'asked' if kind == ASK else 'allowed'} by the rule '{prefix[0]}'"
+        if mode == "yolo":
+            return ALLOW, "yolo mode"
+        if mode == "auto-safe" and read_only:
+            return ALLOW, "the server marks it read-only"
+        return ASK, "needs approval" + ("" if read_only else " (not marked read-only)")
+
     def evaluate(self, command: str, root: Path) -> tuple[str, list[PartVerdict]]:
         """The overall verdict and one verdict per part."""
         analysis = analyse(command, root)
@@ -318,6 +340,13 @@ class PolicyApprover:
             if overall == ALLOW and not request.ask_even_if_allowed:
                 return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts))
             request = dataclasses.replace(request, parts=tuple(parts))
+        elif request.kind == "tool":
+            verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
+            if verdict == DENY:
+                return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
+            if verdict == ALLOW:
+                return ApprovalDecision(True, note=reason)
+            request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
         elif self.policy.mode == "yolo":
             return ApprovalDecision(True, note="yolo mode")
         elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):

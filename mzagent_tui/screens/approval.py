@@ -32,6 +32,12 @@ GRACE_SECONDS = 0.35
 VERDICT_STYLE = {"allow": ("✓ allowed ", "green"), "ask": ("? asks    ", "yellow"), "deny": ("✗ denied  ", "red")}
 
 
+def tool_label(name: str) -> str:
+    """`mcp__files__read` → `read  (MCP server "files")`."""
+    server, _, tool = name.removeprefix("mcp__").partition("__")
+    return f'{tool}  (MCP server "{server}")' if tool else name
+
+
 def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
     """One line per part: verdict, the part, why; risks in bold."""
     text = Text()
@@ -74,8 +80,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def compose(self) -> ComposeResult:
         is_command = self.request.kind == "command"
+        is_tool = self.request.kind == "tool"
+        title = "Run this command?" if is_command else "Write this file?" if self._is_write else "Call this tool?" if is_tool else "Allow this?"
         with Vertical(id="approval-dialog"):
-            yield Label("Run this command?" if is_command else "Write this file?" if self._is_write else "Allow this?", id="approval-title")
+            yield Label(title, id="approval-title")
             if self._is_write:
                 yield Label(Text(for_display(self.request.path or self.request.command)), id="approval-path")
                 if self.request.diff:
@@ -83,6 +91,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     diff.can_focus = True  # a long diff is scrolled with the keys here
                     yield diff
                 yield TextArea(self.request.content, id="approval-editor", classes="-hidden", soft_wrap=False, show_line_numbers=True)
+            elif is_tool:
+                yield Label(Text(for_display(tool_label(self.request.tool))), id="approval-path")
+                with VerticalScroll(id="approval-command"):
+                    yield Static(highlight(self.request.arguments, "json"))
             else:
                 with VerticalScroll(id="approval-command"):
                     body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
@@ -98,12 +110,12 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")
             yield Input(id="approval-input", classes="-hidden")
             with Horizontal(id="approval-buttons"):
-                yield Button(Text("Write [y]" if self._is_write else "Run once [y]"), id="run", variant="warning")
+                yield Button(Text("Write [y]" if self._is_write else "Call once [y]" if is_tool else "Run once [y]"), id="run", variant="warning")
                 yield Button(Text("Reject [n]"), id="reject", variant="primary")
                 yield Button(Text("Reason [r]"), id="reason")
                 if is_command or self._is_write:
                     yield Button(Text("Edit [e]"), id="edit")
-                if is_command or self.request.kind == "write":
+                if is_command or is_tool or self.request.kind == "write":
                     yield Button(Text("Always [a]"), id="always")
                 if self._sandboxed:
                     yield Button(Text("Outside [o]"), id="outside", variant="error")
@@ -180,6 +192,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             self._set_mode("prefix", suggested_prefix(self.request.command, Path(self.request.cwd)), "Always allow commands starting with…")
         elif self.request.kind == "write":
             self._set_mode("writes", "*", "Allow writes for this session to paths matching this glob (* for all)")
+        elif self.request.kind == "tool":
+            self._set_mode("prefix", self.request.tool, "Always allow this tool (a glob such as mcp__server__* allows a whole server)")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
@@ -201,7 +215,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             return
         box.value = value
         box.placeholder = placeholder
-        box.border_title = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed prefix", "writes": "allowed paths"}[mode]
+        titles = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed tool" if self.request.kind == "tool" else "allowed prefix", "writes": "allowed paths"}
+        box.border_title = titles[mode]
         box.border_subtitle = "Enter: this session · ctrl+s: every session (saved to your config)" if mode == "prefix" else ""
         box.focus()
 

@@ -34,6 +34,10 @@ class Tool:
     func: Callable[..., Any]
     signature: inspect.Signature
     doc: str
+    schema: dict[str, Any] | None = None
+    """JSON schema of the parameters, where the tool came with one (MCP); else read from the signature."""
+    details: str = ""
+    """What each parameter means, shown after the description."""
 
     @property
     def params(self) -> list[str]:
@@ -42,7 +46,8 @@ class Tool:
     def describe(self) -> str:
         """`- name(params): doc`; the return annotation means nothing to the model."""
         shown = self.signature.replace(return_annotation=inspect.Signature.empty)
-        return f"- {self.name}{shown}: {self.doc}"
+        details = f" {self.details}" if self.details else ""
+        return f"- {self.name}{shown}: {self.doc}{details}"
 
 
 class ToolRegistry:
@@ -59,6 +64,10 @@ class ToolRegistry:
             signature = inspect.signature(func)
         doc = inspect.cleandoc(func.__doc__ or "").replace("\n", " ") or "(no description)"
         self._tools[name] = Tool(name, func, signature, doc)
+
+    def add_tool(self, tool: Tool) -> None:
+        """A tool built elsewhere (an MCP server's), with its own signature and schema."""
+        self._tools[tool.name] = tool
 
     def __contains__(self, name: str) -> bool:
         return name in self._tools

@@ -1,0 +1,210 @@
+"""The MCP servers of one agent: started together on an event-loop thread of their own, called
+from the agent's worker thread, stopped with it.
+
+Each server runs as `python -c GUARD` → `bash` → the server, in a session of its own. The guard
+asks the kernel for SIGUSR1 when the thread that started it dies (PR_SET_PDEATHSIG, also on
+kill -9 of the agent), and bash's trap then kills the server's whole process group, so no server
+outlives the app. Its stderr goes to `mcp-NAME.log` in the session folder, never to our stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from mzagent_tui.agent.cancel import Cancelled, CancelToken
+from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mcp.tools import RemoteTool, describe_result
+from mzagent_tui.agent.tools.registry import ToolResult
+
+INSTALL_HINT = "pip install 'mzagent-tui[mcp]'"
+STOP_WAIT = 5.0
+SDK_TIMEOUT_MARGIN = 5.0
+_POLL = 0.1
+GUARD = """import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+os.execvp("bash", ["bash", "-c", "trap 'trap - USR1; kill -KILL 0' USR1; \\"$@\\" <&0 & wait $!", "mcp-server", *sys.argv[2:]])
+"""
+"""Sets the parent-death signal, then execs bash, which runs the server as a job (stdin kept)
+and kills the group when that signal comes."""
+
+
+def mcp_available() -> bool:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@dataclass
+class _Server:
+    config: McpServerConfig
+    stop: asyncio.Event
+    client: Any = None
+    tools: list[RemoteTool] = field(default_factory=list)
+    failure: str = ""
+    """Why it is not running (empty while it is)."""
+    task: asyncio.Task[None] | None = None
+
+
+class McpHub:
+    def __init__(self, servers: list[McpServerConfig], cwd: Path, log_folder: Path) -> None:
+        """Start every server at once, without waiting; `wait_started` collects them."""
+        self._cwd = cwd
+        self._log_folder = log_folder
+        self._logs: list[IO[str]] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mzagent-mcp", daemon=True)
+        self._thread.start()
+        self._servers: dict[str, _Server] = {}
+        self._closed = False
+        self._started = asyncio.run_coroutine_threadsafe(self._start_all(servers), self._loop)
+
+    def log_path(self, name: str) -> Path:
+        return self._log_folder / f"mcp-{name}.log"
+
+    def wait_started(self) -> tuple[list[RemoteTool], list[str]]:
+        """The tools of the servers that started, and one line per server that did not."""
+        self._started.result()
+        tools = [tool for server in self._servers.values() for tool in server.tools]
+        failures = [f"MCP server '{s.config.name}' {s.failure} (its log: {self.log_path(s.config.name)})" for s in self._servers.values() if s.failure]
+        return tools, failures
+
+    async def _start_all(self, configs: list[McpServerConfig]) -> None:
+        await asyncio.gather(*(self._start(config) for config in configs))
+
+    async def _start(self, config: McpServerConfig) -> None:
+        server = _Server(config, asyncio.Event())
+        self._servers[config.name] = server
+        ready: asyncio.Future[None] = self._loop.create_future()
+        server.task = asyncio.create_task(self._serve(server, ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), config.startup_timeout)
+        except TimeoutError:
+            server.failure = f"did not start within {config.startup_timeout:g} s"
+            server.task.cancel()
+        except Exception as exc:  # noqa: BLE001 - any failure of a user's server is one notice
+            server.failure = f"failed to start: {_reason(exc)}"
+
+    async def _serve(self, server: _Server, ready: asyncio.Future[None]) -> None:
+        from mcp import Client
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        config = server.config
+        log = self.log_path(config.name).open("a", encoding="utf-8")
+        self._logs.append(log)
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-I", "-S", "-c", GUARD, str(os.getpid()), config.command, *config.args],
+            env=config.env,
+            cwd=config.cwd or str(self._cwd),
+        )
+        try:
+            async with Client(stdio_client(params, errlog=log), read_timeout_seconds=config.startup_timeout) as client:
+                server.tools = await self._list_tools(client, config)
+                server.client = client
+                ready.set_result(None)
+                await server.stop.wait()
+        except BaseException as exc:
+            if not ready.done() and isinstance(exc, Exception):
+                ready.set_exception(exc)
+            elif not ready.done():
+                ready.cancel()
+            elif not server.failure:
+                server.failure = f"stopped: {_reason(exc)}" if isinstance(exc, Exception) else "stopped"
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            server.client = None
+
+    @staticmethod
+    async def _list_tools(client: Any, config: McpServerConfig) -> list[RemoteTool]:
+        tools: list[RemoteTool] = []
+        cursor = None
+        while True:
+            listing = await client.list_tools(cursor=cursor)
+            for tool in listing.tools:
+                if config.enabled_tools is not None and tool.name not in config.enabled_tools:
+                    continue
+                annotations = tool.annotations
+                read_only = bool(annotations is not None and annotations.read_only_hint)
+                schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+                tools.append(RemoteTool(config.name, tool.name, tool.description or "", schema, read_only))
+            cursor = listing.next_cursor
+            if not cursor:
+                return tools
+
+    def call(self, remote: RemoteTool, arguments: dict[str, Any], cancel: CancelToken) -> ToolResult:
+        """Run one call, cancelled at the server's tool timeout or the user's cancel."""
+        server = self._servers.get(remote.server)
+        if server is None or server.client is None:
+            reason = server.failure if server is not None and server.failure else "is not running"
+            return ToolResult(f"Error: the MCP server '{remote.server}' {reason}; its tools cannot be used now.", ok=False)
+        timeout = server.config.tool_timeout
+        # The SDK's own timeout is later than ours, so the message says which setting to raise.
+        call = server.client.call_tool(remote.name, arguments, read_timeout_seconds=timeout + SDK_TIMEOUT_MARGIN)
+        future = asyncio.run_coroutine_threadsafe(call, self._loop)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                result = future.result(timeout=_POLL)
+                break
+            except concurrent.futures.TimeoutError:
+                if cancel.cancelled:
+                    future.cancel()
+                    raise Cancelled() from None
+                if time.monotonic() > deadline:
+                    future.cancel()
+                    return ToolResult(f"Error: {remote.full_name} did not answer within {timeout:g} s (tool_timeout_sec); the call was cancelled.", ok=False)
+            except concurrent.futures.CancelledError:
+                return ToolResult(f"Error: the call to {remote.full_name} was cancelled.", ok=False)
+            except Exception as exc:  # noqa: BLE001 - a broken server is an observation, not a crash
+                reason = _reason(exc)
+                if "Connection closed" in reason:
+                    server.failure = "stopped during a call"
+                    server.client = None
+                    return ToolResult(f"Error: the MCP server '{remote.server}' stopped during the call to {remote.full_name} (its log: {self.log_path(remote.server)}); its tools cannot be used now.", ok=False)
+                return ToolResult(f"Error: the call to {remote.full_name} failed: {reason}.", ok=False)
+        text, ok = describe_result(result.content, result.structured_content, bool(result.is_error))
+        return ToolResult(text, ok=ok)
+
+    def close(self) -> None:
+        """Stop every server (stdin closed, then the SDK's terminate and kill) and the loop."""
+        if self._closed:
+            return
+        self._closed = True
+        stopping = asyncio.run_coroutine_threadsafe(self._stop_all(), self._loop)
+        try:
+            stopping.result(STOP_WAIT + 3)
+        except Exception:  # noqa: BLE001 - closing must not fail; the guard kills what is left with the thread
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STOP_WAIT)
+        for log in self._logs:
+            log.close()
+
+    async def _stop_all(self) -> None:
+        self._started.cancel()
+        for server in self._servers.values():
+            server.stop.set()
+        tasks = [s.task for s in self._servers.values() if s.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=STOP_WAIT)
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost message of an exception group (anyio wraps a server's failure in one)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,169 @@
+"""An MCP server's tool as one of ours: a signature and description read from its input schema,
+arguments checked against that schema, the same approval gate, and a plain-text observation.
+
+Nothing here imports the MCP SDK: `McpTool` calls through a `Caller` (the hub), so the mapping
+is tested with plain data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import keyword
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.registry import Tool, ToolError, ToolResult
+
+PREFIX = "mcp__"
+MAX_RESULT_CHARS = 30_000
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_]")
+_JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "true/false", "array": "list", "object": "dict"}
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as an MCP server lists it."""
+
+    server: str
+    name: str
+    description: str
+    schema: dict[str, Any]
+    read_only: bool = False
+    """Annotated `readOnlyHint`: runs without asking in auto-safe."""
+
+    @property
+    def full_name(self) -> str:
+        """`mcp__SERVER__TOOL`, with anything but letters, digits and `_` made `_` so the model can write it as a call."""
+        return _NOT_NAME.sub("_", f"{PREFIX}{self.server}__{self.name}")
+
+
+Caller = Callable[[RemoteTool, dict[str, Any]], ToolResult]
+"""Runs one call on the server (timeout and cancel included) and describes its result."""
+
+
+class McpTool:
+    """The callable the registry runs: binds the model's arguments to the schema's names,
+    checks them, asks the gate, then calls the server."""
+
+    def __init__(self, remote: RemoteTool, caller: Caller, ctx: ToolContext) -> None:
+        self.remote = remote
+        self._caller = caller
+        self._ctx = ctx
+        self.names = _parameter_names(remote.schema)
+        """Python-safe parameter name -> the schema's own name, required ones first."""
+
+    def tool(self) -> Tool:
+        return Tool(self.remote.full_name, self, self.signature(), self.remote.description.strip().replace("\n", " ") or "(no description)", self.remote.schema, self.details())
+
+    def signature(self) -> inspect.Signature:
+        required = set(self.remote.schema.get("required") or ())
+        params = [
+            inspect.Parameter(safe, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=inspect.Parameter.empty if real in required else None)
+            for safe, real in self.names.items()
+        ]
+        return inspect.Signature(params)
+
+    def details(self) -> str:
+        """`Parameters: path (string): the file to read; limit (integer, optional).`"""
+        properties = self.remote.schema.get("properties") or {}
+        required = set(self.remote.schema.get("required") or ())
+        described = []
+        for safe, real in self.names.items():
+            prop = properties.get(real) if isinstance(properties.get(real), dict) else {}
+            kind = _JSON_TYPES.get(prop.get("type"), "") if isinstance(prop.get("type"), str) else ""
+            label = ", ".join(p for p in (kind, "" if real in required else "optional") if p)
+            text = safe + (f" ({label})" if label else "")
+            if isinstance(prop.get("description"), str) and prop["description"].strip():
+                text += f": {prop['description'].strip()}"
+            described.append(text)
+        return f"Parameters: {'; '.join(described)}." if described else ""
+
+    def __call__(self, *args: Any) -> ToolResult:
+        required = set(self.remote.schema.get("required") or ())
+        arguments = {self.names[safe]: value for safe, value in zip(self.names, args) if value is not None or self.names[safe] in required}
+        problem = schema_problem(self.remote.schema, arguments)
+        if problem:
+            raise ToolError(f"the arguments for {self.remote.full_name} do not fit its schema: {problem}. {self.details()}")
+        shown = json.dumps(arguments, indent=2, ensure_ascii=False)
+        decision = self._ctx.approver.approve(
+            ApprovalRequest(
+                "tool",
+                f"{self.remote.full_name} {json.dumps(arguments, ensure_ascii=False)}",
+                str(self._ctx.root),
+                reason=self._ctx.thought,
+                tool=self.remote.full_name,
+                arguments=shown,
+                read_only=self.remote.read_only,
+            )
+        )
+        if not decision.approved:
+            note = f" Their note: {decision.note}" if decision.note else ""
+            return ToolResult(f"The user rejected the call to {self.remote.full_name}.{note} Do something else, or ask in the final answer.", ok=False)
+        return self._caller(self.remote, arguments)
+
+
+def _parameter_names(schema: dict[str, Any]) -> dict[str, str]:
+    properties = schema.get("properties") or {}
+    if not isinstance(properties, dict):
+        return {}
+    required = [name for name in properties if name in set(schema.get("required") or ())]
+    optional = [name for name in properties if name not in required]
+    names: dict[str, str] = {}
+    for real in required + optional:
+        safe = _NOT_NAME.sub("_", str(real)) or "arg"
+        if safe[0].isdigit() or keyword.iskeyword(safe):
+            safe = f"{safe}_"
+        while safe in names:
+            safe += "_"
+        names[safe] = str(real)
+    return names
+
+
+def schema_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """Why `arguments` do not fit `schema` (the first few problems, in words), or ''."""
+    import jsonschema  # comes with the mcp package; only needed once a server is connected
+
+    try:
+        validator_class = jsonschema.validators.validator_for(schema)
+        validator = validator_class(schema)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+    except jsonschema.SchemaError as exc:
+        return f"the server's schema is broken ({exc.message})"
+    problems = []
+    for error in errors[:3]:
+        where = ".".join(str(p) for p in error.path)
+        problems.append(f"{where}: {error.message}" if where else error.message)
+    return "; ".join(problems)
+
+
+def describe_result(content: list[Any], structured: Any, is_error: bool) -> tuple[str, bool]:
+    """The observation for a call's result: text joined, other content described; `is_error` fails it."""
+    parts = []
+    for block in content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind in ("image", "audio"):
+            data = getattr(block, "data", "") or ""
+            size = len(data) * 3 // 4 - (len(data) - len(data.rstrip("=")))
+            parts.append(f"[{kind}: {getattr(block, 'mime_type', '') or 'unknown type'}, {size} bytes]")
+        elif kind == "resource":
+            resource = block.resource
+            text = getattr(resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[resource {resource.uri}: {getattr(resource, 'mime_type', None) or 'binary'}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {block.uri}]")
+        else:
+            parts.append(f"[{kind or type(block).__name__} content]")
+    if not parts and structured is not None:
+        parts.append(json.dumps(structured, ensure_ascii=False, indent=2))
+    text = "\n".join(parts) or "(no output)"
+    if len(text) > MAX_RESULT_CHARS:
+        cut = len(text) - MAX_RESULT_CHARS
+        text = f"{text[:MAX_RESULT_CHARS]}\n[end of the shown result: {cut:,} more characters were cut]"
+    return (f"Error from the tool: {text}" if is_error else text), not is_error
