@@ -18,7 +18,7 @@ from mzagent_tui.agent.config import SANDBOX_MODES, ConfigError, Settings, check
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("run", "config", "sessions", "export", "undo")
+SUBCOMMANDS = ("run", "config", "sessions", "export", "undo", "acp")
 DESCRIPTION = """A terminal front-end for a ReAct coding agent.
 
   mzagent [PROJECT_DIR]     open the app on a project folder (default: current folder)
@@ -27,6 +27,7 @@ DESCRIPTION = """A terminal front-end for a ReAct coding agent.
   mzagent config            show the effective settings and where each came from
   mzagent sessions          list the project's sessions
   mzagent export [SESSION]  print a session as Markdown (default: the last one)
+  mzagent acp               serve the Agent Client Protocol on stdin/stdout (Zed, Toad, JetBrains)
   mzagent undo [--all]      take back the agent's last step (a file write, or the files a
                             command changed) or all of its last run; --list shows the
                             writes, --to N undoes back to write N
@@ -91,6 +92,12 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         parser.add_argument("--json", action="store_true", help="print events as JSON lines")
         _approval_flag(parser)
         _resume_flags(parser, "continue the project's last session", "continue the session with this id")
+    elif command == "acp":
+        parser = argparse.ArgumentParser(
+            prog="mzagent acp",
+            description="Serve the Agent Client Protocol on stdin/stdout; the client names the project (the session's cwd).",
+        )
+        _approval_flag(parser)
     elif command == "config":
         parser = argparse.ArgumentParser(prog="mzagent config", description="Show the effective settings.")
         parser.add_argument("--project", default=".", help="project folder whose .env is read")
@@ -133,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     args = build_parser(command).parse_args(argv[1:] if command else argv)
+    if command == "acp":
+        return _acp(args)
     project = Path(args.project).expanduser()
     try:
         check_project(project)
@@ -155,6 +164,15 @@ def main(argv: list[str] | None = None) -> int:
     from mzagent_tui.app import run_app
 
     return run_app(settings, project, policy, history, pick_session=args.resume == "", mcp_servers=servers)
+
+
+def _acp(args: argparse.Namespace) -> int:
+    try:
+        from mzagent_tui.acp_server import main as serve
+    except ImportError as exc:
+        print(f"mzagent acp needs the ACP package ({exc.name} is missing); install it with: pip install 'mzagent-tui[acp]'", file=sys.stderr)
+        return EXIT_USAGE
+    return serve(_flags(args), args.approval, args.writes)
 
 
 def _history(project: Path, args: argparse.Namespace, command: str | None) -> SessionHistory | None:

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
-FRONT_ENDS = ("mzagent_tui.app", "mzagent_tui.headless", "mzagent_tui.cli", "mzagent_tui.bridge", "mzagent_tui.session_commands", "mzagent_tui.attention")
+FRONT_ENDS = ("mzagent_tui.app", "mzagent_tui.headless", "mzagent_tui.acp_server", "mzagent_tui.cli", "mzagent_tui.bridge", "mzagent_tui.session_commands", "mzagent_tui.attention")
 
 
 def modules() -> dict[str, Path]:

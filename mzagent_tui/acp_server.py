@@ -1,0 +1,488 @@
+"""`mzagent acp`: the agent as an ACP server, for editors (Zed, JetBrains) and front-ends (Toad).
+
+One more front-end beside the app and `mzagent run`, driving the same `Agent`. JSON-RPC goes
+over stdin/stdout and nothing else is written to stdout: logs and warnings go to stderr, tool
+servers' and the local model's output to their log files.
+
+Per ACP session: one `Agent` (its session id is ours, so `session/load` finds the log), a cancel
+token, and one sender task. The agent runs in a worker thread; its events become
+`session/update` notifications in order through the sender's queue, and its approval questions
+become `session/request_permission` requests through the same queue, so a permission request
+never overtakes the tool call it is about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    run_agent,
+    start_tool_call,
+    text_block,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    Implementation,
+    McpServerStdio,
+    PermissionOption,
+    PromptCapabilities,
+    ToolCallLocation,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+
+from mzagent_tui import __version__
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, load_policy, suggested_prefix
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
+from mzagent_tui.agent.events import (
+    Action,
+    Error,
+    Event,
+    FileChanged,
+    FinalAnswer,
+    Notice,
+    Observation,
+    ReplyFinished,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    TextDelta,
+    ThinkingDelta,
+    Thought,
+    Usage,
+    call_text,
+    shown_path,
+)
+from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
+from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progress_text, start_local
+from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+
+STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
+TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "run_terminal_command": "execute"}
+ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
+_THOUGHT_OPEN = re.compile(r"<thought>", re.IGNORECASE)
+_THOUGHT_CLOSE = re.compile(r"</thought>", re.IGNORECASE)
+
+
+def _held_back(text: str) -> int:
+    """Characters at the end that may be the start of `</thought>`: sent once the next fragment shows what they are."""
+    tail = text[-len("</thought>"):].lower()
+    for size in range(len(tail), 0, -1):
+        if "</thought>".startswith(tail[-size:]):
+            return size
+    return 0
+
+
+@dataclass
+class ThoughtStream:
+    """The part of a streamed reply inside `<thought>`, as it arrives."""
+
+    text: str = ""
+    sent: int = 0
+    """Characters of the thought already sent."""
+
+    def add(self, fragment: str) -> str:
+        self.text += fragment
+        opening = _THOUGHT_OPEN.search(self.text)
+        if opening is None:
+            return ""
+        body = self.text[opening.end():]
+        closing = _THOUGHT_CLOSE.search(body)
+        visible = body[: closing.start()] if closing else body[: len(body) - _held_back(body)]
+        new, self.sent = visible[self.sent:], max(self.sent, len(visible))
+        return new
+
+    def reset(self) -> bool:
+        """A new reply begins; True when this one's thought was streamed."""
+        streamed = self.sent > 0
+        self.text, self.sent = "", 0
+        return streamed
+
+
+@dataclass
+class _Permission:
+    """A question from the worker thread, answered on the event loop."""
+
+    session_id: str
+    tool_call: ToolCallUpdate
+    options: list[PermissionOption]
+    answer: concurrent.futures.Future[str | None] = field(default_factory=concurrent.futures.Future)
+
+
+class Updates:
+    """Turns the core's events into ACP updates for one session, in order; `replay` rebuilds a
+    logged session's updates for `session/load` (nothing is asked then)."""
+
+    def __init__(self, root: Path, send: Callable[[Any], None], window: Callable[[], int]) -> None:
+        self.root = root
+        self._send = send
+        self._window = window
+        self._ids = itertools.count(1)
+        self.current: str | None = None
+        """The tool call in progress: its permission request and result belong to it."""
+        self._thought = ThoughtStream()
+        self._streamed_thought = False
+        self._used = 0
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case TaskStarted(task=task):
+                self._send(update_user_message_text(task))
+            case TextDelta(text=text):
+                chunk = self._thought.add(text)
+                if chunk:
+                    self._send(update_agent_thought_text(chunk))
+            case ThinkingDelta(text=text):
+                self._send(update_agent_thought_text(text))
+            case ReplyFinished():
+                self._streamed_thought = self._thought.reset()
+            case Thought(text=text):
+                if not self._streamed_thought:
+                    self._send(update_agent_thought_text(text))
+                self._streamed_thought = False
+            case Action(tool=tool, args=args):
+                self.current = f"call-{next(self._ids)}"
+                self._send(self._start(self.current, tool, args))
+            case FileChanged() if self.current is not None:
+                self._send(update_tool_call(self.current, content=[self._diff(event)]))
+            case Observation(text=text, ok=ok) if self.current is not None:
+                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=[tool_content(text_block(text))], raw_output=text))
+                self.current = None
+            case FinalAnswer(text=text):
+                self._send(update_agent_message_text(text))
+            case Notice(text=text):
+                self._send(update_agent_thought_text(f"[{text}]\n"))
+            case Error(message=message):
+                self._send(update_agent_message_text(f"Error: {message}\n"))
+            case Stopped(reason=reason, message=message) if reason not in (StopReason.FINAL_ANSWER, StopReason.CANCELLED, StopReason.ERROR):
+                self._send(update_agent_message_text(f"Stopped: {message}\n"))
+            case Usage(prompt_tokens=prompt, completion_tokens=completion):
+                self._used = prompt + completion
+                if self._window():
+                    self._send(UsageUpdate(session_update="usage_update", used=self._used, size=self._window()))
+
+    def replay(self, history: SessionHistory) -> None:
+        for event in history.events:
+            if not isinstance(event, (TextDelta, ThinkingDelta, ReplyFinished, Usage)):
+                self(event)
+
+    def _start(self, call_id: str, tool: str, args: list[Any]) -> Any:
+        kind = TOOL_KINDS.get(tool, "other")
+        locations = None
+        if tool in ("read_file", "write_to_file") and args and isinstance(args[0], str):
+            path = (self.root / args[0]).resolve() if not Path(args[0]).is_absolute() else Path(args[0])
+            locations = [ToolCallLocation(path=str(path))]
+            title = f"{'Read' if tool == 'read_file' else 'Write'} {shown_path(path, self.root)}"
+        elif tool == "run_terminal_command" and args:
+            title = f"Run `{args[0]}`"
+        else:
+            title = call_text(tool, args)
+        return start_tool_call(call_id, title, kind=kind, status="in_progress", locations=locations, raw_input={"tool": tool, "args": args})
+
+    def _diff(self, event: FileChanged) -> Any:
+        path = Path(event.path)
+        new_text = _read(path) if not event.deleted else ""
+        old_text = None if event.created or event.backup is None else _read(Path(event.backup))
+        return tool_diff_content(str(path), new_text, old_text)
+
+    def permission(self, session_id: str, request: ApprovalRequest) -> _Permission:
+        """The request for one approval: what is asked, each part's verdict, the sandbox, and
+        allow once / allow always / reject."""
+        lines = []
+        if request.warning:
+            lines.append(f"⚠ {request.warning}")
+        lines.extend(f"{part.verdict}: {part.text} — {part.reason}" + "".join(f" [{r}]" for r in part.risks) for part in request.parts)
+        if request.sandbox:
+            lines.append(request.sandbox)
+        if request.reason:
+            lines.append(f"reason: {request.reason}")
+        content = [tool_content(text_block("\n".join(lines)))] if lines else []
+        if request.kind == "write" and request.path:
+            content.insert(0, tool_diff_content(str(self.root / request.path), request.content, _read(self.root / request.path) or None))
+        if request.kind == "command":
+            title, always = f"Run `{request.command}`", f"Always allow `{suggested_prefix(request.command, Path(request.cwd))}`"
+        elif request.kind == "tool":
+            title, always = f"Call {request.tool} {request.arguments}", f"Always allow {request.tool}"
+        elif request.kind == "write":
+            title, always = f"Write {request.path}", "Allow all writes in this session"
+        else:
+            title, always = request.command, ""
+        kind = {"command": "execute", "write": "edit", "read_sensitive": "read"}.get(request.kind, "other")
+        call = ToolCallUpdate(tool_call_id=self.current or f"ask-{next(self._ids)}", title=title, kind=kind, status="pending", content=content or None)
+        options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
+        if always:
+            options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=always, kind="allow_always"))
+        options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
+        return _Permission(session_id, call, options)
+
+
+def decision_for(request: ApprovalRequest, option: str | None) -> ApprovalDecision:
+    """The client's choice as the core's decision; a cancelled request is a rejection."""
+    if option == ALLOW_ONCE:
+        return ApprovalDecision(True)
+    if option == ALLOW_ALWAYS:
+        if request.kind == "write":
+            return ApprovalDecision(True, allow_writes="*")
+        prefix = request.tool if request.kind == "tool" else suggested_prefix(request.command, Path(request.cwd))
+        return ApprovalDecision(True, always_prefix=prefix or None)
+    return ApprovalDecision(False, note="" if option == REJECT else "the client cancelled the request")
+
+
+class _Approver:
+    """The core's approver for one session: asks the client and waits (a cancel ends the wait)."""
+
+    def __init__(self, session: AcpSession) -> None:
+        self._session = session
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        question = self._session.updates.permission(self._session.id, request)
+        self._session.post(question)
+        while True:
+            try:
+                return decision_for(request, question.answer.result(timeout=0.1))
+            except concurrent.futures.TimeoutError:
+                if self._session.token.cancelled:
+                    return ApprovalDecision(False, note="the prompt was cancelled")
+
+
+class AcpSession:
+    def __init__(self, agent_side: AcpAgent, root: Path, settings: Settings, policy: Policy, servers: list[McpServerConfig], history: SessionHistory | None) -> None:
+        self._agent_side = agent_side
+        self.root = root
+        self.token = CancelToken()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        self.updates = Updates(root, self.post, lambda: self.agent.meter.window)
+        self.agent = Agent(settings, root, _Approver(self), self.updates, policy=policy, history=history, mcp_servers=servers)
+        self._asking: asyncio.Future[Any] | None = None
+        """The permission request waiting for the client: a cancel withdraws it."""
+        self.sender = asyncio.create_task(self._send_all())
+
+    @property
+    def id(self) -> str:
+        return self.agent.session.id
+
+    def post(self, item: Any) -> None:
+        """From any thread: queue an update (or a permission question) for the client."""
+        self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+    async def _send_all(self) -> None:
+        client = self._agent_side.client
+        while True:
+            item = await self.queue.get()
+            try:
+                if isinstance(item, _Permission):
+                    self._asking = asyncio.ensure_future(client.request_permission(session_id=item.session_id, tool_call=item.tool_call, options=item.options))
+                    try:
+                        outcome = (await self._asking).outcome
+                    except asyncio.CancelledError:
+                        outcome = None
+                    item.answer.set_result(outcome.option_id if isinstance(outcome, AllowedOutcome) else None)
+                else:
+                    await client.session_update(session_id=self.id, update=item)
+            except Exception as exc:  # noqa: BLE001 - a client that fails one message must not stop the session
+                print(f"mzagent acp: sending to the client failed: {exc}", file=sys.stderr)
+                if isinstance(item, _Permission) and not item.answer.done():
+                    item.answer.set_result(None)
+            finally:
+                self.queue.task_done()
+
+    def cancel(self) -> None:
+        """Stop the run: the stream or the command's group, and a question still waiting."""
+        self.token.cancel()
+        if self._asking is not None:
+            self._asking.cancel()
+
+    async def prompt(self, text: str) -> str:
+        self.token = CancelToken()
+        result = await asyncio.to_thread(self.agent.run, text, self.token)
+        await self.queue.join()
+        return STOP_REASONS.get(result.reason, "end_turn")
+
+    async def close(self) -> None:
+        self.cancel()
+        self.sender.cancel()
+        await asyncio.to_thread(self.agent.close)
+        self.agent.session.close()
+
+
+class AcpAgent:
+    """The ACP agent interface (the SDK calls these methods)."""
+
+    def __init__(self, flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> None:
+        self._flags = flags or {}
+        self._approval = approval
+        self._writes = writes
+        self.client: Client
+        self.sessions: dict[str, AcpSession] = {}
+        self._local: LocalServer | None = None
+        self._local_lock = asyncio.Lock()
+
+    def on_connect(self, conn: Client) -> None:
+        self.client = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=PROTOCOL_VERSION,
+            agent_capabilities=AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)),
+            agent_info=Implementation(name="mzagent", title="mzagent", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers or [], None)
+        return NewSessionResponse(session_id=session.id)
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> LoadSessionResponse:
+        root = _project(cwd)
+        try:
+            history = find_session(root, session_id)
+        except SessionNotFound as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        if history.project and Path(history.project) != root:
+            raise RequestError.invalid_params({"message": f"session {history.id} belongs to {history.project}, not {root}"})
+        session = await self._open(cwd, mcp_servers or [], history)
+        session.updates.replay(history)
+        await session.queue.join()
+        return LoadSessionResponse()
+
+    async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
+        root = _project(cwd)
+        try:
+            settings = load_settings(project=root, flags=self._flags, cwd=root)
+            policy = load_policy(self._approval, writes=self._writes)
+            servers = load_mcp_servers() + [_server(s) for s in mcp_servers]
+            if needs_local(settings):
+                settings = pointed_at(settings, await self._start_local())
+            session = AcpSession(self, root, settings, policy, servers, history)
+        except ConfigError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        self.sessions[session.id] = session
+        return session
+
+    async def _start_local(self) -> LocalServer:
+        """The bundled model, started once for all sessions; its progress goes to stderr (no session exists yet)."""
+        async with self._local_lock:
+            if self._local is None:
+                loop = asyncio.get_running_loop()
+
+                def launch(server: LocalServer) -> None:
+                    # The parent-death signal follows the thread that starts the server: the loop's, which lives as long as we do.
+                    asyncio.run_coroutine_threadsafe(_call(server.launch), loop).result()
+
+                def progress(what: str, done: float, total: float) -> None:
+                    print(f"mzagent acp: {progress_text(what, done, total)}", file=sys.stderr, flush=True)
+
+                self._local = await asyncio.to_thread(start_local, progress, launch=launch)
+            return self._local
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text = "\n\n".join(_block_text(block) for block in prompt).strip()
+        if not text:
+            raise RequestError.invalid_params({"message": "the prompt has no text"})
+        return PromptResponse(stop_reason=await session.prompt(text))
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.cancel()
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"message": f"no session {session_id}"})
+        return session
+
+    async def close(self) -> None:
+        for session in self.sessions.values():
+            await session.close()
+        if self._local is not None:
+            self._local.stop()
+
+
+async def _call(func: Callable[[], None]) -> None:
+    func()
+
+
+def _project(cwd: str) -> Path:
+    root = Path(cwd).expanduser()
+    if not root.is_absolute():
+        raise RequestError.invalid_params({"message": f"cwd must be an absolute path, got {cwd!r}"})
+    try:
+        check_project(root)
+    except ConfigError as exc:
+        raise RequestError.invalid_params({"message": str(exc)}) from None
+    return root.resolve()
+
+
+def _server(server: Any) -> McpServerConfig:
+    """An MCP server the client passed in `session/new` (stdio only)."""
+    if not isinstance(server, McpServerStdio):
+        raise ConfigError(f"MCP server '{getattr(server, 'name', '?')}': only stdio servers are supported")
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", server.name) or "server"
+    return McpServerConfig(name, server.command, tuple(server.args), {v.name: v.value for v in server.env})
+
+
+def _block_text(block: Any) -> str:
+    """The text of a prompt block: text as is, an embedded file with its path, other kinds named."""
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return block.text
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        return f"File {resource.uri}:\n```\n{text}\n```" if isinstance(text, str) else f"[attached {resource.uri}]"
+    if kind == "resource_link":
+        return f"[file {block.uri}]"
+    return f"[{kind or 'unknown'} content, not supported]"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+async def serve(flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> None:
+    agent = AcpAgent(flags, approval, writes)
+    try:
+        await run_agent(agent)
+    finally:
+        await agent.close()
+
+
+def main(flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> int:
+    try:
+        asyncio.run(serve(flags, approval, writes))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+

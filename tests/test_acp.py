@@ -1,0 +1,319 @@
+"""`mzagent acp` spawned as a subprocess and driven by the ACP SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, text_block
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    AllowedOutcome,
+    DeniedOutcome,
+    EnvVariable,
+    McpServerStdio,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+from acp.stdio import spawn_agent_process
+
+from mzagent_tui.acp_server import ThoughtStream, decision_for
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from tests.scripted_server import Reply, ScriptedServer, answer_reply
+
+SERVER = str(Path(__file__).with_name("mcp_server.py"))
+
+
+class RecordingClient:
+    """An ACP client that answers permission requests from a list and records every update."""
+
+    def __init__(self, answers: list[str | None] | None = None) -> None:
+        self.answers = list(answers or [])
+        self.permissions: list[Any] = []
+        self.updates: list[Any] = []
+        self.asked = asyncio.Event()
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> RequestPermissionResponse:
+        self.permissions.append((tool_call, options))
+        self.asked.set()
+        answer = self.answers.pop(0) if self.answers else "reject"
+        if answer == "wait":
+            await asyncio.sleep(3600)
+        if answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(option_id=answer, outcome="selected"))
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+
+    def of(self, kind: type) -> list[Any]:
+        return [u for u in self.updates if isinstance(u, kind)]
+
+    def text(self, kind: type) -> str:
+        return "".join(u.content.text for u in self.of(kind))
+
+
+async def settle(client: RecordingClient, quiet: float = 0.2) -> None:
+    """The SDK's client handles each notification in a task of its own, so a response can be
+    seen before the updates sent ahead of it: wait until no update has come for `quiet` seconds."""
+    seen = -1
+    while seen != len(client.updates):
+        seen = len(client.updates)
+        await asyncio.sleep(quiet)
+
+
+@pytest.fixture
+def endpoint(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    for name, value in {"PROVIDER": "custom", "BASE_URL": server.base_url, "MODEL": "scripted", "API_KEY": "sk-test-1234567890", "SANDBOX": "off"}.items():
+        monkeypatch.setenv(f"MZAGENT_{name}", value)
+    return server
+
+
+@contextlib.asynccontextmanager
+async def acp_agent(client: RecordingClient, *args: str) -> AsyncIterator[tuple[Any, Any]]:
+    async with spawn_agent_process(client, sys.executable, "-m", "mzagent_tui", "acp", *args, env=dict(os.environ)) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        yield conn, process
+
+
+async def test_initialize_says_who_we_are_and_that_sessions_load(endpoint, project: Path) -> None:
+    async with spawn_agent_process(RecordingClient(), sys.executable, "-m", "mzagent_tui", "acp", env=dict(os.environ)) as (conn, _):
+        response = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+    assert response.agent_info.name == "mzagent"
+    assert response.agent_capabilities.load_session is True
+
+
+async def test_a_prompt_streams_thought_tool_calls_and_the_answer(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<thought>I will write the file</thought><action>write_to_file("a.py", "print(1)\\n")</action>'),
+        answer_reply("a.py prints 1"),
+    )
+    client = RecordingClient()
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("create a.py")])
+        await settle(client)
+    assert response.stop_reason == "end_turn"
+    assert (project / "a.py").read_text() == "print(1)\n"
+    assert client.text(UserMessageChunk) == "create a.py"
+    assert "I will write the file" in client.text(AgentThoughtChunk)
+    assert client.text(AgentMessageChunk) == "a.py prints 1"
+    [start] = client.of(ToolCallStart)
+    assert start.kind == "edit" and start.title == "Write a.py" and start.locations[0].path == str(project / "a.py")
+    progress = client.of(ToolCallProgress)
+    diff = next(c for u in progress for c in (u.content or []) if c.type == "diff")
+    assert diff.path == str(project / "a.py") and diff.new_text == "print(1)\n" and diff.old_text is None
+    assert progress[-1].status == "completed" and progress[-1].tool_call_id == start.tool_call_id
+    assert client.permissions == []  # writes are not gated by default
+
+
+async def test_a_command_asks_with_each_parts_verdict_and_runs_when_allowed(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<thought>run</thought><action>run_terminal_command("echo hi > out.txt")</action>'),
+        answer_reply(),
+    )
+    client = RecordingClient(["allow"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        await settle(client)
+    [(call, options)] = client.permissions
+    assert call.kind == "execute" and call.title == "Run `echo hi > out.txt`"
+    assert call.tool_call_id == client.of(ToolCallStart)[0].tool_call_id
+    details = call.content[0].content.text
+    assert "echo hi" in details and "ask:" in details
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert (project / "out.txt").read_text() == "hi\n"
+    final = client.of(ToolCallProgress)[-1]
+    assert final.status == "completed"
+
+
+async def test_a_rejection_reaches_the_model_and_runs_nothing(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<thought>run</thought><action>run_terminal_command("touch made.txt")</action>'),
+        answer_reply("ok, I did not"),
+    )
+    client = RecordingClient(["reject"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        await settle(client)
+    assert response.stop_reason == "end_turn"
+    assert not (project / "made.txt").exists()
+    assert client.of(ToolCallProgress)[-1].status == "failed"
+    observation = endpoint.requests[1]["messages"][-1]["content"]
+    assert "reject" in observation.lower()
+
+
+async def test_allow_always_stops_asking_for_that_prefix(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<action>run_terminal_command("touch one.txt")</action>'),
+        Reply('<action>run_terminal_command("touch two.txt")</action>'),
+        answer_reply(),
+    )
+    client = RecordingClient(["allow-always"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        await settle(client)
+    assert len(client.permissions) == 1
+    assert (project / "one.txt").exists() and (project / "two.txt").exists()
+
+
+async def test_cancel_mid_command_kills_its_process_group(endpoint, project: Path) -> None:
+    marker = f"acp-cancel-{uuid.uuid4().hex}"
+    endpoint.script(Reply(f'<action>run_terminal_command("sleep 300 && echo {marker}; sleep 301 & wait")</action>'))
+    client = RecordingClient(["allow"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+        mine: list[psutil.Process] = []
+        for _ in range(100):
+            mine = [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+            if mine:
+                break
+            await asyncio.sleep(0.1)
+        assert mine, "the command did not start"
+        await conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(prompt, 30)
+    assert response.stop_reason == "cancelled"
+    _, alive = psutil.wait_procs(mine, timeout=10)
+    assert alive == []
+
+
+async def test_cancel_while_asking_ends_the_prompt(endpoint, project: Path) -> None:
+    endpoint.script(Reply('<action>run_terminal_command("touch never.txt")</action>'))
+    client = RecordingClient(["wait"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+        await asyncio.wait_for(client.asked.wait(), 30)
+        await conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(prompt, 30)
+    assert response.stop_reason == "cancelled"
+    assert not (project / "never.txt").exists()
+
+
+async def test_load_replays_a_logged_session_and_continues_it(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<thought>look</thought><action>read_file("notes.txt")</action>'),
+        answer_reply("the notes say hello"),
+        answer_reply("still hello"),
+    )
+    (project / "notes.txt").write_text("hello\n")
+    first = RecordingClient()
+    async with acp_agent(first) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("what do the notes say?")])
+        await settle(first)
+    second = RecordingClient()
+    async with acp_agent(second) as (conn, _):
+        await conn.load_session(cwd=str(project), session_id=session.session_id)
+        await settle(second)
+        assert second.text(UserMessageChunk) == "what do the notes say?"
+        assert second.text(AgentMessageChunk) == "the notes say hello"
+        assert second.of(ToolCallStart)[0].title == "Read notes.txt"
+        replayed = len(second.updates)
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("and now?")])
+        await settle(second)
+        assert response.stop_reason == "end_turn"
+    assert "".join(u.content.text for u in second.updates[replayed:] if isinstance(u, AgentMessageChunk)) == "still hello"
+    history = endpoint.requests[-1]["messages"]
+    assert any("what do the notes say?" in m["content"] for m in history)
+
+
+async def test_load_of_an_unknown_session_is_a_clear_error(endpoint, project: Path) -> None:
+    async with acp_agent(RecordingClient()) as (conn, _):
+        with pytest.raises(RequestError):
+            await conn.load_session(cwd=str(project), session_id="no-such-session")
+
+
+async def test_an_mcp_server_from_new_session_gives_tools(endpoint, project: Path) -> None:
+    endpoint.script(
+        Reply('<thought>add</thought><action>mcp__calc__add(a=20, b=22)</action>'),
+        answer_reply("42"),
+    )
+    client = RecordingClient(["allow"])
+    server = McpServerStdio(name="calc", command=sys.executable, args=[SERVER], env=[EnvVariable(name="X", value="1")])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("add")])
+        await settle(client)
+    assert "mcp__calc__add(a, b)" in endpoint.requests[0]["messages"][0]["content"]
+    [(call, options)] = client.permissions  # approval mode ask: even a read-only tool asks
+    assert call.title.startswith("Call mcp__calc__add") and options[1].name == "Always allow mcp__calc__add"
+    assert client.of(ToolCallProgress)[-1].content[0].content.text == "42"
+
+
+async def test_stdout_carries_only_json_rpc(endpoint, project: Path) -> None:
+    """Every line the agent writes on stdout parses as a JSON-RPC message (warnings go to stderr)."""
+    import json
+    import subprocess
+
+    endpoint.script(answer_reply("fine"))
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": PROTOCOL_VERSION}},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": str(project), "mcpServers": []}},
+    ]
+    process = subprocess.Popen([sys.executable, "-m", "mzagent_tui", "acp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for line in lines:
+        process.stdin.write(json.dumps(line) + "\n")
+    process.stdin.flush()
+    first = json.loads(process.stdout.readline())
+    session = json.loads(process.stdout.readline())["result"]["sessionId"]
+    prompt = {"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}}
+    process.stdin.write(json.dumps(prompt) + "\n")
+    process.stdin.flush()
+    seen = []
+    while True:
+        message = json.loads(process.stdout.readline())
+        seen.append(message)
+        if message.get("id") == 3:
+            break
+    process.stdin.close()
+    process.wait(20)
+    rest = process.stdout.read()
+    assert first["result"]["agentInfo"]["name"] == "mzagent"
+    assert all(m["jsonrpc"] == "2.0" for m in seen) and seen[-1]["result"]["stopReason"] == "end_turn"
+    assert rest.strip() == ""
+
+
+def test_the_thought_streams_as_it_arrives_and_holds_back_a_partial_tag() -> None:
+    stream = ThoughtStream()
+    pieces = [stream.add(part) for part in ["<thou", "ght>I wi", "ll look</th", "ought><action>read_file(", '"a")</action>']]
+    assert pieces == ["", "I wi", "ll look", "", ""]
+    assert stream.reset() is True and stream.reset() is False
+
+
+@pytest.mark.parametrize(
+    ("request_", "option", "decision"),
+    [
+        (ApprovalRequest("command", "git status --short", "/p"), "allow-always", ApprovalDecision(True, always_prefix="git status")),
+        (ApprovalRequest("tool", "x", "/p", tool="mcp__a__b"), "allow-always", ApprovalDecision(True, always_prefix="mcp__a__b")),
+        (ApprovalRequest("write", "x", "/p", path="a.py"), "allow-always", ApprovalDecision(True, allow_writes="*")),
+        (ApprovalRequest("command", "ls", "/p"), "allow", ApprovalDecision(True)),
+        (ApprovalRequest("command", "ls", "/p"), "reject", ApprovalDecision(False)),
+        (ApprovalRequest("command", "ls", "/p"), None, ApprovalDecision(False, note="the client cancelled the request")),
+    ],
+)
+def test_the_clients_choice_becomes_the_cores_decision(request_: ApprovalRequest, option: str | None, decision: ApprovalDecision) -> None:
+    assert decision_for(request_, option) == decision
+
+
+def test_the_acp_front_end_never_imports_textual() -> None:
+    import subprocess
+
+    code = "import sys, mzagent_tui.acp_server; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
