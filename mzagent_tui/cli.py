@@ -14,7 +14,7 @@ from typing import Any
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
-from mzagent_tui.agent.config import SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
+from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -49,6 +49,7 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--price-out", dest="price_out", type=float, metavar="USD", help="dollars per million completion tokens")
     group.add_argument("--max-cost", dest="max_cost", type=float, metavar="USD", help="stop a run once it has cost this much (needs prices)")
     group.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS", help="the model's context window, to show how full it is")
+    group.add_argument("--protocol", choices=PROTOCOLS, help="xml: tool calls as text; native: the API's tool calls; auto (default): native for hosted presets, xml for local servers")
     group.add_argument("--tool", dest="tools", action="append", metavar="MODULE:FUNCTION", help="add a custom tool (repeatable)")
 
 
@@ -76,7 +77,7 @@ def _resume_flags(parser: argparse.ArgumentParser, continue_help: str, resume_he
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "provider", "base_url", "api_key", "model", "temperature", "max_tokens", "max_steps", "command_timeout", "lang", "tools",
-        "price_in", "price_out", "max_cost", "context_window", "sandbox",
+        "price_in", "price_out", "max_cost", "context_window", "sandbox", "protocol",
     )
     return {name: getattr(args, name, None) for name in names}
 

@@ -28,6 +28,9 @@ class Reply:
     send_done: bool = True
     delay: float = 0.0
     """Seconds to wait between chunks."""
+    tool_calls: list[tuple[str, str, str]] = field(default_factory=list)
+    """Native tool calls (id, name, arguments JSON), streamed as `tool_calls` deltas after the
+    text: the id and name in the first delta of each, the arguments in `chunk_size` pieces."""
 
 
 @dataclass
@@ -170,6 +173,12 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
                         time.sleep(reply.delay)
                     self.wfile.write(_chunk({"content": reply.text[i: i + reply.chunk_size]}))
                     self.wfile.flush()
+                for index, (call_id, name, arguments) in enumerate(reply.tool_calls):
+                    first = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+                    self.wfile.write(_chunk({"tool_calls": [first]}))
+                    for i in range(0, len(arguments), reply.chunk_size):
+                        piece = {"index": index, "function": {"arguments": arguments[i: i + reply.chunk_size]}}
+                        self.wfile.write(_chunk({"tool_calls": [piece]}))
                 self.wfile.write(_chunk({}, finish=reply.finish_reason))
                 wants_usage = (request.get("stream_options") or {}).get("include_usage")
                 if reply.usage and wants_usage:

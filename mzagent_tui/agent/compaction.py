@@ -11,6 +11,7 @@ conversation is too long before this threshold is reached.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 COMPACT_AT = 0.8
 """Compact once the last request used this share of the window."""
@@ -23,7 +24,7 @@ SUMMARY_REQUEST = (
     "Write plain text only: no <thought>, no <action>, no <final_answer>."
 )
 _TAGS = re.compile(r"</?(thought|action|final_answer|observation|question|think)>", re.IGNORECASE)
-Message = dict[str, str]
+Message = dict[str, Any]
 
 
 def split(messages: list[Message]) -> tuple[list[Message], list[Message]] | None:

@@ -28,6 +28,7 @@ APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")
 NOTIFY_MODES = ("bell", "osc", "off")
+PROTOCOLS = ("auto", "xml", "native")
 
 
 class ConfigError(Exception):
@@ -81,6 +82,10 @@ class Settings:
     Off by default: on the held-out half of bench/suite it did not hold the pass rate (bench/README.md)."""
     sandbox: str = "workspace"
     """workspace: commands write only in the project and reach no network (Landlock); off: no sandbox."""
+    protocol: str = "auto"
+    """How the model calls tools. xml: the <thought>/<action> text format; native: the API's
+    `tools` and streamed `tool_calls`; auto: native for the hosted presets trained for it, xml
+    for local, llama.cpp and unknown endpoints (small local models do worse with JSON calls)."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     ignored: list[str] = field(default_factory=list, repr=False, compare=False)
     """Settings a project's `.env` tried to set, which only the user may set ("FILE: VAR")."""
@@ -109,6 +114,13 @@ class Settings:
                 f"(or MZAGENT_API_KEY) in the environment or a .env file, or pass --api-key"
             )
         return self.base_url, self.model, self.api_key or "not-needed"
+
+    def native_tools(self) -> bool:
+        """Whether tool calls go through the API's `tools` (see `protocol`)."""
+        if self.protocol != "auto":
+            return self.protocol == "native"
+        preset = PROVIDERS.get(self.provider)
+        return preset is not None and preset.native_tools
 
     def step_wait_limit(self) -> float:
         return self.max_step_wait or (600.0 if self.provider == "local" else 180.0)
@@ -242,6 +254,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append(f"notify must be {', '.join(NOTIFY_MODES)}, got {settings.notify!r}")
     if settings.grammar not in GRAMMAR_MODES:
         problems.append(f"grammar must be {', '.join(GRAMMAR_MODES)}, got {settings.grammar!r}")
+    if settings.protocol not in PROTOCOLS:
+        problems.append(f"protocol must be {', '.join(PROTOCOLS)}, got {settings.protocol!r}")
     if settings.sandbox not in SANDBOX_MODES:
         problems.append(f"sandbox must be {' or '.join(SANDBOX_MODES)}, got {settings.sandbox!r}")
     if settings.max_cost and not (settings.price_in or settings.price_out):

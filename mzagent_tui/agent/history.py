@@ -38,7 +38,7 @@ class SessionHistory:
     """Time of the latest record: `--continue` picks the session used most recently."""
     project: str = ""
     events: list[Event] = field(default_factory=list)
-    messages: list[dict[str, str]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     bad_lines: int = 0
 
     @property
@@ -81,7 +81,7 @@ class SessionHistory:
         told = max((i for i, e in enumerate(self.events) if isinstance(e, TaskStarted)), default=-1)
         return [e for e in self.events[told + 1 :] if isinstance(e, Undone)]
 
-    def repairs(self) -> list[dict[str, str]]:
+    def repairs(self) -> list[dict[str, Any]]:
         """Messages that make an interrupted conversation valid again, without re-running anything.
 
         After the model's reply the step's result is unknown, so the model is told to check;
@@ -89,7 +89,10 @@ class SessionHistory:
         """
         if not self.interrupted or not self.messages:
             return []
-        if self.messages[-1]["role"] == "assistant":
+        last = self.messages[-1]
+        if last["role"] == "assistant" and last.get("tool_calls"):
+            return [{"role": "tool", "tool_call_id": last["tool_calls"][0]["id"], "content": INTERRUPTED_AFTER_REPLY}]
+        if last["role"] == "assistant":
             return [{"role": "user", "content": INTERRUPTED_AFTER_REPLY}]
         return [{"role": "assistant", "content": INTERRUPTED_BEFORE_REPLY}]
 
@@ -143,11 +146,27 @@ def load_session(folder: Path) -> SessionHistory:
     return history
 
 
-def _message(record: object) -> dict[str, str] | None:
-    """A chat message from a log record (a `message` record, or one of a `compacted` record's list), or None if damaged."""
-    if isinstance(record, dict) and isinstance(record.get("content"), str) and record.get("role") in ("system", "user", "assistant"):
-        return {"role": record["role"], "content": record["content"]}
+def _message(record: object) -> dict[str, Any] | None:
+    """A chat message from a log record (a `message` record, or one of a `compacted` record's
+    list), or None if damaged. A native tool call and its result keep their ids."""
+    if not isinstance(record, dict) or not isinstance(record.get("content"), str):
+        return None
+    role = record.get("role")
+    if role in ("system", "user") or (role == "assistant" and "tool_calls" not in record):
+        return {"role": role, "content": record["content"]}
+    if role == "tool" and isinstance(record.get("tool_call_id"), str):
+        return {"role": role, "tool_call_id": record["tool_call_id"], "content": record["content"]}
+    calls = record.get("tool_calls")
+    if role == "assistant" and isinstance(calls, list) and calls and all(_is_call(call) for call in calls):
+        return {"role": role, "content": record["content"], "tool_calls": calls}
     return None
+
+
+def _is_call(call: object) -> bool:
+    if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+        return False
+    function = call.get("function")
+    return isinstance(function, dict) and isinstance(function.get("name"), str) and isinstance(function.get("arguments"), str)
 
 
 def project_sessions_folder(project: Path) -> Path:

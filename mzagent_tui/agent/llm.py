@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2 as httpx
@@ -24,6 +24,7 @@ import openai
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
+from mzagent_tui.agent.native import NativeCall
 from mzagent_tui.agent.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"
@@ -56,6 +57,8 @@ class Reply:
     prompt_tokens: int
     completion_tokens: int
     usage_estimated: bool
+    tool_calls: list[NativeCall] = field(default_factory=list)
+    """Native tool calls, in the order the model made them."""
 
 
 class _Transient(Exception):
@@ -160,7 +163,7 @@ class ChatClient:
                         window = value
         return window
 
-    def complete(self, messages: list[dict[str, str]], cancel: CancelToken, grammar: str | None = None) -> Reply:
+    def complete(self, messages: list[dict[str, Any]], cancel: CancelToken, grammar: str | None = None, tools: list[dict[str, Any]] | None = None) -> Reply:
         """Stream one reply, retrying transient faults with visible, cancellable waits, and giving
         up once a stalled or failing endpoint has held the step for `step_wait_limit` seconds
         (a reply that keeps streaming is never cut)."""
@@ -171,7 +174,7 @@ class ChatClient:
         while True:
             cancel.check()
             try:
-                return self._attempt(messages, cancel, deadline, grammar)
+                return self._attempt(messages, cancel, deadline, grammar, tools)
             except _Unsupported as exc:
                 if exc.field_name == "grammar":
                     self.send_grammar = False  # an optional aid: no notice, the reply is read the same way
@@ -209,7 +212,7 @@ class ChatClient:
     def _where(self) -> str:
         return f"{self.base_url}, model {self.model}"
 
-    def _attempt(self, messages: list[dict[str, str]], cancel: CancelToken, deadline: float, grammar: str | None) -> Reply:
+    def _attempt(self, messages: list[dict[str, Any]], cancel: CancelToken, deadline: float, grammar: str | None, tools: list[dict[str, Any]] | None) -> Reply:
         params: dict[str, Any] = {
             "model": self.model,
             # The SDK type-walks `messages` on every request, which costs ~1 ms per message
@@ -225,6 +228,8 @@ class ChatClient:
             params["stop"] = [STOP_SEQUENCE]
         if grammar and self.send_grammar:
             params["extra_body"]["grammar"] = grammar
+        if tools:
+            params["extra_body"]["tools"] = tools
         if self.send_stream_options:
             params["stream_options"] = {"include_usage": True}
         idle = max(0.1, min(self._settings.idle_timeout, deadline - time.monotonic()))
@@ -245,7 +250,7 @@ class ChatClient:
     def _html_message(self) -> str:
         return f"{self.base_url} answered with an HTML page, not the API; check the base URL (it usually ends in /v1)"
 
-    def _consume(self, stream: Any, messages: list[dict[str, str]], cancel: CancelToken, deadline: float) -> Reply:
+    def _consume(self, stream: Any, messages: list[dict[str, Any]], cancel: CancelToken, deadline: float) -> Reply:
         inbox: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
 
         def read() -> None:
@@ -259,6 +264,7 @@ class ChatClient:
         threading.Thread(target=read, name="mzagent-stream", daemon=True).start()
         text: list[str] = []
         reasoning: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Any = None
         chunks = 0
@@ -290,6 +296,8 @@ class ChatClient:
                     if delta is not None and delta.content:
                         text.append(delta.content)
                         self._emit(TextDelta(delta.content))
+                    for call in (delta.tool_calls or []) if delta is not None else []:
+                        _add_call_delta(calls, call)
                     if choice.finish_reason:
                         finish = choice.finish_reason
         finally:
@@ -301,17 +309,18 @@ class ChatClient:
                     raise LLMError(self._html_message())
                 raise LLMError(f"{self.base_url} sent an empty reply stream; check the base URL and model ({self._where()})")
             raise _Transient("the reply stream ended before the reply was complete", partial=full)
-        return self._reply(full, "".join(reasoning), finish, usage, messages)
+        tool_calls = [NativeCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items()) if c["name"]]
+        return self._reply(full, "".join(reasoning), finish, usage, messages, tool_calls)
 
-    def _reply(self, text: str, reasoning: str, finish: str, usage: Any, messages: list[dict[str, str]]) -> Reply:
+    def _reply(self, text: str, reasoning: str, finish: str, usage: Any, messages: list[dict[str, Any]], tool_calls: list[NativeCall]) -> Reply:
         if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
             prompt, completion, estimated = usage.prompt_tokens, usage.completion_tokens or 0, False
         else:
-            prompt = sum(len(m["content"]) for m in messages) // 4
+            prompt = sum(len(m["content"] or "") + len(str(m.get("tool_calls", ""))) for m in messages) // 4
             completion = (len(text) + len(reasoning)) // 4
             estimated = True
         self._emit(Usage(prompt, completion, estimated))
-        return Reply(text, reasoning, finish, prompt, completion, estimated)
+        return Reply(text, reasoning, finish, prompt, completion, estimated, tool_calls)
 
     def _status_error(self, exc: openai.APIStatusError) -> Exception:
         status = exc.status_code
@@ -345,6 +354,20 @@ class ChatClient:
                 return ContextOverflow(f"the conversation is too long for {self.model}: {message}")
             return _Transient(f"the server reported an error mid-stream: {message[:200]}", partial=partial)
         return _Transient(f"the reply stream failed ({type(exc).__name__})", partial=partial)
+
+
+def _add_call_delta(calls: dict[int, dict[str, str]], delta: Any) -> None:
+    """Stream pieces of tool calls, joined by their index: the id and name come once, the arguments in parts."""
+    index = getattr(delta, "index", None)
+    slot = calls.setdefault(index if isinstance(index, int) else len(calls), {"id": "", "name": "", "arguments": ""})
+    if getattr(delta, "id", None):
+        slot["id"] = delta.id
+    function = getattr(delta, "function", None)
+    if function is not None:
+        if getattr(function, "name", None) and function.name != slot["name"]:
+            slot["name"] += function.name
+        if getattr(function, "arguments", None):
+            slot["arguments"] += function.arguments
 
 
 def _reasoning_of(delta: Any) -> str:

@@ -51,7 +51,8 @@ from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import INSTALL_HINT, McpHub, mcp_available
 from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
-from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.native import assistant_message, flattened, parse_native, tool_message, tool_schemas
+from mzagent_tui.agent.parsing import ParsedReply, parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
 from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
@@ -67,7 +68,8 @@ STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
-_SHRUNK = "<observation>[removed to fit the context window; run the tool again if you need it]</observation>"
+_SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
+_SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
 
 
@@ -138,7 +140,11 @@ class Agent:
             self._mcp = McpHub(list(mcp_servers), self.root, self.session.folder)
             atexit.register(self._mcp.close)
         self._mcp_pending = self._mcp is not None
-        self.messages: list[dict[str, str]] = []
+        self.native = settings.native_tools()
+        """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""
+        self._open_call: str | None = None
+        """The id of the native tool call whose result the next observation answers."""
+        self.messages: list[dict[str, Any]] = []
         self._notes: list[str] = []
         self._completion: CompletionCheck | None = None
         self._compacted = False
@@ -149,13 +155,13 @@ class Agent:
             self.session.record("resumed")
             self.messages = list(history.messages)
             if self.messages and self.messages[0]["role"] == "system":
-                prompt = render_system_prompt(self.root, self.tools, self.settings.lang)
+                prompt = self._system_prompt()
                 self.messages[0] = {"role": "system", "content": prompt}
                 self.session.record("message", role="system", content=prompt)
             for event in history.untold_undos():
                 self.tell_undo(event)
             for message in history.repairs():
-                self._append(message["role"], message["content"])
+                self._add(message)
             for event in history.events:
                 self.meter.observe(event)
 
@@ -182,7 +188,7 @@ class Agent:
         if self._mcp_pending:
             self._add_mcp_tools()
         if not follow_up:
-            self._append("system", render_system_prompt(self.root, self.tools, self.settings.lang))
+            self._append("system", self._system_prompt())
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
@@ -224,7 +230,7 @@ class Agent:
             self._mcp_notices.append(f"MCP: {len(remote_tools)} tools from {', '.join(servers)}")
         self._mcp_notices.extend(failures)
         if remote_tools and self.messages and self.messages[0]["role"] == "system":
-            self.messages[0] = {"role": "system", "content": render_system_prompt(self.root, self.tools, self.settings.lang)}
+            self.messages[0] = {"role": "system", "content": self._system_prompt()}
             self.session.record("message", role="system", content=self.messages[0]["content"])
 
     def _call_mcp(self, remote: RemoteTool, arguments: dict[str, Any]) -> ToolResult:
@@ -236,12 +242,34 @@ class Agent:
         if self._mcp is not None:
             self._mcp.close()
 
+    def _system_prompt(self) -> str:
+        return render_system_prompt(self.root, self.tools, self.settings.lang, native=self.native)
+
     def _append(self, role: str, content: str) -> None:
-        self.messages.append({"role": role, "content": content})
-        self.session.record("message", role=role, content=content)
+        self._add({"role": role, "content": content})
+
+    def _add(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        self.session.record("message", **message)
 
     def _observe(self, text: str) -> None:
-        self._append("user", wrap_observation(text))
+        """A result for the model: the answer to its open native call, else an <observation>."""
+        if self._open_call is not None:
+            self._add(tool_message(self._open_call, text))
+            self._open_call = None
+        else:
+            self._append("user", wrap_observation(text))
+
+    def _read_reply(self, reply: Reply) -> ParsedReply:
+        """Keep the reply in the conversation and read its decision, in either protocol."""
+        signatures = self.tools.signatures()
+        if not self.native:
+            self._append("assistant", reply.text)
+            return parse_reply(reply.text, signatures)
+        call = reply.tool_calls[0] if reply.tool_calls else None
+        self._add(assistant_message(reply.text, call))
+        self._open_call = call.id if call is not None else None
+        return parse_native(reply.text, reply.reasoning, reply.tool_calls, signatures)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
         limit = self.settings.max_steps
@@ -266,9 +294,8 @@ class Agent:
             except LLMError as exc:
                 self.emit(Error(str(exc)))
                 return RunResult(StopReason.ERROR, str(exc), None, step)
-            self._append("assistant", reply.text)
+            parsed = self._read_reply(reply)
             self.emit(ReplyFinished(reply.text, reply.finish_reason))
-            parsed = parse_reply(reply.text, self.tools.signatures())
             if parsed.thought:
                 self.ctx.thought = parsed.thought
                 self.emit(Thought(parsed.thought))
@@ -284,7 +311,8 @@ class Agent:
                 if format_errors >= MAX_FORMAT_ERRORS:
                     message = f"the model's reply could not be used {format_errors} times in a row (last: {problem})"
                     return RunResult(StopReason.FORMAT_ERRORS, message, None, step)
-                self._observe(f"Format error: {problem}. Reply again with a <thought> and then one <action> or a <final_answer>.")
+                again = "Call one tool, or answer in plain text when the task is done." if self.native else "Reply again with a <thought> and then one <action> or a <final_answer>."
+                self._observe(f"Format error: {problem}. {again}")
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
@@ -299,7 +327,11 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            result = self.tools.call(parsed.tool, parsed.args)
+            try:
+                result = self.tools.call(parsed.tool, parsed.args)
+            except Cancelled:
+                self._observe("The user cancelled this call.")
+                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             acted = acted or (parsed.tool != "read_file" and result.ok)
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
@@ -332,7 +364,7 @@ class Agent:
         if parts is None:
             return False
         older, recent = parts
-        reply = self.llm.complete(summary_request(self.messages, older), cancel or CancelToken())
+        reply = self.llm.complete(summary_request(flattened(self.messages), flattened(older)), cancel or CancelToken())
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
         summary = clean_summary(reply.text)
         if not summary:
@@ -350,21 +382,28 @@ class Agent:
                 self.compact(cancel)
             except LLMError as exc:
                 self.emit(Notice(f"the conversation could not be compacted ({exc}); continuing without it"))
-        grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar else None
+        grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar and not self.native else None
+        tools = tool_schemas(self.tools) if self.native else None
         try:
-            return self.llm.complete(self.messages, cancel, grammar)
+            return self.llm.complete(self._wire_messages(), cancel, grammar, tools)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self.messages, cancel, grammar)
+            return self.llm.complete(self._wire_messages(), cancel, grammar, tools)
+
+    def _wire_messages(self) -> list[dict[str, Any]]:
+        """The conversation as sent: native calls as they are, or as text for the XML protocol
+        (a session continued with the other protocol still reads right)."""
+        return self.messages if self.native else flattened(self.messages)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""
-        indexes = [i for i, m in enumerate(self.messages) if m["role"] == "user" and m["content"].startswith("<observation>")]
+        indexes = [i for i, m in enumerate(self.messages) if m["role"] == "tool" or (m["role"] == "user" and m["content"].startswith("<observation>"))]
         changed = False
         for i in indexes[:-2]:
-            if self.messages[i]["content"] != _SHRUNK:
-                self.messages[i] = {"role": "user", "content": _SHRUNK}
+            shrunk = _SHRUNK if self.messages[i]["role"] == "user" else _SHRUNK_RESULT
+            if self.messages[i]["content"] != shrunk:
+                self.messages[i] = {**self.messages[i], "content": shrunk}
                 changed = True
         return changed

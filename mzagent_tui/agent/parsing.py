@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedReply", "parse_reply"]
+__all__ = ["ParsedReply", "bind_arguments", "parse_reply"]
 
 
 @dataclass
@@ -407,6 +407,15 @@ def _literal(source: str, index: int) -> Any:
     raise _FormatError(
         f"argument {index} is not a literal value; write plain strings, numbers, lists or dicts (no expressions)"
     )
+
+
+def bind_arguments(name: str, arguments: Mapping[str, Any], signatures: Mapping[str, Sequence[str]]) -> ParsedReply:
+    """A call whose arguments came as a JSON object (native tool calls): bound to the tool's
+    parameters like keyword arguments, with the same errors."""
+    try:
+        return ParsedReply(tool=name, args=_bind(name, [], [(str(k), v) for k, v in arguments.items()], signatures))
+    except _FormatError as exc:
+        return ParsedReply(error=str(exc))
 
 
 def _bind(

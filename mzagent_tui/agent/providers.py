@@ -13,15 +13,17 @@ class Provider:
     model: str
     key_var: str | None
     needs_key: bool
+    native_tools: bool = False
+    """Hosted models trained for `tools`/`tool_calls`: protocol auto uses them."""
 
 
 PROVIDERS: dict[str, Provider] = {
     p.name: p
     for p in (
-        Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", True),
-        Provider("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", True),
-        Provider("siliconflow", "https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "SILICONFLOW_API_KEY", True),
-        Provider("openrouter", "https://openrouter.ai/api/v1", "openai/gpt-4o", "OPENROUTER_API_KEY", True),
+        Provider("openai", "https://api.openai.com/v1", "gpt-4o-mini", "OPENAI_API_KEY", True, native_tools=True),
+        Provider("deepseek", "https://api.deepseek.com/v1", "deepseek-chat", "DEEPSEEK_API_KEY", True, native_tools=True),
+        Provider("siliconflow", "https://api.siliconflow.cn/v1", "Qwen/Qwen3-8B", "SILICONFLOW_API_KEY", True, native_tools=True),
+        Provider("openrouter", "https://openrouter.ai/api/v1", "openai/gpt-4o", "OPENROUTER_API_KEY", True, native_tools=True),
         Provider("ollama", "http://localhost:11434/v1", "qwen2.5-coder:7b", None, False),
         Provider("lmstudio", "http://localhost:1234/v1", "local-model", None, False),
         Provider("llamacpp", "http://127.0.0.1:8080/v1", "local", None, False),
