@@ -77,13 +77,15 @@ from mzagent_tui.agent.events import (
     shown_path,
 )
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
-from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progress_text, start_local
+from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
 TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "run_terminal_command": "execute"}
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
+PROGRESS_EVERY = 3.0
+"""Seconds between the bundled model's loading messages."""
 _THOUGHT_OPEN = re.compile(r"<thought>", re.IGNORECASE)
 _THOUGHT_CLOSE = re.compile(r"</thought>", re.IGNORECASE)
 
@@ -340,6 +342,7 @@ class AcpAgent:
         self.client: Client
         self.sessions: dict[str, AcpSession] = {}
         self._local: LocalServer | None = None
+        self._local_loaded = False
         self._local_lock = asyncio.Lock()
 
     def on_connect(self, conn: Client) -> None:
@@ -379,34 +382,53 @@ class AcpAgent:
             policy = load_policy(self._approval, writes=self._writes)
             servers = load_mcp_servers() + [_server(s) for s in mcp_servers]
             if needs_local(settings):
-                settings = pointed_at(settings, await self._start_local())
+                settings = pointed_at(settings, await self._launch_local())
             session = AcpSession(self, root, settings, policy, servers, history)
         except ConfigError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         self.sessions[session.id] = session
         return session
 
-    async def _start_local(self) -> LocalServer:
-        """The bundled model, started once for all sessions; its progress goes to stderr (no session exists yet)."""
+    async def _launch_local(self) -> LocalServer:
+        """The bundled model's server, launched once for all sessions (its address is known at
+        once; the first prompt waits for it to load). Assembling the model file the first time
+        is reported on stderr: no session exists yet to show it."""
         async with self._local_lock:
             if self._local is None:
-                loop = asyncio.get_running_loop()
-
-                def launch(server: LocalServer) -> None:
-                    # The parent-death signal follows the thread that starts the server: the loop's, which lives as long as we do.
-                    asyncio.run_coroutine_threadsafe(_call(server.launch), loop).result()
 
                 def progress(what: str, done: float, total: float) -> None:
                     print(f"mzagent acp: {progress_text(what, done, total)}", file=sys.stderr, flush=True)
 
-                self._local = await asyncio.to_thread(start_local, progress, launch=launch)
+                server = LocalServer(await asyncio.to_thread(model_path, progress))
+                server.launch()  # on the loop's thread, which lives as long as we do: the parent-death signal follows it
+                self._local = server
             return self._local
+
+    async def _local_ready(self, session: AcpSession) -> None:
+        """Wait for the bundled model to load, its progress sent to the session as message chunks."""
+        if self._local is None or self._local_loaded:
+            return
+        shown = [-PROGRESS_EVERY]
+
+        def progress(what: str, done: float, total: float) -> None:
+            if done - shown[0] >= PROGRESS_EVERY:
+                shown[0] = done
+                session.post(update_agent_message_text(f"[{progress_text(what, done, total)}]\n"))
+
+        try:
+            await asyncio.to_thread(self._local.wait_ready, progress)
+        except LocalModelError as exc:
+            self._local = None
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        self._local_loaded = True
+        session.post(update_agent_message_text(f"[local model ready: {self._local.model.name}]\n"))
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         text = "\n\n".join(_block_text(block) for block in prompt).strip()
         if not text:
             raise RequestError.invalid_params({"message": "the prompt has no text"})
+        await self._local_ready(session)
         return PromptResponse(stop_reason=await session.prompt(text))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
@@ -425,10 +447,6 @@ class AcpAgent:
             await session.close()
         if self._local is not None:
             self._local.stop()
-
-
-async def _call(func: Callable[[], None]) -> None:
-    func()
 
 
 def _project(cwd: str) -> Path:
