@@ -61,7 +61,7 @@ def demo_app(server: ScriptedServer, writes: str = "auto") -> MzAgentApp:
     """The demo; `writes="ask"` gates writes, so the first dialog is the write of greet.py with its diff."""
     settings = Settings(
         provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
-        price_in=0.27, price_out=1.10, context_window=65536,
+        price_in=0.27, price_out=1.10, context_window=65536, protocol="xml",
     )
     return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, policy=Policy(writes=writes))
 
