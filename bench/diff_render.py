@@ -25,7 +25,7 @@ from textual.containers import VerticalScroll  # noqa: E402
 from bench.ui_latency import StallMeter  # noqa: E402
 from mzagent_tui.agent.diffs import file_diff  # noqa: E402
 from mzagent_tui.agent.events import FileChanged  # noqa: E402
-from mzagent_tui.widgets.transcript import DiffEntry, entries_for  # noqa: E402
+from mzagent_tui.widgets.entries import DiffEntry, entries_for  # noqa: E402
 
 LINES = 5_000
 ROOT = Path("/proj")

@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
-from mzagent_tui.widgets.transcript import ObservationEntry, Transcript, text_entry  # noqa: E402
+from mzagent_tui.widgets.entries import ObservationEntry, text_entry  # noqa: E402
+from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
 
 
 async def measure(size: int) -> tuple[float, float]:

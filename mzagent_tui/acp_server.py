@@ -80,6 +80,7 @@ from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_sess
 from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+from mzagent_tui.agent.parsing import partial_tag_length
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
 TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "run_terminal_command": "execute"}
@@ -87,16 +88,8 @@ ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
 PROGRESS_EVERY = 3.0
 """Seconds between the bundled model's loading messages."""
 _THOUGHT_OPEN = re.compile(r"<thought>", re.IGNORECASE)
-_THOUGHT_CLOSE = re.compile(r"</thought>", re.IGNORECASE)
-
-
-def _held_back(text: str) -> int:
-    """Characters at the end that may be the start of `</thought>`: sent once the next fragment shows what they are."""
-    tail = text[-len("</thought>"):].lower()
-    for size in range(len(tail), 0, -1):
-        if "</thought>".startswith(tail[-size:]):
-            return size
-    return 0
+THOUGHT_CLOSE = "</thought>"
+_THOUGHT_CLOSE = re.compile(THOUGHT_CLOSE, re.IGNORECASE)
 
 
 @dataclass
@@ -114,7 +107,7 @@ class ThoughtStream:
             return ""
         body = self.text[opening.end():]
         closing = _THOUGHT_CLOSE.search(body)
-        visible = body[: closing.start()] if closing else body[: len(body) - _held_back(body)]
+        visible = body[: closing.start()] if closing else body[: len(body) - partial_tag_length(body, THOUGHT_CLOSE)]
         new, self.sent = visible[self.sent:], max(self.sent, len(visible))
         return new
 

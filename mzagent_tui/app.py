@@ -63,18 +63,8 @@ from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
-from mzagent_tui.widgets.transcript import (
-    Entry,
-    Hit,
-    ObservationEntry,
-    ProgressEntry,
-    StreamingEntry,
-    ThinkingEntry,
-    Transcript,
-    entries_for,
-    hit_index,
-    text_entry,
-)
+from mzagent_tui.widgets.entries import Entry, ObservationEntry, ProgressEntry, StreamingEntry, ThinkingEntry, entries_for, text_entry
+from mzagent_tui.widgets.transcript import Hit, Transcript, hit_index
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent

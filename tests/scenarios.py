@@ -17,7 +17,7 @@ from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
-from mzagent_tui.widgets.transcript import DiffEntry
+from mzagent_tui.widgets.entries import DiffEntry
 from tests.scripted_server import Reply, ScriptedServer
 
 DEMO_PROJECT = Path("/tmp/mzagent-demo/project")

@@ -25,7 +25,8 @@ from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
-from mzagent_tui.widgets.transcript import Entry, ObservationEntry, Transcript
+from mzagent_tui.widgets.entries import Entry, ObservationEntry
+from mzagent_tui.widgets.transcript import Transcript
 from tests.conftest import settings_for
 from tests.scripted_server import Reply, answer_reply
 
@@ -514,7 +515,8 @@ async def test_tiny_terminal_does_not_crash(server, project: Path) -> None:
 
 
 async def test_many_entries_are_pruned(server, project: Path) -> None:
-    from mzagent_tui.widgets.transcript import HIGH_WATER, text_entry
+    from mzagent_tui.widgets.entries import text_entry
+    from mzagent_tui.widgets.transcript import HIGH_WATER
 
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
@@ -688,7 +690,8 @@ async def test_switch_provider_and_model_from_the_palette(server, project: Path)
 
 
 async def test_the_final_answer_streams_as_markdown(server, project: Path) -> None:
-    from mzagent_tui.widgets.transcript import StreamingEntry, _partial_tag_length
+    from mzagent_tui.agent.parsing import partial_tag_length
+    from mzagent_tui.widgets.entries import StreamingEntry
 
     answer = "Here is **the plan**:\n\n- first item\n- second item with `code`\n\nAnd a closing line that goes on for a while."
     server.script(Reply(f"<thought>writing</thought><final_answer>{answer}</final_answer>", chunk_size=3, delay=0.03))
@@ -702,7 +705,7 @@ async def test_the_final_answer_streams_as_markdown(server, project: Path) -> No
         assert answer.startswith(streaming.answer.source), "the answer so far, nothing of the closing tag"
         await wait_for(pilot, lambda: state(app) == "done")
         assert not entries(app, "streaming") and entries(app, "final")[0].plain == answer
-    assert [_partial_tag_length(t) for t in ("abc", "abc<", "abc</FINAL_ans", "abc</final_answer", "a<b")] == [0, 1, 11, 14, 0]
+    assert [partial_tag_length(t, "</final_answer>") for t in ("abc", "abc<", "abc</FINAL_ans", "abc</final_answer", "a<b")] == [0, 1, 11, 14, 0]
 
 
 @pytest.mark.parametrize(("key", "confined"), [("y", True), ("o", False), ("w", True)])

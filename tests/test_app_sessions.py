@@ -16,7 +16,8 @@ from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
-from mzagent_tui.widgets.transcript import HIGH_WATER, LOW_WATER, EarlierEntry, Entry, Transcript, entries_for
+from mzagent_tui.widgets.entries import Entry, entries_for
+from mzagent_tui.widgets.transcript import HIGH_WATER, LOW_WATER, EarlierEntry, Transcript
 from tests.scripted_server import Reply, answer_reply, write_reply
 from tests.test_app import SIZE, approval, entries, make_app, state, submit, wait_for
 

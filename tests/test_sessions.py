@@ -37,7 +37,7 @@ from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.undo import UndoRefused, undo, writes_of
 from mzagent_tui.agent.usage import Meter, money
-from mzagent_tui.widgets.transcript import entries_for
+from mzagent_tui.widgets.entries import entries_for
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

@@ -30,7 +30,7 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
-from mzagent_tui.widgets.transcript import entries_for, event_text
+from mzagent_tui.widgets.entries import entries_for, event_text
 
 ROOT = Path("/proj")
 SHORT_CHANGE = FileChanged("/proj/a.py", False, "/b", "1" * 64, diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old_name = 1\n+new_name = 2\n", added=1, removed=1)
@@ -84,7 +84,7 @@ def long_change(lines: int) -> FileChanged:
 async def test_a_long_diff_is_collapsed_until_expanded_and_draws_only_what_shows() -> None:
     from textual.app import App
 
-    from mzagent_tui.widgets.transcript import DIFF_SHOWN_LINES, DiffEntry
+    from mzagent_tui.widgets.entries import DIFF_SHOWN_LINES, DiffEntry
 
     class One(App):
         CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
@@ -106,7 +106,7 @@ async def test_a_long_diff_is_collapsed_until_expanded_and_draws_only_what_shows
 
 
 def test_a_short_diff_is_shown_whole() -> None:
-    from mzagent_tui.widgets.transcript import DiffEntry
+    from mzagent_tui.widgets.entries import DiffEntry
 
     [entry] = entries_for(SHORT_CHANGE, ROOT)
     assert isinstance(entry, DiffEntry) and not entry.has_class("-long")

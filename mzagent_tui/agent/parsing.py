@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedReply", "bind_arguments", "parse_reply"]
+__all__ = ["ParsedReply", "bind_arguments", "parse_reply", "partial_tag_length"]
 
 
 @dataclass
@@ -416,6 +416,16 @@ def bind_arguments(name: str, arguments: Mapping[str, Any], signatures: Mapping[
         return ParsedReply(tool=name, args=_bind(name, [], [(str(k), v) for k, v in arguments.items()], signatures))
     except _FormatError as exc:
         return ParsedReply(error=str(exc))
+
+
+def partial_tag_length(text: str, tag: str) -> int:
+    """How many characters at the end of streamed `text` could be the start of `tag`: a front-end
+    holds them back until the next fragment shows whether the tag has begun."""
+    tail = text[-len(tag):].lower()
+    for size in range(min(len(tail), len(tag) - 1), 0, -1):
+        if tag.startswith(tail[-size:]):
+            return size
+    return 0
 
 
 def _bind(

@@ -1,0 +1,386 @@
+"""The transcript's entries: one widget per core event, colour-coded by kind.
+
+`entries_for` turns an event into its entries (none for bookkeeping events); it is pure, so a
+reopened session's events become entries without the app. All untrusted text goes through
+`rich.text.Text` (never markup) after control sequences are removed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Collapsible, Log, Static
+
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    Compacted,
+    Error,
+    Event,
+    FileChanged,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    RetryWait,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Undone,
+    call_text,
+)
+from mzagent_tui.agent.parsing import partial_tag_length
+from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.textfiles import lines_label
+from mzagent_tui.widgets.diff_view import DiffView
+from mzagent_tui.widgets.highlight import guess_lexer, highlight
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+FINAL_CLOSE = "</final_answer>"
+_FINAL_OPEN = re.compile(r"<final_answer>", re.IGNORECASE)
+STREAM_TAIL_CHARS = 3000
+OBSERVATION_MAX_LINES = 5000
+SHORT_OUTPUT_LINES = 12
+DIFF_SHOWN_LINES = 30
+"""A longer diff is collapsed to this many lines until expanded."""
+
+ICONS = {
+    "question": "❯",
+    "thinking": "…",
+    "thought": "◆",
+    "action": "⚙",
+    "observation": "↳",
+    "final": "✔",
+    "error": "✖",
+    "notice": "ℹ",
+    "streaming": "⋯",
+    "change": "±",
+}
+LABELS = {
+    "question": "You",
+    "thinking": "Thinking",
+    "thought": "Thought",
+    "action": "Action",
+    "observation": "Observation",
+    "final": "Final answer",
+    "error": "Error",
+    "notice": "Notice",
+    "streaming": "Model",
+    "change": "Diff",
+}
+
+
+def safe(text: str) -> Text:
+    """Untrusted text as a plain Text: no markup, no escape sequences, no bidi overrides."""
+    return Text(for_display(text))
+
+
+class Entry(Vertical):
+    """A transcript entry: a coloured title line and a body. CSS classes carry the kind."""
+
+    def __init__(
+        self, kind: str, *body: Widget, title: str | Text | None = None, plain: str = "", text_view: tuple[Static, Text] | None = None
+    ) -> None:
+        super().__init__(classes=f"entry -{kind}")
+        self.kind = kind
+        self.plain = plain
+        """The entry's text as the user reads it, for search."""
+        self.event: Event | None = None
+        """The core event shown; a pruned entry goes back to the transcript's earlier events as this."""
+        self._body = body
+        self._text_view = text_view
+        """A body that is plain text (the widget and its text), so search can highlight the words it found."""
+        heading = Text(f"{ICONS[kind]} {LABELS[kind]}", style="bold")
+        if title is not None:
+            heading.append("  ")
+            heading.append(title if isinstance(title, Text) else safe(title))
+        self._title = heading
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title, classes="entry-title")
+        yield from self._body
+
+    @property
+    def title_text(self) -> str:
+        return self._title.plain
+
+    def matches(self, needle: str) -> bool:
+        """Case-insensitive search over the title and the text; `needle` is already casefolded."""
+        return needle in self._title.plain.casefold() or needle in self.plain.casefold()
+
+    def show_matches(self, query: str) -> None:
+        """Highlight `query` in a plain-text body (empty: remove the highlight)."""
+        if self._text_view is None:
+            return
+        view, text = self._text_view
+        if query:
+            text = text.copy()
+            text.highlight_words([query], style="reverse", case_sensitive=False)
+        view.update(text)
+
+
+def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
+    shown = safe(text)
+    view = Static(shown, classes="entry-body")
+    return Entry(kind, view, title=title, plain=text, text_view=(view, shown))
+
+
+class StreamingEntry(Entry):
+    """The reply as the model writes it; replaced by the parsed entries when it is done.
+
+    Until `<final_answer>` appears the raw text is shown, dimmed; from then on the answer is
+    streamed into a Markdown widget (only its last block is re-rendered per fragment), so a
+    long answer reads as it will look. A possible start of `</final_answer>` at the end of the
+    text is held back until the next fragment shows what it is.
+    """
+
+    def __init__(self) -> None:
+        from textual.widgets import Markdown  # markdown-it loads with the first reply, not at start-up
+
+        self.text = ""
+        self.thinking = ""
+        self._view = Static("", classes="entry-body")
+        self.answer = Markdown("", classes="entry-body -hidden")
+        self._answer_stream: MarkdownStream | None = None
+        self._sent = 0
+        super().__init__("streaming", self._view, self.answer)
+
+    async def add(self, text: str) -> None:
+        self.text += text
+        self.plain = self.text
+        opening = _FINAL_OPEN.search(self.text)
+        head = self.text if opening is None else self.text[: opening.start()]
+        shown = head if len(head) <= STREAM_TAIL_CHARS else "…" + head[-STREAM_TAIL_CHARS:]
+        self._view.update(safe(shown))
+        if opening is not None:
+            await self._stream_answer(self.text[opening.end() :])
+
+    async def _stream_answer(self, answer: str) -> None:
+        closing = answer.lower().find(FINAL_CLOSE)
+        if closing >= 0:
+            answer = answer[:closing]
+        else:
+            answer = answer[: len(answer) - partial_tag_length(answer, FINAL_CLOSE)]
+        fragment, self._sent = answer[self._sent :], len(answer)
+        if self._answer_stream is None:
+            from textual.widgets.markdown import MarkdownStream
+
+            self.answer.remove_class("-hidden")
+            self._answer_stream = MarkdownStream(self.answer)
+            self._answer_stream.start()
+        await self._answer_stream.write(for_display(fragment))
+
+    async def on_unmount(self) -> None:
+        if self._answer_stream is not None:
+            await self._answer_stream.stop()
+
+    def mark_incomplete(self) -> None:
+        self.set_class(True, "-incomplete")
+        self._view.update(Text.assemble(safe(self.text[-STREAM_TAIL_CHARS:]), ("\n[reply cut off — nothing was run]", "bold")))
+
+
+class ThinkingEntry(Entry):
+    """Reasoning from `reasoning_content`: dim and collapsed; shown, never parsed."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._view = Static("", classes="entry-body")
+        super().__init__("thinking", Collapsible(self._view, title="show reasoning", collapsed=True))
+
+    def add(self, text: str) -> None:
+        self.text += text
+        self.plain = self.text
+        self._view.update(safe(self.text))
+
+
+class ProgressEntry(Entry):
+    """A notice whose text is replaced as a wait goes on (assembling, loading the local model)."""
+
+    def __init__(self, text: str) -> None:
+        self._view = Static(safe(text), classes="entry-body")
+        super().__init__("notice", self._view, title="local model")
+
+    def show(self, text: str) -> None:
+        self._view.update(safe(text))
+
+
+def action_entry(tool: str, args: list[object]) -> Entry:
+    """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
+    if tool == "run_terminal_command" and args and isinstance(args[0], str):
+        return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command", plain=args[0])
+    if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        path, content = args
+        code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
+        body = Collapsible(code, title=f"show the {lines_label(content)} written (the change follows as a diff)", collapsed=True)
+        return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
+    if tool == "read_file" and args and isinstance(args[0], str):
+        return Entry("action", title=f"read {args[0]}")
+    shown = call_text(tool, args)
+    return Entry("action", Static(safe(shown), classes="entry-body"), title=tool, plain=shown)
+
+
+class ObservationEntry(Entry):
+    """Tool output: short output as plain text, long output in a Log (which renders only what
+    is visible), collapsed until expanded."""
+
+    can_focus = True
+    BINDINGS = [
+        Binding("enter,space", "toggle", "Expand", id="observation.toggle"),
+        Binding("o", "open_output", "Full output", id="observation.open"),
+    ]
+
+    class OpenOutput(Message):
+        def __init__(self, path: Path) -> None:
+            super().__init__()
+            self.path = path
+
+    def __init__(self, text: str, ok: bool, exit_code: int | None, output_path: str | None) -> None:
+        self.lines = for_display(text).splitlines() or [""]
+        self.output_path = Path(output_path) if output_path else None
+        self._log: Log | None = None
+        body: Widget
+        text_view = None
+        if len(self.lines) <= SHORT_OUTPUT_LINES:
+            shown = Text("\n".join(self.lines))
+            body = Static(shown, classes="entry-body observation-text")
+            text_view = (body, shown)
+        else:
+            self._log = body = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
+        badge = Text()
+        if exit_code is not None:
+            badge.append(f" exit {exit_code} ", style="reverse bold")
+        elif not ok:
+            badge.append(" failed ", style="reverse bold")
+        if len(self.lines) > SHORT_OUTPUT_LINES:
+            badge.append(f"  {len(self.lines)} lines (enter to expand")
+            badge.append(", o for the full output)" if self.output_path else ")")
+        super().__init__("observation", body, title=badge, plain="\n".join(self.lines), text_view=text_view)
+        self.set_class(not ok, "-failed")
+
+    def on_mount(self) -> None:
+        if self._log is not None:
+            self._log.write_lines(self.lines)
+            self._log.scroll_home(animate=False)
+
+    def action_toggle(self) -> None:
+        self.toggle_class("-expanded")
+
+    def action_open_output(self) -> None:
+        if self.output_path is not None and self.output_path.exists():
+            self.post_message(self.OpenOutput(self.output_path))
+
+
+class DiffEntry(Entry):
+    """What a write or a command changed in one file, as a diff; past 30 lines it is collapsed
+    until expanded (the view draws only the lines on screen either way)."""
+
+    can_focus = True
+    BINDINGS = [Binding("enter,space", "toggle", "Expand", id="diff.toggle")]
+
+    def __init__(self, event: FileChanged, root: Path) -> None:
+        self.view = DiffView(event.diff, Path(event.path).name, classes="entry-body diff-view")
+        total = len(self.view.lines)
+        title = Text(for_display(event.summary(root)))
+        if total > DIFF_SHOWN_LINES:
+            title.append(f"  {total} diff lines (enter to expand)", style="dim")
+        body: list[Widget] = [self.view] if event.diff else []
+        super().__init__("change", *body, title=title, plain=event.diff)
+        self.set_class(total > DIFF_SHOWN_LINES, "-long")
+
+    def action_toggle(self) -> None:
+        self.toggle_class("-expanded")
+
+
+def final_entry(text: str) -> Entry:
+    from textual.widgets import Markdown  # markdown-it is imported on the first answer, not at start-up
+
+    return Entry("final", Markdown(for_display(text), classes="entry-body"), plain=text)
+
+
+def entries_for(event: Event, root: Path) -> list[Entry]:
+    """The entries one core event becomes: none for bookkeeping events (steps, usage, …).
+
+    Pure, so a reopened session's events can be turned into entries without touching the app.
+    """
+    entries = _build_entries(event, root)
+    for entry in entries:
+        entry.event = event
+    return entries
+
+
+def _build_entries(event: Event, root: Path) -> list[Entry]:
+    match event:
+        case TaskStarted(task=task):
+            return [text_entry("question", task)]
+        case Thought(text=text):
+            return [text_entry("thought", text)]
+        case Action(tool=tool, args=args):
+            return [action_entry(tool, args)]
+        case ApprovalAnswered(approved=False):
+            return [text_entry("notice", event.rejection(), title="rejected")]
+        case ApprovalAnswered(note=note) if note:
+            return [text_entry("notice", note, title="approved")]
+        case Observation(text=text, ok=ok, exit_code=code, output_path=path):
+            return [ObservationEntry(text, ok, code, path)]
+        case FileChanged():
+            return [DiffEntry(event, root)]
+        case Compacted(summary=summary):
+            body = Collapsible(Static(safe(summary), classes="entry-body"), title="show the summary", collapsed=True)
+            return [Entry("notice", body, title=event.title(), plain=summary)]
+        case FinalAnswer(text=text):
+            return [final_entry(text)]
+        case FormatError(message=text, count=count):
+            return [text_entry("notice", text, title=f"format error {count}/3, the model was told")]
+        case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
+            return [text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}")]
+        case Undone():
+            return [text_entry("notice", event.describe(root), title="undo")]
+        case Notice(text=text):
+            return [text_entry("notice", text)]
+        case Error(message=text):
+            return [text_entry("error", text)]
+        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
+            return [text_entry("notice" if reason is StopReason.CANCELLED else "error", text, title="run stopped")]
+    return []
+
+
+def event_text(event: Event, root: Path) -> str:
+    """The text the entries of `event` show ("" for none), for searching events whose entries
+    are not built: building widgets for thousands of earlier events would take seconds."""
+    match event:
+        case TaskStarted(task=text) | Thought(text=text) | Observation(text=text) | FinalAnswer(text=text):
+            return text
+        case Action(tool="write_to_file", args=[str() as path, str() as content]):
+            return f"write {path}\n{content}"
+        case Action(tool="read_file", args=[str() as path, *_]):
+            return f"read {path}"
+        case Action(tool="run_terminal_command", args=[str() as command, *_]):
+            return command
+        case Action(tool=tool, args=args):
+            return call_text(tool, args)
+        case ApprovalAnswered(approved=False):
+            return event.rejection()
+        case ApprovalAnswered(note=note) | FormatError(message=note) | Notice(text=note) | Error(message=note):
+            return note
+        case RetryWait(reason=reason):
+            return reason
+        case Undone():
+            return event.describe(root)
+        case FileChanged(diff=diff):
+            return f"{event.summary(root)}\n{diff}"
+        case Compacted(summary=summary):
+            return f"{event.title()}\n{summary}"
+        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
+            return text
+    return ""
