@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.completion import task_targets
-from mzagent_tui.agent.events import Notice, StopReason
+from mzagent_tui.agent.events import Notice, Observation, StopReason
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
@@ -63,8 +63,8 @@ def test_a_python_file_the_run_broke_is_pointed_out_once(server, project: Path) 
     result = agent.run("Fix calc.py")
     assert result.steps == 3
     reminder = last_user(server.requests[2])
-    assert "Reminder: calc.py, which this task wrote, does not compile: SyntaxError: expected ':' (line 1)" in reminder
-    assert any(n.text == "calc.py does not compile; the model was reminded once" for n in rec.of(Notice))
+    assert "Reminder: calc.py, which this task wrote, does not parse: SyntaxError: expected ':' (line 1)" in reminder
+    assert any(n.text == "calc.py does not parse; the model was reminded once" for n in rec.of(Notice))
 
 
 def test_a_file_written_before_the_task_is_not_checked(server, project: Path) -> None:
@@ -97,3 +97,45 @@ def test_a_reply_that_edits_nothing_under_a_question_is_accepted(server, project
     server.script(Reply('<action>read_file("setup.ini")</action>'), answer_reply("Version 3."))
     agent, _ = make_agent(server, project)
     assert agent.run("What version is in setup.ini?").steps == 2
+
+
+def test_a_named_file_that_does_not_parse_is_pointed_out_when_the_task_asks_for_a_fix(server, project: Path) -> None:
+    (project / "data.json").write_text('{"a": [1, 2,],}\n')
+    server.script(Reply('<action>read_file("data.json")</action>'), answer_reply("It is valid already."), answer_reply("It is valid already."))
+    agent, rec = make_agent(server, project)
+    result = agent.run("data.json is not valid JSON. Fix it without changing its values.")
+    assert result.steps == 3
+    reminder = last_user(server.requests[2])
+    assert "Reminder: data.json, which the task names, does not parse: invalid JSON" in reminder
+    assert any(n.text == "data.json does not parse; the model was reminded once" for n in rec.of(Notice))
+
+
+def test_a_replace_task_names_its_file_as_a_target(server, project: Path) -> None:
+    (project / "essay.txt").write_text("The colour.\n")
+    server.script(answer_reply("The colour is now color."), answer_reply("Done."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("Replace every occurrence of the word colour with color in essay.txt.").steps == 2
+    assert "exactly as it was when the task started" in last_user(server.requests[1])
+
+
+def test_a_write_that_leaves_a_file_unparseable_says_so_at_once(server, project: Path) -> None:
+    server.script(
+        Reply('<action>write_to_file("greet.py", "def greet(name):\\\\n    return name\\\\n")</action>'),
+        Reply('<action>write_to_file("app.ini", "server:\\nport = 1\\n")</action>'),
+        answer_reply("ok"),
+        answer_reply("ok"),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Create greet.py and app.ini")
+    first, second = (o.text for o in rec.of(Observation)[:2])
+    assert "Warning: greet.py does not parse now: SyntaxError" in first
+    assert "one line with \\n written out as backslash and n" in first
+    assert "Warning: app.ini does not parse now: invalid INI: File contains no section headers." in second
+
+
+def test_the_one_file_a_fix_task_names_is_its_target_wherever_the_verb_is(server, project: Path) -> None:
+    (project / "temp.py").write_text("def f(c):\n    return c * 5 / 9 + 32\n")
+    server.script(answer_reply("The formula is correct."), answer_reply("The formula is correct."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("f in temp.py gives wrong results. Fix the formula.").steps == 2
+    assert "exactly as it was when the task started" in last_user(server.requests[1])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.events import Event, FileChanged
+from mzagent_tui.agent.syntax_check import syntax_problem
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
@@ -22,10 +23,13 @@ unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours
 CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 WRITING_VERB = re.compile(
     r"\b(create|write|save|put|store|record|append|add|generate|produce|export|dump|fix|update|change|modify|edit|"
-    r"correct|implement|rewrite|set|bump|repair)\w*\b",
+    r"correct|implement|rewrite|set|bump|repair|replace|remove|delete|insert|sort|convert|translate|format|reformat|"
+    r"refactor|increase|decrease|increment|reorder|swap|uppercase|lowercase|capitali[sz]e|comment|uncomment|indent)\w*\b",
     re.IGNORECASE,
 )
-VERB_WINDOW = 8
+ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
+"""The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
+VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
 _CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
 
@@ -61,20 +65,28 @@ class CompletionCheck:
     task: str
     targets: list[str] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
-    written_python: set[Path] = field(default_factory=set)
+    written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
+    broken: set[Path] = field(default_factory=set)
+    """Files already reminded of as not parsing: one reminder per file is enough."""
 
     def __post_init__(self) -> None:
         self.targets = [name for name in task_targets(self.task) if self._inside(name)]
+        named = [name for name in dict.fromkeys(FILE_NAME.findall(self.task)) if self._inside(name) and (self.root / name).is_file()]
+        if not self.targets and len(named) == 1 and self._asks_for_change():
+            self.targets = named  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
+
+    def _asks_for_change(self) -> bool:
+        return ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
 
     def observe(self, event: Event) -> None:
-        if isinstance(event, FileChanged) and event.path.endswith(".py") and not event.deleted:
-            self.written_python.add(Path(event.path))
+        if isinstance(event, FileChanged) and not event.deleted:
+            self.written.add(Path(event.path))
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
         """(notice for the user, observation for the model), or None to accept the answer.
@@ -83,8 +95,8 @@ class CompletionCheck:
         """
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
+            ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
-            ("compile", self._broken_python),
             ("error", lambda: self._only_an_error(answer)),
         )
         for kind, check in checks:
@@ -114,7 +126,10 @@ class CompletionCheck:
         )
 
     def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
-        unchanged = [name for name in self.targets if self.before[name] is not None and _digest(self.root / name) == self.before[name]]
+        unchanged = [
+            name for name in self.targets
+            if self.before[name] is not None and _digest(self.root / name) == self.before[name] and self.root / name not in self.broken
+        ]
         if unchanged:
             names = ", ".join(unchanged)
             return (
@@ -131,23 +146,27 @@ class CompletionCheck:
             )
         return None
 
-    def _broken_python(self) -> tuple[str, str] | None:
-        for path in sorted(self.written_python):
+    def _broken_file(self) -> tuple[str, str] | None:
+        """A Python, JSON, TOML or INI file the run wrote that does not parse; or one the task
+        names, when the task asks for a change ("x.json is not valid JSON. Fix it"), not when it
+        only asks about it ("what is wrong with broken.py?")."""
+        named = set()
+        if self._asks_for_change():
+            named = {self.root / name for name in dict.fromkeys(FILE_NAME.findall(self.task)) if self._inside(name)}
+        for path in sorted(self.written | named):
             try:
-                source = path.read_bytes()
+                problem = syntax_problem(path.name, path.read_bytes()) if path.is_file() else None
             except OSError:
                 continue
-            try:
-                compile(source, str(path), "exec", dont_inherit=True)
-            except SyntaxError as exc:
-                rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
-                problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
-                return (
-                    f"{rel} does not compile",
-                    f"Reminder: {rel}, which this task wrote, does not compile: {problem}. Fix it, or say in your final answer why it is left so.",
-                )
-            except ValueError:
+            if problem is None:
                 continue
+            self.broken.add(path)
+            rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+            how = "which this task wrote" if path in self.written else "which the task names"
+            return (
+                f"{rel} does not parse",
+                f"Reminder: {rel}, {how}, does not parse: {problem}. Fix it, or say in your final answer why it is left so.",
+            )
         return None
 
     @staticmethod

@@ -21,6 +21,7 @@ from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.tools.copies import copied_from
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
@@ -138,6 +139,9 @@ class FileTools:
         written = f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
+        broken = syntax_problem(rel, data)
+        if broken is not None:
+            written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
         source = copied_from(self.root, rel, old, data) if existed else None
         if source is None:
             return written

@@ -1,0 +1,52 @@
+"""Does a file still parse? Python, JSON, TOML and INI, by the file's extension.
+
+Used right after a write (the model hears at once that the file it wrote is broken) and before
+a final answer (a file the task named or the run wrote that does not parse gets one reminder).
+A small model often writes `\\n` where it meant a new line, which leaves a one-line file full of
+backslashes: that case is named, since the parser's message does not point to it.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import tomllib
+
+LITERAL_NEWLINES = 2
+"""A one-line file holding at least this many backslash-n pairs was most likely escaped twice."""
+
+
+def syntax_problem(name: str, data: bytes) -> str | None:
+    """Why the file `name` with content `data` does not parse, in one line; None if it does (or
+    is of a kind not checked)."""
+    suffix = name.rpartition(".")[2].lower() if "." in name else ""
+    if suffix not in ("py", "json", "toml", "ini", "cfg"):
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    try:
+        if suffix == "py":
+            compile(text, name, "exec", dont_inherit=True)
+        elif suffix == "json":
+            json.loads(text)
+        elif suffix == "toml":
+            tomllib.loads(text)
+        else:
+            configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
+    except SyntaxError as exc:
+        problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+    except json.JSONDecodeError as exc:
+        problem = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except tomllib.TOMLDecodeError as exc:
+        problem = f"invalid TOML: {exc}"
+    except configparser.Error as exc:
+        problem = f"invalid INI: {str(exc).splitlines()[0]}"
+    except ValueError:
+        return None
+    else:
+        return None
+    if "\n" not in text.rstrip("\n") and text.count("\\n") >= LITERAL_NEWLINES:
+        problem += "; it is one line with \\n written out as backslash and n: in the string write \\n for a new line, not \\\\n"
+    return problem
