@@ -139,3 +139,11 @@ def test_the_one_file_a_fix_task_names_is_its_target_wherever_the_verb_is(server
     agent, _ = make_agent(server, project)
     assert agent.run("f in temp.py gives wrong results. Fix the formula.").steps == 2
     assert "exactly as it was when the task started" in last_user(server.requests[1])
+
+
+def test_a_target_the_run_left_empty_gets_one_reminder(server, project: Path) -> None:
+    server.script(write_reply("list.txt", ""), answer_reply("Wrote the list."), answer_reply("Wrote the list."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Write the names of the files, one per line, into list.txt.").steps == 3
+    assert "Reminder: the task asks to write into list.txt, but it is empty" in last_user(server.requests[2])
+    assert [n.text for n in rec.of(Notice)] == ["the task asks to write into list.txt, which is empty; the model was reminded once"]

@@ -95,6 +95,7 @@ class CompletionCheck:
         """
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
+            ("empty", self._empty),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("error", lambda: self._only_an_error(answer)),
@@ -123,6 +124,25 @@ class CompletionCheck:
             f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
             "create it now with write_to_file (the result goes into the file, not only into your answer); "
             "otherwise give your final answer again.",
+        )
+
+    def _empty(self) -> tuple[str, str] | None:
+        """A target the run left empty (created empty, or emptied): the result never got into it."""
+        empty = []
+        for name in self.targets:
+            path = self.root / name
+            try:
+                if path.is_file() and path.stat().st_size < 4096 and not path.read_bytes().strip() and _digest(path) != self.before[name]:
+                    empty.append(name)
+            except OSError:
+                continue
+        if not empty:
+            return None
+        names = ", ".join(empty)
+        return (
+            f"the task asks to write into {names}, which is empty",
+            f"Reminder: the task asks to write into {names}, but it is empty. Put the result into it now with "
+            "write_to_file (the whole content), or give your final answer again if it should be empty.",
         )
 
     def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
