@@ -17,6 +17,22 @@ from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.tools.process import shell_path
 from mzagent_tui.agent.tools.registry import ToolRegistry
 
+ENVIRONMENT_EN = r"""$instructions# Environment
+Operating system: $operating_system
+Shell: $shell
+Project folder: $project_root
+Files in the project (relative paths):
+$file_list
+"""
+ENVIRONMENT_ZH = r"""$instructions# 环境
+操作系统：$operating_system
+Shell：$shell
+项目文件夹：$project_root
+项目中的文件（相对路径）：
+$file_list
+"""
+"""The end of every prompt: the project's notes for agents and the environment."""
+
 TEMPLATE_EN = Template(r"""You are a careful coding agent working inside a project folder. Solve the user's task step by step.
 
 # Reply format
@@ -77,13 +93,7 @@ version = 1.4.2</observation>
 # Tools
 $tool_list
 
-$instructions# Environment
-Operating system: $operating_system
-Shell: $shell
-Project folder: $project_root
-Files in the project (relative paths):
-$file_list
-""")
+""" + ENVIRONMENT_EN)
 
 TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编程助手。请一步一步完成用户的任务。
 
@@ -143,13 +153,7 @@ version = 1.4.2</observation>
 # 工具
 $tool_list
 
-$instructions# 环境
-操作系统：$operating_system
-Shell：$shell
-项目文件夹：$project_root
-项目中的文件（相对路径）：
-$file_list
-""")
+""" + ENVIRONMENT_ZH)
 
 NATIVE_EN = Template(r"""You are a careful coding agent working inside a project folder. Solve the user's task step by step.
 
@@ -167,13 +171,7 @@ NATIVE_EN = Template(r"""You are a careful coding agent working inside a project
   user approves each one.
 - Check each result before you claim success. If something failed, fix it or explain why.
 
-$instructions# Environment
-Operating system: $operating_system
-Shell: $shell
-Project folder: $project_root
-Files in the project (relative paths):
-$file_list
-""")
+""" + ENVIRONMENT_EN)
 
 NATIVE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编程智能体。请一步一步完成用户的任务。
 
@@ -189,13 +187,7 @@ NATIVE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编�
 - 只有提供给你的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查每个结果。如果失败了，修复它或说明原因。
 
-$instructions# 环境
-操作系统：$operating_system
-Shell：$shell
-项目文件夹：$project_root
-项目中的文件（相对路径）：
-$file_list
-""")
+""" + ENVIRONMENT_ZH)
 
 TEMPLATES = {"en": TEMPLATE_EN, "zh": TEMPLATE_ZH}
 NATIVE_TEMPLATES = {"en": NATIVE_EN, "zh": NATIVE_ZH}
