@@ -287,3 +287,10 @@ def test_ordinary_rewrites_are_not_flagged(tools, project: Path, new: str) -> No
     (project / "test_calc.py").write_text(TEST_CALC)
     text, ok = write(tools, "calc.py", new)
     assert ok and "Warning" not in text and not tools[1].of(Notice)
+
+
+def test_a_write_that_holds_the_projects_absolute_path_is_noted(tools, project: Path) -> None:
+    text, ok = write(tools, "backup.sh", f"#!/bin/bash\ncd {project}\nmkdir -p backup\n")
+    assert ok and f"Note: backup.sh contains the project's absolute path ({project})" in text
+    text, ok = write(tools, "ok.sh", "#!/bin/bash\nmkdir -p backup\n")
+    assert ok and "absolute path" not in text

@@ -142,6 +142,11 @@ class FileTools:
         broken = syntax_problem(rel, data)
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
+        if str(self.root) in content:
+            written += (
+                f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "
+                "so a relative path works there, and wherever the project is copied or cloned."
+            )
         source = copied_from(self.root, rel, old, data) if existed else None
         if source is None:
             return written
