@@ -59,11 +59,9 @@ from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
     Action,
-    Error,
     Event,
     FileChanged,
     FinalAnswer,
-    Notice,
     Observation,
     ReplyFinished,
     Stopped,
@@ -76,6 +74,7 @@ from mzagent_tui.agent.events import (
     call_text,
     shown_path,
 )
+from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
@@ -169,16 +168,18 @@ class Updates:
                 self.current = None
             case FinalAnswer(text=text):
                 self._send(update_agent_message_text(text))
-            case Notice(text=text):
-                self._send(update_agent_thought_text(f"[{text}]\n"))
-            case Error(message=message):
-                self._send(update_agent_message_text(f"Error: {message}\n"))
-            case Stopped(reason=reason, message=message) if reason not in (StopReason.FINAL_ANSWER, StopReason.CANCELLED, StopReason.ERROR):
-                self._send(update_agent_message_text(f"Stopped: {message}\n"))
             case Usage(prompt_tokens=prompt, completion_tokens=completion):
                 self._used = prompt + completion
                 if self._window():
                     self._send(UsageUpdate(session_update="usage_update", used=self._used, size=self._window()))
+            case Stopped(reason=StopReason.CANCELLED | StopReason.ERROR):
+                pass  # the prompt's stop reason, or the error sent just before, says it
+            case _:
+                described = describe(event, self.root)
+                if described is not None and described.kind == "error":
+                    self._send(update_agent_message_text(f"{described.label}: {described.text}\n"))
+                elif described is not None:
+                    self._send(update_agent_thought_text(f"[{described.label}: {described.text}]\n"))
 
     def replay(self, history: SessionHistory) -> None:
         for event in history.events:

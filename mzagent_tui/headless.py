@@ -20,30 +20,22 @@ from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approv
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
-    Action,
     ApprovalAnswered,
-    Compacted,
-    Error,
     Event,
     FileChanged,
     FinalAnswer,
-    FormatError,
-    Notice,
     Observation,
-    RetryWait,
     StepStarted,
     Stopped,
     StopReason,
     TaskStarted,
-    Thought,
-    call_text,
 )
+from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.textsafe import for_display
-from mzagent_tui.agent.textfiles import lines_label
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30
@@ -76,38 +68,24 @@ class ConsolePrinter:
                 self._line(self.out, "step", "Task: ", task_head(task))
             case StepStarted(step=step, max_steps=limit):
                 self._line(self.out, "step", f"── step {step}/{limit} ", "")
-            case Thought(text=text):
-                self._line(self.out, "thought", "Thought: ", text)
-            case Action(tool=tool, args=args):
-                self._line(self.out, "action", "Action: ", describe_action(tool, args))
-            case ApprovalAnswered(approved=False):
-                self._line(self.out, "notice", "Rejected: ", event.rejection())
             case Observation(text=text):
                 lines = text.splitlines()
                 if len(lines) > OBSERVATION_LINES:
                     lines = lines[:OBSERVATION_LINES] + [f"... ({len(lines) - OBSERVATION_LINES} more lines)"]
                 self._line(self.out, "observation", "Observation: ", "\n".join(lines))
-            case Compacted(summary=summary):
-                self._line(self.err, "notice", "Note: ", f"{event.title()}:\n{summary}")
             case FileChanged():
                 self._line(self.out, "action", "Changed: ", event.summary(self.root))
                 self._diff(event.diff)
-            case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
-                self._line(self.err, "notice", "Retry: ", f"{reason}; waiting {seconds:.1f} s (attempt {attempt}/{limit})")
-            case Notice(text=text):
-                self._line(self.err, "notice", "Note: ", text)
-            case FormatError(message=message, count=count):
-                self._line(self.err, "notice", f"Format error ({count}): ", message)
-            case Error(message=message):
-                self._line(self.err, "error", "Error: ", message)
             case FinalAnswer(text=text):
                 self.final_answer = text
-            case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
-                self._line(self.err, "error", "Stopped: ", message)
-            case Stopped():
+            case Stopped(reason=StopReason.FINAL_ANSWER):
                 self._line(self.out, "final", "Final answer:\n", self.final_answer or "")
             case _:
-                pass
+                described = describe(event, self.root)
+                if described is not None:
+                    aside = described.kind in ("notice", "error") and not isinstance(event, ApprovalAnswered)
+                    stream = self.err if aside else self.out  # the trace on stdout, with the user's answers; the rest on stderr
+                    self._line(stream, described.kind, f"{described.label}: ", described.text)
 
 
     def _diff(self, diff: str) -> None:
@@ -324,12 +302,3 @@ def task_head(task: str) -> str:
     if len(task) <= TASK_ECHO_CHARS:
         return task
     return f"{task[:TASK_ECHO_CHARS]}… ({len(task) - TASK_ECHO_CHARS:,} more characters)"
-
-
-def describe_action(tool: str, args: list[object]) -> str:
-    """One line for an action: the path and size for a write, the command for a shell call."""
-    if tool == "write_to_file" and len(args) == 2 and isinstance(args[1], str):
-        return f"write_to_file {args[0]!r} ({lines_label(args[1])})"
-    if tool == "run_terminal_command" and args:
-        return f"$ {args[0]}"
-    return call_text(tool, args)

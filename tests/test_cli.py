@@ -82,7 +82,7 @@ def test_no_flag_rejects(server, project: Path) -> None:
 def test_stopped_run_exits_1(server, project: Path) -> None:
     server.script(*[Reply("no tags at all")] * 3)
     done = mzagent("run", *endpoint(server), "--project", str(project), "t")
-    assert done.returncode == 1 and "Stopped:" in done.stderr
+    assert done.returncode == 1 and "Run stopped:" in done.stderr
 
 
 def test_endpoint_error_exits_1_without_the_key(server, project: Path) -> None:

@@ -30,7 +30,8 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
-from mzagent_tui.widgets.entries import entries_for, event_text
+from mzagent_tui.agent.event_text import searchable_text
+from mzagent_tui.widgets.entries import entries_for
 
 ROOT = Path("/proj")
 SHORT_CHANGE = FileChanged("/proj/a.py", False, "/b", "1" * 64, diff="--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-old_name = 1\n+new_name = 2\n", added=1, removed=1)
@@ -70,7 +71,7 @@ EVENTS: list[Event] = [
 @pytest.mark.parametrize("event", EVENTS, ids=lambda event: f"{event.kind}")
 def test_event_text_is_what_its_entries_show(event: Event) -> None:
     entries = entries_for(event, ROOT)
-    text = event_text(event, ROOT)
+    text = searchable_text(event, ROOT)
     assert bool(text) == bool(entries), "an event shows text exactly when it has an entry"
     for word in text.split():
         assert any(entry.matches(word.casefold()) for entry in entries), word

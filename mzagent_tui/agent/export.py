@@ -16,20 +16,15 @@ from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
     Compacted,
-    Error,
     FileChanged,
     FinalAnswer,
-    FormatError,
-    Notice,
     Observation,
     StepStarted,
-    Stopped,
-    StopReason,
     TaskStarted,
     Thought,
-    Undone,
     Usage,
 )
+from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.usage import Meter
 
@@ -70,8 +65,6 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]
-            case ApprovalAnswered(approved=False):
-                lines += ["", f"**Rejected by the user:** {event.rejection()}"]
             case Compacted(summary=summary):
                 lines += ["", f"*The {event.title()}:*", "", _quote(summary)]
             case FileChanged(diff=diff):
@@ -83,22 +76,15 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]
             case FinalAnswer(text=text):
                 lines += ["", "**Final answer:**", "", text]
-            case FormatError(message=message):
-                lines += ["", f"*Format error, the model was told:* {message}"]
-            case Notice(text=text):
-                lines += ["", f"*Notice:* {text}"]
-            case Error(message=message):
-                lines += ["", f"**Error:** {message}"]
-            case Undone():
-                lines += ["", f"*Undo:* {event.describe(Path(history.project))}"]
-            case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
-                lines += ["", f"*Run stopped:* {message}"]
             case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
                 meter.observe(event)
                 mark = " (estimated)" if estimated else ""
                 lines += ["", f"*Tokens: {tokens_in:,} in / {tokens_out:,} out{mark}*"]
             case _:
-                pass
+                described = describe(event, Path(history.project))
+                if described is not None:
+                    mark = "**" if described.kind == "error" or isinstance(event, ApprovalAnswered) else "*"
+                    lines += ["", f"{mark}{described.label}:{mark} {described.text}"]
     if history.interrupted:
         lines += ["", "*The session was interrupted here (the process ended during a run).*"]
     if meter.tokens_in or meter.tokens_out:

@@ -44,6 +44,7 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
+from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.grammar import reply_grammar
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.instructions import load_instructions
@@ -63,7 +64,6 @@ from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult, load_cust
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.usage import Meter, money
 
-MAX_FORMAT_ERRORS = 3
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""

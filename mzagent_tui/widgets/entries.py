@@ -23,21 +23,17 @@ from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
     Compacted,
-    Error,
     Event,
     FileChanged,
     FinalAnswer,
     FormatError,
-    Notice,
     Observation,
     RetryWait,
     Stopped,
-    StopReason,
-    TaskStarted,
-    Thought,
     Undone,
     call_text,
 )
+from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.parsing import partial_tag_length
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
@@ -320,67 +316,23 @@ def entries_for(event: Event, root: Path) -> list[Entry]:
 
 
 def _build_entries(event: Event, root: Path) -> list[Entry]:
+    described = describe(event, root)
+    if described is None:
+        return []
     match event:
-        case TaskStarted(task=task):
-            return [text_entry("question", task)]
-        case Thought(text=text):
-            return [text_entry("thought", text)]
         case Action(tool=tool, args=args):
             return [action_entry(tool, args)]
-        case ApprovalAnswered(approved=False):
-            return [text_entry("notice", event.rejection(), title="rejected")]
-        case ApprovalAnswered(note=note) if note:
-            return [text_entry("notice", note, title="approved")]
         case Observation(text=text, ok=ok, exit_code=code, output_path=path):
             return [ObservationEntry(text, ok, code, path)]
         case FileChanged():
             return [DiffEntry(event, root)]
         case Compacted(summary=summary):
             body = Collapsible(Static(safe(summary), classes="entry-body"), title="show the summary", collapsed=True)
-            return [Entry("notice", body, title=event.title(), plain=summary)]
+            return [Entry("notice", body, title=described.label, plain=summary)]
         case FinalAnswer(text=text):
             return [final_entry(text)]
-        case FormatError(message=text, count=count):
-            return [text_entry("notice", text, title=f"format error {count}/3, the model was told")]
-        case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
-            return [text_entry("notice", f"{reason}; retrying in {seconds:.1f} s", title=f"retry {attempt}/{limit}")]
-        case Undone():
-            return [text_entry("notice", event.describe(root), title="undo")]
-        case Notice(text=text):
-            return [text_entry("notice", text)]
-        case Error(message=text):
-            return [text_entry("error", text)]
-        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
-            return [text_entry("notice" if reason is StopReason.CANCELLED else "error", text, title="run stopped")]
-    return []
+        case ApprovalAnswered() | FormatError() | RetryWait() | Undone() | Stopped():
+            return [text_entry(described.kind, described.text, title=described.label.lower())]
+    return [text_entry(described.kind, described.text)]
 
 
-def event_text(event: Event, root: Path) -> str:
-    """The text the entries of `event` show ("" for none), for searching events whose entries
-    are not built: building widgets for thousands of earlier events would take seconds."""
-    match event:
-        case TaskStarted(task=text) | Thought(text=text) | Observation(text=text) | FinalAnswer(text=text):
-            return text
-        case Action(tool="write_to_file", args=[str() as path, str() as content]):
-            return f"write {path}\n{content}"
-        case Action(tool="read_file", args=[str() as path, *_]):
-            return f"read {path}"
-        case Action(tool="run_terminal_command", args=[str() as command, *_]):
-            return command
-        case Action(tool=tool, args=args):
-            return call_text(tool, args)
-        case ApprovalAnswered(approved=False):
-            return event.rejection()
-        case ApprovalAnswered(note=note) | FormatError(message=note) | Notice(text=note) | Error(message=note):
-            return note
-        case RetryWait(reason=reason):
-            return reason
-        case Undone():
-            return event.describe(root)
-        case FileChanged(diff=diff):
-            return f"{event.summary(root)}\n{diff}"
-        case Compacted(summary=summary):
-            return f"{event.title()}\n{summary}"
-        case Stopped(reason=reason, message=text) if reason is not StopReason.FINAL_ANSWER:
-            return text
-    return ""

@@ -20,7 +20,8 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
 from mzagent_tui.agent.events import Event
-from mzagent_tui.widgets.entries import Entry, entries_for, event_text, safe
+from mzagent_tui.agent.event_text import searchable_text
+from mzagent_tui.widgets.entries import Entry, entries_for, safe
 
 HIGH_WATER = 160
 LOW_WATER = 120
@@ -197,7 +198,7 @@ class Transcript(VerticalScroll):
         for child in self._present():
             if isinstance(child, EarlierEntry):
                 if needle:
-                    hits += [(child, event) for event in child.events if needle in event_text(event, self.root).casefold()]
+                    hits += [(child, event) for event in child.events if needle in searchable_text(event, self.root).casefold()]
             elif isinstance(child, Entry):
                 hit = bool(needle) and child.matches(needle)
                 if hit or child.has_class("-hit"):

@@ -1,0 +1,108 @@
+"""The words for each core event, in one place: what every front-end says about it.
+
+`describe(event, root)` gives the event's kind (which picks its colour: question, thought,
+action, observation, change, final, notice, error), a label ("Rejected", "Retry 2/4") and its
+text, or None for bookkeeping events no front-end shows (steps, usage, deltas). The app's
+entries, the terminal's lines, the Markdown export, the ACP updates and the transcript's search
+format around it, so a new event, or new words for one, is written here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mzagent_tui.agent.events import (
+    Action,
+    ApprovalAnswered,
+    Compacted,
+    Error,
+    Event,
+    FileChanged,
+    FinalAnswer,
+    FormatError,
+    Notice,
+    Observation,
+    RetryWait,
+    Stopped,
+    StopReason,
+    TaskStarted,
+    Thought,
+    Undone,
+    call_text,
+)
+from mzagent_tui.agent.textfiles import lines_label
+
+MAX_FORMAT_ERRORS = 3
+"""Format errors in a row before a run stops (the loop's limit, said in the label)."""
+
+
+@dataclass(frozen=True)
+class EventText:
+    kind: str
+    label: str
+    text: str
+
+
+def action_text(tool: str, args: list[object]) -> str:
+    """One line for a tool call: the path and size for a write, the command for a shell call."""
+    if tool == "write_to_file" and len(args) == 2 and isinstance(args[1], str):
+        return f"write_to_file {args[0]!r} ({lines_label(args[1])})"
+    if tool == "run_terminal_command" and args:
+        return f"$ {args[0]}"
+    return call_text(tool, args)
+
+
+def describe(event: Event, root: Path) -> EventText | None:
+    match event:
+        case TaskStarted(task=task):
+            return EventText("question", "Task", task)
+        case Thought(text=text):
+            return EventText("thought", "Thought", text)
+        case Action(tool=tool, args=args):
+            return EventText("action", "Action", action_text(tool, args))
+        case ApprovalAnswered(approved=False):
+            return EventText("notice", "Rejected", event.rejection())
+        case ApprovalAnswered(note=note) if note:
+            return EventText("notice", "Approved", note)
+        case Observation(text=text):
+            return EventText("observation", "Observation", text)
+        case FileChanged():
+            return EventText("change", "Changed", event.summary(root))
+        case Compacted(summary=summary):
+            return EventText("notice", event.title(), summary)
+        case FinalAnswer(text=text):
+            return EventText("final", "Final answer", text)
+        case FormatError(message=message, count=count):
+            return EventText("notice", f"Format error {count}/{MAX_FORMAT_ERRORS}, the model was told", message)
+        case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
+            return EventText("notice", f"Retry {attempt}/{limit}", f"{reason}; retrying in {seconds:.1f} s")
+        case Undone():
+            return EventText("notice", "Undo", event.describe(root))
+        case Notice(text=text):
+            return EventText("notice", "Notice", text)
+        case Error(message=message):
+            return EventText("error", "Error", message)
+        case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
+            return EventText("notice" if reason is StopReason.CANCELLED else "error", "Run stopped", message)
+    return None
+
+
+def searchable_text(event: Event, root: Path) -> str:
+    """Everything a search may match in an event, as its entry shows it: a write with its content, a
+    read with its path, a command as typed, a change with its diff."""
+    described = describe(event, root)
+    if described is None:
+        return ""
+    match event:
+        case Action(tool="write_to_file", args=[str() as path, str() as content]):
+            return f"write {path}\n{content}"
+        case Action(tool="read_file", args=[str() as path, *_]):
+            return f"read {path}"
+        case Action(tool="run_terminal_command", args=[str() as command, *_]):
+            return command
+        case FileChanged(diff=diff):
+            return f"{described.text}\n{diff}"
+        case Compacted() | FormatError() | RetryWait():
+            return f"{described.label}\n{described.text}"
+    return described.text
