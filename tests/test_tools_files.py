@@ -294,3 +294,11 @@ def test_a_write_that_holds_the_projects_absolute_path_is_noted(tools, project: 
     assert ok and f"Note: backup.sh contains the project's absolute path ({project})" in text
     text, ok = write(tools, "ok.sh", "#!/bin/bash\nmkdir -p backup\n")
     assert ok and "absolute path" not in text
+
+
+def test_a_write_that_changes_nothing_says_so(tools, project: Path) -> None:
+    (project / "same.py").write_text("x = 1\n")
+    text, ok = write(tools, "same.py", "x = 1\n")
+    assert ok and "Note: the new content is exactly the old content: same.py did not change." in text
+    text, ok = write(tools, "same.py", "x = 2\n")
+    assert ok and "did not change" not in text

@@ -139,6 +139,8 @@ class FileTools:
         written = f"File written: {rel} ({verb}, {lines_label(content)}, {len(data)} bytes)."
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
+        if existed and old == data:
+            written += f"\nNote: the new content is exactly the old content: {rel} did not change. Write something different if a change is needed."
         broken = syntax_problem(rel, data)
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
