@@ -147,3 +147,12 @@ def test_a_target_the_run_left_empty_gets_one_reminder(server, project: Path) ->
     assert agent.run("Write the names of the files, one per line, into list.txt.").steps == 3
     assert "Reminder: the task asks to write into list.txt, but it is empty" in last_user(server.requests[2])
     assert [n.text for n in rec.of(Notice)] == ["the task asks to write into list.txt, which is empty; the model was reminded once"]
+
+
+def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
+    (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
+    server.script(answer_reply("It is implemented."), answer_reply("It is implemented."))
+    agent, _ = make_agent(server, project)
+    agent.run("Implement f in impl.py.")
+    reminder = last_user(server.requests[1])
+    assert "so the task is not done yet; impl.py still raises NotImplementedError. Make the change now" in reminder

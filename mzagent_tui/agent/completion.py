@@ -50,6 +50,17 @@ def task_targets(task: str) -> list[str]:
     return list(dict.fromkeys(targets))
 
 
+def _stub_note(root: Path, names: list[str]) -> str:
+    """`; a.py still raises NotImplementedError` when an unchanged target is a stub left to fill in."""
+    for name in names:
+        try:
+            if "NotImplementedError" in (root / name).read_text(errors="replace"):
+                return f"; {name} still raises NotImplementedError"
+        except OSError:
+            continue
+    return ""
+
+
 def _digest(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -154,8 +165,9 @@ class CompletionCheck:
             names = ", ".join(unchanged)
             return (
                 f"the task asks to change {names}, which is unchanged",
-                f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started. "
-                "Make the change now (write_to_file writes the whole file), or give your final answer again if no change is needed.",
+                f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
+                f"so the task is not done yet{_stub_note(self.root, unchanged)}. Make the change now: read the file if you need to, "
+                "then write_to_file with the whole new content.",
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return (
