@@ -204,3 +204,33 @@ def test_never_raises_on_tag_soup(text: str) -> None:
 
 def test_non_string_input_does_not_raise() -> None:
     assert parse_reply(None).error is not None  # type: ignore[arg-type]
+
+
+LOOSE = [
+    # Content with unescaped quotes of its own kind: read to the quote before the closing ")".
+    ('<action>write_to_file("s.py", "def f():\n    """Doc."""\n    return 1\n")</action>', ["s.py", 'def f():\n    """Doc."""\n    return 1\n']),
+    ('<action>write_to_file("a.py", "x = "1"\\n")</action>', ["a.py", 'x = "1"\n']),
+    ("<action>write_to_file('a.txt', 'it's fine')</action>", ["a.txt", "it's fine"]),
+    ('<tool_call>write_to_file("a.py", "s = "q"")</tool_call>', ["a.py", 's = "q"']),
+]
+
+
+@pytest.mark.parametrize(("reply", "args"), LOOSE)
+def test_a_last_argument_with_unescaped_quotes_is_read_to_the_closing_parenthesis(reply: str, args: list) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.error is None and parsed.tool == "write_to_file" and parsed.args == args
+    assert parsed.notes and "check the result" in parsed.notes[0]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '<action>write_to_file("a.py", "x = "1"',  # cut off: no closing parenthesis
+        '<action>run_terminal_command("echo "hi" > a")</action>',  # one argument: not read loosely
+        '<action>read_file("a" + "b")</action>',
+        '<action>write_to_file("a.py", x = "1")</action>',  # the content is not a string
+    ],
+)
+def test_no_loose_reading_where_the_call_is_ambiguous_or_cut(reply: str) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.error is not None and parsed.tool is None

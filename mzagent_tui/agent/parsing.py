@@ -64,6 +64,12 @@ _NAME_KEYS = ("name", "tool", "tool_name", "action")
 _ARG_KEYS = ("arguments", "args", "parameters", "action_input", "input")
 
 NEWLINE_RULE = "escape newlines inside strings as \\n"
+UNESCAPED_QUOTES_NOTE = (
+    "the last argument held quotes of its own kind without a backslash; it was read up to the quote before the "
+    "closing parenthesis, so check the result (write \\\" inside a double-quoted string)"
+)
+_CLOSING_TAG = re.compile(r"</(action|tool_call)>", re.IGNORECASE)
+_CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
 
 
 def parse_reply(text: str, signatures: Mapping[str, Sequence[str]] | None = None) -> ParsedReply:
@@ -183,6 +189,8 @@ def _parse_action_body(body: str, signatures: Mapping[str, Sequence[str]], closi
         name, positional, keywords, end = _parse_call(stripped)
     args = _bind(name, positional, keywords, signatures)
     notes = _leftover_notes(stripped[end:], closing)
+    if end < 0:
+        notes = [UNESCAPED_QUOTES_NOTE]
     return ParsedReply(tool=name, args=args, notes=notes)
 
 
@@ -238,20 +246,59 @@ def _parse_call(text: str) -> tuple[str, list[Any], list[tuple[str, Any]], int]:
         pos += 1
     if pos >= len(text) or text[pos] != "(":
         raise _FormatError(f"write the action as a call with parentheses: {name}(...)")
-    raw_args, end = _split_call_arguments(text, pos + 1)
-    positional: list[Any] = []
-    keywords: list[tuple[str, Any]] = []
-    for index, raw in enumerate(raw_args, start=1):
-        keyword = _KEYWORD.match(raw)
-        source = raw[keyword.end():] if keyword else raw
-        value = _literal(source, index)
-        if keyword:
-            keywords.append((keyword.group(1), value))
-        elif keywords:
-            raise _FormatError(f"argument {index} is positional but comes after a keyword argument")
-        else:
-            positional.append(value)
+    try:
+        raw_args, end = _split_call_arguments(text, pos + 1)
+        positional: list[Any] = []
+        keywords: list[tuple[str, Any]] = []
+        for index, raw in enumerate(raw_args, start=1):
+            keyword = _KEYWORD.match(raw)
+            source = raw[keyword.end():] if keyword else raw
+            value = _literal(source, index)
+            if keyword:
+                keywords.append((keyword.group(1), value))
+            elif keywords:
+                raise _FormatError(f"argument {index} is positional but comes after a keyword argument")
+            else:
+                positional.append(value)
+    except _FormatError:
+        loose = _last_string_to_the_end(text, pos + 1)
+        if loose is None:
+            raise
+        return name, loose, [], -1
     return name, positional, keywords, end
+
+
+def _last_string_to_the_end(text: str, start: int) -> list[Any] | None:
+    """The one reading of a call whose last string holds unescaped quotes of its own kind
+    (`write_to_file("a.py", "def f():\n    \"\"\"Doc.\"\"\"\n")` written without the backslashes):
+    the last argument runs from its opening quote to the quote just before the call's closing
+    `)` at the end of the action. Only for two positional strings, where the second is content
+    (a lone argument such as `"a" + "b"` stays an error), and never for a reply cut off before
+    its `)` (None)."""
+    tag = _CLOSING_TAG.search(text, start)
+    closing = _CLOSING_CALL.search(text[: tag.start() if tag else len(text)], start)
+    if closing is None:
+        return None
+    quote, last_end = closing.group(1), closing.start()
+    first_start = _skip_spaces(text, start)
+    if first_start >= last_end or text[first_start] not in "\"'":
+        return None
+    try:
+        first, after = _read_string(text, first_start, "", 1)
+    except _FormatError:
+        first, after = None, -1
+    comma = _skip_spaces(text, after) if first is not None else -1
+    if first is not None and 0 <= comma < last_end and text[comma] == ",":
+        second_start = _skip_spaces(text, comma + 1)
+        if second_start < last_end and text[second_start] == quote:
+            return [first, _decode(text[second_start + 1 : last_end], raw_string=False)]
+    return None
+
+
+def _skip_spaces(text: str, index: int) -> int:
+    while index < len(text) and text[index] in " \t\r\n":
+        index += 1
+    return index
 
 
 def _split_call_arguments(text: str, start: int) -> tuple[list[str], int]:
