@@ -234,3 +234,9 @@ def test_a_last_argument_with_unescaped_quotes_is_read_to_the_closing_parenthesi
 def test_no_loose_reading_where_the_call_is_ambiguous_or_cut(reply: str) -> None:
     parsed = parse_reply(reply, SIGS)
     assert parsed.error is not None and parsed.tool is None
+
+
+def test_triple_quotes_that_end_a_string_early_are_named() -> None:
+    reply = '<action>run_terminal_command("echo \\"def f():\\n    """ Doc. """\\n\\" > a.py\\"")</action>'
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.error is not None and "the triple quotes (a docstring) inside the content end the string early" in parsed.error

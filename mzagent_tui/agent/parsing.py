@@ -382,6 +382,12 @@ def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, i
             raw = text[i + len(quote): j]
             return _decode(raw, raw_string="r" in kind), j + len(end_quote)
         j += 1
+    if '"""' in text or "'''" in text:
+        raise _FormatError(
+            f"argument {arg_index} is an unterminated string: the triple quotes (a docstring) inside the content end the "
+            'string early; inside a double-quoted string write each quote as \\" (\\"\\"\\"), or write the file with '
+            "write_to_file(path, content)"
+        )
     raise _FormatError(f"argument {arg_index} is an unterminated string; {NEWLINE_RULE} and close every quote")
 
 
