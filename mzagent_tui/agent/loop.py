@@ -49,9 +49,8 @@ from mzagent_tui.agent.grammar import reply_grammar
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
+from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.mcp.hub import INSTALL_HINT, McpHub, mcp_available
-from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
 from mzagent_tui.agent.native import assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.parsing import ParsedReply, parse_reply
 from mzagent_tui.agent.prompt import render_system_prompt
@@ -60,7 +59,7 @@ from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
-from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.usage import Meter, money
 
@@ -132,14 +131,7 @@ class Agent:
                 self.tools.add(load_custom_tool(spec))
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
-        self._mcp: McpHub | None = None
-        self._mcp_notices: list[str] = []
-        if mcp_servers and not mcp_available():
-            self._mcp_notices.append(f"MCP servers are configured but the mcp package is missing; install it with {INSTALL_HINT}")
-        elif mcp_servers:
-            self._mcp = McpHub(list(mcp_servers), self.root, self.session.folder)
-            atexit.register(self._mcp.close)
-        self._mcp_pending = self._mcp is not None
+        self.mcp = McpTools(mcp_servers, self.root, self.session.folder)
         self.native = settings.native_tools()
         """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""
         self._open_call: str | None = None
@@ -185,8 +177,9 @@ class Agent:
         cancel = cancel or CancelToken()
         self.ctx.cancel = cancel
         follow_up = bool(self.messages)
-        if self._mcp_pending:
-            self._add_mcp_tools()
+        if self.mcp.register(self.tools, self.ctx) and self.messages and self.messages[0]["role"] == "system":
+            self.messages[0] = {"role": "system", "content": self._system_prompt()}  # a resumed conversation learns the new tools
+            self.session.record("message", role="system", content=self.messages[0]["content"])
         if not follow_up:
             self._append("system", self._system_prompt())
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
@@ -198,9 +191,8 @@ class Agent:
             self.emit(Notice(ignored_notice(self.settings)))
         if not follow_up and (instructions := load_instructions(self.root)) is not None:
             self.emit(Notice(instructions.notice()))
-        for notice in self._mcp_notices:
+        for notice in self.mcp.take_notices():
             self.emit(Notice(notice))
-        self._mcp_notices.clear()
         if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
             self.emit(Notice(f"No sandbox: {self.ctx.sandbox.unavailable_reason}."))
         if not self._window_asked and (not self.meter.window or (self.settings.grammar == "auto" and not self.llm.send_grammar)):
@@ -217,30 +209,9 @@ class Agent:
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
 
-    def _add_mcp_tools(self) -> None:
-        """Wait for the MCP servers (each within its startup timeout), add their tools, and say
-        which failed; a resumed conversation's prompt is written again with the new tools."""
-        assert self._mcp is not None
-        self._mcp_pending = False
-        remote_tools, failures = self._mcp.wait_started()
-        for remote in remote_tools:
-            self.tools.add_tool(McpTool(remote, self._call_mcp, self.ctx).tool())
-        servers = sorted({remote.server for remote in remote_tools})
-        if servers:
-            self._mcp_notices.append(f"MCP: {len(remote_tools)} tools from {', '.join(servers)}")
-        self._mcp_notices.extend(failures)
-        if remote_tools and self.messages and self.messages[0]["role"] == "system":
-            self.messages[0] = {"role": "system", "content": self._system_prompt()}
-            self.session.record("message", role="system", content=self.messages[0]["content"])
-
-    def _call_mcp(self, remote: RemoteTool, arguments: dict[str, Any]) -> ToolResult:
-        assert self._mcp is not None
-        return self._mcp.call(remote, arguments, self.ctx.cancel)
-
     def close(self) -> None:
         """Stop the MCP servers (the sandbox's helper stops at exit)."""
-        if self._mcp is not None:
-            self._mcp.close()
+        self.mcp.close()
 
     def _system_prompt(self) -> str:
         return render_system_prompt(self.root, self.tools, self.settings.lang, native=self.native)
