@@ -63,8 +63,8 @@ from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
-from mzagent_tui.widgets.entries import Entry, ObservationEntry, ProgressEntry, StreamingEntry, ThinkingEntry, entries_for, text_entry
-from mzagent_tui.widgets.transcript import Hit, Transcript, hit_index
+from mzagent_tui.widgets.entries import ObservationEntry, ProgressEntry, StreamingEntry, ThinkingEntry, entries_for, text_entry
+from mzagent_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent
@@ -137,8 +137,6 @@ class MzAgentApp(App[None]):
         """A reopened session the next run continues (read again then, so undos made since count)."""
         self._idle_state = "idle"
         """What the header says before the first task: "reopened" or "interrupted" after a reopen."""
-        self._hits: list[Hit] = []
-        self._hit = -1
 
     # Layout ---------------------------------------------------------------------------
 
@@ -596,35 +594,12 @@ class MzAgentApp(App[None]):
 
     @on(SearchBar.Find)
     async def _find(self, message: SearchBar.Find) -> None:
-        """A new query selects the newest hit on screen; steps move to older (-1) or newer (+1)
-        hits, wrapping, and a hit behind an "earlier entries" marker is brought on screen."""
-        transcript = self._transcript
-        previous = self._hits[self._hit] if 0 <= self._hit < len(self._hits) else None
-        self._hits = transcript.mark_hits(message.query)
-        if not self._hits:
-            self._hit = 0
-        elif message.step == 0:
-            shown = [index for index, hit in enumerate(self._hits) if isinstance(hit, Entry)]
-            self._hit = shown[-1] if shown else len(self._hits)  # none selected: the first step picks
-        elif previous is None:
-            self._hit = len(self._hits) - 1 if message.step < 0 else 0
-        else:
-            self._hit = (hit_index(self._hits, previous, self._hit) + message.step) % len(self._hits)
-        if self._hit < len(self._hits):
-            hit = self._hits[self._hit]
-            if isinstance(hit, tuple):
-                revealed = await transcript.reveal(*hit)
-                self._hits = transcript.mark_hits(message.query)
-                self._hit = hit_index(self._hits, revealed or hit, self._hit)
-            transcript.show_hit(self._hits[self._hit])
-        selected = self._hit + 1 if self._hit < len(self._hits) else 0
-        self.query_one(SearchBar).show_count(selected, len(self._hits))
+        selected, total = await self._transcript.find(message.query, message.step)
+        self.query_one(SearchBar).show_count(selected, total)
 
     @on(SearchBar.Closed)
     def _find_closed(self) -> None:
-        self._transcript.mark_hits("")
-        self._hits = []
-        self._transcript.anchor()
+        self._transcript.end_find()
         self.query_one(TaskInput).focus()
 
     def action_toggle_tree(self) -> None:

@@ -93,6 +93,9 @@ class Transcript(VerticalScroll):
     def __init__(self, root: Path, *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
         super().__init__(id=id)
         self.root = root
+        self._hits: list[Hit] = []
+        self._hit = -1
+        """The selected hit of the search in progress (len(hits): none selected yet)."""
         self._leaving: WeakSet[Widget] = WeakSet()
         """Children being removed: they stay in `children` until Textual's message loop is done with them."""
 
@@ -233,3 +236,34 @@ class Transcript(VerticalScroll):
         entry.add_class("-current-hit")
         self.release_anchor()
         self.call_after_refresh(self.scroll_to_widget, entry, animate=False, top=True)
+
+    async def find(self, query: str, step: int) -> tuple[int, int]:
+        """Search: a new query (step 0) selects the newest hit on screen; steps move to older (-1)
+        or newer (+1) hits, wrapping, and a hit behind an "earlier entries" marker is brought on
+        screen. Returns (the selected hit's number from 1, or 0 for none; the number of hits)."""
+        previous = self._hits[self._hit] if 0 <= self._hit < len(self._hits) else None
+        self._hits = self.mark_hits(query)
+        if not self._hits:
+            self._hit = 0
+        elif step == 0:
+            shown = [index for index, hit in enumerate(self._hits) if isinstance(hit, Entry)]
+            self._hit = shown[-1] if shown else len(self._hits)  # none selected: the first step picks
+        elif previous is None:
+            self._hit = len(self._hits) - 1 if step < 0 else 0
+        else:
+            self._hit = (hit_index(self._hits, previous, self._hit) + step) % len(self._hits)
+        if self._hit < len(self._hits):
+            hit = self._hits[self._hit]
+            if isinstance(hit, tuple):
+                revealed = await self.reveal(*hit)
+                self._hits = self.mark_hits(query)
+                self._hit = hit_index(self._hits, revealed or hit, self._hit)
+            self.show_hit(self._hits[self._hit])
+        return (self._hit + 1 if self._hit < len(self._hits) else 0), len(self._hits)
+
+    def end_find(self) -> None:
+        """The search bar closed: no marks, no selection, follow new output again."""
+        self.mark_hits("")
+        self._hits = []
+        self._hit = -1
+        self.anchor()
