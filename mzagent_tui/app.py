@@ -63,7 +63,7 @@ from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
-from mzagent_tui.widgets.entries import ObservationEntry, ProgressEntry, StreamingEntry, ThinkingEntry, entries_for, text_entry
+from mzagent_tui.widgets.entries import ObservationEntry, ProgressEntry, entries_for, text_entry
 from mzagent_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -120,9 +120,6 @@ class MzAgentApp(App[None]):
         self._run_active = False
         self._queue: list[str] = []
         self._started_at: float | None = None
-        self._stream: StreamingEntry | None = None
-        self._streamed_answer: StreamingEntry | None = None
-        self._thinking: ThinkingEntry | None = None
         self._last_answer = ""
         self._local_server: LocalServer | None = None
         self._progress: ProgressEntry | None = None
@@ -283,12 +280,6 @@ class MzAgentApp(App[None]):
 
     # Events from the core ---------------------------------------------------------------
 
-    def _drop_streamed_answer(self) -> None:
-        """The streamed answer stays until the parsed one is on screen (or the step moved on)."""
-        if self._streamed_answer is not None:
-            self._streamed_answer.remove()
-            self._streamed_answer = None
-
     def _flush_stream(self) -> None:
         self._bridge.flush()
 
@@ -301,18 +292,7 @@ class MzAgentApp(App[None]):
     async def on_stream_chunk(self, message: StreamChunk) -> None:
         if not self._belongs(message.conversation):
             return
-        if message.thinking:
-            if self._thinking is None:
-                self._thinking = ThinkingEntry()
-                self._transcript.add(self._thinking)
-            self._thinking.add(message.thinking)
-        if message.text:
-            if self._stream is None:
-                self._stream = StreamingEntry()
-                await self._transcript.add(self._stream)
-                if not self._belongs(message.conversation):
-                    return
-            await self._stream.add(message.text)
+        await self._transcript.stream(message.text, message.thinking)
 
     async def on_agent_event(self, message: AgentEvent) -> None:
         if not self._belongs(message.conversation):
@@ -333,19 +313,10 @@ class MzAgentApp(App[None]):
         match event:
             case StepStarted(step=step):
                 status.step = step
-                self._thinking = None
-                self._drop_streamed_answer()
+                self._transcript.step_started()
                 self._set_state("thinking")
-            case ReplyFinished(incomplete=True):
-                if self._stream is not None:
-                    self._stream.mark_incomplete()
-                self._stream = None
-            case ReplyFinished():
-                if self._stream is not None and self._stream.answer.display:
-                    self._streamed_answer = self._stream
-                elif self._stream is not None:
-                    self._stream.remove()
-                self._stream = None
+            case ReplyFinished(incomplete=incomplete):
+                self._transcript.reply_finished(incomplete)
             case ApprovalAsked():
                 self._set_state("waiting for approval")
             case ApprovalAnswered(approved=True):
@@ -358,7 +329,7 @@ class MzAgentApp(App[None]):
                 self.query_one(ProjectTree).mark_changed(Path(path))
             case FinalAnswer(text=text):
                 self._last_answer = text
-                self._drop_streamed_answer()
+                self._transcript.answer_shown()
             case RetryWait(seconds=seconds):
                 self._set_state(f"retrying in {seconds:.0f}s")
             case Usage() | ModelInfo():
@@ -366,10 +337,7 @@ class MzAgentApp(App[None]):
                 status.usage = self._meter.summary()
             case Stopped(reason=reason, message=message):
                 self._call_attention("mzagent run ended", message)
-                self._drop_streamed_answer()
-                if self._stream is not None:
-                    self._stream.mark_incomplete()
-                    self._stream = None
+                self._transcript.run_stopped()
                 self._tick()
                 self._set_state(STOP_STATES.get(reason, "stopped"))
             case _:
@@ -446,7 +414,6 @@ class MzAgentApp(App[None]):
         self._token = CancelToken()
         self._conversation += 1
         self._bridge = EventBridge(self, self._conversation)
-        self._stream = self._thinking = self._streamed_answer = None
         self._queue.clear()
         self._status.queued = 0
         self._close_agent()

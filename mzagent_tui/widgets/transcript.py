@@ -21,7 +21,7 @@ from textual.widgets import Static
 
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.event_text import searchable_text
-from mzagent_tui.widgets.entries import Entry, entries_for, safe
+from mzagent_tui.widgets.entries import Entry, StreamingEntry, ThinkingEntry, entries_for, safe
 
 HIGH_WATER = 160
 LOW_WATER = 120
@@ -96,6 +96,9 @@ class Transcript(VerticalScroll):
         self._hits: list[Hit] = []
         self._hit = -1
         """The selected hit of the search in progress (len(hits): none selected yet)."""
+        self._stream: StreamingEntry | None = None
+        self._streamed_answer: StreamingEntry | None = None
+        self._thinking: ThinkingEntry | None = None
         self._leaving: WeakSet[Widget] = WeakSet()
         """Children being removed: they stay in `children` until Textual's message loop is done with them."""
 
@@ -116,7 +119,57 @@ class Transcript(VerticalScroll):
 
     def clear(self) -> None:
         self._remove(self.children)
+        self._stream = self._thinking = self._streamed_answer = None
         self._show_hint()
+
+    # The reply as it streams in -------------------------------------------------------------
+
+    async def stream(self, text: str, thinking: str) -> None:
+        """A piece of the model's reply: reasoning into a thinking entry, text into a streaming
+        entry (both made on the first piece of a step)."""
+        if thinking:
+            if self._thinking is None:
+                self._thinking = ThinkingEntry()
+                self.add(self._thinking)
+            self._thinking.add(thinking)
+        if text:
+            if self._stream is None:
+                stream = self._stream = StreamingEntry()
+                await self.add(stream)
+                if self._stream is not stream:
+                    return  # cleared while it mounted
+            await self._stream.add(text)
+
+    def step_started(self) -> None:
+        self._thinking = None
+        self._drop_streamed_answer()
+
+    def reply_finished(self, incomplete: bool) -> None:
+        """A cut reply stays, marked; a streamed answer stays until the parsed one is on screen;
+        other raw text goes (its thought and action entries follow)."""
+        stream, self._stream = self._stream, None
+        if stream is None:
+            return
+        if incomplete:
+            stream.mark_incomplete()
+        elif stream.answer.display:
+            self._streamed_answer = stream
+        else:
+            stream.remove()
+
+    def answer_shown(self) -> None:
+        self._drop_streamed_answer()
+
+    def run_stopped(self) -> None:
+        self._drop_streamed_answer()
+        if self._stream is not None:
+            self._stream.mark_incomplete()
+            self._stream = None
+
+    def _drop_streamed_answer(self) -> None:
+        if self._streamed_answer is not None:
+            self._streamed_answer.remove()
+            self._streamed_answer = None
 
     def _remove(self, widgets: Iterable[Widget]) -> None:
         widgets = list(widgets)
