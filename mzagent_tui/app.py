@@ -198,6 +198,21 @@ class MzAgentApp(App[None]):
         self._finish_run()
 
     @property
+    def run_active(self) -> bool:
+        """A run (or the local model's start) is in progress; new tasks queue."""
+        return self._run_active
+
+    @property
+    def last_answer(self) -> str:
+        """The latest final answer (what "Copy final answer" copies)."""
+        return self._last_answer
+
+    @property
+    def conversation(self) -> int:
+        """The conversation's number: a worker's messages carry it, and those of an old one are dropped."""
+        return self._conversation
+
+    @property
     def _transcript(self) -> Transcript:
         return self.query_one(Transcript)
 

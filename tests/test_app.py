@@ -305,8 +305,8 @@ async def test_worker_messages_left_at_shutdown_are_dropped(server, project: Pat
     """The app may close while a handler awaits a mount; what the worker posted meanwhile is dropped."""
     app = make_app(server, project)
     async with app.run_test(size=SIZE):
-        app.post_message(AgentEvent(FinalAnswer("done"), app._conversation))
-        app.post_message(AgentEvent(Stopped(StopReason.FINAL_ANSWER, "final answer", 1), app._conversation))
+        app.post_message(AgentEvent(FinalAnswer("done"), app.conversation))
+        app.post_message(AgentEvent(Stopped(StopReason.FINAL_ANSWER, "final answer", 1), app.conversation))
     # leaving run_test closes the app at once and re-raises what any handler raised meanwhile
 
 
@@ -365,7 +365,7 @@ async def test_new_conversation_mid_run_shows_nothing_of_the_old_run(server, pro
         await submit(pilot, "old task")
         await wait_for(pilot, lambda: bool(entries(app, "streaming")))
         await pilot.press("ctrl+n")
-        await wait_for(pilot, lambda: not app._run_active)
+        await wait_for(pilot, lambda: not app.run_active)
         await pilot.pause(0.2)
         assert entries(app) == [], "nothing of the cancelled run arrived in the new conversation"
         await submit(pilot, "new task")
@@ -661,7 +661,7 @@ async def test_cancel_during_streaming_keeps_the_conversation_valid(server, proj
         await wait_for(pilot, lambda: state(app) == "cancelled", timeout=8)
         assert entries(app, "streaming")[0].has_class("-incomplete")
         await submit(pilot, "again")
-        await wait_for(pilot, lambda: app._last_answer == "after")
+        await wait_for(pilot, lambda: app.last_answer == "after")
         roles = [m["role"] for m in server.requests[-1]["messages"]]
         assert roles == ["system", "user", "assistant", "user"]
 

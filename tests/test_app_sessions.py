@@ -24,7 +24,7 @@ from tests.test_app import SIZE, approval, entries, make_app, state, submit, wai
 
 def finished(app: MzAgentApp) -> bool:
     """The run reported its end and its worker is gone (undo and reopen wait for both)."""
-    return state(app) == "done" and not app._run_active
+    return state(app) == "done" and not app.run_active
 
 
 

@@ -111,7 +111,7 @@ async def test_app(server, project: Path, name: str, steps: list, outcome: str, 
         everything = "\n".join(texts.values())
         assert KEY not in everything and "Traceback" not in everything
         if outcome == "final":
-            assert app.query_one(RunStatus).state == "done" and app._last_answer == "recovered"
+            assert app.query_one(RunStatus).state == "done" and app.last_answer == "recovered"
         else:
             assert app.query_one(RunStatus).state == "stopped" and outcome in texts["error"]
         if notice:
