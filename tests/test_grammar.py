@@ -70,12 +70,16 @@ def test_a_server_that_refuses_the_grammar_is_asked_again_without_it_and_no_one_
     assert not [n for n in recorder.of(Notice) if "grammar" in n.text]
 
 
-def test_the_grammar_is_off_unless_asked_for(server, project) -> None:
+def test_by_default_the_grammar_goes_to_llama_cpp_servers_only(server, project) -> None:
     server.models = LLAMA_SERVER_MODELS
-    server.script(answer_reply())
+    server.script(answer_reply(), answer_reply())
     agent, _ = make_agent(server, project, provider="llamacpp")
     agent.run("hello")
-    assert "grammar" not in server.requests[0]
+    assert "grammar" in server.requests[0]
+    server.models = [{"id": "scripted", "object": "model"}]
+    other, _ = make_agent(server, project, provider="custom")
+    other.run("hello")
+    assert "grammar" not in server.requests[1]
 
 
 def test_the_grammar_setting_is_checked(project) -> None:
