@@ -296,6 +296,9 @@ class AcpSession:
                     try:
                         outcome = (await self._asking).outcome
                     except asyncio.CancelledError:
+                        current = asyncio.current_task()
+                        if current is not None and current.cancelling():
+                            raise  # the session is closing, not just this question withdrawn
                         outcome = None
                     item.answer.set_result(outcome.option_id if isinstance(outcome, AllowedOutcome) else None)
                 else:
