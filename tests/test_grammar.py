@@ -93,3 +93,11 @@ def test_llama_cpp_parses_the_grammar() -> None:
 
     grammar = LlamaGrammar.from_string(reply_grammar(["read_file", "write_to_file", "my_tool"]), verbose=False)
     assert grammar is not None
+
+
+def test_a_hosted_preset_is_never_asked_whether_it_is_llama_cpp(server, project) -> None:
+    server.models = LLAMA_SERVER_MODELS
+    server.script(answer_reply())
+    agent, _ = make_agent(server, project, provider="deepseek", context_window=65536, protocol="xml")
+    agent.run("hello")
+    assert server.model_lookups == 0 and "grammar" not in server.requests[0]

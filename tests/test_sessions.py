@@ -311,13 +311,13 @@ def test_max_cost_stops_the_run_before_the_next_request(server, project: Path) -
 def test_the_context_window_comes_from_the_servers_model_list(server, project: Path) -> None:
     server.models = [{"id": "other", "object": "model", "context_length": 1}, {"id": "scripted-model", "object": "model", "context_length": 8192}]
     server.script(answer_reply(), answer_reply())
-    agent, rec = make_agent(server, project)
+    agent, rec = make_agent(server, project, grammar="off")
     agent.run("one")
     agent.run("two")
     assert [type(e).__name__ for e in rec.events[:2]] == ["TaskStarted", "ModelInfo"]
     assert rec.of(ModelInfo) == [ModelInfo(8192)] and server.model_lookups == 1
     assert agent.meter.window == 8192 and agent.meter.summary() == "tokens 200 in / 40 out · context 1% of 8.2k"
-    resumed, rec = make_agent(server, project, history=load_session(agent.session.folder))
+    resumed, rec = make_agent(server, project, history=load_session(agent.session.folder), grammar="off")
     assert resumed.meter.window == 8192, "a reopened session knows the window from its log"
     server.script(answer_reply())
     resumed.run("three")
@@ -334,7 +334,7 @@ def test_vllm_names_the_window_max_model_len_and_most_servers_say_nothing(server
     silent, rec = make_agent(server, project)
     silent.run("two")
     assert not rec.of(ModelInfo) and silent.meter.window == 0
-    configured, rec = make_agent(server, project, context_window=1000)
+    configured, rec = make_agent(server, project, context_window=1000, grammar="off")
     server.script(answer_reply())
     lookups = server.model_lookups
     configured.run("three")

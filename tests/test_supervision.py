@@ -54,7 +54,14 @@ def start(server, project: Path, command: str, *extra: str) -> subprocess.Popen[
         [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "sk-supervision-key-1", "--model", "m",
          "--yes", "--approval", "yolo", "--project", str(project), *extra, "t"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ctrl+C as a terminal delivers it, even when the suite itself runs as a background job
+    (bash starts those with SIGINT ignored, and Python then installs no KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def tree_command(mark: str) -> str:

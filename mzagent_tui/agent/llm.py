@@ -25,6 +25,7 @@ from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
 from mzagent_tui.agent.native import NativeCall
+from mzagent_tui.agent.providers import PROVIDERS
 from mzagent_tui.agent.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"
@@ -139,6 +140,12 @@ class ChatClient:
         self.send_stop = settings.stop_sequence
         self.send_grammar = settings.grammar == "on" or (settings.grammar == "auto" and settings.provider in LLAMA_CPP_PROVIDERS)
         """Constrain replies with a grammar: on for llama.cpp servers, off once one rejects it."""
+
+    def may_be_llama_cpp(self) -> bool:
+        """In grammar `auto`, whether the model list is worth reading to find out: not for a
+        hosted preset (never llama.cpp), not once grammars are on."""
+        preset = PROVIDERS.get(self._settings.provider)
+        return self._settings.grammar == "auto" and not self.send_grammar and not (preset is not None and preset.needs_key)
 
     def probe(self) -> int:
         """Read the server's model list once: return the context window it states (or 0), and

@@ -195,7 +195,7 @@ class Agent:
             self.emit(Notice(notice))
         if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
             self.emit(Notice(f"No sandbox: {self.ctx.sandbox.unavailable_reason}."))
-        if not self._window_asked and (not self.meter.window or (self.settings.grammar == "auto" and not self.llm.send_grammar)):
+        if not self._window_asked and (not self.meter.window or self.llm.may_be_llama_cpp()):
             self._window_asked = True
             window = self.llm.probe()
             if window and not self.meter.window:
