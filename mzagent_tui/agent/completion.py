@@ -80,16 +80,19 @@ class CompletionCheck:
     given: set[str] = field(default_factory=set)
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
+    named: list[str] = field(default_factory=list)
+    """The file names the task mentions, in order."""
+    asks_for_change: bool = False
+    """The task asks for a change somewhere in its words (not only about files)."""
 
     def __post_init__(self) -> None:
+        self.named = list(dict.fromkeys(FILE_NAME.findall(self.task)))
+        self.asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
         self.targets = [name for name in task_targets(self.task) if self._inside(name)]
-        named = [name for name in dict.fromkeys(FILE_NAME.findall(self.task)) if self._inside(name) and (self.root / name).is_file()]
-        if not self.targets and len(named) == 1 and self._asks_for_change():
-            self.targets = named  # "f in x.py gives wrong results. Fix the formula": the one file it names
+        existing = [name for name in self.named if self._inside(name) and (self.root / name).is_file()]
+        if not self.targets and len(existing) == 1 and self.asks_for_change:
+            self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
-
-    def _asks_for_change(self) -> bool:
-        return ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
@@ -121,8 +124,7 @@ class CompletionCheck:
         return None
 
     def _missing(self, answer: str, commands: list[str]) -> tuple[str, str] | None:
-        named_in_task = set(FILE_NAME.findall(self.task))
-        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in named_in_task]
+        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in self.named]
         missing = [
             name for name in dict.fromkeys(self.targets + claimed)
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
@@ -143,10 +145,13 @@ class CompletionCheck:
         for name in self.targets:
             path = self.root / name
             try:
-                if path.is_file() and path.stat().st_size < 4096 and not path.read_bytes().strip() and _digest(path) != self.before[name]:
-                    empty.append(name)
+                if not path.is_file() or path.stat().st_size >= 4096:
+                    continue
+                data = path.read_bytes()
             except OSError:
                 continue
+            if not data.strip() and hashlib.sha256(data).hexdigest() != self.before[name]:
+                empty.append(name)
         if not empty:
             return None
         names = ", ".join(empty)
@@ -182,9 +187,7 @@ class CompletionCheck:
         """A Python, JSON, TOML or INI file the run wrote that does not parse; or one the task
         names, when the task asks for a change ("x.json is not valid JSON. Fix it"), not when it
         only asks about it ("what is wrong with broken.py?")."""
-        named = set()
-        if self._asks_for_change():
-            named = {self.root / name for name in dict.fromkeys(FILE_NAME.findall(self.task)) if self._inside(name)}
+        named = {self.root / name for name in self.named if self._inside(name)} if self.asks_for_change else set()
         for path in sorted(self.written | named):
             try:
                 problem = syntax_problem(path.name, path.read_bytes()) if path.is_file() else None

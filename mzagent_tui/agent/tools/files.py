@@ -18,10 +18,10 @@ from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
+from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.tools.copies import copied_from
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
