@@ -169,14 +169,20 @@ def _bare_json_call(text: str, signatures: Mapping[str, Sequence[str]]) -> re.Ma
             obj, _ = json.JSONDecoder(strict=False).raw_decode(text, match.end())
         except ValueError:
             continue
-        if isinstance(obj, dict) and isinstance(obj.get("function"), dict):
-            obj = obj["function"]
-        if not isinstance(obj, dict) or not any(k in obj for k in _ARG_KEYS):
+        if not isinstance(obj, dict):
             continue
-        name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
-        if name in signatures:
+        name, call = _json_call_parts(obj)
+        if name in signatures and any(k in call for k in _ARG_KEYS):
             return match
     return None
+
+
+def _json_call_parts(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The tool's name in a JSON call and the object holding its arguments (an OpenAI-style
+    `{"function": {...}}` is unwrapped)."""
+    if isinstance(obj.get("function"), dict):
+        obj = obj["function"]
+    return next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None), obj
 
 
 def _parse_action_body(body: str, signatures: Mapping[str, Sequence[str]], closing: str = "</action>") -> ParsedReply:
@@ -216,9 +222,7 @@ def _parse_json_call(text: str) -> tuple[str, list[Any], list[tuple[str, Any]], 
         raise _FormatError(f"the action is not valid JSON ({exc.msg}); write the call as tool(args)") from None
     if not isinstance(obj, dict):
         raise _FormatError("the JSON action must be an object with \"name\" and \"arguments\"")
-    if isinstance(obj.get("function"), dict):
-        obj = obj["function"]
-    name = next((obj[k] for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
+    name, obj = _json_call_parts(obj)
     if not name or not _NAME.fullmatch(name):
         raise _FormatError("the JSON action needs a \"name\" naming the tool")
     raw_args: Any = next((obj[k] for k in _ARG_KEYS if k in obj), {})
@@ -286,13 +290,14 @@ def _last_string_to_the_end(text: str, start: int) -> list[Any] | None:
     try:
         first, after = _read_string(text, first_start, "", 1)
     except _FormatError:
-        first, after = None, -1
-    comma = _skip_spaces(text, after) if first is not None else -1
-    if first is not None and 0 <= comma < last_end and text[comma] == ",":
-        second_start = _skip_spaces(text, comma + 1)
-        if second_start < last_end and text[second_start] == quote:
-            return [first, _decode(text[second_start + 1 : last_end], raw_string=False)]
-    return None
+        return None
+    comma = _skip_spaces(text, after)
+    if comma >= last_end or text[comma] != ",":
+        return None
+    second_start = _skip_spaces(text, comma + 1)
+    if second_start >= last_end or text[second_start] != quote:
+        return None
+    return [first, _decode(text[second_start + 1 : last_end], raw_string=False)]
 
 
 def _skip_spaces(text: str, index: int) -> int:
