@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import re
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -52,7 +51,7 @@ from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.native import assistant_message, flattened, parse_native, tool_message, tool_schemas
-from mzagent_tui.agent.parsing import ParsedReply, parse_reply
+from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.prompt import render_system_prompt
 from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
@@ -66,7 +65,6 @@ from mzagent_tui.agent.usage import Meter, money
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
-_OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -78,12 +76,6 @@ class RunResult:
     message: str
     final_answer: str | None
     steps: int
-
-
-def wrap_observation(text: str) -> str:
-    """Wrap tool output so tags inside it cannot pass for the agent's own."""
-    neutral = _OWN_TAGS.sub(r"&lt;\1\2", text)
-    return f"<observation>{neutral}</observation>"
 
 
 class Agent:
@@ -154,6 +146,8 @@ class Agent:
                 self.tell_undo(event)
             for message in history.repairs():
                 self._add(message)
+            if not self.native:
+                self.messages = flattened(self.messages)  # native calls from a run with the other protocol, as text
             for event in history.events:
                 self.meter.observe(event)
 
@@ -356,17 +350,12 @@ class Agent:
         grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar and not self.native else None
         tools = tool_schemas(self.tools) if self.native else None
         try:
-            return self.llm.complete(self._wire_messages(), cancel, grammar, tools)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self._wire_messages(), cancel, grammar, tools)
-
-    def _wire_messages(self) -> list[dict[str, Any]]:
-        """The conversation as sent: native calls as they are, or as text for the XML protocol
-        (a session continued with the other protocol still reads right)."""
-        return self.messages if self.native else flattened(self.messages)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""

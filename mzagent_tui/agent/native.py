@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mzagent_tui.agent.parsing import ParsedReply, bind_arguments, parse_reply
+from mzagent_tui.agent.parsing import ParsedReply, bind_arguments, parse_reply, wrap_observation
 from mzagent_tui.agent.tools.registry import Tool, ToolRegistry
 
 _JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
@@ -92,11 +92,12 @@ def tool_message(call_id: str, text: str) -> dict[str, Any]:
 
 
 def flattened(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversation as plain text messages (for a request sent without `tools`, such as the summary)."""
+    """The conversation as plain text messages, for requests sent without `tools`: the summary, and
+    an XML run continuing a session that made native calls."""
     plain = []
     for message in messages:
         if message["role"] == "tool":
-            plain.append({"role": "user", "content": f"<observation>{message['content']}</observation>"})
+            plain.append({"role": "user", "content": wrap_observation(message["content"])})
         elif message.get("tool_calls"):
             function = message["tool_calls"][0]["function"]
             plain.append({"role": "assistant", "content": f"{message['content']}\n[called {function['name']} with {function['arguments']}]".strip()})

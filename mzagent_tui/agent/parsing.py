@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ParsedReply", "bind_arguments", "parse_reply", "partial_tag_length"]
+__all__ = ["ParsedReply", "bind_arguments", "parse_reply", "partial_tag_length", "wrap_observation"]
 
 
 @dataclass
@@ -69,6 +69,7 @@ UNESCAPED_QUOTES_NOTE = (
     "closing parenthesis, so check the result (write \\\" inside a double-quoted string)"
 )
 _CLOSING_TAG = re.compile(r"</(action|tool_call)>", re.IGNORECASE)
+_OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
 
 
@@ -465,6 +466,12 @@ def _literal(source: str, index: int) -> Any:
     raise _FormatError(
         f"argument {index} is not a literal value; write plain strings, numbers, lists or dicts (no expressions)"
     )
+
+
+def wrap_observation(text: str) -> str:
+    """Wrap tool output so tags inside it cannot pass for the agent's own."""
+    neutral = _OWN_TAGS.sub(r"&lt;\1\2", text)
+    return f"<observation>{neutral}</observation>"
 
 
 def bind_arguments(name: str, arguments: Mapping[str, Any], signatures: Mapping[str, Sequence[str]]) -> ParsedReply:
