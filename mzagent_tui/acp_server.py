@@ -54,7 +54,7 @@ from acp.schema import (
 )
 
 from mzagent_tui import __version__
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, load_policy, suggested_prefix
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
@@ -220,7 +220,7 @@ class Updates:
         if request.kind == "write" and request.path:
             content.insert(0, tool_diff_content(str(self.root / request.path), request.content, _read(self.root / request.path) or None))
         if request.kind == "command":
-            title, always = f"Run `{request.command}`", f"Always allow `{suggested_prefix(request.command, Path(request.cwd))}`"
+            title, always = f"Run `{request.command}`", f"Always allow `{offered_rule(request)}`"
         elif request.kind == "tool":
             title, always = f"Call {request.tool} {request.arguments}", f"Always allow {request.tool}"
         elif request.kind == "write":
@@ -242,9 +242,8 @@ def decision_for(request: ApprovalRequest, option: str | None) -> ApprovalDecisi
         return ApprovalDecision(True)
     if option == ALLOW_ALWAYS:
         if request.kind == "write":
-            return ApprovalDecision(True, allow_writes="*")
-        prefix = request.tool if request.kind == "tool" else suggested_prefix(request.command, Path(request.cwd))
-        return ApprovalDecision(True, always_prefix=prefix or None)
+            return ApprovalDecision(True, allow_writes=offered_rule(request))
+        return ApprovalDecision(True, always_prefix=offered_rule(request) or None)
     return ApprovalDecision(False, note="" if option == REJECT else "the client cancelled the request")
 
 

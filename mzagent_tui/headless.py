@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, suggested_prefix
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, offered_rule
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
@@ -159,13 +159,14 @@ class TerminalApprover:
                 if edited:
                     return ApprovalDecision(True, command=edited)
             if answer == "a" and request.kind == "write":
-                glob = self.read_line("Allow writes for this session to paths matching [*]: ").strip() or "*"
+                offered = offered_rule(request)
+                glob = self.read_line(f"Allow writes for this session to paths matching [{offered}]: ").strip() or offered
                 return ApprovalDecision(True, allow_writes=glob)
             if answer == "a" and request.kind == "tool":
                 save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
-                return ApprovalDecision(True, always_prefix=request.tool, save_rule=save)
+                return ApprovalDecision(True, always_prefix=offered_rule(request), save_rule=save)
             if answer == "a" and request.kind == "command":
-                offered = suggested_prefix(request.command, Path(request.cwd))
+                offered = offered_rule(request)
                 prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered
                 save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
                 return ApprovalDecision(True, always_prefix=prefix, save_rule=save)

@@ -328,3 +328,12 @@ def test_always_allow_offers_the_program_and_its_subcommand_never_a_bare_tool(co
     from mzagent_tui.agent.approval import suggested_prefix
 
     assert suggested_prefix(command, ROOT) == offered
+
+
+def test_every_front_end_offers_the_same_always_allow_rule() -> None:
+    from mzagent_tui.agent.approval import ApprovalRequest, offered_rule
+
+    assert offered_rule(ApprovalRequest("command", "git status --short", str(ROOT))) == "git status"
+    assert offered_rule(ApprovalRequest("tool", "x", str(ROOT), tool="mcp__fs__read")) == "mcp__fs__read"
+    assert offered_rule(ApprovalRequest("write", "write a.py", str(ROOT), path="a.py")) == "*"
+    assert offered_rule(ApprovalRequest("read_sensitive", "read .env", str(ROOT))) == ""

@@ -127,6 +127,18 @@ def suggested_prefix(command: str, root: Path) -> str:
     return ""
 
 
+def offered_rule(request: ApprovalRequest) -> str:
+    """What "always allow" offers for a request, in every front-end: the command's prefix, the
+    tool's name, or every path for a write ("" when there is nothing to offer)."""
+    if request.kind == "tool":
+        return request.tool
+    if request.kind == "write":
+        return "*"
+    if request.kind == "command":
+        return suggested_prefix(request.command, Path(request.cwd))
+    return ""
+
+
 def prefix_words(prefix: str) -> list[str] | None:
     try:
         words = shlex.split(prefix)

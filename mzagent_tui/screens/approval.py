@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from rich.text import Text
 from textual import on
@@ -22,7 +21,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict, suggested_prefix
+from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import highlight
@@ -189,11 +188,11 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         if self._too_soon():
             return
         if self.request.kind == "command":
-            self._set_mode("prefix", suggested_prefix(self.request.command, Path(self.request.cwd)), "Always allow commands starting with…")
+            self._set_mode("prefix", offered_rule(self.request), "Always allow commands starting with…")
         elif self.request.kind == "write":
-            self._set_mode("writes", "*", "Allow writes for this session to paths matching this glob (* for all)")
+            self._set_mode("writes", offered_rule(self.request), "Allow writes for this session to paths matching this glob (* for all)")
         elif self.request.kind == "tool":
-            self._set_mode("prefix", self.request.tool, "Always allow this tool (a glob such as mcp__server__* allows a whole server)")
+            self._set_mode("prefix", offered_rule(self.request), "Always allow this tool (a glob such as mcp__server__* allows a whole server)")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
