@@ -83,7 +83,7 @@ class DiffView(ScrollView, can_focus=False):
         self.lines = for_display(diff).splitlines()
         self.path = path
         self.lexer = None
-        self._fills: dict[str, Style] = {}
+        self._fills: dict[Style, Style] = {}
         self.drawn: dict[int, Strip] = {}
         """The lines styled so far: only ever those that were on screen."""
         self.virtual_size = Size(max((len(line) for line in self.lines[:2000]), default=1) + 1, len(self.lines))
@@ -115,11 +115,11 @@ class DiffView(ScrollView, can_focus=False):
 
     def _fill(self, line: str) -> Style:
         """The style to the right edge: the widget's own, shaded for an added or removed line.
-        Read once per kind of line until the styles change (`rich_style` walks the CSS)."""
-        kind = line[:1] if line[:1] in ("+", "-") and line[:3] not in ("+++", "---") else " "
-        fill = self._fills.get(kind)
+        Read once per shade until the styles change (`rich_style` walks the CSS)."""
+        shade = _background(line)
+        fill = self._fills.get(shade)
         if fill is None:
-            fill = self._fills[kind] = self.rich_style + _background(line)
+            fill = self._fills[shade] = self.rich_style + shade
         return fill
 
     def notify_style_update(self) -> None:
