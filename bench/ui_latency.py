@@ -70,7 +70,7 @@ async def key_latency() -> None:
             meter.reset()
             box.value = ""
             samples = []
-            while app.query_one(RunStatus).state != "done" and len(samples) < 3000:
+            while app.query_one(RunStatus).run.state != "done" and len(samples) < 3000:
                 before = len(box.value)
                 started = time.perf_counter()
                 box.post_message(events.Key("x", "x"))

@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from textual.app import App
+from textual.message_pump import MessagePump
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.agent.cancel import CancelToken
@@ -24,15 +25,15 @@ STREAM_INTERVAL = 0.05
 
 
 class EventBridge:
-    """Posts core events as messages; buffers text deltas and sends them at most 20 times a second.
+    """Posts core events as messages to `target` (the conversation); buffers text deltas and sends them at most 20 times a second.
 
     `flush` also runs on a UI timer so text that arrived before a pause in the stream is shown.
     Messages are posted while holding the lock, so their order in the app's queue is the order
     in which the core emitted them, whichever thread flushes.
     """
 
-    def __init__(self, app: App, conversation: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
-        self._app = app
+    def __init__(self, target: MessagePump, conversation: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._target = target
         self._conversation = conversation
         self._clock = clock
         self._lock = threading.Lock()
@@ -48,7 +49,7 @@ class EventBridge:
                     self._flush_locked()
                 return
             self._flush_locked()
-            self._app.post_message(AgentEvent(event, self._conversation))
+            self._target.post_message(AgentEvent(event, self._conversation))
 
     def flush(self) -> None:
         with self._lock:
@@ -60,7 +61,7 @@ class EventBridge:
         self._thinking.clear()
         self._last_flush = self._clock()
         if text or thinking:
-            self._app.post_message(StreamChunk(text, thinking, self._conversation))
+            self._target.post_message(StreamChunk(text, thinking, self._conversation))
 
 
 class ModalApprover:

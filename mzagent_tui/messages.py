@@ -14,7 +14,7 @@ class AgentEvent(Message):
     """One core event, delivered on the UI thread in the order the core emitted it.
 
     `conversation` numbers the conversation it belongs to: a run cancelled by "new
-    conversation" may still report, and the app drops what belongs to an older one.
+    conversation" may still report, and the conversation drops what belongs to an older one.
     """
 
     event: Event

@@ -98,7 +98,7 @@ async def to_approval(pilot) -> None:  # noqa: ANN001
 async def full_run(pilot) -> None:  # noqa: ANN001
     await to_approval(pilot)
     await pilot.press("y")
-    await _until(pilot, lambda: pilot.app.query_one(RunStatus).state == "done")
+    await _until(pilot, lambda: pilot.app.query_one(RunStatus).run.state == "done")
     await tree_loaded(pilot)
     pilot.app.query_one(TaskInput).focus()
     await pilot.pause(0.3)

@@ -23,6 +23,7 @@ from mzagent_tui.messages import AgentEvent
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
+from mzagent_tui.widgets.conversation import Conversation
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
 from mzagent_tui.widgets.entries import Entry, ObservationEntry
@@ -81,7 +82,7 @@ def entry_texts(app: MzAgentApp, kind: str) -> list[str]:
 
 
 def state(app: MzAgentApp) -> str:
-    return app.query_one(RunStatus).state
+    return app.query_one(RunStatus).run.state
 
 
 async def approval(pilot) -> ApprovalScreen:  # noqa: ANN001
@@ -115,7 +116,27 @@ async def test_full_run_streams_approves_and_answers(server, project: Path) -> N
         assert "streaming" not in kinds
         assert (project / "out.txt").read_text() == "listed\n"
         assert entries(app, "final")[0].plain == "Listed."
-        assert app.query_one(RunStatus).usage.startswith("tokens 300 in / 60 out")
+        assert app.query_one(RunStatus).run.usage.startswith("tokens 300 in / 60 out")
+
+
+async def test_the_app_hears_of_changed_files_and_the_runs_end_through_messages(server, project: Path) -> None:
+    """The conversation tells the app what its run changed and when it ended only by messages:
+    a write names its file, so does a file a command changed, a command asks for a rescan, and
+    the end of the run comes once."""
+    server.script(Reply('<thought>w</thought><action>write_to_file("hello.py", "print(1)\\n")</action>'), *COMMAND_THEN_ANSWER)
+    seen: list[object] = []
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
+        await submit(pilot, "make hello")
+        await approval(pilot)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert project / "hello.py" in app.query_one(ProjectTree).changed
+    posted = list({id(m): m for m in seen}.values())  # the hook sees a message at each node it bubbles through
+    changes = [m for m in posted if isinstance(m, Conversation.FilesChanged)]
+    written, command_wrote, command_ran = ((project / "hello.py",), False), ((project / "out.txt",), False), ((), True)
+    assert [(m.written, m.rescan) for m in changes] == [written, command_wrote, command_ran]
+    assert [m.message for m in posted if isinstance(m, Conversation.RunEnded)] == ["final answer"]
 
 
 class FakeClock:
@@ -305,8 +326,9 @@ async def test_worker_messages_left_at_shutdown_are_dropped(server, project: Pat
     """The app may close while a handler awaits a mount; what the worker posted meanwhile is dropped."""
     app = make_app(server, project)
     async with app.run_test(size=SIZE):
-        app.post_message(AgentEvent(FinalAnswer("done"), app.conversation))
-        app.post_message(AgentEvent(Stopped(StopReason.FINAL_ANSWER, "final answer", 1), app.conversation))
+        conversation = app.conversation
+        conversation.post_message(AgentEvent(FinalAnswer("done"), conversation.number))
+        conversation.post_message(AgentEvent(Stopped(StopReason.FINAL_ANSWER, "final answer", 1), conversation.number))
     # leaving run_test closes the app at once and re-raises what any handler raised meanwhile
 
 
@@ -319,10 +341,10 @@ async def test_queued_task_starts_when_the_run_ends(server, project: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "one")
         await submit(pilot, "two")
-        assert app.query_one(RunStatus).queued == 1
+        assert app.query_one(RunStatus).run.queued == 1
         await wait_for(pilot, lambda: len(entries(app, "final")) == 2)
         assert [t.split("\n")[-1] for t in entry_texts(app, "question")] == ["one", "two"]
-        assert app.query_one(RunStatus).queued == 0
+        assert app.query_one(RunStatus).run.queued == 0
 
 
 async def test_history_recall(server, project: Path) -> None:
@@ -365,7 +387,7 @@ async def test_new_conversation_mid_run_shows_nothing_of_the_old_run(server, pro
         await submit(pilot, "old task")
         await wait_for(pilot, lambda: bool(entries(app, "streaming")))
         await pilot.press("ctrl+n")
-        await wait_for(pilot, lambda: not app.run_active)
+        await wait_for(pilot, lambda: not app.conversation.run_active)
         await pilot.pause(0.2)
         assert entries(app) == [], "nothing of the cancelled run arrived in the new conversation"
         await submit(pilot, "new task")
@@ -661,7 +683,7 @@ async def test_cancel_during_streaming_keeps_the_conversation_valid(server, proj
         await wait_for(pilot, lambda: state(app) == "cancelled", timeout=8)
         assert entries(app, "streaming")[0].has_class("-incomplete")
         await submit(pilot, "again")
-        await wait_for(pilot, lambda: app.last_answer == "after")
+        await wait_for(pilot, lambda: app.conversation.last_answer == "after")
         roles = [m["role"] for m in server.requests[-1]["messages"]]
         assert roles == ["system", "user", "assistant", "user"]
 
@@ -684,6 +706,7 @@ async def test_switch_provider_and_model_from_the_palette(server, project: Path)
         await pilot.press("enter")
         await pilot.pause()
         assert (app.settings.provider, app.settings.model) == ("custom", "other-model")
+        assert "custom/other-model" in app.sub_title
         await submit(pilot, "t")
         await wait_for(pilot, lambda: state(app) == "done")
         assert server.requests[-1]["model"] == "other-model"

@@ -24,7 +24,7 @@ from tests.test_app import SIZE, approval, entries, make_app, state, submit, wai
 
 def finished(app: MzAgentApp) -> bool:
     """The run reported its end and its worker is gone (undo and reopen wait for both)."""
-    return state(app) == "done" and not app.run_active
+    return state(app) == "done" and not app.conversation.run_active
 
 
 
@@ -213,7 +213,7 @@ async def test_footer_shows_cost_and_context_fill(server, project: Path) -> None
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
         await wait_for(pilot, lambda: finished(app))
-        assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 10% of 1.0k · $0.0004"
+        assert app.query_one(RunStatus).run.usage == "tokens 100 in / 20 out · context 10% of 1.0k · $0.0004"
 
 
 async def test_footer_learns_the_context_window_from_the_server(server, project: Path) -> None:
@@ -223,7 +223,7 @@ async def test_footer_learns_the_context_window_from_the_server(server, project:
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
         await wait_for(pilot, lambda: finished(app))
-        assert app.query_one(RunStatus).usage == "tokens 100 in / 20 out · context 5% of 2.0k"
+        assert app.query_one(RunStatus).run.usage == "tokens 100 in / 20 out · context 5% of 2.0k"
 
 
 async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> None:
@@ -295,7 +295,7 @@ async def test_a_long_reopened_session_shows_earlier_entries_on_request(server, 
     app = make_app(server, project, history=history)
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(RunStatus)
-        assert status.usage.startswith("tokens 5,000 in / 500 out") and status.step == 50
+        assert status.run.usage.startswith("tokens 5,000 in / 500 out") and status.run.step == 50
         transcript = app.query_one(Transcript)
         sizes = []
         while True:

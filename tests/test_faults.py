@@ -106,14 +106,14 @@ async def test_app(server, project: Path, name: str, steps: list, outcome: str, 
         box.value = "t"
         box.focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.query_one(RunStatus).state in ("done", "stopped"), timeout=30)
+        await wait_for(pilot, lambda: app.query_one(RunStatus).run.state in ("done", "stopped"), timeout=30)
         texts = {kind: "\n".join(entry_texts(app, kind)) for kind in ("notice", "error", "streaming")}
         everything = "\n".join(texts.values())
         assert KEY not in everything and "Traceback" not in everything
         if outcome == "final":
-            assert app.query_one(RunStatus).state == "done" and app.last_answer == "recovered"
+            assert app.query_one(RunStatus).run.state == "done" and app.conversation.last_answer == "recovered"
         else:
-            assert app.query_one(RunStatus).state == "stopped" and outcome in texts["error"]
+            assert app.query_one(RunStatus).run.state == "stopped" and outcome in texts["error"]
         if notice:
             assert notice in texts["notice"]
     assert not (project / "half").exists()

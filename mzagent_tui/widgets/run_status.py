@@ -2,33 +2,43 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 
-class RunStatus(Static):
-    state: reactive[str] = reactive("idle")
-    step: reactive[int] = reactive(0)
-    max_steps: reactive[int] = reactive(0)
-    usage: reactive[str] = reactive("tokens 0 in / 0 out")
+@dataclass(frozen=True)
+class RunState:
+    """A conversation's run as the status line shows it (replaced whole on each change)."""
+
+    state: str = "idle"
+    step: int = 0
+    max_steps: int = 0
+    usage: str = "tokens 0 in / 0 out"
     """The meter's summary: tokens, context fill, cost."""
-    elapsed: reactive[float] = reactive(0.0)
-    queued: reactive[int] = reactive(0)
+    elapsed: float = 0.0
+    queued: int = 0
+
+
+class RunStatus(Static):
+    run: reactive[RunState] = reactive(RunState)
     mode: reactive[str] = reactive("ask")
 
     def render(self) -> Text:
+        run = self.run
         text = Text()
         if self.mode == "yolo":
             text.append(" YOLO: COMMANDS RUN WITHOUT ASKING ", style="bold reverse red")
             text.append("  ")
         elif self.mode == "auto-safe":
             text.append("auto-safe  ", style="bold")
-        text.append(f"● {self.state}", style="bold")
-        if self.max_steps:
-            text.append(f"   step {self.step}/{self.max_steps}")
-        text.append(f"   {self.usage}")
-        text.append(f"   {int(self.elapsed) // 60}:{int(self.elapsed) % 60:02d}")
-        if self.queued:
-            text.append(f"   {self.queued} task(s) queued", style="bold")
+        text.append(f"● {run.state}", style="bold")
+        if run.max_steps:
+            text.append(f"   step {run.step}/{run.max_steps}")
+        text.append(f"   {run.usage}")
+        text.append(f"   {int(run.elapsed) // 60}:{int(run.elapsed) % 60:02d}")
+        if run.queued:
+            text.append(f"   {run.queued} task(s) queued", style="bold")
         return text

@@ -155,7 +155,7 @@ class Transcript(VerticalScroll):
         elif stream.answer.display:
             self._streamed_answer = stream
         else:
-            stream.remove()
+            self._remove([stream])
 
     def answer_shown(self) -> None:
         self._drop_streamed_answer()
@@ -168,7 +168,7 @@ class Transcript(VerticalScroll):
 
     def _drop_streamed_answer(self) -> None:
         if self._streamed_answer is not None:
-            self._streamed_answer.remove()
+            self._remove([self._streamed_answer])
             self._streamed_answer = None
 
     def _remove(self, widgets: Iterable[Widget]) -> None:
