@@ -24,7 +24,7 @@ from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.conversation import Conversation
-from mzagent_tui.widgets.run_status import RunStatus
+from mzagent_tui.widgets.run_status import RunState, RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
 from mzagent_tui.widgets.entries import Entry, ObservationEntry
 from mzagent_tui.widgets.transcript import Transcript
@@ -372,6 +372,7 @@ async def test_new_conversation_starts_clean(server, project: Path) -> None:
         await pilot.press("ctrl+n")
         await pilot.pause()
         assert entries(app) == []
+        assert app.query_one(RunStatus).run == RunState()  # idle, no step, no tokens, no time
         await submit(pilot, "second")
         await wait_for(pilot, lambda: len(entries(app, "final")) == 1)
         assert [m["role"] for m in server.requests[-1]["messages"]] == ["system", "user"]

@@ -359,7 +359,7 @@ class Conversation(Vertical):
         if settings is not None:
             self.settings = settings
         self._meter = self._new_meter()
-        self._update(queued=0, usage=self._meter.summary(), state="idle")
+        self.run = RunState(usage=self._meter.summary())
 
     def _new_meter(self) -> Meter:
         return Meter(self.settings.price_in, self.settings.price_out, self.settings.window())
