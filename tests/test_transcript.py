@@ -112,3 +112,39 @@ def test_a_short_diff_is_shown_whole() -> None:
     [entry] = entries_for(SHORT_CHANGE, ROOT)
     assert isinstance(entry, DiffEntry) and not entry.has_class("-long")
     assert entry.title_text.endswith("changed a.py (+1 −1)")
+
+
+async def test_paging_through_a_long_diff_jumps_without_drawing_the_lines_between() -> None:
+    """Home, page down and End move the transcript at once: an animated jump styles every line it
+    passes on its way (the bench's old stall), a jump only the screen it lands on."""
+    from textual.app import App
+
+    from mzagent_tui.widgets.entries import DiffEntry
+    from mzagent_tui.widgets.transcript import Transcript
+
+    class One(App):
+        CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
+
+        def compose(self):  # noqa: ANN202
+            yield Transcript(ROOT, id="transcript")
+
+    app = One()
+    app.animation_level = "full"
+    async with app.run_test(size=(100, 40)) as pilot:
+        transcript = app.query_one(Transcript)
+        await transcript.add(*entries_for(long_change(5000), ROOT))
+        entry = app.query_one(DiffEntry)
+        entry.focus()
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        drawn = len(entry.view.drawn)
+        await pilot.press("end")
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == transcript.max_scroll_y > 4900
+        await pilot.press("home")
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == 0
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == transcript.scrollable_content_region.height
+        assert len(entry.view.drawn) - drawn <= 3 * 40, "only the screens landed on are styled"

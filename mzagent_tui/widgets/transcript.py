@@ -13,6 +13,7 @@ from weakref import WeakSet
 
 from rich.text import Text
 from textual import on
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -105,6 +106,30 @@ class Transcript(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
         self._show_hint()
+
+    # Keys that jump: at once, never animated. Each frame of an animated jump draws the lines it
+    # passes, so paging through a long diff or log cost ten times the lines one jump shows
+    # (bench/diff_render.py); a terminal pager does not animate either.
+
+    def action_page_down(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_down(animate=False)
+
+    def action_page_up(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_page_up(animate=False)
+
+    def action_scroll_end(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_end(animate=False, x_axis=False)
+
+    def action_scroll_home(self) -> None:
+        if not self.allow_vertical_scroll:
+            raise SkipAction()
+        self.scroll_home(animate=False, x_axis=False)
 
     def _show_hint(self) -> None:
         """The empty transcript says what to type, that commands ask first, and where the keys are."""
