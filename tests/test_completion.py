@@ -156,3 +156,50 @@ def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
     agent.run("Implement f in impl.py.")
     reminder = last_user(server.requests[1])
     assert "so the task is not done yet; impl.py still raises NotImplementedError. Make the change now" in reminder
+
+
+def test_a_shell_script_that_does_not_parse_is_said_at_once(server, project: Path) -> None:
+    server.script(
+        Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo \\\\$(($i*2)); done\\n")</action>'),
+        Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo $((i*2)); done\\n")</action>'),
+        answer_reply("ok"),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Create deploy.sh")
+    broken, fixed = (o.text for o in rec.of(Observation)[:2])
+    assert "Warning: deploy.sh does not parse now: bash syntax error: line 1: syntax error near unexpected token `('" in broken
+    assert "does not parse" not in fixed
+
+
+def test_checking_a_script_runs_none_of_it(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """`bash -n` parses only; no start-up file (`BASH_ENV`) is read, and nothing in the script runs."""
+    from mzagent_tui.agent.syntax_check import syntax_problem
+
+    marker = tmp_path / "ran"
+    startup = tmp_path / "startup.sh"
+    startup.write_text(f"touch {marker}\n")
+    monkeypatch.setenv("BASH_ENV", str(startup))
+    monkeypatch.setenv("ENV", str(startup))
+    assert syntax_problem("x.sh", f"touch {marker}\necho $(touch {marker})\n".encode()) is None
+    assert syntax_problem("x.sh", f"touch {marker}\nif then\n".encode()) is not None
+    assert not marker.exists()
+
+
+def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Path) -> None:
+    """Many .cfg files are not INI: one whose old content did not parse as INI is not checked,
+    neither at the write nor before the answer; one that was INI still is."""
+    (project / "tool.cfg").write_text("retries = 5\n")
+    (project / "setup.cfg").write_text("[metadata]\nname = demo\n")
+    server.script(
+        Reply('<action>write_to_file("tool.cfg", "retries = 6\\n")</action>'),
+        Reply('<action>write_to_file("setup.cfg", "name = demo\\n")</action>'),
+        answer_reply("Done."),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Set retries to 6 in tool.cfg and tidy setup.cfg")
+    tool, setup = (o.text for o in rec.of(Observation)[:2])
+    assert "does not parse" not in tool
+    assert "Warning: setup.cfg does not parse now: invalid INI" in setup
+    reminders = [n.text for n in rec.of(Notice)]
+    assert reminders == ["setup.cfg does not parse; the model was reminded once"]

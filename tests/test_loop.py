@@ -23,7 +23,7 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
 )
-from mzagent_tui.agent.loop import wrap_observation
+from mzagent_tui.agent.loop import VARIED_TEMPERATURE, wrap_observation
 from tests.conftest import make_agent
 from tests.scripted_server import Fault, Reply
 
@@ -92,6 +92,40 @@ def test_same_action_same_result_three_times_is_stuck(server, project: Path) -> 
     agent, _ = make_agent(server, project)
     result = agent.run("t")
     assert result.reason is StopReason.STUCK and result.steps == 3 and "read_file" in result.message
+
+
+def test_a_reply_repeating_the_last_action_is_asked_for_again_with_more_variety(server, project: Path) -> None:
+    """At temperature 0 the same conversation gives the same reply: a word-for-word repeat of the
+    last action is dropped (never run) and asked for once more at a higher temperature."""
+    (project / "a.txt").write_text("same")
+    server.script(
+        Reply('<thought>look</thought><action>read_file("a.txt")</action>'),
+        Reply('<thought>look again</thought><action>read_file("a.txt")</action>'),
+        Reply("<thought>enough</thought><final_answer>a.txt says same.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("What does a.txt say?")
+    assert result.final_answer == "a.txt says same." and result.steps == 2
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, VARIED_TEMPERATURE]
+    assert len(rec.of(Action)) == 1, "the repeated read never ran"
+    assert any("repeated its last action (read_file) word for word" in n.text for n in rec.of(Notice))
+    assert "look again" not in json.dumps(server.requests[2]["messages"]), "the dropped reply is not in the conversation"
+
+
+def test_a_repeat_asked_for_again_stands_the_second_time(server, project: Path) -> None:
+    (project / "a.txt").write_text("same")
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 3, Reply("<final_answer>same</final_answer>"))
+    agent, rec = make_agent(server, project)
+    assert agent.run("t").final_answer == "same"
+    assert len(rec.of(Action)) == 2 and "you already did exactly this" in rec.of(Observation)[1].text
+
+
+def test_a_high_temperature_setting_is_not_changed_for_a_repeat(server, project: Path) -> None:
+    (project / "a.txt").write_text("same")
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 2, Reply("<final_answer>same</final_answer>"))
+    agent, rec = make_agent(server, project, temperature=0.9)
+    assert agent.run("t").final_answer == "same"
+    assert [r["temperature"] for r in server.requests] == [0.9, 0.9, 0.9] and len(rec.of(Action)) == 2
 
 
 def test_max_steps(server, project: Path) -> None:
@@ -190,7 +224,7 @@ def test_context_overflow_shrinks_old_observations_and_retries_once(server, proj
     (project / "big.txt").write_text("data " * 1000)
     overflow = Fault("status", 400, body={"error": {"message": "maximum context length is 10 tokens", "code": "context_length_exceeded"}})
     server.script(
-        *[Reply('<action>read_file("big.txt", %d)</action>' % i) for i in (1, 1, 2)],
+        *[Reply('<action>read_file("big.txt", %d)</action>' % i) for i in (1, 2, 3)],
         Reply('<action>read_file("big.txt")</action>'),
         overflow,
         Reply("<final_answer>fits now</final_answer>"),
@@ -288,11 +322,11 @@ def test_the_reminder_is_given_only_once(server, project: Path) -> None:
 
 def test_a_repeated_action_is_pointed_out(server, project: Path) -> None:
     (project / "a.txt").write_text("x")
-    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 2, Reply("<final_answer>ok</final_answer>"))
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 3, Reply("<final_answer>ok</final_answer>"))
     agent, _ = make_agent(server, project)
     agent.run("t")
     assert "already did exactly this" not in last_user(server.requests[1])
-    assert "already did exactly this" in last_user(server.requests[2])
+    assert "already did exactly this" in last_user(server.requests[3])  # the repeat stood when asked again
 
 
 def test_a_final_answer_that_only_repeats_an_error_gets_a_reminder(server, project: Path) -> None:

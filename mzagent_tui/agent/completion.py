@@ -78,6 +78,8 @@ class CompletionCheck:
     before: dict[str, str | None] = field(default_factory=dict)
     written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
+    originals: dict[Path, Path | None] = field(default_factory=dict)
+    """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
     named: list[str] = field(default_factory=list)
@@ -101,6 +103,7 @@ class CompletionCheck:
     def observe(self, event: Event) -> None:
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
+            self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
         """(notice for the user, observation for the model), or None to accept the answer.
@@ -190,7 +193,9 @@ class CompletionCheck:
         named = {self.root / name for name in self.named if self._inside(name)} if self.asks_for_change else set()
         for path in sorted(self.written | named):
             try:
-                problem = syntax_problem(path.name, path.read_bytes()) if path.is_file() else None
+                original = self.originals.get(path)
+                before = original.read_bytes() if original is not None and original.is_file() else None
+                problem = syntax_problem(path.name, path.read_bytes(), before) if path.is_file() else None
             except OSError:
                 continue
             if problem is None:

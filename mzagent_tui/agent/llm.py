@@ -170,10 +170,13 @@ class ChatClient:
                         window = value
         return window
 
-    def complete(self, messages: list[dict[str, Any]], cancel: CancelToken, grammar: str | None = None, tools: list[dict[str, Any]] | None = None) -> Reply:
+    def complete(
+        self, messages: list[dict[str, Any]], cancel: CancelToken, grammar: str | None = None, tools: list[dict[str, Any]] | None = None,
+        temperature: float | None = None,
+    ) -> Reply:
         """Stream one reply, retrying transient faults with visible, cancellable waits, and giving
         up once a stalled or failing endpoint has held the step for `step_wait_limit` seconds
-        (a reply that keeps streaming is never cut)."""
+        (a reply that keeps streaming is never cut). `temperature` overrides the settings' for this reply."""
         attempt = 0
         limit = self._settings.max_retries
         bound = self._settings.step_wait_limit()
@@ -181,7 +184,7 @@ class ChatClient:
         while True:
             cancel.check()
             try:
-                return self._attempt(messages, cancel, deadline, grammar, tools)
+                return self._attempt(messages, cancel, deadline, grammar, tools, temperature)
             except _Unsupported as exc:
                 if exc.field_name == "grammar":
                     self.send_grammar = False  # an optional aid: no notice, the reply is read the same way
@@ -219,7 +222,10 @@ class ChatClient:
     def _where(self) -> str:
         return f"{self.base_url}, model {self.model}"
 
-    def _attempt(self, messages: list[dict[str, Any]], cancel: CancelToken, deadline: float, grammar: str | None, tools: list[dict[str, Any]] | None) -> Reply:
+    def _attempt(
+        self, messages: list[dict[str, Any]], cancel: CancelToken, deadline: float, grammar: str | None, tools: list[dict[str, Any]] | None,
+        temperature: float | None,
+    ) -> Reply:
         params: dict[str, Any] = {
             "model": self.model,
             # The SDK type-walks `messages` on every request, which costs ~1 ms per message
@@ -228,7 +234,7 @@ class ChatClient:
             "messages": [],
             "extra_body": {"messages": messages},
             "stream": True,
-            "temperature": self._settings.temperature,
+            "temperature": self._settings.temperature if temperature is None else temperature,
             "max_tokens": self._settings.max_tokens,
         }
         if self.send_stop:

@@ -64,6 +64,10 @@ from mzagent_tui.agent.usage import Meter, money
 
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6
+VARIED_TEMPERATURE = 0.7
+"""A reply that repeats the last action word for word is asked for once more at this temperature
+(when the settings' is lower): at a low temperature the same conversation gives the same reply,
+so a note alone rarely gets a small model out of a loop."""
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
@@ -225,16 +229,35 @@ class Agent:
         else:
             self._append("user", wrap_observation(text))
 
-    def _read_reply(self, reply: Reply) -> ParsedReply:
-        """Keep the reply in the conversation and read its decision, in either protocol."""
+    def _parse(self, reply: Reply) -> ParsedReply:
+        """The reply's decision, in either protocol."""
         signatures = self.tools.signatures()
         if not self.native:
-            self._append("assistant", reply.text)
             return parse_reply(reply.text, signatures)
+        return parse_native(reply.text, reply.reasoning, reply.tool_calls, signatures)
+
+    def _keep(self, reply: Reply) -> None:
+        """The reply joins the conversation (a native one with the call that will be answered)."""
+        if not self.native:
+            self._append("assistant", reply.text)
+            return
         call = reply.tool_calls[0] if reply.tool_calls else None
         self._add(assistant_message(reply.text, call))
         self._open_call = call.id if call is not None else None
-        return parse_native(reply.text, reply.reasoning, reply.tool_calls, signatures)
+
+    def _ask_unless_repeated(self, cancel: CancelToken, last: tuple[str, str] | None) -> tuple[Reply, ParsedReply]:
+        """A reply and its decision; one that repeats the last action word for word is dropped
+        and asked for again with more variety (once; the second reply stands whatever it is)."""
+        reply = self._ask_model(cancel)
+        parsed = self._parse(reply)
+        repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) == last
+        if not repeated or self.settings.temperature >= VARIED_TEMPERATURE:
+            return reply, parsed
+        self.emit(ReplyFinished(reply.text, reply.finish_reason))
+        self.emit(Notice(f"the model repeated its last action ({parsed.tool}) word for word; asked again at temperature {VARIED_TEMPERATURE}"))
+        self.session.record("dropped_reply", text=reply.text)
+        reply = self._ask_model(cancel, VARIED_TEMPERATURE)
+        return reply, self._parse(reply)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
         limit = self.settings.max_steps
@@ -252,14 +275,14 @@ class Agent:
                 return RunResult(StopReason.MAX_COST, message, None, step - 1)
             self.emit(StepStarted(step, limit))
             try:
-                reply = self._ask_model(cancel)
+                reply, parsed = self._ask_unless_repeated(cancel, recent[-1][:2] if recent else None)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             except LLMError as exc:
                 self.emit(Error(str(exc)))
                 return RunResult(StopReason.ERROR, str(exc), None, step)
-            parsed = self._read_reply(reply)
+            self._keep(reply)
             self.emit(ReplyFinished(reply.text, reply.finish_reason))
             if parsed.thought:
                 self.ctx.thought = parsed.thought
@@ -340,7 +363,7 @@ class Agent:
         self.emit(Compacted(summary, len(older)))
         return True
 
-    def _ask_model(self, cancel: CancelToken) -> Reply:
+    def _ask_model(self, cancel: CancelToken, temperature: float | None = None) -> Reply:
         fill = self.meter.fill
         if fill is not None and fill >= COMPACT_AT and not self._compacted:
             try:
@@ -350,12 +373,12 @@ class Agent:
         grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar and not self.native else None
         tools = tool_schemas(self.tools) if self.native else None
         try:
-            return self.llm.complete(self.messages, cancel, grammar, tools)
+            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self.messages, cancel, grammar, tools)
+            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""

@@ -1,4 +1,4 @@
-"""Does a file still parse? Python, JSON, TOML and INI, by the file's extension.
+"""Does a file still parse? Python, JSON, TOML, INI and shell scripts, by the file's extension.
 
 Used right after a write (the model hears at once that the file it wrote is broken) and before
 a final answer (a file the task named or the run wrote that does not parse gets one reminder).
@@ -10,22 +10,31 @@ from __future__ import annotations
 
 import configparser
 import json
+import subprocess
 import tomllib
 
 LITERAL_NEWLINES = 2
 """A one-line file holding at least this many backslash-n pairs was most likely escaped twice."""
 
 
-def syntax_problem(name: str, data: bytes) -> str | None:
+SHELL_CHECK_SECONDS = 5
+
+
+def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str | None:
     """Why the file `name` with content `data` does not parse, in one line; None if it does (or
-    is of a kind not checked)."""
+    is of a kind not checked). `before` is its earlier content: many `.cfg` files are not INI,
+    so one whose earlier content did not parse as INI is not checked."""
     suffix = name.rpartition(".")[2].lower() if "." in name else ""
-    if suffix not in ("py", "json", "toml", "ini", "cfg"):
+    if suffix not in ("py", "json", "toml", "ini", "cfg", "sh", "bash"):
+        return None
+    if suffix == "cfg" and before is not None and syntax_problem(name, before) is not None:
         return None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
+    if suffix in ("sh", "bash"):
+        return _shell_problem(data)
     try:
         if suffix == "py":
             compile(text, name, "exec", dont_inherit=True)
@@ -50,3 +59,19 @@ def syntax_problem(name: str, data: bytes) -> str | None:
     if "\n" not in text.rstrip("\n") and text.count("\\n") >= LITERAL_NEWLINES:
         problem += "; it is one line with \\n written out as backslash and n: in the string write \\n for a new line, not \\\\n"
     return problem
+
+
+def _shell_problem(data: bytes) -> str | None:
+    """`bash -n` reads the script without running any of it; its first complaint, if any. It
+    starts with no start-up files and a minimal environment, so nothing of the user's runs either."""
+    try:
+        checked = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-n"], input=data, capture_output=True, env={"PATH": "/usr/bin:/bin"},
+            timeout=SHELL_CHECK_SECONDS, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if checked.returncode == 0:
+        return None
+    first = checked.stderr.decode("utf-8", "replace").strip().splitlines()
+    return f"bash syntax error: {first[0].removeprefix('bash: ')}" if first else "bash syntax error"

@@ -141,7 +141,7 @@ class FileTools:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         if existed and old == data:
             written += f"\nNote: the new content is exactly the old content: {rel} did not change. Write something different if a change is needed."
-        broken = syntax_problem(rel, data)
+        broken = syntax_problem(rel, data, old if existed else None)
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
         if str(self.root) in content:
