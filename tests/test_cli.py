@@ -242,7 +242,7 @@ def test_undo_from_the_command_line_refuses_after_an_edit(server, project: Path)
 
 
 def test_max_cost_flag(server, project: Path) -> None:
-    server.default = Reply('<thought>again</thought><action>read_file("missing.txt")</action>', usage=(600_000, 0))
+    server.default = lambda request: Reply(f'<thought>again</thought><action>read_file("missing{len(server.requests)}.txt")</action>', usage=(600_000, 0))
     missing_prices = mzagent("run", *endpoint(server), "--max-cost", "1", "--project", str(project), "t")
     assert missing_prices.returncode == 2 and "max_cost needs prices" in missing_prices.stderr
     stopped = mzagent("run", *endpoint(server), "--price-in", "1", "--price-out", "2", "--max-cost", "1", "--project", str(project), "t")
