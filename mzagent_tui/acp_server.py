@@ -44,16 +44,21 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    CurrentModeUpdate,
     Implementation,
     McpServerStdio,
     PermissionOption,
     PromptCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
     ToolCallLocation,
     ToolCallUpdate,
     UsageUpdate,
 )
 
 from mzagent_tui import __version__
+from mzagent_tui.agent.approval import MODES as APPROVAL_MODES
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
@@ -328,6 +333,21 @@ class AcpSession:
         self.agent.session.close()
 
 
+MODE_TEXT = {
+    "ask": ("Ask", "Every command asks first (mzagent's default)"),
+    "auto-safe": ("Auto-safe", "Read-only commands on the safe list run without asking; the rest ask"),
+    "yolo": ("Yolo", "No command asks (the sandbox still confines them)"),
+}
+
+
+def _modes(current: str) -> SessionModeState:
+    """The approval modes, offered as the session's modes (the editor shows them as a menu)."""
+    return SessionModeState(
+        current_mode_id=current,
+        available_modes=[SessionMode(id=mode, name=MODE_TEXT[mode][0], description=MODE_TEXT[mode][1]) for mode in APPROVAL_MODES],
+    )
+
+
 class AcpAgent:
     """The ACP agent interface (the SDK calls these methods)."""
 
@@ -356,7 +376,7 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], None)
-        return NewSessionResponse(session_id=session.id)
+        return NewSessionResponse(session_id=session.id, modes=_modes(session.agent.policy.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> LoadSessionResponse:
         root = _project(cwd)
@@ -369,7 +389,7 @@ class AcpAgent:
         session = await self._open(cwd, mcp_servers or [], history)
         session.updates.replay(history)
         await session.queue.join()
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=_modes(session.agent.policy.mode))
 
     async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
         root = _project(cwd)
@@ -426,6 +446,16 @@ class AcpAgent:
             raise RequestError.invalid_params({"message": "the prompt has no text"})
         await self._local_ready(session)
         return PromptResponse(stop_reason=await session.prompt(text))
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        """The editor's mode menu sets the session's approval mode, like the app's palette; it
+        takes effect at the next command (one waiting for permission is still asked)."""
+        session = self._session(session_id)
+        if mode_id not in APPROVAL_MODES:
+            raise RequestError.invalid_params({"message": f"no mode {mode_id!r}; the modes are {', '.join(APPROVAL_MODES)}"})
+        session.agent.policy.mode = mode_id
+        session.post(CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
+        return SetSessionModeResponse()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

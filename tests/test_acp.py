@@ -18,6 +18,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    CurrentModeUpdate,
     DeniedOutcome,
     EnvVariable,
     McpServerStdio,
@@ -171,6 +172,28 @@ async def test_allow_always_stops_asking_for_that_prefix(endpoint, project: Path
     assert (project / "one.txt").exists() and (project / "two.txt").exists()
 
 
+async def test_the_editors_mode_menu_sets_the_approval_mode(endpoint, project: Path) -> None:
+    """The session offers the approval modes; choosing one changes what asks from then on, an
+    unknown one is refused and changes nothing."""
+    endpoint.script(
+        Reply('<action>run_terminal_command("ls")</action>'),
+        Reply('<action>run_terminal_command("touch made.txt")</action>'),
+        answer_reply(),
+    )
+    client = RecordingClient(["allow"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        assert session.modes.current_mode_id == "ask"
+        assert [m.id for m in session.modes.available_modes] == ["ask", "auto-safe", "yolo"]
+        with pytest.raises(RequestError):
+            await conn.set_session_mode(session_id=session.session_id, mode_id="trusted")
+        await conn.set_session_mode(session_id=session.session_id, mode_id="auto-safe")
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
+        await settle(client)
+    assert [call.title for call, _ in client.permissions] == ["Run `touch made.txt`"], "ls ran without asking, touch asked"
+    assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["auto-safe"]
+
+
 async def test_cancel_mid_command_kills_its_process_group(endpoint, project: Path) -> None:
     marker = f"acp-cancel-{uuid.uuid4().hex}"
     endpoint.script(Reply(f'<action>run_terminal_command("sleep 300 && echo {marker}; sleep 301 & wait")</action>'))
@@ -219,7 +242,8 @@ async def test_load_replays_a_logged_session_and_continues_it(endpoint, project:
         await settle(first)
     second = RecordingClient()
     async with acp_agent(second) as (conn, _):
-        await conn.load_session(cwd=str(project), session_id=session.session_id)
+        loaded = await conn.load_session(cwd=str(project), session_id=session.session_id)
+        assert loaded.modes.current_mode_id == "ask"
         await settle(second)
         assert second.text(UserMessageChunk) == "what do the notes say?"
         assert second.text(AgentMessageChunk) == "the notes say hello"
