@@ -45,7 +45,9 @@ from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
     CurrentModeUpdate,
+    HttpMcpServer,
     Implementation,
+    McpCapabilities,
     McpServerStdio,
     PermissionOption,
     PromptCapabilities,
@@ -367,7 +369,9 @@ class AcpAgent:
     async def initialize(self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)),
+            agent_capabilities=AgentCapabilities(
+                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True), mcp_capabilities=McpCapabilities(http=True, sse=False),
+            ),
             agent_info=Implementation(name="mzagent", title="mzagent", version=__version__),
         )
 
@@ -487,10 +491,15 @@ def _project(cwd: str) -> Path:
 
 
 def _server(server: Any) -> McpServerConfig:
-    """An MCP server the client passed in `session/new` (stdio only)."""
+    """An MCP server the client passed in `session/new`: stdio, or streamable HTTP (the old SSE
+    transport is not offered in our capabilities, and is refused)."""
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", getattr(server, "name", "")) or "server"
+    if isinstance(server, HttpMcpServer):
+        if not server.url.startswith(("http://", "https://")):
+            raise ConfigError(f"MCP server '{server.name}': the url must be an http:// or https:// address")
+        return McpServerConfig(name, url=server.url, headers={h.name: h.value for h in server.headers})
     if not isinstance(server, McpServerStdio):
-        raise ConfigError(f"MCP server '{getattr(server, 'name', '?')}': only stdio servers are supported")
-    name = re.sub(r"[^A-Za-z0-9_-]", "_", server.name) or "server"
+        raise ConfigError(f"MCP server '{getattr(server, 'name', '?')}': only stdio and streamable HTTP servers are supported")
     return McpServerConfig(name, server.command, tuple(server.args), {v.name: v.value for v in server.env})
 
 

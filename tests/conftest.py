@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
 import threading
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +103,25 @@ def make_agent(
     environ = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=environ, history=history)
     return agent, recorder
+
+
+@pytest.fixture
+def http_server() -> Iterator[str]:
+    """tests/mcp_server.py over streamable HTTP on a free port, with the bearer token tok-123; its URL."""
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    marker = f"mcp-http-{uuid.uuid4().hex}"
+    process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("mcp_server.py")), "--marker", marker, "--http", str(port), "--token", "tok-123"], stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            assert process.poll() is None and time.monotonic() < deadline, "the HTTP test server did not start"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(10)

@@ -1,4 +1,6 @@
-"""A small stdio MCP server for the tests: `python tests/mcp_server.py [--marker M] [--crash] [--slow-start S]`.
+"""A small MCP server for the tests: `python tests/mcp_server.py [--marker M] [--crash] [--slow-start S]`
+over stdio, or `--http PORT [--token T]` over streamable HTTP on 127.0.0.1 (with `--token`, a
+request without `Authorization: Bearer T` gets 401).
 
 Tools: add (read-only), echo, write_note (writes a file beside the server's cwd), hang, fail,
 pid, die (the server exits mid-call), picture (image content).
@@ -74,12 +76,33 @@ def main() -> None:
     parser.add_argument("--marker", default="")
     parser.add_argument("--crash", action="store_true")
     parser.add_argument("--slow-start", type=float, default=0.0)
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--token", default="")
     options = parser.parse_args()
     print(f"test server starting {options.marker}", file=sys.stderr, flush=True)
     if options.crash:
         sys.exit("crashed on purpose")
     time.sleep(options.slow_start)
-    app.run()
+    if options.http:
+        import uvicorn
+
+        web = app.streamable_http_app()
+        uvicorn.run(_require_token(web, options.token) if options.token else web, host="127.0.0.1", port=options.http, log_level="warning")
+    else:
+        app.run()
+
+
+def _require_token(inner, token: str):  # noqa: ANN001, ANN202 - ASGI apps
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope, receive, send) -> None:  # noqa: ANN001
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"unauthorized"})
+            return
+        await inner(scope, receive, send)
+
+    return guarded
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from acp.schema import (
     CurrentModeUpdate,
     DeniedOutcome,
     EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
     McpServerStdio,
     RequestPermissionResponse,
     ToolCallProgress,
@@ -93,6 +95,7 @@ async def test_initialize_says_who_we_are_and_that_sessions_load(endpoint, proje
         response = await conn.initialize(protocol_version=PROTOCOL_VERSION)
     assert response.agent_info.name == "mzagent"
     assert response.agent_capabilities.load_session is True
+    assert response.agent_capabilities.mcp_capabilities.http is True  # streamable HTTP servers from the client are used
 
 
 async def test_a_prompt_streams_thought_tool_calls_and_the_answer(endpoint, project: Path) -> None:
@@ -278,6 +281,18 @@ async def test_an_mcp_server_from_new_session_gives_tools(endpoint, project: Pat
     [(call, options)] = client.permissions  # approval mode ask: even a read-only tool asks
     assert call.title.startswith("Call mcp__calc__add") and options[1].name == "Always allow mcp__calc__add"
     assert client.of(ToolCallProgress)[-1].content[0].content.text == "42"
+
+
+async def test_an_http_mcp_server_from_new_session_gives_tools(endpoint, project: Path, http_server: str) -> None:
+    """The client's streamable HTTP server, with its headers (here the bearer token it needs)."""
+    endpoint.script(Reply('<action>mcp__web__add(a=1, b=2)</action>'), answer_reply("3"))
+    client = RecordingClient(["allow"])
+    server = HttpMcpServer(name="web", url=http_server, headers=[HttpHeader(name="Authorization", value="Bearer tok-123")], type="http")
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project), mcp_servers=[server])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("add")])
+        await settle(client)
+    assert client.of(ToolCallProgress)[-1].content[0].content.text == "3"
 
 
 async def test_stdout_carries_only_json_rpc(endpoint, project: Path) -> None:

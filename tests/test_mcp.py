@@ -83,6 +83,11 @@ def test_servers_come_from_the_user_config_with_codex_keys() -> None:
         ('[mcp_servers.a]\ncommand = "x"\nshell = true', "unknown keys: shell"),
         ('[mcp_servers."a b"]\ncommand = "x"', "only letters"),
         ('mcp_servers = 3', "must be tables"),
+        ('[mcp_servers.a]\nurl = "file:///etc/passwd"', "http:// or https://"),
+        ('[mcp_servers.a]\nurl = "http://h/mcp"\ncommand = "x"', "do not apply"),
+        ('[mcp_servers.a]\ncommand = "x"\nbearer_token_env_var = "T"', "only go with `url`"),
+        ('[mcp_servers.a]\nurl = "http://h/mcp"\nbearer_token_env_var = "MZAGENT_TEST_UNSET_TOKEN"', "is not set"),
+        ('[mcp_servers.a]\nurl = "http://h/mcp"\nhttp_headers = { A = 1 }', "table of strings"),
     ],
 )
 def test_bad_server_tables_are_clear_errors(table: str, fragment: str) -> None:
@@ -255,6 +260,29 @@ def test_listing_and_calls(hub, tmp_path: Path) -> None:
     assert not failed.ok and "Error from the tool" in failed.text and "fail" in failed.text
     assert running.call(tools["picture"], {}, cancel) == ToolResult("[image: image/png, 100 bytes]")
     assert "test server starting" in running.log_path("t").read_text()
+
+
+def test_a_running_server_is_reached_over_streamable_http(hub, http_server: str, monkeypatch) -> None:  # noqa: ANN001
+    """`url` with `bearer_token_env_var`: the token comes from the environment, never the file."""
+    monkeypatch.setenv("TEST_MCP_TOKEN", "tok-123")
+    write_config(f"""
+        [mcp_servers.remote]
+        url = "{http_server}"
+        bearer_token_env_var = "TEST_MCP_TOKEN"
+        http_headers = {{ X-Client = "mzagent" }}
+    """)
+    [config] = load_mcp_servers()
+    assert config.headers == {"X-Client": "mzagent", "Authorization": "Bearer tok-123"} and config.command == ""
+    running = hub(config)
+    tools = tools_of(running)
+    assert tools["add"].read_only
+    assert running.call(tools["add"], {"a": 2, "b": 3}, CancelToken()) == ToolResult("5")
+
+
+def test_a_wrong_token_is_one_clear_failure(hub, http_server: str) -> None:
+    running = hub(McpServerConfig("remote", url=http_server, headers={"Authorization": "Bearer wrong"}, startup_timeout=5.0))
+    tools, failures = running.wait_started()
+    assert tools == [] and failures == [f"MCP server 'remote' failed to start: HTTP 401 Unauthorized, MCPError: Server returned an error response (at {http_server})"]
 
 
 def test_a_hanging_tool_is_cancelled_at_its_timeout(hub) -> None:

@@ -1,7 +1,8 @@
 """The MCP servers of one agent: started together on an event-loop thread of their own, called
 from the agent's worker thread, stopped with it.
 
-Each server runs as `python -c GUARD` → `bash` → the server, in a session of its own. The guard
+A server given by `url` is already running and is reached over streamable HTTP. Any other runs
+as `python -c GUARD` → `bash` → the server, in a session of its own. The guard
 asks the kernel for SIGUSR1 when the thread that started it dies (PR_SET_PDEATHSIG, also on
 kill -9 of the agent), and bash's trap then kills the server's whole process group, so no server
 outlives the app. Its stderr goes to `mcp-NAME.log` in the session folder, never to our stdout.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import sys
 import threading
@@ -55,6 +57,8 @@ class _Server:
     failure: str = ""
     """Why it is not running (empty while it is)."""
     task: asyncio.Task[None] | None = None
+    http_error: str = ""
+    """The last HTTP error status of a server reached by `url` (the SDK's own message omits it)."""
 
 
 class McpHub:
@@ -77,7 +81,7 @@ class McpHub:
         """The tools of the servers that started, and one line per server that did not."""
         self._started.result()
         tools = [tool for server in self._servers.values() for tool in server.tools]
-        failures = [f"MCP server '{s.config.name}' {s.failure} (its log: {self.log_path(s.config.name)})" for s in self._servers.values() if s.failure]
+        failures = [f"MCP server '{s.config.name}' {s.failure} ({self._where(s.config)})" for s in self._servers.values() if s.failure]
         return tools, failures
 
     async def _start_all(self, configs: list[McpServerConfig]) -> None:
@@ -94,13 +98,28 @@ class McpHub:
             server.failure = f"did not start within {config.startup_timeout:g} s"
             server.task.cancel()
         except Exception as exc:  # noqa: BLE001 - any failure of a user's server is one notice
-            server.failure = f"failed to start: {_reason(exc)}"
+            server.failure = f"failed to start: {server.http_error + ', ' if server.http_error else ''}{_reason(exc)}"
 
-    async def _serve(self, server: _Server, ready: asyncio.Future[None]) -> None:
-        from mcp import Client
+    def _where(self, config: McpServerConfig) -> str:
+        """Where to look when a server fails: its address, or the log of one we started."""
+        return f"at {config.url}" if config.url else f"its log: {self.log_path(config.name)}"
+
+    async def _transport(self, server: _Server, stack: contextlib.AsyncExitStack) -> Any:
+        """Streamable HTTP to a running server (its HTTP client closed with `stack`), or stdio
+        to one we start under the guard."""
+        config = server.config
+        if config.url:
+            from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
+
+            async def note_error(response: Any) -> None:
+                if response.status_code >= 400:
+                    server.http_error = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+            http = await stack.enter_async_context(create_mcp_http_client(headers=config.headers))
+            http.event_hooks["response"].append(note_error)
+            return streamable_http_client(config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        config = server.config
         log = self.log_path(config.name).open("a", encoding="utf-8")
         self._logs.append(log)
         params = StdioServerParameters(
@@ -109,8 +128,15 @@ class McpHub:
             env=config.env,
             cwd=config.cwd or str(self._cwd),
         )
+        return stdio_client(params, errlog=log)
+
+    async def _serve(self, server: _Server, ready: asyncio.Future[None]) -> None:
+        from mcp import Client
+
+        config = server.config
         try:
-            async with Client(stdio_client(params, errlog=log), read_timeout_seconds=config.startup_timeout) as client:
+            async with contextlib.AsyncExitStack() as stack:
+                client = await stack.enter_async_context(Client(await self._transport(server, stack), read_timeout_seconds=config.startup_timeout))
                 server.tools = await self._list_tools(client, config)
                 server.client = client
                 ready.set_result(None)
@@ -173,7 +199,7 @@ class McpHub:
                 if "Connection closed" in reason:
                     server.failure = "stopped during a call"
                     server.client = None
-                    return ToolResult(f"Error: the MCP server '{remote.server}' stopped during the call to {remote.full_name} (its log: {self.log_path(remote.server)}); its tools cannot be used now.", ok=False)
+                    return ToolResult(f"Error: the MCP server '{remote.server}' stopped during the call to {remote.full_name} ({self._where(server.config)}); its tools cannot be used now.", ok=False)
                 return ToolResult(f"Error: the call to {remote.full_name} failed: {reason}.", ok=False)
         text, ok = describe_result(result.content, result.structured_content, bool(result.is_error))
         return ToolResult(text, ok=ok)
