@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -796,3 +797,52 @@ async def test_compacting_from_the_palette_shows_the_summary_as_an_entry(server,
         [entry] = [e for e in entries(app, "notice") if "context compacted" in e.title_text]
         assert entry.plain == "The user asked what a.txt says; it says alpha."
         assert server.requests[-1]["messages"][-1]["content"].endswith("no <final_answer>.")
+
+
+async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, project: Path, monkeypatch) -> None:  # noqa: ANN001
+    """With no endpoint the app starts the bundled model (here a stand-in that points at the
+    scripted server): its progress shows, a task typed meanwhile queues, and runs once it is ready."""
+    from mzagent_tui.agent.local import MODEL_ALIAS
+
+    loaded = threading.Event()
+
+    class ServerSettings:
+        def describe(self) -> str:
+            return "16k context"
+
+    class StandIn:
+        base_url = server.base_url
+        model = Path("bundled.gguf")
+        settings = ServerSettings()
+        stopped = False
+
+        def launch(self) -> None:
+            pass
+
+        def stop(self) -> None:
+            StandIn.stopped = True
+
+    def start_local(progress, cancelled, launch):  # noqa: ANN001, ANN202 - the signature of local.start_local
+        stand_in = StandIn()
+        launch(stand_in)
+        progress("loading the model", 3, 0)
+        assert loaded.wait(10) and not cancelled()
+        return stand_in
+
+    monkeypatch.setattr("mzagent_tui.app.start_local", start_local)
+    monkeypatch.setattr("mzagent_tui.app.local_available", lambda: True)
+    server.script(Reply("<final_answer>ran on the bundled model</final_answer>"))
+    app = MzAgentApp(settings_for(server, provider="local", base_url="", model="", api_key=""), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: any("loading the model… 3 s" in text for text in entry_texts(app, "notice")))
+        assert state(app) == "starting the local model"
+        await submit(pilot, "go")
+        await wait_for(pilot, lambda: app.query_one(RunStatus).run.queued == 1)
+        assert server.requests == []
+        loaded.set()
+        await wait_for(pilot, lambda: state(app) == "done")
+        assert entries(app, "final")[0].plain == "ran on the bundled model"
+        assert any("ready: bundled.gguf (16k context)" in text for text in entry_texts(app, "notice"))
+        assert app.settings.base_url == server.base_url and app.settings.model == MODEL_ALIAS
+        assert f"local/{MODEL_ALIAS}" in app.sub_title
+    assert StandIn.stopped, "the app stops the server it launched"
