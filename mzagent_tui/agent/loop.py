@@ -64,11 +64,11 @@ from mzagent_tui.agent.usage import Meter, money
 
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6
+"""Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 VARIED_TEMPERATURE = 0.7
 """A reply that repeats the last action word for word is asked for once more at this temperature
 (when the settings' is lower): at a low temperature the same conversation gives the same reply,
 so a note alone rarely gets a small model out of a loop."""
-"""Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)

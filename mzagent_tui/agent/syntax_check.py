@@ -18,6 +18,7 @@ LITERAL_NEWLINES = 2
 
 
 SHELL_CHECK_SECONDS = 5
+"""`bash -n` on a script is not waited for longer (no answer: not checked)."""
 
 
 def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str | None:
