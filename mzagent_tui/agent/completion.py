@@ -223,7 +223,7 @@ class CompletionCheck:
         return None
 
     def _broken_file(self) -> tuple[str, str] | None:
-        """A Python, JSON, TOML or INI file the run wrote that does not parse; or one the task
+        """A Python, JSON, TOML, INI or shell file the run wrote that does not parse; or one the task
         names, when the task asks for a change ("x.json is not valid JSON. Fix it"), not when it
         only asks about it ("what is wrong with broken.py?")."""
         named = {self.root / name for name in self.named if self._inside(name)} if self.asks_for_change else set()
