@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from textual.widgets import Input
 from mzagent_tui.agent.approval import Policy
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
-from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
+from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
@@ -90,8 +89,7 @@ async def submit_task(pilot) -> None:  # noqa: ANN001
 
 async def to_approval(pilot) -> None:  # noqa: ANN001
     await submit_task(pilot)
-    await _until(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-    await asyncio.sleep(GRACE_SECONDS + 0.05)
+    await _until(pilot, lambda: isinstance(screen := pilot.app.screen, ApprovalScreen) and screen.accepts_keys)
     await pilot.pause()
 
 

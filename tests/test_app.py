@@ -86,9 +86,10 @@ def state(app: MzAgentApp) -> str:
     return app.query_one(RunStatus).run.state
 
 
-async def approval(pilot) -> ApprovalScreen:  # noqa: ANN001
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen))
-    await asyncio.sleep(GRACE_SECONDS + 0.05)
+async def approval(pilot, after: ApprovalScreen | None = None) -> ApprovalScreen:  # noqa: ANN001
+    """The approval dialog once its keys work (its grace is over, however late it mounted on a busy
+    machine); `after`: a dialog just answered, which may still be on screen for a moment."""
+    await wait_for(pilot, lambda: isinstance(screen := pilot.app.screen, ApprovalScreen) and screen is not after and screen.accepts_keys)
     return pilot.app.screen
 
 
@@ -235,7 +236,7 @@ async def test_always_allow_saves_a_prefix_that_fails_closed(server, project: Pa
         await pilot.press("a")
         assert screen.query_one("#approval-input", Input).value == "touch"
         await pilot.press("enter")
-        second = await approval(pilot)
+        second = await approval(pilot, after=screen)
         assert shown(second.query_one("#approval-command Static")) == "touch c.txt; rm a.txt"
         assert (project / "a.txt").exists() and (project / "b.txt").exists()
         await pilot.press("n")
@@ -745,10 +746,10 @@ async def test_the_dialog_says_how_the_command_is_confined_and_o_lifts_it_once(s
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
-        await approval(pilot)
-        assert "sandbox: writes in the project, no network" in shown(app.screen.query_one("#approval-sandbox"))
+        first = await approval(pilot)
+        assert "sandbox: writes in the project, no network" in shown(first.query_one("#approval-sandbox"))
         await pilot.press(key)
-        await approval(pilot)
+        await approval(pilot, after=first)
         await pilot.press("y")
         await wait_for(pilot, lambda: state(app) == "done")
         assert "sandbox" in app.sub_title

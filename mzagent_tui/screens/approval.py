@@ -136,6 +136,11 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         """A command that will run in the sandbox: the user (never the model) may lift it once."""
         return self.request.kind == "command" and self.request.sandbox.startswith("sandbox:")
 
+    @property
+    def accepts_keys(self) -> bool:
+        """The grace after opening is over: a key typed now was meant for this dialog."""
+        return self.is_mounted and not self._too_soon()
+
     def _too_soon(self) -> bool:
         return self._clock() - self._opened_at < GRACE_SECONDS
 
