@@ -61,7 +61,7 @@ from acp.schema import (
 
 from mzagent_tui import __version__
 from mzagent_tui.agent.approval import MODES as APPROVAL_MODES
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
+from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
@@ -85,7 +85,7 @@ from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
-from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
 from mzagent_tui.agent.parsing import partial_tag_length
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
@@ -335,18 +335,11 @@ class AcpSession:
         self.agent.session.close()
 
 
-MODE_TEXT = {
-    "ask": ("Ask", "Every command asks first (mzagent's default)"),
-    "auto-safe": ("Auto-safe", "Read-only commands on the safe list run without asking; the rest ask"),
-    "yolo": ("Yolo", "No command asks (the sandbox still confines them)"),
-}
-
-
 def _modes(current: str) -> SessionModeState:
     """The approval modes, offered as the session's modes (the editor shows them as a menu)."""
     return SessionModeState(
         current_mode_id=current,
-        available_modes=[SessionMode(id=mode, name=MODE_TEXT[mode][0], description=MODE_TEXT[mode][1]) for mode in APPROVAL_MODES],
+        available_modes=[SessionMode(id=mode, name=mode.capitalize(), description=MODE_DESCRIPTIONS[mode]) for mode in APPROVAL_MODES],
     )
 
 
@@ -495,9 +488,8 @@ def _server(server: Any) -> McpServerConfig:
     transport is not offered in our capabilities, and is refused)."""
     name = re.sub(r"[^A-Za-z0-9_-]", "_", getattr(server, "name", "")) or "server"
     if isinstance(server, HttpMcpServer):
-        if not server.url.startswith(("http://", "https://")):
-            raise ConfigError(f"MCP server '{server.name}': the url must be an http:// or https:// address")
-        return McpServerConfig(name, url=server.url, headers={h.name: h.value for h in server.headers})
+        url = http_url(server.url, f"MCP server '{server.name}': the url")
+        return McpServerConfig(name, url=url, headers={h.name: h.value for h in server.headers})
     if not isinstance(server, McpServerStdio):
         raise ConfigError(f"MCP server '{getattr(server, 'name', '?')}': only stdio and streamable HTTP servers are supported")
     return McpServerConfig(name, server.command, tuple(server.args), {v.name: v.value for v in server.env})

@@ -22,7 +22,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DirectoryTree, Footer, Header
 
-from mzagent_tui.agent.approval import Policy
+from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
@@ -355,9 +355,9 @@ class MzAgentApp(App[None]):
         yield SystemCommand("New conversation", "Forget the conversation and start fresh", self.action_new_conversation)
         yield SystemCommand("Toggle file tree", "Show or hide the project files", self.action_toggle_tree)
         yield SystemCommand("Switch provider/model", "Use another endpoint or model (starts a new conversation)", self.action_switch_model)
-        yield SystemCommand("Approval mode: ask", "Every command asks (default)", lambda: self.action_approval_mode("ask"))
-        yield SystemCommand("Approval mode: auto-safe", "Read-only commands on the safe list run without asking", lambda: self.action_approval_mode("auto-safe"))
-        yield SystemCommand("Approval mode: yolo", "Nothing asks, for this session (dangerous; asks to confirm)", lambda: self.action_approval_mode("yolo"))
+        yield SystemCommand("Approval mode: ask", MODE_DESCRIPTIONS["ask"], lambda: self.action_approval_mode("ask"))
+        yield SystemCommand("Approval mode: auto-safe", MODE_DESCRIPTIONS["auto-safe"], lambda: self.action_approval_mode("auto-safe"))
+        yield SystemCommand("Approval mode: yolo", f"{MODE_DESCRIPTIONS['yolo']}; dangerous, asks to confirm", lambda: self.action_approval_mode("yolo"))
         yield SystemCommand("Reopen a session", "List this project's sessions and continue one", self.action_resume)
         yield SystemCommand("Undo last write", "Take back the agent's last step: a file write, or the files a command changed (ctrl+z)", lambda: self.action_undo("last"))
         yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))

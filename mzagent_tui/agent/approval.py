@@ -24,6 +24,12 @@ from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 from mzagent_tui.agent.textfiles import atomic_write
 
 MODES = ("ask", "auto-safe", "yolo")
+MODE_DESCRIPTIONS = {
+    "ask": "Every command asks first (the default)",
+    "auto-safe": "Read-only commands on the safe list run without asking; the rest ask",
+    "yolo": "No command asks, for this session (the sandbox still confines them)",
+}
+"""What each approval mode means, in every front-end's words (the palette, the ACP mode menu)."""
 WRITE_MODES = ("auto", "ask")
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 

@@ -7,7 +7,7 @@ events they came from, behind an "earlier entries" marker that brings them back 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from weakref import WeakSet
 
@@ -112,24 +112,21 @@ class Transcript(VerticalScroll):
     # (bench/diff_render.py); a terminal pager does not animate either.
 
     def action_page_down(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_page_down(animate=False)
+        self._jump(self.scroll_page_down)
 
     def action_page_up(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_page_up(animate=False)
+        self._jump(self.scroll_page_up)
 
     def action_scroll_end(self) -> None:
-        if not self.allow_vertical_scroll:
-            raise SkipAction()
-        self.scroll_end(animate=False, x_axis=False)
+        self._jump(self.scroll_end, x_axis=False)
 
     def action_scroll_home(self) -> None:
+        self._jump(self.scroll_home, x_axis=False)
+
+    def _jump(self, scroll: Callable[..., None], **options: bool) -> None:
         if not self.allow_vertical_scroll:
             raise SkipAction()
-        self.scroll_home(animate=False, x_axis=False)
+        scroll(animate=False, **options)
 
     def _show_hint(self) -> None:
         """The empty transcript says what to type, that commands ask first, and where the keys are."""

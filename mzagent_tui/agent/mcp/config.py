@@ -86,7 +86,9 @@ def server_from_table(name: str, table: Any, where: str, environ: Mapping[str, s
         "tool_timeout": _seconds(table, "tool_timeout_sec", TOOL_TIMEOUT, where),
     }
     if "url" in table:
-        return McpServerConfig(name, url=_url(table, where), headers=_headers(table, where, environ), **common)
+        if set(table) & _STDIO_KEYS:
+            raise ConfigError(f"{where}: a server with `url` is already running: {', '.join(sorted(set(table) & _STDIO_KEYS))} do not apply")
+        return McpServerConfig(name, url=http_url(table["url"], f"{where}: `url`"), headers=_headers(table, where, environ), **common)
     command = table.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ConfigError(f"{where} needs `command` (the program that starts the server) or `url` (a running server)")
@@ -104,12 +106,10 @@ def server_from_table(name: str, table: Any, where: str, environ: Mapping[str, s
     return McpServerConfig(name, command, tuple(args), dict(env), cwd, **common)
 
 
-def _url(table: dict[str, Any], where: str) -> str:
-    url = table["url"]
-    if set(table) & _STDIO_KEYS:
-        raise ConfigError(f"{where}: a server with `url` is already running: {', '.join(sorted(set(table) & _STDIO_KEYS))} do not apply")
+def http_url(url: Any, what: str) -> str:
+    """A running server's address, from the user config or an ACP client: http(s) only."""
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{where}: `url` must be an http:// or https:// address")
+        raise ConfigError(f"{what} must be an http:// or https:// address")
     return url
 
 
