@@ -49,12 +49,16 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     prompt = render_system_prompt(project, TOOLS, lang)
     actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE)
     examples = [a for a in actions if "tool_name" not in a]
-    assert len(examples) == 4
+    assert len(examples) == 7
     for action in examples:
         parsed = parse_reply(action, TOOLS.signatures())
         assert parsed.error is None and parsed.tool in TOOLS
     written = parse_reply(examples[0], TOOLS.signatures())
     assert written.args == ["hello.py", 'print("Hello")\n']
+    fixed = parse_reply(examples[5], TOOLS.signatures())
+    assert fixed.args == ["shapes.py", 'def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n']
+    checked = parse_reply(examples[6], TOOLS.signatures())
+    assert checked.args == ['python3 -c "from shapes import area; print(area(3, 4))"']
 
 
 def test_templates_share_placeholders() -> None:

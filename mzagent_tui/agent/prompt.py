@@ -33,7 +33,7 @@ $file_list
 """
 """The end of every prompt: the project's notes for agents and the environment."""
 
-TEMPLATE_EN = Template(r"""You are a careful coding agent working inside a project folder. Solve the user's task step by step.
+TEMPLATE_EN = Template(r'''You are a careful coding agent working inside a project folder. Solve the user's task step by step.
 
 # Reply format
 Every reply has two parts. First your reasoning:
@@ -90,12 +90,31 @@ version = 1.4.2</observation>
 <thought>The file was moved.</thought>
 <final_answer>I moved notes.md to docs/notes.md.</final_answer>
 
+# Example 4
+<question>area in shapes.py gives wrong results. Fix it.</question>
+<thought>I need to read shapes.py first.</thought>
+<action>read_file("shapes.py")</action>
+<observation>def area(width, height):
+    """Return the area of a rectangle."""
+    return width + height
+</observation>
+<thought>It adds instead of multiplying. I write the whole file again with the fix.</thought>
+<action>write_to_file("shapes.py", "def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n")</action>
+<observation>File written: shapes.py (overwrote, 3 lines, 93 bytes).</observation>
+<thought>Now I check the result.</thought>
+<action>run_terminal_command("python3 -c \"from shapes import area; print(area(3, 4))\"")</action>
+<observation>Command succeeded (exit code 0).
+Output:
+12</observation>
+<thought>area(3, 4) is 12, which is right.</thought>
+<final_answer>I fixed area in shapes.py: it added width and height; now it multiplies them.</final_answer>
+
 # Tools
 $tool_list
 
-""" + ENVIRONMENT_EN)
+''' + ENVIRONMENT_EN)
 
-TEMPLATE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编程助手。请一步一步完成用户的任务。
+TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的编程助手。请一步一步完成用户的任务。
 
 # 回复格式
 每次回复包含两部分。先写思考：
@@ -150,10 +169,29 @@ version = 1.4.2</observation>
 <thought>文件已移动。</thought>
 <final_answer>我把 notes.md 移到了 docs/notes.md。</final_answer>
 
+# 示例 4
+<question>shapes.py 中的 area 结果不对，修复它。</question>
+<thought>先读取 shapes.py。</thought>
+<action>read_file("shapes.py")</action>
+<observation>def area(width, height):
+    """Return the area of a rectangle."""
+    return width + height
+</observation>
+<thought>它用了加法而不是乘法。我把修复后的完整文件重新写入。</thought>
+<action>write_to_file("shapes.py", "def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n")</action>
+<observation>File written: shapes.py (overwrote, 3 lines, 93 bytes).</observation>
+<thought>现在检查结果。</thought>
+<action>run_terminal_command("python3 -c \"from shapes import area; print(area(3, 4))\"")</action>
+<observation>Command succeeded (exit code 0).
+Output:
+12</observation>
+<thought>area(3, 4) 是 12，结果正确。</thought>
+<final_answer>我修复了 shapes.py 中的 area：原来把宽和高相加，现在相乘。</final_answer>
+
 # 工具
 $tool_list
 
-""" + ENVIRONMENT_ZH)
+''' + ENVIRONMENT_ZH)
 
 NATIVE_EN = Template(r"""You are a careful coding agent working inside a project folder. Solve the user's task step by step.
 
