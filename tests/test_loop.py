@@ -120,6 +120,36 @@ def test_a_repeat_asked_for_again_stands_the_second_time(server, project: Path) 
     assert len(rec.of(Action)) == 2 and "you already did exactly this" in rec.of(Observation)[1].text
 
 
+def test_the_reply_after_a_format_error_is_asked_for_with_more_variety(server, project: Path) -> None:
+    """At temperature 0 an unusable reply comes back word for word; the next one is asked for at a
+    higher temperature, and the one after a usable reply at the settings' temperature again."""
+    (project / "a.txt").write_text("same")
+    server.script(
+        Reply('<action>write_to_file("a.txt", json_string="x")</action>'),
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply("<final_answer>same</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("What does a.txt say?").final_answer == "same"
+    assert [r["temperature"] for r in server.requests] == [0.0, VARIED_TEMPERATURE, 0.0]
+    assert [e.count for e in rec.of(FormatError)] == [1]
+
+
+def test_after_a_format_error_a_repeat_of_the_last_action_runs(server, project: Path) -> None:
+    """The varied reply after a format error is not asked for a third time when it repeats the last action."""
+    (project / "a.txt").write_text("same")
+    server.script(
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply("<action>read_file(a.txt)</action>"),
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply("<final_answer>same</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("t").final_answer == "same"
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, VARIED_TEMPERATURE, 0.0]
+    assert len(rec.of(Action)) == 2
+
+
 def test_a_high_temperature_setting_is_not_changed_for_a_repeat(server, project: Path) -> None:
     (project / "a.txt").write_text("same")
     server.script(*[Reply('<action>read_file("a.txt")</action>')] * 2, Reply("<final_answer>same</final_answer>"))

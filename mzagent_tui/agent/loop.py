@@ -66,9 +66,10 @@ STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 VARIED_TEMPERATURE = 0.7
-"""A reply that repeats the last action word for word is asked for once more at this temperature
-(when the settings' is lower): at a low temperature the same conversation gives the same reply,
-so a note alone rarely gets a small model out of a loop."""
+"""A reply that repeats the last action word for word is asked for once more at this temperature,
+and the reply after a format error is asked for at it (when the settings' is lower): at a low
+temperature the same conversation gives the same reply, so a note alone rarely gets a small model
+out of a loop."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -245,13 +246,16 @@ class Agent:
         self._add(assistant_message(reply.text, call))
         self._open_call = call.id if call is not None else None
 
-    def _ask_unless_repeated(self, cancel: CancelToken, last: tuple[str, str] | None) -> tuple[Reply, ParsedReply]:
+    def _ask_unless_repeated(self, cancel: CancelToken, last: tuple[str, str] | None, after_error: bool) -> tuple[Reply, ParsedReply]:
         """A reply and its decision; one that repeats the last action word for word is dropped
-        and asked for again with more variety (once; the second reply stands whatever it is)."""
-        reply = self._ask_model(cancel)
+        and asked for again with more variety (once; the second reply stands whatever it is).
+        After a format error the reply is asked for with more variety at once: the same
+        conversation would bring back the same unusable reply."""
+        varied = self.settings.temperature < VARIED_TEMPERATURE
+        reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
         parsed = self._parse(reply)
         repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) == last
-        if not repeated or self.settings.temperature >= VARIED_TEMPERATURE:
+        if not repeated or not varied or after_error:
             return reply, parsed
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
         self.emit(Notice(f"the model repeated its last action ({parsed.tool}) word for word; asked again at temperature {VARIED_TEMPERATURE}"))
@@ -275,7 +279,7 @@ class Agent:
                 return RunResult(StopReason.MAX_COST, message, None, step - 1)
             self.emit(StepStarted(step, limit))
             try:
-                reply, parsed = self._ask_unless_repeated(cancel, recent[-1][:2] if recent else None)
+                reply, parsed = self._ask_unless_repeated(cancel, recent[-1][:2] if recent else None, format_errors > 0)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
