@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.completion import task_targets
+from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
@@ -29,6 +29,16 @@ def last_user(request: dict) -> str:
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets
+
+
+@pytest.mark.parametrize(("answer", "claimed"), [
+    ("I wrote report.md with the totals.", ["report.md"]),
+    ("Saved 4181 to result.txt.", ["result.txt"]),
+    ("Shape.area is abstract; it raises in base.py.", []),
+    ("os.path.join builds the path. I created out.txt.", ["out.txt"]),
+])
+def test_the_files_an_answer_claims(answer: str, claimed: list[str]) -> None:
+    assert claimed_files(answer) == claimed
 
 
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
@@ -151,11 +161,53 @@ def test_a_target_the_run_left_empty_gets_one_reminder(server, project: Path) ->
 
 def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
     (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
-    server.script(answer_reply("It is implemented."), answer_reply("It is implemented."))
-    agent, _ = make_agent(server, project)
-    agent.run("Implement f in impl.py.")
+    server.script(*[answer_reply("It is implemented.")] * 3)
+    agent, rec = make_agent(server, project)
+    assert agent.run("Implement f in impl.py.").final_answer == "It is implemented."
     reminder = last_user(server.requests[1])
     assert "so the task is not done yet; impl.py still raises NotImplementedError. Make the change now" in reminder
+    stub = last_user(server.requests[2])
+    assert "impl.py still raises NotImplementedError, so it is not implemented yet. Call write_to_file" in stub
+    assert len(server.requests) == 3, "the third answer stands"
+    assert [n.text for n in rec.of(Notice)][-1] == "impl.py still raises NotImplementedError; the model was reminded once"
+
+
+def test_a_stub_written_with_its_raise_kept_is_reminded_of(server, project: Path) -> None:
+    (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
+    server.script(
+        write_reply("impl.py", "def f():\n    raise NotImplementedError\n\n\ndef g():\n    return 1\n"),
+        answer_reply("Done."),
+        write_reply("impl.py", "def f():\n    return 1\n"),
+        answer_reply("Done."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("Implement f in impl.py.").final_answer == "Done."
+    assert "impl.py still raises NotImplementedError, so it is not implemented yet" in last_user(server.requests[2])
+    assert len(server.requests) == 4
+
+
+def test_a_file_that_raises_not_implemented_without_being_asked_to_change_is_left_alone(server, project: Path) -> None:
+    (project / "base.py").write_text("class Shape:\n    def area(self):\n        raise NotImplementedError\n")
+    server.script(answer_reply("Shape.area is abstract."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("What does Shape.area in base.py do?").final_answer == "Shape.area is abstract."
+    assert len(server.requests) == 1
+
+
+def test_a_reminder_about_a_file_already_read_asks_for_the_write(server, project: Path) -> None:
+    """A small model told "read the file if you need to" reads it again and answers again: when it
+    has read the file in this run, the reminder names the write as the next step."""
+    (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
+    server.script(
+        Reply('<action>read_file("./impl.py")</action>'),
+        answer_reply("It is implemented."),
+        answer_reply("It is implemented."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("Implement f in impl.py.")
+    reminder = last_user(server.requests[2])
+    assert "impl.py still raises NotImplementedError. You have read impl.py already: call write_to_file now" in reminder
+    assert "read the file if you need to" not in reminder
 
 
 def test_a_shell_script_that_does_not_parse_is_said_at_once(server, project: Path) -> None:

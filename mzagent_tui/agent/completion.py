@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.events import Event, FileChanged
+from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.syntax_check import syntax_problem
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
@@ -27,6 +27,7 @@ WRITING_VERB = re.compile(
     r"refactor|increase|decrease|increment|reorder|swap|uppercase|lowercase|capitali[sz]e|comment|uncomment|indent)\w*\b",
     re.IGNORECASE,
 )
+CLAIM_VERB = re.compile(f"{WRITING_VERB.pattern}|{CHANGE_CLAIM.pattern}", re.IGNORECASE)
 ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
@@ -40,25 +41,41 @@ def task_targets(task: str) -> list[str]:
     Only the words since the previous file name count, so in "create upper.md from the lines of
     notes.md" the target is upper.md and not notes.md.
     """
-    targets = []
+    return _names_after(task, WRITING_VERB)
+
+
+def claimed_files(answer: str) -> list[str]:
+    """Files an answer says it made or changed ("I wrote report.md"), not every dotted name in it
+    ("Shape.area is abstract")."""
+    return _names_after(answer, CLAIM_VERB)
+
+
+def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
+    """File names with one of the verbs at most VERB_WINDOW words before them, in their clause."""
+    names = []
     since = 0
-    for match in FILE_NAME.finditer(task):
-        before = _CLAUSE_END.split(task[since : match.start()])[-1]
-        if WRITING_VERB.search(" ".join(before.split()[-VERB_WINDOW:])):
-            targets.append(match.group())
+    for match in FILE_NAME.finditer(text):
+        before = _CLAUSE_END.split(text[since : match.start()])[-1]
+        if verbs.search(" ".join(before.split()[-VERB_WINDOW:])):
+            names.append(match.group())
         since = match.end()
-    return list(dict.fromkeys(targets))
+    return list(dict.fromkeys(names))
+
+
+STUB = "raise NotImplementedError"
+
+
+def _is_stub(path: Path) -> bool:
+    try:
+        return path.is_file() and STUB in path.read_text(errors="replace")
+    except OSError:
+        return False
 
 
 def _stub_note(root: Path, names: list[str]) -> str:
     """`; a.py still raises NotImplementedError` when an unchanged target is a stub left to fill in."""
-    for name in names:
-        try:
-            if "NotImplementedError" in (root / name).read_text(errors="replace"):
-                return f"; {name} still raises NotImplementedError"
-        except OSError:
-            continue
-    return ""
+    stubs = [name for name in names if _is_stub(root / name)]
+    return f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
 
 
 def _digest(path: Path) -> str | None:
@@ -80,8 +97,12 @@ class CompletionCheck:
     given: set[str] = field(default_factory=set)
     originals: dict[Path, Path | None] = field(default_factory=dict)
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
+    read: set[Path] = field(default_factory=set)
+    """Files the model read in this run: a reminder about one of them need not send it to read again."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
+    stubs: list[str] = field(default_factory=list)
+    """Targets that raised NotImplementedError when the task started: stubs the task asks to fill in."""
     named: list[str] = field(default_factory=list)
     """The file names the task mentions, in order."""
     asks_for_change: bool = False
@@ -95,6 +116,7 @@ class CompletionCheck:
         if not self.targets and len(existing) == 1 and self.asks_for_change:
             self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
+        self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
@@ -104,6 +126,8 @@ class CompletionCheck:
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
+        if isinstance(event, Action) and event.tool == "read_file" and event.args and isinstance(event.args[0], str):
+            self.read.add((self.root / event.args[0]).resolve())
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
         """(notice for the user, observation for the model), or None to accept the answer.
@@ -115,6 +139,7 @@ class CompletionCheck:
             ("empty", self._empty),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
+            ("stub", self._still_a_stub),
             ("error", lambda: self._only_an_error(answer)),
         )
         for kind, check in checks:
@@ -127,7 +152,7 @@ class CompletionCheck:
         return None
 
     def _missing(self, answer: str, commands: list[str]) -> tuple[str, str] | None:
-        claimed = [name for name in dict.fromkeys(FILE_NAME.findall(answer)) if name in self.named]
+        claimed = [name for name in claimed_files(answer) if name in self.named]
         missing = [
             name for name in dict.fromkeys(self.targets + claimed)
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
@@ -171,11 +196,14 @@ class CompletionCheck:
         ]
         if unchanged:
             names = ", ".join(unchanged)
+            if all((self.root / name).resolve() in self.read for name in unchanged):
+                how = f"You have read {names} already: call write_to_file now with the whole new content."
+            else:
+                how = "Make the change now: read the file if you need to, then write_to_file with the whole new content."
             return (
                 f"the task asks to change {names}, which is unchanged",
                 f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
-                f"so the task is not done yet{_stub_note(self.root, unchanged)}. Make the change now: read the file if you need to, "
-                "then write_to_file with the whole new content.",
+                f"so the task is not done yet{_stub_note(self.root, unchanged)}. {how}",
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return (
@@ -185,6 +213,19 @@ class CompletionCheck:
                 "otherwise give your final answer again.",
             )
         return None
+
+    def _still_a_stub(self) -> tuple[str, str] | None:
+        """A stub the task asks to fill in still raises NotImplementedError: it cannot be done, whatever
+        the answer says, so this is said even after the reminder about an unchanged file."""
+        left = [name for name in self.stubs if _is_stub(self.root / name)]
+        if not left:
+            return None
+        names = ", ".join(left)
+        return (
+            f"{names} still raises NotImplementedError",
+            f"Reminder: {names} still raises NotImplementedError, so it is not implemented yet. Call write_to_file "
+            "with the whole file, the function's code in place of raise NotImplementedError.",
+        )
 
     def _broken_file(self) -> tuple[str, str] | None:
         """A Python, JSON, TOML, INI or shell file the run wrote that does not parse; or one the task
