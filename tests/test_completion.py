@@ -210,6 +210,50 @@ def test_a_reminder_about_a_file_already_read_asks_for_the_write(server, project
     assert "read the file if you need to" not in reminder
 
 
+def test_a_written_file_holding_the_projects_absolute_path_is_reminded_of_once(server, project: Path) -> None:
+    server.script(
+        write_reply("copy.sh", f"cd {project}\ncp a.txt b.txt\n"),
+        answer_reply("Wrote copy.sh."),
+        answer_reply("It must run from anywhere, so it keeps the path."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Write copy.sh, a script that copies a.txt to b.txt.").final_answer == "It must run from anywhere, so it keeps the path."
+    assert f"copy.sh, which this task wrote, contains the project's absolute path ({project})" in last_user(server.requests[2])
+    assert len(server.requests) == 3
+    assert "copy.sh holds the project's absolute path; the model was reminded once" in [n.text for n in rec.of(Notice)]
+
+
+def test_a_relative_script_gets_no_absolute_path_reminder(server, project: Path) -> None:
+    server.script(write_reply("copy.sh", "cp a.txt b.txt\n"), answer_reply("Wrote copy.sh."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("Write copy.sh, a script that copies a.txt to b.txt.").final_answer == "Wrote copy.sh."
+    assert len(server.requests) == 2
+
+
+def test_a_question_about_running_answered_without_running_is_reminded_of(server, project: Path) -> None:
+    (project / "test_parse.py").write_text("def test_a():\n    assert 1 == 2\n")
+    server.script(
+        answer_reply("test_b fails."),
+        Reply('<action>run_terminal_command("python3 -m pytest -q test_parse.py")</action>'),
+        answer_reply("test_a fails."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("One test in test_parse.py fails. Which one?").final_answer == "test_a fails."
+    assert "no command was run in this task, so the answer is a guess" in last_user(server.requests[1])
+
+
+@pytest.mark.parametrize("task", [
+    "What does config.ini say about the port?",
+    "How many functions does util.py define?",
+    "Tell me what the print calls in util.py are for.",
+])
+def test_questions_that_reading_answers_are_not_sent_to_run(server, project: Path, task: str) -> None:
+    server.script(answer_reply("8080"))
+    agent, _ = make_agent(server, project)
+    assert agent.run(task).final_answer == "8080"
+    assert len(server.requests) == 1
+
+
 def test_a_shell_script_that_does_not_parse_is_said_at_once(server, project: Path) -> None:
     server.script(
         Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo \\\\$(($i*2)); done\\n")</action>'),

@@ -28,6 +28,9 @@ WRITING_VERB = re.compile(
     re.IGNORECASE,
 )
 CLAIM_VERB = re.compile(f"{WRITING_VERB.pattern}|{CHANGE_CLAIM.pattern}", re.IGNORECASE)
+ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
+"""Words of a question whose answer is what running something gives ("Which test fails?")."""
+QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b", re.IGNORECASE)
 ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
@@ -97,8 +100,12 @@ class CompletionCheck:
     given: set[str] = field(default_factory=set)
     originals: dict[Path, Path | None] = field(default_factory=dict)
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
+    ran: bool = False
+    """The model ran a command in this run (whether or not it succeeded)."""
     read: set[Path] = field(default_factory=set)
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
+    model_wrote: set[Path] = field(default_factory=set)
+    """Files the model wrote with write_to_file (not those a command changed, such as caches)."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
@@ -126,8 +133,10 @@ class CompletionCheck:
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
-        if isinstance(event, Action) and event.tool == "read_file" and event.args and isinstance(event.args[0], str):
-            self.read.add((self.root / event.args[0]).resolve())
+        if isinstance(event, Action) and event.tool in ("read_file", "write_to_file") and event.args and isinstance(event.args[0], str):
+            (self.read if event.tool == "read_file" else self.model_wrote).add((self.root / event.args[0]).resolve())
+        if isinstance(event, Action) and event.tool == "run_terminal_command":
+            self.ran = True
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
         """(notice for the user, observation for the model), or None to accept the answer.
@@ -140,6 +149,8 @@ class CompletionCheck:
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("stub", self._still_a_stub),
+            ("absolute", self._absolute_path),
+            ("unrun", self._not_run),
             ("error", lambda: self._only_an_error(answer)),
         )
         for kind, check in checks:
@@ -225,6 +236,37 @@ class CompletionCheck:
             f"{names} still raises NotImplementedError",
             f"Reminder: {names} still raises NotImplementedError, so it is not implemented yet. Call write_to_file "
             "with the whole file, the function's code in place of raise NotImplementedError.",
+        )
+
+    def _absolute_path(self) -> tuple[str, str] | None:
+        """A file the run wrote holds the project's absolute path (`cd /home/me/proj` in a script):
+        it breaks when the project is copied, cloned or run from elsewhere. The write said so; a
+        small model reads past a note, so the answer waits for it once."""
+        for path in sorted(self.model_wrote):
+            try:
+                text = path.read_text(errors="replace") if path.is_file() and path.stat().st_size < 1_000_000 else ""
+            except OSError:
+                continue
+            if str(self.root) not in text:
+                continue
+            rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
+            return (
+                f"{rel} holds the project's absolute path",
+                f"Reminder: {rel}, which this task wrote, contains the project's absolute path ({self.root}). Commands run in "
+                "the project folder, so write a relative path instead (the project may be copied or moved), or say in your "
+                "final answer why it must stay.",
+            )
+        return None
+
+    def _not_run(self) -> tuple[str, str] | None:
+        """A question about what running something gives ("Which test fails?", "What does main.py
+        print?") answered without running anything: the answer is a guess from reading."""
+        if self.ran or self.asks_for_change or not QUESTION.search(self.task) or not ABOUT_RUNNING.search(self.task):
+            return None
+        return (
+            "the question is about running something, and nothing was run",
+            "Reminder: the question is about what happens when something runs, and no command was run in this task, "
+            "so the answer is a guess. Run it with run_terminal_command and answer from its output.",
         )
 
     def _broken_file(self) -> tuple[str, str] | None:
