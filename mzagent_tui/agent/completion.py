@@ -36,6 +36,8 @@ ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e
 VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
 _CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
+STUB = "raise NotImplementedError"
+"""What a function left to fill in says."""
 
 
 def task_targets(task: str) -> list[str]:
@@ -63,9 +65,6 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
             names.append(match.group())
         since = match.end()
     return list(dict.fromkeys(names))
-
-
-STUB = "raise NotImplementedError"
 
 
 def _is_stub(path: Path) -> bool:
