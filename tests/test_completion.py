@@ -26,6 +26,11 @@ def last_user(request: dict) -> str:
     ("How many lines does data.txt have?", []),
     ("Rename old.txt to new.txt.", []),
     ("Add a section to GUIDE.md. Then run check.py.", ["GUIDE.md"]),
+    ("Convert prices.csv to prices.json with a number for each price.", ["prices.json"]),
+    ("Translate notes.md into notes.fr.md", ["notes.fr.md"]),
+    ("Copy a.txt to b.txt and change b.txt to uppercase", ["b.txt"]),
+    ("Save the output of run.py to out.txt", ["out.txt"]),
+    ("Change the port in app.ini to 9090", ["app.ini"]),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets
@@ -299,3 +304,25 @@ def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Pat
     assert "Warning: setup.cfg does not parse now: invalid INI" in setup
     reminders = [n.text for n in rec.of(Notice)]
     assert reminders == ["setup.cfg does not parse; the model was reminded once"]
+
+
+def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_lines(server, project: Path) -> None:
+    (project / "LOG.md").write_text("# Log\n\n- one\n- two\n- three\n")
+    server.script(
+        write_reply("LOG.md", "- four\n"),
+        answer_reply("Added."),
+        write_reply("LOG.md", "# Log\n\n- one\n- two\n- three\n- four\n"),
+        answer_reply("Added."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Add a line '- four' at the end of LOG.md")
+    assert result.final_answer == "Added." and result.steps == 4
+    assert "it now has 1 lines where it had 5: write_to_file replaces the whole file" in last_user(server.requests[2])
+    assert [n.text for n in rec.of(Notice)] == ["the task adds to LOG.md, which lost most of its lines; the model was reminded once"]
+
+
+def test_a_task_that_replaces_a_file_is_not_reminded_of_its_lost_lines(server, project: Path) -> None:
+    (project / "LOG.md").write_text("# Log\n\n- one\n- two\n- three\n")
+    server.script(write_reply("LOG.md", "# Log\n"), answer_reply("Cleared."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("Remove every entry from LOG.md, keep the title").steps == 2

@@ -38,13 +38,19 @@ VERB_WINDOW = 12
 _CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
+SOURCE_LINKS = ("to", "into", "as")
+"""The words between a source file and the file made from it."""
+ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
+KEPT_SHARE = 0.5
+"""A task that only adds to a file should leave at least this share of its earlier lines."""
 
 
 def task_targets(task: str) -> list[str]:
     """Files the task asks to create or change: "save the output to report.md", "fix money.py".
 
     Only the words since the previous file name count, so in "create upper.md from the lines of
-    notes.md" the target is upper.md and not notes.md.
+    notes.md" the target is upper.md and not notes.md; and a file followed by "to" or "into"
+    and another file is where the content comes from ("convert a.csv to b.json": b.json).
     """
     return _names_after(task, WRITING_VERB)
 
@@ -59,8 +65,12 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
     """File names with one of the verbs at most VERB_WINDOW words before them, in their clause."""
     names = []
     since = 0
-    for match in FILE_NAME.finditer(text):
+    matches = list(FILE_NAME.finditer(text))
+    for index, match in enumerate(matches):
         before = _CLAUSE_END.split(text[since : match.start()])[-1]
+        after = text[match.end() : matches[index + 1].start()] if index + 1 < len(matches) else ""
+        if after.strip().lower() in SOURCE_LINKS:
+            continue  # the verb before a source is the verb of the file made from it
         if verbs.search(" ".join(before.split()[-VERB_WINDOW:])):
             names.append(match.group())
         since = match.end()
@@ -80,6 +90,13 @@ def _stub_note(root: Path, names: list[str]) -> str:
     return f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
 
 
+def _line_count(path: Path) -> int | None:
+    try:
+        return len(path.read_bytes().splitlines()) if path.is_file() else None
+    except OSError:
+        return None
+
+
 def _digest(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -95,6 +112,7 @@ class CompletionCheck:
     task: str
     targets: list[str] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
+    before_lines: dict[str, int | None] = field(default_factory=dict)
     written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
     originals: dict[Path, Path | None] = field(default_factory=dict)
@@ -123,6 +141,7 @@ class CompletionCheck:
             self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
+        self.before_lines = {name: _line_count(self.root / name) for name in self.targets}
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
@@ -145,6 +164,7 @@ class CompletionCheck:
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
             ("empty", self._empty),
+            ("shrunk", self._shrunk),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("stub", self._still_a_stub),
@@ -198,6 +218,22 @@ class CompletionCheck:
             f"Reminder: the task asks to write into {names}, but it is empty. Put the result into it now with "
             "write_to_file (the whole content), or give your final answer again if it should be empty.",
         )
+
+    def _shrunk(self) -> tuple[str, str] | None:
+        """A task that adds to a file, after which most of the file's earlier lines are gone:
+        write_to_file replaced the whole file with the addition alone."""
+        if not ADDING.search(self.task):
+            return None
+        for name in self.targets:
+            earlier = self.before_lines[name]
+            now = _line_count(self.root / name)
+            if earlier and earlier >= 3 and now is not None and now < earlier * KEPT_SHARE:
+                return (
+                    f"the task adds to {name}, which lost most of its lines",
+                    f"Reminder: the task asks to add to {name}, but it now has {now} lines where it had {earlier}: "
+                    "write_to_file replaces the whole file. Write it again with all of its earlier content plus the addition.",
+                )
+        return None
 
     def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
         unchanged = [
