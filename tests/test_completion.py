@@ -236,14 +236,14 @@ def test_a_relative_script_gets_no_absolute_path_reminder(server, project: Path)
 
 
 def test_a_question_about_running_answered_without_running_is_reminded_of(server, project: Path) -> None:
-    (project / "test_parse.py").write_text("def test_a():\n    assert 1 == 2\n")
+    (project / "test_units.py").write_text("def test_a():\n    assert 1 == 2\n")
     server.script(
         answer_reply("test_b fails."),
-        Reply('<action>run_terminal_command("python3 -m pytest -q test_parse.py")</action>'),
+        Reply('<action>run_terminal_command("python3 -m pytest -q test_units.py")</action>'),
         answer_reply("test_a fails."),
     )
     agent, _ = make_agent(server, project)
-    assert agent.run("One test in test_parse.py fails. Which one?").final_answer == "test_a fails."
+    assert agent.run("One test in test_units.py fails. Which one?").final_answer == "test_a fails."
     assert "no command was run in this task, so the answer is a guess" in last_user(server.requests[1])
 
 

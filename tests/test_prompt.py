@@ -56,9 +56,9 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     written = parse_reply(examples[0], TOOLS.signatures())
     assert written.args == ["hello.py", 'print("Hello")\n']
     fixed = parse_reply(examples[5], TOOLS.signatures())
-    assert fixed.args == ["shapes.py", 'def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n']
+    assert fixed.args == ["timer.py", 'def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n']
     checked = parse_reply(examples[6], TOOLS.signatures())
-    assert checked.args == ['python3 -c "from shapes import area; print(area(3, 4))"']
+    assert checked.args == ['python3 -c "from timer import to_seconds; print(to_seconds(2))"']
 
 
 def test_templates_share_placeholders() -> None:

@@ -60,9 +60,11 @@ def test_answer_checks_read_values_not_wording() -> None:
 
 
 def test_the_agent_names_no_suite_task_or_its_files() -> None:
-    """Aids must be general: nothing in the package may name a task id or a file a task uses."""
+    """Aids must be general: nothing in the package may name a task id, a file a task starts with,
+    or a file a task's words name (the files it asks to create)."""
     source = "\n".join(path.read_text() for path in PACKAGE.rglob("*.py"))
-    names = {pathlib.PurePath(name).name for task in TASKS for name in task.files} | {task.id for task in all_tasks()}
+    mentioned = {name for task in TASKS for words in task.phrasings for name in re.findall(r"(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,5}\b", words)}
+    names = {pathlib.PurePath(name).name for task in TASKS for name in task.files} | mentioned | {task.id for task in all_tasks()}
     universal = {"__init__.py", "package.json", "requirements.txt", "pyproject.toml", "docker-compose.yml"}
     named = sorted(name for name in names - universal if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", source))
     assert named == []

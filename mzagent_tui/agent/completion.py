@@ -57,7 +57,7 @@ def task_targets(task: str) -> list[str]:
 
 def claimed_files(answer: str) -> list[str]:
     """Files an answer says it made or changed ("I wrote report.md"), not every dotted name in it
-    ("Shape.area is abstract")."""
+    ("os.path.join is a function")."""
     return _names_after(answer, CLAIM_VERB)
 
 
@@ -294,7 +294,7 @@ class CompletionCheck:
         return None
 
     def _not_run(self) -> tuple[str, str] | None:
-        """A question about what running something gives ("Which test fails?", "What does main.py
+        """A question about what running something gives ("Which test fails?", "What does app.py
         print?") answered without running anything: the answer is a guess from reading."""
         if self.ran or self.asks_for_change or not QUESTION.search(self.task) or not ABOUT_RUNNING.search(self.task):
             return None

@@ -91,23 +91,23 @@ version = 1.4.2</observation>
 <final_answer>I moved notes.md to docs/notes.md.</final_answer>
 
 # Example 4
-<question>area in shapes.py gives wrong results. Fix it.</question>
-<thought>I need to read shapes.py first.</thought>
-<action>read_file("shapes.py")</action>
-<observation>def area(width, height):
-    """Return the area of a rectangle."""
-    return width + height
+<question>to_seconds in timer.py gives wrong results. Fix it.</question>
+<thought>I need to read timer.py first.</thought>
+<action>read_file("timer.py")</action>
+<observation>def to_seconds(minutes):
+    """Return the number of seconds in the given minutes."""
+    return minutes + 60
 </observation>
-<thought>It adds instead of multiplying. I write the whole file again with the fix.</thought>
-<action>write_to_file("shapes.py", "def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n")</action>
-<observation>File written: shapes.py (overwrote, 3 lines, 93 bytes).</observation>
+<thought>It adds 60 instead of multiplying by 60. I write the whole file again with the fix.</thought>
+<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
+<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>Now I check the result.</thought>
-<action>run_terminal_command("python3 -c \"from shapes import area; print(area(3, 4))\"")</action>
+<action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
 Output:
-12</observation>
-<thought>area(3, 4) is 12, which is right.</thought>
-<final_answer>I fixed area in shapes.py: it added width and height; now it multiplies them.</final_answer>
+120</observation>
+<thought>to_seconds(2) is 120, which is right.</thought>
+<final_answer>I fixed to_seconds in timer.py: it added 60 to the minutes; now it multiplies them by 60.</final_answer>
 
 # Tools
 $tool_list
@@ -170,23 +170,23 @@ version = 1.4.2</observation>
 <final_answer>我把 notes.md 移到了 docs/notes.md。</final_answer>
 
 # 示例 4
-<question>shapes.py 中的 area 结果不对，修复它。</question>
-<thought>先读取 shapes.py。</thought>
-<action>read_file("shapes.py")</action>
-<observation>def area(width, height):
-    """Return the area of a rectangle."""
-    return width + height
+<question>timer.py 中的 to_seconds 结果不对，修复它。</question>
+<thought>先读取 timer.py。</thought>
+<action>read_file("timer.py")</action>
+<observation>def to_seconds(minutes):
+    """Return the number of seconds in the given minutes."""
+    return minutes + 60
 </observation>
-<thought>它用了加法而不是乘法。我把修复后的完整文件重新写入。</thought>
-<action>write_to_file("shapes.py", "def area(width, height):\n    \"\"\"Return the area of a rectangle.\"\"\"\n    return width * height\n")</action>
-<observation>File written: shapes.py (overwrote, 3 lines, 93 bytes).</observation>
+<thought>它加了 60，而不是乘以 60。我把修复后的完整文件重新写入。</thought>
+<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
+<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>现在检查结果。</thought>
-<action>run_terminal_command("python3 -c \"from shapes import area; print(area(3, 4))\"")</action>
+<action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
 Output:
-12</observation>
-<thought>area(3, 4) 是 12，结果正确。</thought>
-<final_answer>我修复了 shapes.py 中的 area：原来把宽和高相加，现在相乘。</final_answer>
+120</observation>
+<thought>to_seconds(2) 是 120，结果正确。</thought>
+<final_answer>我修复了 timer.py 中的 to_seconds：原来给分钟数加 60，现在乘以 60。</final_answer>
 
 # 工具
 $tool_list
