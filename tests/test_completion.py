@@ -122,6 +122,7 @@ def test_a_named_file_that_does_not_parse_is_pointed_out_when_the_task_asks_for_
     assert result.steps == 3
     reminder = last_user(server.requests[2])
     assert "Reminder: data.json, which the task names, does not parse: invalid JSON" in reminder
+    assert "You have read it: call write_to_file with the whole fixed data.json, or say in your final answer why" in reminder
     assert any(n.text == "data.json does not parse; the model was reminded once" for n in rec.of(Notice))
 
 

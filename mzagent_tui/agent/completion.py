@@ -321,9 +321,10 @@ class CompletionCheck:
             self.broken.add(path)
             rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
             how = "which this task wrote" if path in self.written else "which the task names"
+            fix = f"You have read it: call write_to_file with the whole fixed {rel}" if path.resolve() in self.read else "Fix it"
             return (
                 f"{rel} does not parse",
-                f"Reminder: {rel}, {how}, does not parse: {problem}. Fix it, or say in your final answer why it is left so.",
+                f"Reminder: {rel}, {how}, does not parse: {problem}. {fix}, or say in your final answer why it is left so.",
             )
         return None
 
