@@ -98,15 +98,15 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>It adds 60 instead of multiplying by 60. I write the whole file again with the fix.</thought>
+<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I write the whole file again with the fix.</thought>
 <action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
 <observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
-<thought>Now I check the result.</thought>
+<thought>Now I check that to_seconds(2) gives 120.</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
 Output:
 120</observation>
-<thought>to_seconds(2) is 120, which is right.</thought>
+<thought>It printed 120, the value it should give.</thought>
 <final_answer>I fixed to_seconds in timer.py: it added 60 to the minutes; now it multiplies them by 60.</final_answer>
 
 # Tools
@@ -177,15 +177,15 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>它加了 60，而不是乘以 60。我把修复后的完整文件重新写入。</thought>
+<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我把修复后的完整文件重新写入。</thought>
 <action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
 <observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
-<thought>现在检查结果。</thought>
+<thought>现在检查 to_seconds(2) 是否得到 120。</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
 Output:
 120</observation>
-<thought>to_seconds(2) 是 120，结果正确。</thought>
+<thought>输出 120，正是应得的值。</thought>
 <final_answer>我修复了 timer.py 中的 to_seconds：原来给分钟数加 60，现在乘以 60。</final_answer>
 
 # 工具
