@@ -8,6 +8,7 @@ import pytest
 
 from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
+from mzagent_tui.agent.syntax_check import syntax_problem
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
@@ -149,6 +150,15 @@ def test_a_write_that_leaves_a_file_unparseable_says_so_at_once(server, project:
     assert "Warning: app.ini does not parse now: invalid INI: File contains no section headers." in second
 
 
+def test_a_python_file_with_a_block_after_a_semicolon_is_explained() -> None:
+    problem = syntax_problem("conv.py", b"import csv; with open('a.csv') as f: rows = list(csv.reader(f))\n")
+    assert problem == (
+        "SyntaxError: invalid syntax (line 1); a with/for/while/if/def/class/try statement cannot follow ; on the same line "
+        "in Python: put each statement on its own line (\\n in the string) with indentation"
+    )
+    assert syntax_problem("ok.py", b"x = 1; y = 2\nif x:\n    pass\n") is None
+
+
 def test_the_one_file_a_fix_task_names_is_its_target_wherever_the_verb_is(server, project: Path) -> None:
     (project / "temp.py").write_text("def f(c):\n    return c * 5 / 9 + 32\n")
     server.script(answer_reply("The formula is correct."), answer_reply("The formula is correct."))
@@ -275,8 +285,6 @@ def test_a_shell_script_that_does_not_parse_is_said_at_once(server, project: Pat
 
 def test_checking_a_script_runs_none_of_it(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """`bash -n` parses only; no start-up file (`BASH_ENV`) is read, and nothing in the script runs."""
-    from mzagent_tui.agent.syntax_check import syntax_problem
-
     marker = tmp_path / "ran"
     startup = tmp_path / "startup.sh"
     startup.write_text(f"touch {marker}\n")

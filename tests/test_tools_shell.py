@@ -139,6 +139,19 @@ def test_a_failure_with_only_error_output_shows_it_once(shell) -> None:
     assert result.text == "Command FAILED with exit code 1.\nOutput:\noops"
 
 
+def test_a_python_one_liner_with_a_block_after_a_semicolon_is_explained(shell) -> None:
+    """Python's own message ("invalid syntax" under `with`) does not say that a block statement
+    cannot follow `;`; a small model rewrote the same one-liner until it was stopped."""
+    result = shell().run("""python3 -c "import json; with open('x.json', 'w') as f: json.dump([], f)" """)
+    assert "SyntaxError" in result.text
+    assert result.text.endswith(
+        "Note: a with/for/while/if/def/class/try statement cannot follow ; on the same line in Python: put each statement "
+        "on its own line (\\n in the string) with indentation. In a command, write the code to a .py file with write_to_file and run that file."
+    )
+    fine = shell().run("""python3 -c "import json; print(json.dumps([]))"; false""")
+    assert "Note:" not in fine.text
+
+
 def test_escape_sequences_are_stripped(shell) -> None:
     result = shell().run(r"printf '\033[2J\033]0;title\007\033]52;c;ZXZpbA==\007plain\033[31m red\033[0m\n'")
     assert "\x1b" not in result.text and "\x07" not in result.text

@@ -10,11 +10,25 @@ from __future__ import annotations
 
 import configparser
 import json
+import re
 import subprocess
 import tomllib
 
 LITERAL_NEWLINES = 2
 """A one-line file holding at least this many backslash-n pairs was most likely escaped twice."""
+
+
+COMPOUND_AFTER_SEMICOLON = re.compile(r";\s*(with|for|while|if|def|class|try)\b")
+"""`import csv; with open(...) as f: ...`: Python allows a block statement only at the start of a line."""
+ONE_LINE_BLOCK = (
+    "a with/for/while/if/def/class/try statement cannot follow ; on the same line in Python: "
+    "put each statement on its own line (\\n in the string) with indentation"
+)
+
+
+def one_line_block(line: str) -> bool:
+    """Whether a line of Python puts a block statement after a semicolon."""
+    return COMPOUND_AFTER_SEMICOLON.search(line) is not None
 
 
 SHELL_CHECK_SECONDS = 5
@@ -47,6 +61,9 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
             configparser.ConfigParser(interpolation=None, strict=False).read_string(text)
     except SyntaxError as exc:
         problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
+        lines = text.splitlines()
+        if exc.lineno and exc.lineno <= len(lines) and one_line_block(lines[exc.lineno - 1]):
+            problem += f"; {ONE_LINE_BLOCK}"
     except json.JSONDecodeError as exc:
         problem = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     except tomllib.TOMLDecodeError as exc:

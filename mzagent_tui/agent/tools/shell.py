@@ -13,6 +13,7 @@ from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.sandbox import Confinement
 from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapshots
+from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
@@ -76,6 +77,8 @@ class ShellTool:
         if result.exit_code not in (0, None):
             for missing in missing_in_output(ctx.root, text):
                 text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
+            if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
+                text += f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file."
         text += advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
