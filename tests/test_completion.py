@@ -234,7 +234,8 @@ def test_a_written_file_holding_the_projects_absolute_path_is_reminded_of_once(s
     )
     agent, rec = make_agent(server, project)
     assert agent.run("Write copy.sh, a script that copies a.txt to b.txt.").final_answer == "It must run from anywhere, so it keeps the path."
-    assert f"copy.sh, which this task wrote, contains the project's absolute path ({project})" in last_user(server.requests[2])
+    assert f"copy.sh, which this task wrote, contains the project's absolute path ({project}) in line 1: cd {project}." in last_user(server.requests[2])
+    assert "call write_to_file with the whole copy.sh again, the path made relative (or a `cd` to it left out)" in last_user(server.requests[2])
     assert len(server.requests) == 3
     assert "copy.sh holds the project's absolute path; the model was reminded once" in [n.text for n in rec.of(Notice)]
 

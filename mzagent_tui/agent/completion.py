@@ -282,14 +282,16 @@ class CompletionCheck:
                 text = path.read_text(errors="replace") if path.is_file() and path.stat().st_size < 1_000_000 else ""
             except OSError:
                 continue
-            if str(self.root) not in text:
+            lines = [f"line {number}: {line.strip()}" for number, line in enumerate(text.splitlines(), 1) if str(self.root) in line]
+            if not lines:
                 continue
             rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
             return (
                 f"{rel} holds the project's absolute path",
-                f"Reminder: {rel}, which this task wrote, contains the project's absolute path ({self.root}). Commands run in "
-                "the project folder, so write a relative path instead (the project may be copied or moved), or say in your "
-                "final answer why it must stay.",
+                f"Reminder: {rel}, which this task wrote, contains the project's absolute path ({self.root}) in "
+                f"{'; '.join(lines[:3])}. Commands already run in the project folder, and the project may be copied or moved: "
+                f"call write_to_file with the whole {rel} again, the path made relative (or a `cd` to it left out), "
+                "or say in your final answer why it must stay.",
             )
         return None
 
