@@ -159,6 +159,14 @@ def test_a_python_file_with_a_block_after_a_semicolon_is_explained() -> None:
     assert syntax_problem("ok.py", b"x = 1; y = 2\nif x:\n    pass\n") is None
 
 
+def test_an_escaped_dollar_before_arithmetic_in_a_script_is_explained() -> None:
+    problem = syntax_problem("sq.sh", b"for i in 1 2; do echo \\$(($i * $i)); done\n")
+    assert problem is not None and problem.endswith(
+        "; \\$ is a literal dollar sign in bash, so \\$(( ... )) is not arithmetic: write $(( ... )) with no backslash"
+    )
+    assert syntax_problem("sq.sh", b"for i in 1 2; do echo $((i * i)); done\n") is None
+
+
 def test_the_one_file_a_fix_task_names_is_its_target_wherever_the_verb_is(server, project: Path) -> None:
     (project / "temp.py").write_text("def f(c):\n    return c * 5 / 9 + 32\n")
     server.script(answer_reply("The formula is correct."), answer_reply("The formula is correct."))
@@ -268,6 +276,28 @@ def test_questions_that_reading_answers_are_not_sent_to_run(server, project: Pat
     server.script(answer_reply("8080"))
     agent, _ = make_agent(server, project)
     assert agent.run(task).final_answer == "8080"
+    assert len(server.requests) == 1
+
+
+def test_a_task_asking_for_work_answered_after_only_reading_is_reminded_of(server, project: Path) -> None:
+    (project / "test_units.py").write_text("from units import metres\n\n\ndef test_m():\n    assert metres(1) == 100\n")
+    server.script(
+        Reply('<action>read_file("test_units.py")</action>'),
+        answer_reply("I read test_units.py."),
+        answer_reply("It needs units.py."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Make the tests in test_units.py pass.").final_answer == "It needs units.py."
+    assert "so far you have only read: nothing was written and no command was run" in last_user(server.requests[2])
+    assert "the task asks for work, and nothing was written or run; the model was reminded once" in [n.text for n in rec.of(Notice)]
+
+
+@pytest.mark.parametrize("task", ["hello", "Tell me what test_units.py checks.", "List the tests in test_units.py"])
+def test_greetings_and_requests_for_an_answer_are_not_sent_to_work(server, project: Path, task: str) -> None:
+    (project / "test_units.py").write_text("def test_m():\n    assert True\n")
+    server.script(answer_reply("It checks metres."))
+    agent, _ = make_agent(server, project)
+    assert agent.run(task).final_answer == "It checks metres."
     assert len(server.requests) == 1
 
 

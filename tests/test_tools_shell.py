@@ -152,6 +152,24 @@ def test_a_python_one_liner_with_a_block_after_a_semicolon_is_explained(shell) -
     assert "Note:" not in fine.text
 
 
+def test_a_failed_test_run_names_its_failing_tests_next_to_the_status(shell, project: Path) -> None:
+    """unittest and pytest reports are long; the failing tests' names come first."""
+    (project / "test_units.py").write_text(
+        "import unittest\n\n\nclass Units(unittest.TestCase):\n"
+        "    def test_ok(self):\n        self.assertEqual(1, 1)\n\n"
+        "    def test_metres(self):\n        self.assertEqual(100, 10)\n\n"
+        "    def test_grams(self):\n        raise KeyError('g')\n"
+    )
+    unit = shell().run("python3 -m unittest test_units")
+    assert unit.text.splitlines()[0] == "Command FAILED with exit code 1. Failing tests: test_grams, test_metres."
+    pytest_run = shell().run("python3 -m pytest -q -p no:cacheprovider test_units.py")
+    assert pytest_run.text.splitlines()[0] == (
+        "Command FAILED with exit code 1. Failing tests: test_units.py::Units::test_grams, test_units.py::Units::test_metres."
+    )
+    passing = shell().run("python3 -m unittest test_units.Units.test_ok")
+    assert "Failing tests" not in passing.text
+
+
 def test_escape_sequences_are_stripped(shell) -> None:
     result = shell().run(r"printf '\033[2J\033]0;title\007\033]52;c;ZXZpbA==\007plain\033[31m red\033[0m\n'")
     assert "\x1b" not in result.text and "\x07" not in result.text

@@ -31,6 +31,11 @@ CLAIM_VERB = re.compile(f"{WRITING_VERB.pattern}|{CHANGE_CLAIM.pattern}", re.IGN
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
 QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b", re.IGNORECASE)
+ANSWER_REQUEST = re.compile(
+    r"^\s*(?:please\s+)?(tell|show|list|find|count|explain|describe|summari[sz]e|give|report|check|look|read|say|name|compare)\b",
+    re.IGNORECASE,
+)
+"""A task worded as an order that only asks for an answer ("Tell me the port", "List the files")."""
 ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
@@ -170,6 +175,7 @@ class CompletionCheck:
             ("stub", self._still_a_stub),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
+            ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
         )
         for kind, check in checks:
@@ -304,6 +310,22 @@ class CompletionCheck:
             "the question is about running something, and nothing was run",
             "Reminder: the question is about what happens when something runs, and no command was run in this task, "
             "so the answer is a guess. Run it with run_terminal_command and answer from its output.",
+        )
+
+    def _idle(self) -> tuple[str, str] | None:
+        """A task about a project file that asks for work ("Make the tests in test_x.py pass")
+        answered after only reading: nothing was written and nothing was run. A question, an order
+        that asks for an answer ("Tell me the port"), or a task naming no file ("hello") may be
+        answered by reading alone. A task with a target file has the checks above instead."""
+        if self.targets or self.ran or self.model_wrote or self.written or QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task):
+            return None
+        if not any(self._inside(name) and (self.root / name).exists() for name in self.named):
+            return None
+        return (
+            "the task asks for work, and nothing was written or run",
+            "Reminder: the task asks you to do something, but so far you have only read: nothing was written and no "
+            "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
+            "answer why nothing needs doing.",
         )
 
     def _broken_file(self) -> tuple[str, str] | None:

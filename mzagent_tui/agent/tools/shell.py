@@ -191,6 +191,19 @@ def _looks_blocked(result: ProcessResult) -> bool:
     return bool(_BLOCKED.search((result.output.head + result.output.tail).decode("utf-8", errors="replace")))
 
 
+_UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)
+_PYTEST_FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+::\S+)", re.MULTILINE)
+MAX_NAMED_TESTS = 10
+
+
+def failing_tests(output: str) -> list[str]:
+    """The tests a unittest or pytest run reports as failed, in order: "FAIL: test_x (mod.Case.test_x)",
+    "FAILED test_mod.py::Case::test_x - AssertionError". A small model guessed from the test file
+    instead of reading a long report, so the names are said next to the status."""
+    names = _UNITTEST_FAILURE.findall(output) + _PYTEST_FAILURE.findall(output)
+    return list(dict.fromkeys(names))
+
+
 def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
     """Status first; for a failure the error output (stderr) comes before the rest, because that
     is where the reason is; a cut output ends with a marker that says it is the end and how long
@@ -209,6 +222,10 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
     if result.stopped_background:
         status += " Background processes it left running were stopped."
     output = _shown(result.output, output_path)
+    failing = failing_tests(output) if result.exit_code not in (0, None) else []
+    if failing:
+        more = f" and {len(failing) - MAX_NAMED_TESTS} more" if len(failing) > MAX_NAMED_TESTS else ""
+        status += f" Failing tests: {', '.join(failing[:MAX_NAMED_TESTS])}{more}."
     if not output.strip():
         return f"{status}\n(no output)"
     failed = result.exit_code not in (0, None)
