@@ -2,7 +2,8 @@
 
 Written with string.Template like the origin. The examples use only syntax the parser
 accepts, the `\n` rule is written with a literal backslash (a raw string keeps it), and
-paths are relative to the project, as the tools accept them.
+paths are relative to the project, as the tools accept them. The two ReAct templates are
+`r'''` strings because an example shows a docstring's triple double quotes.
 """
 
 from __future__ import annotations
