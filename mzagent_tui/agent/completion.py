@@ -89,12 +89,6 @@ def _is_stub(path: Path) -> bool:
         return False
 
 
-def _stub_note(root: Path, names: list[str]) -> str:
-    """`; a.py still raises NotImplementedError` when an unchanged target is a stub left to fill in."""
-    stubs = [name for name in names if _is_stub(root / name)]
-    return f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
-
-
 def _line_count(path: Path) -> int | None:
     try:
         return len(path.read_bytes().splitlines()) if path.is_file() else None
@@ -248,6 +242,8 @@ class CompletionCheck:
         ]
         if unchanged:
             names = ", ".join(unchanged)
+            stubs = [name for name in unchanged if name in self.stubs]  # unchanged: as they were when the stubs were found
+            stub_note = f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
             if all((self.root / name).resolve() in self.read for name in unchanged):
                 how = f"You have read {names} already: call write_to_file now with the whole new content."
             else:
@@ -255,7 +251,7 @@ class CompletionCheck:
             return (
                 f"the task asks to change {names}, which is unchanged",
                 f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
-                f"so the task is not done yet{_stub_note(self.root, unchanged)}. {how}",
+                f"so the task is not done yet{stub_note}. {how}",
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return (
