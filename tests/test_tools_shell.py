@@ -170,6 +170,44 @@ def test_a_failed_test_run_names_its_failing_tests_next_to_the_status(shell, pro
     assert "Failing tests" not in passing.text
 
 
+@pytest.mark.parametrize(
+    ("command", "meaning"),
+    [
+        ("grep -r colour notes.txt", "no line matched"),
+        ("cat notes.txt | grep -c colour", "no line matched"),
+        ("bash -c 'grep colour notes.txt'", "no line matched"),
+        ("LC_ALL=C /bin/grep -w colour notes.txt", "no line matched"),
+        ("diff notes.txt other.txt", "the files differ"),
+        ("test -f missing.txt", "the condition is false"),
+    ],
+)
+def test_an_exit_code_that_is_an_answer_is_not_reported_as_a_failure(shell, project: Path, command: str, meaning: str) -> None:
+    """grep's 1 means "no match", diff's "they differ": told "FAILED", a small model rewrote a
+    file whose check had found nothing left to replace."""
+    (project / "notes.txt").write_text("the color of the sky\n")
+    (project / "other.txt").write_text("the sea\n")
+    result = shell().run(command)
+    assert result.exit_code == 1 and result.ok
+    assert result.text.splitlines()[0] == f"Command ran (exit code 1: {meaning}; for this program that is an answer, not an error)."
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep colour notes.txt && echo found",  # the status may be echo's or grep's
+        "echo start; grep colour notes.txt",
+        "grep colour notes.txt | wc -l; exit 1",
+        "grep colour missing.txt",  # exit code 2: an error
+        "python3 -c 'import sys; sys.exit(1)'",
+    ],
+)
+def test_an_exit_code_from_elsewhere_is_still_a_failure(shell, project: Path, command: str) -> None:
+    (project / "notes.txt").write_text("the color of the sky\n")
+    result = shell().run(command)
+    assert not result.ok
+    assert result.text.startswith("Command FAILED with exit code")
+
+
 def test_escape_sequences_are_stripped(shell) -> None:
     result = shell().run(r"printf '\033[2J\033]0;title\007\033]52;c;ZXZpbA==\007plain\033[31m red\033[0m\n'")
     assert "\x1b" not in result.text and "\x07" not in result.text

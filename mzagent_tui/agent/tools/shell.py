@@ -16,6 +16,7 @@ from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapsho
 from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
@@ -69,12 +70,13 @@ class ShellTool:
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
-        text = _describe(result, ctx.command_timeout, str(output_path))
+        answer = exit_answer(to_run, result.exit_code, ctx.root)
+        text = _describe(result, ctx.command_timeout, str(output_path), answer)
         if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             text += self._record_changes(before)
-        if result.exit_code not in (0, None):
+        if result.exit_code not in (0, None) and not answer:
             for missing in missing_in_output(ctx.root, text):
                 text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
@@ -82,7 +84,7 @@ class ShellTool:
         text += advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
-        return ToolResult(ctx.redact(text), ok=result.exit_code == 0, exit_code=result.exit_code, output_path=str(output_path))
+        return ToolResult(ctx.redact(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
@@ -204,8 +206,8 @@ def failing_tests(output: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
-    """Status first; for a failure the error output (stderr) comes before the rest, because that
+def _describe(result: ProcessResult, timeout: float, output_path: str, answer: str) -> str:
+    """Status first (`answer`: what a non-zero exit code means when it is not a failure); for a failure the error output (stderr) comes before the rest, because that
     is where the reason is; a cut output ends with a marker that says it is the end and how long
     the whole was, so a model cannot take a line of the head for the last line."""
     if result.cancelled:
@@ -217,18 +219,20 @@ def _describe(result: ProcessResult, timeout: float, output_path: str) -> str:
         )
     elif result.exit_code == 0:
         status = "Command succeeded (exit code 0)."
+    elif answer:
+        status = f"Command ran (exit code {result.exit_code}: {answer}; for this program that is an answer, not an error)."
     else:
         status = f"Command FAILED with exit code {result.exit_code}."
     if result.stopped_background:
         status += " Background processes it left running were stopped."
     output = _shown(result.output, output_path)
-    failing = failing_tests(output) if result.exit_code not in (0, None) else []
+    failed = result.exit_code not in (0, None) and not answer
+    failing = failing_tests(output) if failed else []
     if failing:
         more = f" and {len(failing) - MAX_NAMED_TESTS} more" if len(failing) > MAX_NAMED_TESTS else ""
         status += f" Failing tests: {', '.join(failing[:MAX_NAMED_TESTS])}{more}."
     if not output.strip():
         return f"{status}\n(no output)"
-    failed = result.exit_code not in (0, None)
     if failed and result.stderr.total_bytes and result.stdout.total_bytes:
         return (
             f"{status}\nError output (stderr):\n{_shown(result.stderr, output_path).rstrip()}\n"
