@@ -120,6 +120,41 @@ def test_a_repeat_asked_for_again_stands_the_second_time(server, project: Path) 
     assert len(rec.of(Action)) == 2 and "you already did exactly this" in rec.of(Observation)[1].text
 
 
+def test_a_reply_repeating_an_earlier_action_with_no_file_changed_since_is_asked_for_again(server, project: Path) -> None:
+    """A small model went round "run the tests, reinstall pytest, run the tests": an A, B, A
+    cycle is caught at the second A, not only a repeat of the very last action."""
+    (project / "a.txt").write_text("same")
+    server.script(
+        Reply('<action>run_terminal_command("cat a.txt")</action>'),
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply('<thought>again</thought><action>run_terminal_command("cat a.txt")</action>'),
+        Reply("<final_answer>a.txt says same.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("What does a.txt say?")
+    assert result.final_answer == "a.txt says same."
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
+    assert [a.tool for a in rec.of(Action)] == ["run_terminal_command", "read_file"], "the repeated command never ran"
+    assert any("repeated its action from an earlier step (run_terminal_command)" in n.text for n in rec.of(Notice))
+
+
+def test_an_action_repeated_after_a_file_change_runs_at_once(server, project: Path) -> None:
+    """Run the check, fix the file, run the check again: the second run is not a repeat."""
+    (project / "a.txt").write_text("old")
+    server.script(
+        Reply('<action>run_terminal_command("cat a.txt")</action>'),
+        Reply('<action>write_to_file("a.txt", "new")</action>'),
+        Reply('<action>run_terminal_command("cat a.txt")</action>'),
+        Reply("<final_answer>a.txt says new.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Change a.txt to say new.").final_answer == "a.txt says new."
+    assert [r["temperature"] for r in server.requests] == [0.0] * 4
+    assert [a.tool for a in rec.of(Action)] == ["run_terminal_command", "write_to_file", "run_terminal_command"]
+    assert not any("repeated" in n.text for n in rec.of(Notice))
+    assert "already did exactly this" not in rec.of(Observation)[2].text, "the result differs from the first run"
+
+
 def test_the_reply_after_a_format_error_is_asked_for_with_more_variety(server, project: Path) -> None:
     """At temperature 0 an unusable reply comes back word for word; the next one is asked for at a
     higher temperature, and the one after a usable reply at the settings' temperature again."""
@@ -390,9 +425,11 @@ def test_alternating_between_two_actions_is_stuck_too(server, project: Path) -> 
     (project / "a.txt").write_text("a")
     (project / "b.txt").write_text("b")
     server.script(*[Reply('<action>read_file("%s.txt")</action>' % n) for n in "ababab"])
-    agent, _ = make_agent(server, project)
+    agent, rec = make_agent(server, project)
     result = agent.run("t")
-    assert result.reason is StopReason.STUCK and result.steps == 5
+    # a, b, then each a is asked for again and the b that comes instead stands: b's third time is stuck
+    assert result.reason is StopReason.STUCK and result.steps == 4
+    assert [a.args[0] for a in rec.of(Action)] == ["a.txt", "b.txt", "b.txt", "b.txt"]
 
 
 def test_no_reminder_for_a_file_a_command_moved_away(server, project: Path) -> None:

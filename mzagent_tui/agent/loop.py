@@ -27,6 +27,7 @@ from mzagent_tui.agent.events import (
     Error,
     Event,
     EventSink,
+    FileChanged,
     FinalAnswer,
     FormatError,
     ModelInfo,
@@ -66,7 +67,8 @@ STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 VARIED_TEMPERATURE = 0.7
-"""A reply that repeats the last action word for word is asked for once more at this temperature,
+"""A reply that repeats an action done since the last file change word for word (so it would most
+likely give the same result) is asked for once more at this temperature,
 and the reply after a format error is asked for at it (when the settings' is lower): at a low
 temperature the same conversation gives the same reply, so a note alone rarely gets a small model
 out of a loop."""
@@ -136,6 +138,8 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self._notes: list[str] = []
         self._completion: CompletionCheck | None = None
+        self._file_changes = 0
+        """FileChanged events so far: an action that changed no file can be told from one that did."""
         self._compacted = False
         """Compacted since the last request: the meter's fill is stale until the next one."""
         self._window_asked = False
@@ -161,6 +165,8 @@ class Agent:
         self.meter.observe(event)
         if isinstance(event, Usage):
             self._compacted = False
+        if isinstance(event, FileChanged):
+            self._file_changes += 1
         if self._completion is not None:
             self._completion.observe(event)
         if not isinstance(event, _NOT_LOGGED):
@@ -246,19 +252,21 @@ class Agent:
         self._add(assistant_message(reply.text, call))
         self._open_call = call.id if call is not None else None
 
-    def _ask_unless_repeated(self, cancel: CancelToken, last: tuple[str, str] | None, after_error: bool) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision; one that repeats the last action word for word is dropped
-        and asked for again with more variety (once; the second reply stands whatever it is).
-        After a format error the reply is asked for with more variety at once: the same
-        conversation would bring back the same unusable reply."""
+    def _ask_unless_repeated(self, cancel: CancelToken, done: list[tuple[str, str]], after_error: bool) -> tuple[Reply, ParsedReply]:
+        """A reply and its decision; one that repeats an action in `done` (those since the last
+        file change) word for word is dropped and asked for again with more variety (once; the
+        second reply stands whatever it is). A small model went round "run the tests, reinstall
+        pytest, run the tests" until it was stopped. After a format error the reply is asked for
+        with more variety at once: the same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
         parsed = self._parse(reply)
-        repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) == last
+        repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) in done
         if not repeated or not varied or after_error:
             return reply, parsed
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
-        self.emit(Notice(f"the model repeated its last action ({parsed.tool}) word for word; asked again at temperature {VARIED_TEMPERATURE}"))
+        which = "last action" if done[-1] == (parsed.tool, repr(parsed.args)) else "action from an earlier step"
+        self.emit(Notice(f"the model repeated its {which} ({parsed.tool}) word for word, with no file changed since; asked again at temperature {VARIED_TEMPERATURE}"))
         self.session.record("dropped_reply", text=reply.text)
         reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
@@ -269,6 +277,8 @@ class Agent:
         acted = False
         commands: list[str] = []
         recent: list[tuple[str, str, str]] = []
+        unchanged: list[tuple[str, str]] = []
+        """The actions since the last file change."""
         cost_before = self.meter.cost
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -279,7 +289,7 @@ class Agent:
                 return RunResult(StopReason.MAX_COST, message, None, step - 1)
             self.emit(StepStarted(step, limit))
             try:
-                reply, parsed = self._ask_unless_repeated(cancel, recent[-1][:2] if recent else None, format_errors > 0)
+                reply, parsed = self._ask_unless_repeated(cancel, unchanged, format_errors > 0)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -319,6 +329,7 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
+            changes = self._file_changes
             try:
                 result = self.tools.call(parsed.tool, parsed.args)
             except Cancelled:
@@ -329,8 +340,9 @@ class Agent:
                 commands.append(repr(parsed.args))
             text = result.text
             key = (parsed.tool, repr(parsed.args), result.text)
-            if recent and recent[-1] == key:
+            if key in recent:
                 text += "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer."
+            unchanged = [] if self._file_changes != changes else unchanged + [key[:2]]
             for note in parsed.notes:
                 self.emit(Notice(note))
                 text += f"\nNote: {note}."
