@@ -210,6 +210,44 @@ def test_a_stub_written_with_its_raise_kept_is_reminded_of(server, project: Path
     assert len(server.requests) == 4
 
 
+BUGGY = "def cents(euros):\n    # to cents\n    return euros * 10\n"
+
+
+@pytest.mark.parametrize("rewrite", [
+    'def cents(euros):\n    """Return euros times ten."""\n    return euros * 10\n',
+    "def cents( euros ):\n    return (euros * 10)  # still ten\n\n",
+])
+def test_a_fix_that_changed_only_docstrings_comments_or_layout_is_reminded_of(server, project: Path, rewrite: str) -> None:
+    """A small model "fixed" a bug by adding a docstring that described the bug."""
+    (project / "money.py").write_text(BUGGY)
+    server.script(
+        Reply('<action>read_file("money.py")</action>'),
+        write_reply("money.py", rewrite),
+        answer_reply("Fixed."),
+        write_reply("money.py", "def cents(euros):\n    return euros * 100\n"),
+        answer_reply("Fixed: times 100."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("cents in money.py gives wrong results. Fix it.").final_answer == "Fixed: times 100."
+    reminder = last_user(server.requests[3])
+    assert "Reminder: the task asks to change money.py, but its code is the same as when the task started" in reminder
+    assert "You have read it: call write_to_file now with the code itself changed." in reminder
+    assert [n.text for n in rec.of(Notice)] == ["money.py was rewritten, but its code is the same; the model was reminded once"]
+
+
+@pytest.mark.parametrize(("task", "rewrite"), [
+    ("Add a docstring to cents in money.py.", 'def cents(euros):\n    """To cents."""\n    # to cents\n    return euros * 10\n'),
+    ("Reformat money.py with four-space indents.", "def cents(euros):\n    # to cents\n    return euros*10\n"),
+    ("Fix cents in money.py.", "def cents(euros):\n    return euros * 100\n"),
+])
+def test_no_same_code_reminder_for_layout_tasks_or_real_changes(server, project: Path, task: str, rewrite: str) -> None:
+    (project / "money.py").write_text(BUGGY)
+    server.script(write_reply("money.py", rewrite), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    assert agent.run(task).final_answer == "Done."
+    assert len(server.requests) == 2 and not rec.of(Notice)
+
+
 def test_a_reminder_about_a_file_already_read_asks_for_the_write(server, project: Path) -> None:
     """A small model told "read the file if you need to" reads it again and answers again: when it
     has read the file in this run, the reminder names the write as the next step."""

@@ -9,6 +9,7 @@ and what is on disk, not about any particular task.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ SOURCE_LINKS = ("to", "into", "as")
 ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 KEPT_SHARE = 0.5
 """A task that only adds to a file should leave at least this share of its earlier lines."""
+ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
+"""Words of a task whose change may leave a Python file's code as it was."""
+MAX_PARSED_BYTES = 1_000_000
 
 
 def task_targets(task: str) -> list[str]:
@@ -96,6 +100,23 @@ def _line_count(path: Path) -> int | None:
         return None
 
 
+def _code_of(path: Path) -> str | None:
+    """A Python file's code without its docstrings, comments and layout (a dump of its syntax
+    tree); None for another kind of file, a big one, or one that does not parse."""
+    try:
+        if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_PARSED_BYTES:
+            return None
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def _digest(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -112,6 +133,8 @@ class CompletionCheck:
     targets: list[str] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
     before_lines: dict[str, int | None] = field(default_factory=dict)
+    before_code: dict[str, str | None] = field(default_factory=dict)
+    """Each Python target's code when the task started, without docstrings, comments and layout."""
     written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
     originals: dict[Path, Path | None] = field(default_factory=dict)
@@ -141,6 +164,7 @@ class CompletionCheck:
         self.before = {name: _digest(self.root / name) for name in self.targets}
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
         self.before_lines = {name: _line_count(self.root / name) for name in self.targets}
+        self.before_code = {name: _code_of(self.root / name) for name in self.targets}
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
@@ -167,6 +191,7 @@ class CompletionCheck:
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("stub", self._still_a_stub),
+            ("same code", self._same_code),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
             ("idle", self._idle),
@@ -274,6 +299,25 @@ class CompletionCheck:
             f"Reminder: {names} still raises NotImplementedError, so it is not implemented yet. Call write_to_file "
             "with the whole file, the function's code in place of raise NotImplementedError.",
         )
+
+    def _same_code(self) -> tuple[str, str] | None:
+        """A Python target that was rewritten, but only its docstrings, comments or layout changed:
+        a small model "fixed" a bug by adding a docstring that described the bug. Not said when the
+        task is about docstrings, comments or layout."""
+        if ABOUT_LAYOUT.search(self.task):
+            return None
+        for name in self.targets:
+            code = self.before_code[name]
+            if code is None or _digest(self.root / name) == self.before[name] or _code_of(self.root / name) != code:
+                continue
+            how = "You have read it: call write_to_file now" if (self.root / name).resolve() in self.read else "Read it and call write_to_file"
+            return (
+                f"{name} was rewritten, but its code is the same",
+                f"Reminder: the task asks to change {name}, but its code is the same as when the task started: only "
+                "docstrings, comments or layout changed, so it behaves exactly as before. Compare what the code does "
+                f"with what the task asks for. {how} with the code itself changed.",
+            )
+        return None
 
     def _absolute_path(self) -> tuple[str, str] | None:
         """A file the run wrote holds the project's absolute path (`cd /home/me/proj` in a script):
