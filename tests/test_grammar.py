@@ -8,7 +8,7 @@ import pytest
 
 from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import Notice
-from mzagent_tui.agent.grammar import reply_grammar
+from mzagent_tui.agent.grammar import final_grammar, reply_grammar
 from tests.conftest import make_agent
 from tests.scripted_server import Fault, answer_reply
 
@@ -93,6 +93,7 @@ def test_llama_cpp_parses_the_grammar() -> None:
 
     grammar = LlamaGrammar.from_string(reply_grammar(["read_file", "write_to_file", "my_tool"]), verbose=False)
     assert grammar is not None
+    assert LlamaGrammar.from_string(final_grammar(), verbose=False) is not None
 
 
 def test_a_hosted_preset_is_never_asked_whether_it_is_llama_cpp(server, project) -> None:

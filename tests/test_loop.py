@@ -87,11 +87,35 @@ def test_format_error_count_resets_after_a_good_reply(server, project: Path) -> 
 
 
 def test_same_action_same_result_three_times_is_stuck(server, project: Path) -> None:
+    """Each repeat is asked for again and stands; at the third the model is asked for its final
+    answer, and a reply that is an action instead ends the run as stuck without running it."""
     (project / "a.txt").write_text("same")
-    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 5)
-    agent, _ = make_agent(server, project)
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 6)
+    agent, rec = make_agent(server, project)
     result = agent.run("t")
     assert result.reason is StopReason.STUCK and result.steps == 3 and "read_file" in result.message
+    assert len(rec.of(Action)) == 3 and len(server.requests) == 6
+    assert "give your final answer now" in last_user(server.requests[5])
+
+
+def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) -> None:
+    """A small model ran the same failing command three times although its error named what the
+    task asked about: asked for its final answer (with a grammar that allows nothing else), it said it."""
+    server.models = [{"id": "scripted-model", "object": "model", "owned_by": "llamacpp"}]
+    server.script(
+        *[Reply('<action>run_terminal_command("echo bad key: tiemout >&2; exit 3")</action>')] * 5,
+        Reply("<thought>The error names it.</thought><final_answer>The key is tiemout.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project, grammar="auto")
+    result = agent.run("Which key does the command complain about?")
+    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "The key is tiemout."
+    assert result.message.startswith("final answer, after the run was stuck: the model ran run_terminal_command")
+    assert len(rec.of(Action)) == 3
+    closing = server.requests[-1]
+    assert closing["grammar"].startswith('root ::= space "<thought>" text "</thought>" space final\n')
+    assert "action" not in closing["grammar"]
+    assert "Stop calling tools: give your final answer now" in last_user(closing)
+    assert any(n.text.endswith("the model was asked for its final answer") for n in rec.of(Notice))
 
 
 def test_a_reply_repeating_the_last_action_is_asked_for_again_with_more_variety(server, project: Path) -> None:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-_RULES = r"""
+_TEXT_RULES = r"""
+final ::= "<final_answer>" text "</final_answer>"
+text ::= ( [^<] | "<" [^/] )*
+space ::= [ \t\n]*
+"""
+_ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" name "(" space arguments? space ")" "</action>"
-final ::= "<final_answer>" text "</final_answer>"
 arguments ::= argument ( space "," space argument )* ( space "," )?
 argument ::= ( keyword space "=" space )? value
 keyword ::= [a-zA-Z_] [a-zA-Z0-9_]*
@@ -23,12 +27,17 @@ value ::= double | single | number | "True" | "False" | "None"
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
-text ::= ( [^<] | "<" [^/] )*
-space ::= [ \t\n]*
 """
 
 
 def reply_grammar(tool_names: Iterable[str]) -> str:
     """The grammar for replies that may call exactly these tools."""
     names = " | ".join(f'"{name}"' for name in sorted(tool_names))
-    return f"name ::= {names}\n{_RULES.strip()}\n"
+    return f"name ::= {names}\n{_ACTION_RULES.strip()}\n{_TEXT_RULES.strip()}\n"
+
+
+def final_grammar() -> str:
+    """The grammar for a reply that can only be a thought and a final answer: the one asked for
+    when a run must end (the model repeated itself until it was stuck)."""
+    return f'root ::= space "<thought>" text "</thought>" space final\n{_TEXT_RULES.strip()}\n'
+

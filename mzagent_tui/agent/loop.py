@@ -45,7 +45,7 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
-from mzagent_tui.agent.grammar import reply_grammar
+from mzagent_tui.agent.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
@@ -66,6 +66,10 @@ from mzagent_tui.agent.usage import Meter, money
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
+STUCK_NOTE = (
+    "you have now done exactly this three times with the same result, and it will not change. "
+    "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
+)
 VARIED_TEMPERATURE = 0.7
 """A reply that repeats an action done since the last file change word for word (so it would most
 likely give the same result) is asked for once more at this temperature,
@@ -340,8 +344,12 @@ class Agent:
                 commands.append(repr(parsed.args))
             text = result.text
             key = (parsed.tool, repr(parsed.args), result.text)
-            if key in recent:
+            stuck = recent.count(key) + 1 >= STUCK_REPEATS
+            if stuck:
+                text += f"\nNote: {STUCK_NOTE}"
+            elif key in recent:
                 text += "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer."
+            recent = (recent + [key])[-STUCK_WINDOW:]
             unchanged = [] if self._file_changes != changes else unchanged + [key[:2]]
             for note in parsed.notes:
                 self.emit(Notice(note))
@@ -350,16 +358,38 @@ class Agent:
             self._observe(text)
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            recent = (recent + [key])[-STUCK_WINDOW:]
-            if recent.count(key) >= STUCK_REPEATS:
-                message = f"stuck: the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
-                return RunResult(StopReason.STUCK, message, None, step)
+            if stuck:
+                return self._closing_answer(cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
         return RunResult(
             StopReason.MAX_STEPS,
             f"reached the step limit ({limit}) without a final answer; send a follow-up to continue",
             None,
             limit,
         )
+
+    def _closing_answer(self, cancel: CancelToken, step: int, why: str) -> RunResult:
+        """A stuck run ends with the model's final answer rather than none: one more reply, which
+        with a grammar can only be a thought and a final answer. A small model that ran the same
+        command three times had usually seen what the task asked about, and said it when asked."""
+        message = f"stuck: {why}"
+        self.emit(Notice(f"{message}; the model was asked for its final answer"))
+        try:
+            reply = self._ask_model(cancel, final_only=True)
+        except Cancelled:
+            self._append("assistant", "[reply interrupted by the user]")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        except LLMError as exc:
+            self.emit(Error(str(exc)))
+            return RunResult(StopReason.STUCK, message, None, step)
+        self._keep(reply)
+        self.emit(ReplyFinished(reply.text, reply.finish_reason))
+        parsed = self._parse(reply)
+        if parsed.thought:
+            self.emit(Thought(parsed.thought))
+        if parsed.error is not None or parsed.final_answer is None:
+            return RunResult(StopReason.STUCK, message, None, step)
+        self.emit(FinalAnswer(parsed.final_answer))
+        return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
     def compact(self, cancel: CancelToken | None = None) -> bool:
         """Replace the older steps with the model's summary of them; False when there is too
@@ -379,14 +409,16 @@ class Agent:
         self.emit(Compacted(summary, len(older)))
         return True
 
-    def _ask_model(self, cancel: CancelToken, temperature: float | None = None) -> Reply:
+    def _ask_model(self, cancel: CancelToken, temperature: float | None = None, final_only: bool = False) -> Reply:
         fill = self.meter.fill
         if fill is not None and fill >= COMPACT_AT and not self._compacted:
             try:
                 self.compact(cancel)
             except LLMError as exc:
                 self.emit(Notice(f"the conversation could not be compacted ({exc}); continuing without it"))
-        grammar = reply_grammar(self.tools.signatures()) if self.llm.send_grammar and not self.native else None
+        grammar = None
+        if self.llm.send_grammar and not self.native:
+            grammar = final_grammar() if final_only else reply_grammar(self.tools.signatures())
         tools = tool_schemas(self.tools) if self.native else None
         try:
             return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
