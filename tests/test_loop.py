@@ -98,6 +98,18 @@ def test_same_action_same_result_three_times_is_stuck(server, project: Path) -> 
     assert "give your final answer now" in last_user(server.requests[5])
 
 
+def test_a_repeat_whose_output_differs_only_in_addresses_and_timings_is_stuck_too(server, project: Path) -> None:
+    """pip's retries name a new object address each run, pytest a new duration: the same
+    failure, which must not keep a model going round until the time limit."""
+    command = "python3 -c 'import time; t = time.time(); print(object(), f\"failed in {time.time() - t:.6f}s\")'; exit 1"
+    server.script(*[Reply(f"<action>run_terminal_command({command!r})</action>")] * 6)
+    agent, rec = make_agent(server, project)
+    result = agent.run("t")
+    outputs = [o.text.splitlines()[2] for o in rec.of(Observation)]
+    assert len(set(outputs)) == 3, "each run printed another address"
+    assert result.reason is StopReason.STUCK and result.steps == 3
+
+
 def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) -> None:
     """A small model ran the same failing command three times although its error named what the
     task asked about: asked for its final answer (with a grammar that allows nothing else), it said it."""

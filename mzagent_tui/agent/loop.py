@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -79,6 +80,16 @@ out of a loop."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
+
+
+_VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|command-\d+\.log")
+"""What differs between two runs of one command with the same outcome: object addresses in
+messages (pip's retries), timings ("3 failed in 0.72s"), the file the full output went to."""
+
+
+def comparable(result: str) -> str:
+    """A tool result with its volatile parts blanked, so that a repeat is seen as one."""
+    return _VOLATILE.sub("#", result)
 
 
 @dataclass(frozen=True)
@@ -343,7 +354,7 @@ class Agent:
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
             text = result.text
-            key = (parsed.tool, repr(parsed.args), result.text)
+            key = (parsed.tool, repr(parsed.args), comparable(result.text))
             stuck = recent.count(key) + 1 >= STUCK_REPEATS
             if stuck:
                 text += f"\nNote: {STUCK_NOTE}"
