@@ -383,7 +383,11 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
     agent, rec = make_agent(server, project)
     result = agent.run("Add a line '- four' at the end of LOG.md")
     assert result.final_answer == "Added." and result.steps == 4
-    assert "it now has 1 lines where it had 5: write_to_file replaces the whole file" in last_user(server.requests[2])
+    assert last_user(server.requests[2]).startswith(
+        "<observation>Reminder: the task asks to add to LOG.md, but it now has 1 lines where it had 5: write_to_file replaces "
+        "the whole file. Its content before this task was:\n# Log\n\n- one\n- two\n- three\n\nWrite it again with all of its "
+        "earlier content plus the addition."
+    ), "the earlier lines are quoted: read again, the file no longer has them"
     assert [n.text for n in rec.of(Notice)] == ["the task adds to LOG.md, which lost most of its lines; the model was reminded once"]
 
 

@@ -52,6 +52,8 @@ KEPT_SHARE = 0.5
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
 MAX_PARSED_BYTES = 1_000_000
+MAX_QUOTED_BYTES = 4000
+"""A file's earlier content is quoted in a reminder up to this size."""
 
 
 def task_targets(task: str) -> list[str]:
@@ -253,12 +255,25 @@ class CompletionCheck:
             earlier = self.before_lines[name]
             now = _line_count(self.root / name)
             if earlier and earlier >= 3 and now is not None and now < earlier * KEPT_SHARE:
+                old = self._original_text(self.root / name)
+                quoted = f" Its content before this task was:\n{old}" if old is not None else ""
                 return (
                     f"the task adds to {name}, which lost most of its lines",
                     f"Reminder: the task asks to add to {name}, but it now has {now} lines where it had {earlier}: "
-                    "write_to_file replaces the whole file. Write it again with all of its earlier content plus the addition.",
+                    f"write_to_file replaces the whole file.{quoted}\nWrite it again with all of its earlier content plus the addition.",
                 )
         return None
+
+    def _original_text(self, path: Path) -> str | None:
+        """A written file's content before the run's first write to it, when it is short enough to
+        quote: the model, told to keep the earlier lines, read the file again and found them gone."""
+        backup = self.originals.get(path)
+        try:
+            if backup is None or backup.stat().st_size > MAX_QUOTED_BYTES:
+                return None
+            return backup.read_text(errors="replace")
+        except OSError:
+            return None
 
     def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
         unchanged = [
