@@ -21,18 +21,20 @@ from mzagent_tui.agent.tools.registry import ToolRegistry
 ENVIRONMENT_EN = r"""$instructions# Environment
 Operating system: $operating_system
 Shell: $shell
-Project folder: $project_root
+Project folder: $project_name (the current folder of every command; write relative paths, never its full path)
 Files in the project (relative paths):
 $file_list
 """
 ENVIRONMENT_ZH = r"""$instructions# 环境
 操作系统：$operating_system
 Shell：$shell
-项目文件夹：$project_root
+项目文件夹：$project_name（每个命令的当前文件夹；请写相对路径，不要写它的完整路径）
 项目中的文件（相对路径）：
 $file_list
 """
-"""The end of every prompt: the project's notes for agents and the environment."""
+"""The end of every prompt: the project's notes for agents and the environment. The project is
+named, not given by its full path: a small model copied the path into scripts (`cd /home/me/proj`),
+which break when the project moves; tools take relative paths and commands run in the project."""
 
 TEMPLATE_EN = Template(r'''You are a careful coding agent working inside a project folder. Solve the user's task step by step.
 
@@ -252,6 +254,6 @@ def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", file
         tool_list=tools.describe(),
         operating_system=operating_system_name(),
         shell=os.path.basename(shell_path()),
-        project_root=str(root),
+        project_name=root.name,
         file_list=format_file_list(files),
     )
