@@ -26,6 +26,9 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     names = grammar.splitlines()[0]
     assert names == 'name ::= "read_file" | "run_terminal_command" | "write_to_file"'
     assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
+    # only Python's escapes: "\$" in a bash script would keep its backslash and print it
+    assert 'double ::= "\\"" ( [^"\\\\] | "\\\\" escaped )* "\\""' in grammar
+    assert "escaped ::= [\\\\\"'abfnrtvxuUN0-7\\n]" in grammar
 
 
 def test_other_servers_get_no_grammar(server, project) -> None:

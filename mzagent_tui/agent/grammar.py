@@ -3,9 +3,11 @@
 as the request's `grammar` field and can then only sample replies of that shape, so a small
 model cannot invent a tool, forget a tag, or write the observation itself.
 
-Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
-a raw line break is allowed because the parser reads it), numbers, True/False/None, `name=` for
-keywords. Free text may hold `<` but not `</`, which is how the tags end.
+Arguments follow the prompt's rule: string literals (double or single quotes; a raw line break
+is allowed because the parser reads it; only Python's own escapes, so a model cannot put a
+backslash before `$` in a bash script: the parser would keep it, and the script would print it),
+numbers, True/False/None, `name=` for keywords. Free text may hold `<` but not `</`, which is
+how the tags end.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ arguments ::= argument ( space "," space argument )* ( space "," )?
 argument ::= ( keyword space "=" space )? value
 keyword ::= [a-zA-Z_] [a-zA-Z0-9_]*
 value ::= double | single | number | "True" | "False" | "None"
-double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
-single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
+double ::= "\"" ( [^"\\] | "\\" escaped )* "\""
+single ::= "'" ( [^'\\] | "\\" escaped )* "'"
+escaped ::= [\\"'abfnrtvxuUN0-7\n]
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """
 
