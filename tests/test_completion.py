@@ -175,6 +175,18 @@ def test_the_one_file_a_fix_task_names_is_its_target_wherever_the_verb_is(server
     assert "exactly as it was when the task started" in last_user(server.requests[1])
 
 
+@pytest.mark.parametrize("tests", ["test_units.py", "tests/check_units.py", "units_test.py", "units.spec.js"])
+def test_the_one_file_a_fix_task_names_is_not_its_target_when_it_is_a_test_file(server, project: Path, tests: str) -> None:
+    """"The tests in test_x.py fail. Fix the code, not the tests": a reminder that the test file is
+    unchanged would send the model to change the tests."""
+    (project / tests).parent.mkdir(parents=True, exist_ok=True)
+    (project / tests).write_text("import unittest\n")
+    server.script(Reply(f'<action>read_file("{tests}")</action>'), answer_reply("The code is wrong."), answer_reply("Done."))
+    agent, _ = make_agent(server, project)
+    agent.run(f"The tests in {tests} fail. Fix the code, not the tests.")
+    assert all(tests + ", but it is exactly as it was" not in last_user(request) for request in server.requests)
+
+
 def test_a_target_the_run_left_empty_gets_one_reminder(server, project: Path) -> None:
     server.script(write_reply("list.txt", ""), answer_reply("Wrote the list."), answer_reply("Wrote the list."))
     agent, rec = make_agent(server, project)

@@ -42,6 +42,8 @@ ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e
 VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
 _CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
+TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
+"""A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINKS = ("to", "into", "as")
@@ -161,7 +163,7 @@ class CompletionCheck:
         self.asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
         self.targets = [name for name in task_targets(self.task) if self._inside(name)]
         existing = [name for name in self.named if self._inside(name) and (self.root / name).is_file()]
-        if not self.targets and len(existing) == 1 and self.asks_for_change:
+        if not self.targets and len(existing) == 1 and self.asks_for_change and not TEST_FILE.search(existing[0]):
             self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
