@@ -187,3 +187,19 @@ def test_final_answer_event_in_native_mode(server, project: Path) -> None:
     agent, rec = make_agent(server, project, protocol="native")
     agent.run("2+2?")
     assert [e.text for e in rec.of(FinalAnswer)] == ["The answer is 4."]
+
+
+def test_a_stuck_native_run_answers_the_call_it_did_not_run(server, project: Path) -> None:
+    """Asked for its final answer after being stuck, the model called a tool again: the call is
+    answered (not run), so a follow-up sends a conversation the API accepts."""
+    (project / "a.txt").write_text("same")
+    read = Reply("", tool_calls=[call("read_file", file_path="a.txt")], finish_reason="tool_calls")
+    server.script(*[read] * 6, Reply("It says same."))
+    agent, rec = make_agent(server, project, protocol="native")
+    assert agent.run("What does a.txt say?").reason is StopReason.STUCK
+    assert len(rec.of(Action)) == 3
+    assert agent.run("So?").final_answer == "It says same."
+    messages = server.requests[-1]["messages"]
+    calls = [m["tool_calls"][0]["id"] for m in messages if m.get("tool_calls")]
+    answered = [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+    assert calls == answered and messages[-2]["content"] == "Not run: the run stopped here, because it was stuck."

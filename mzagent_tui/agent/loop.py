@@ -68,7 +68,7 @@ STUCK_REPEATS = 3
 STUCK_WINDOW = 6
 """Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
 STUCK_NOTE = (
-    "you have now done exactly this three times with the same result, and it will not change. "
+    f"you have now done exactly this {STUCK_REPEATS} times with the same result, and it will not change. "
     "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
 )
 VARIED_TEMPERATURE = 0.7
@@ -398,6 +398,8 @@ class Agent:
         if parsed.thought:
             self.emit(Thought(parsed.thought))
         if parsed.error is not None or parsed.final_answer is None:
+            if self._open_call is not None:
+                self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
             return RunResult(StopReason.STUCK, message, None, step)
         self.emit(FinalAnswer(parsed.final_answer))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
