@@ -296,9 +296,14 @@ def test_a_write_that_holds_the_projects_absolute_path_is_noted(tools, project: 
     assert ok and "absolute path" not in text
 
 
-def test_a_write_that_changes_nothing_says_so(tools, project: Path) -> None:
+def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project: Path) -> None:
+    """No write, no backup, no FileChanged: the loop counts a write of the same content again as
+    a repeat, which a small model made until it was stopped."""
     (project / "same.py").write_text("x = 1\n")
+    before = (project / "same.py").stat().st_mtime_ns
     text, ok = write(tools, "same.py", "x = 1\n")
-    assert ok and "Note: the new content is exactly the old content: same.py did not change." in text
+    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. Write something different if a change is needed."
+    assert (project / "same.py").stat().st_mtime_ns == before
+    assert not tools[1].of(FileChanged)
     text, ok = write(tools, "same.py", "x = 2\n")
-    assert ok and "did not change" not in text
+    assert ok and "did not change" not in text and len(tools[1].of(FileChanged)) == 1
