@@ -31,9 +31,8 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     # keywords only from the tool's own parameters: a model wrote json_string= three times in a row
     assert 'arg-2 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
     assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
-    # only Python's escapes: "\$" in a bash script would keep its backslash and print it
-    assert 'double ::= "\\"" ( [^"\\\\] | "\\\\" escaped )* "\\""' in grammar
-    assert "escaped ::= [\\\\\"'abfnrtvxuUN0-7\\n]" in grammar
+    # bounded: where a preferred token was not allowed, a model wrote spaces until the token limit
+    assert "space ::= [ \\t\\n]{0,20}" in grammar
 
 
 def test_other_servers_get_no_grammar(server, project) -> None:

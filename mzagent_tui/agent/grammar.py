@@ -3,11 +3,11 @@
 as the request's `grammar` field and can then only sample replies of that shape, so a small
 model cannot invent a tool, forget a tag, or write the observation itself.
 
-Arguments follow the prompt's rule: string literals (double or single quotes; a raw line break
-is allowed because the parser reads it; only Python's own escapes, so a model cannot put a
-backslash before `$` in a bash script: the parser would keep it, and the script would print it),
-numbers, True/False/None, `name=` for the tool's own parameter names. Free text may hold `<` but not `</`, which is
-how the tags end.
+Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
+a raw line break is allowed because the parser reads it), numbers, True/False/None, `name=` for
+the tool's own parameter names. Free text may hold `<` but not `</`, which is how the tags end.
+Whitespace between the parts is bounded, as in llama.cpp's own JSON grammar: where the model's
+preferred token was not allowed, it wrote spaces until the token limit.
 """
 
 from __future__ import annotations
@@ -17,15 +17,14 @@ from collections.abc import Mapping, Sequence
 _TEXT_RULES = r"""
 final ::= "<final_answer>" text "</final_answer>"
 text ::= ( [^<] | "<" [^/] )*
-space ::= [ \t\n]*
+space ::= [ \t\n]{0,20}
 """
 _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
 value ::= double | single | number | "True" | "False" | "None"
-double ::= "\"" ( [^"\\] | "\\" escaped )* "\""
-single ::= "'" ( [^'\\] | "\\" escaped )* "'"
-escaped ::= [\\"'abfnrtvxuUN0-7\n]
+double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
+single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """
 
