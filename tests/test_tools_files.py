@@ -269,8 +269,10 @@ CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 
 
-def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project: Path) -> None:
-    (project / "calc.py").write_text(CALC)
+@pytest.mark.parametrize("old", [CALC, "def add(a, b):\n    return a - b\n"])
+def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project: Path, old: str) -> None:
+    """Also a file of two lines: a model overwrote a two-line function with its test file."""
+    (project / "calc.py").write_text(old)
     (project / "test_calc.py").write_text(TEST_CALC)
     text, ok = write(tools, "calc.py", TEST_CALC.replace("1, 2", "2, 2"))
     assert ok and "now holds nearly the same lines as test_calc.py" in text

@@ -14,6 +14,8 @@ MOSTLY_REPLACED = 0.5
 COPY = 0.8
 """The new content shares at least this share of its lines with the other file."""
 MIN_LINES = 3
+"""The new content has at least this many lines; the old one may be as short as one (a two-line
+`slug.py` was overwritten with its test file's content, unflagged)."""
 MAX_CANDIDATES = 2_000
 MAX_BYTES = 1_000_000
 
@@ -33,7 +35,7 @@ def _lines(data: bytes) -> list[bytes]:
 def copied_from(root: Path, rel: str, old: bytes, new: bytes) -> str | None:
     """The project file whose content replaced most of `rel`'s, or None."""
     old_lines, new_lines = _lines(old), _lines(new)
-    if len(old_lines) < MIN_LINES or len(new_lines) < MIN_LINES or similarity(old_lines, new_lines) >= MOSTLY_REPLACED:
+    if not old_lines or len(new_lines) < MIN_LINES or similarity(old_lines, new_lines) >= MOSTLY_REPLACED:
         return None
     low, high = len(new) / 2, len(new) * 2
     checked = 0
