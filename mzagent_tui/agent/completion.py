@@ -41,7 +41,10 @@ ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
-_CLAUSE_END = re.compile(r"[.!?;:\n](?:\s|$)")
+_CLAUSE_END = re.compile(r"[.!?;\n](?:\s|$)")
+"""A colon does not end a clause: "I created two modules: a.py and b.py"."""
+_LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
+"""What stands between two names of one list ("a.py, b.py and c.py"): the second shares the first's verb."""
 TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
 """A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 STUB = "raise NotImplementedError"
@@ -75,16 +78,20 @@ def claimed_files(answer: str) -> list[str]:
 
 
 def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
-    """File names with one of the verbs at most VERB_WINDOW words before them, in their clause."""
+    """File names with one of the verbs at most VERB_WINDOW words before them, in their clause,
+    and the names listed right after one of them ("create a.py and b.py")."""
     names = []
     since = 0
+    listed = False
     matches = list(FILE_NAME.finditer(text))
     for index, match in enumerate(matches):
-        before = _CLAUSE_END.split(text[since : match.start()])[-1]
+        gap = text[since : match.start()]
+        before = _CLAUSE_END.split(gap)[-1]
         after = text[match.end() : matches[index + 1].start()] if index + 1 < len(matches) else ""
         if after.strip().lower() in SOURCE_LINKS:
             continue  # the verb before a source is the verb of the file made from it
-        if verbs.search(" ".join(before.split()[-VERB_WINDOW:])):
+        listed = (listed and _LIST_JOIN.fullmatch(gap) is not None) or verbs.search(" ".join(before.split()[-VERB_WINDOW:])) is not None
+        if listed:
             names.append(match.group())
         since = match.end()
     return list(dict.fromkeys(names))
@@ -215,16 +222,29 @@ class CompletionCheck:
         missing = [
             name for name in dict.fromkeys(self.targets + claimed)
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
+            and not self._written_elsewhere(name)
         ]
         if not missing:
             return None
         names = ", ".join(missing)
+        if len(missing) == 1:
+            return (
+                f"the task asks for {names}, which does not exist",
+                f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
+                "create it now with write_to_file (the result goes into the file, not only into your answer); "
+                "otherwise give your final answer again.",
+            )
         return (
-            f"the task asks for {names}, which does not exist",
-            f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
-            "create it now with write_to_file (the result goes into the file, not only into your answer); "
+            f"the task asks for {names}, which do not exist",
+            f"Reminder: the task asks for {names}, but none of these files exists in the project. If the task needs them, "
+            "create each now with write_to_file (the results go into the files, not only into your answer); "
             "otherwise give your final answer again.",
         )
+
+    def _written_elsewhere(self, name: str) -> bool:
+        """A bare file name the run wrote in some folder: "a package tools with text.py" is
+        tools/text.py."""
+        return "/" not in name and any(path.name == name for path in self.written)
 
     def _empty(self) -> tuple[str, str] | None:
         """A target the run left empty (created empty, or emptied): the result never got into it."""
