@@ -33,7 +33,7 @@ def last_user(request: dict) -> str:
     ("Save the output of run.py to out.txt", ["out.txt"]),
     ("Change the port in app.ini to 9090", ["app.ini"]),
     ("Create a.py, b.py and c.py.", ["a.py", "b.py", "c.py"]),
-    ("Write a package with two modules: text.py with shout(s), and nums.py with half(n).", ["text.py"]),
+    ("Write a package with two modules: alpha.py with shout(s), and beta.py with half(n).", ["alpha.py"]),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets
@@ -44,7 +44,7 @@ def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     ("Saved 4181 to result.txt.", ["result.txt"]),
     ("Shape.area is abstract; it raises in base.py.", []),
     ("os.path.join builds the path. I created out.txt.", ["out.txt"]),
-    ("I created the package with two modules: text.py and nums.py.", ["text.py", "nums.py"]),
+    ("I created the package with two modules: alpha.py and beta.py.", ["alpha.py", "beta.py"]),
     ("I read notes.md and words.md, then wrote out.md.", ["out.md"]),
 ])
 def test_the_files_an_answer_claims(answer: str, claimed: list[str]) -> None:
@@ -52,20 +52,20 @@ def test_the_files_an_answer_claims(answer: str, claimed: list[str]) -> None:
 
 
 def test_a_package_claimed_after_only_making_its_folder_gets_a_reminder(server, project: Path) -> None:
-    """"I created the package with two modules: text.py and nums.py" after only `mkdir -p tools`;
+    """"I created the package with two modules: alpha.py and beta.py" after only `mkdir -p kit`;
     the modules, written into the package's folder, count as there."""
-    task = "Create a package named tools with two modules: text.py with shout(s), and nums.py with half(n)."
+    task = "Create a package named kit with two modules: alpha.py with shout(s), and beta.py with half(n)."
     server.script(
-        Reply('<action>run_terminal_command("mkdir -p tools")</action>'),
-        answer_reply("I created the package named tools with two modules: text.py and nums.py."),
-        write_reply("tools/text.py", "def shout(s):\n    return s.upper()\n"),
-        write_reply("tools/nums.py", "def half(n):\n    return n / 2\n"),
-        answer_reply("Done: tools/text.py and tools/nums.py."),
+        Reply('<action>run_terminal_command("mkdir -p kit")</action>'),
+        answer_reply("I created the package named kit with two modules: alpha.py and beta.py."),
+        write_reply("kit/alpha.py", "def shout(s):\n    return s.upper()\n"),
+        write_reply("kit/beta.py", "def half(n):\n    return n / 2\n"),
+        answer_reply("Done: kit/alpha.py and kit/beta.py."),
     )
     agent, rec = make_agent(server, project)
-    assert agent.run(task).final_answer == "Done: tools/text.py and tools/nums.py."
-    assert "the task asks for text.py, nums.py, but none of these files exists" in last_user(server.requests[2])
-    assert [n.text for n in rec.of(Notice)] == ["the task asks for text.py, nums.py, which do not exist; the model was reminded once"]
+    assert agent.run(task).final_answer == "Done: kit/alpha.py and kit/beta.py."
+    assert "the task asks for alpha.py, beta.py, but none of these files exists" in last_user(server.requests[2])
+    assert [n.text for n in rec.of(Notice)] == ["the task asks for alpha.py, beta.py, which do not exist; the model was reminded once"]
 
 
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:

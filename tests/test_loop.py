@@ -115,12 +115,12 @@ def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) ->
     task asked about: asked for its final answer (with a grammar that allows nothing else), it said it."""
     server.models = [{"id": "scripted-model", "object": "model", "owned_by": "llamacpp"}]
     server.script(
-        *[Reply('<action>run_terminal_command("echo bad key: tiemout >&2; exit 3")</action>')] * 5,
-        Reply("<thought>The error names it.</thought><final_answer>The key is tiemout.</final_answer>"),
+        *[Reply('<action>run_terminal_command("echo bad key: colr >&2; exit 3")</action>')] * 5,
+        Reply("<thought>The error names it.</thought><final_answer>The key is colr.</final_answer>"),
     )
     agent, rec = make_agent(server, project, grammar="auto")
     result = agent.run("Which key does the command complain about?")
-    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "The key is tiemout."
+    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "The key is colr."
     assert result.message.startswith("final answer, after the run was stuck: the model ran run_terminal_command")
     assert len(rec.of(Action)) == 3
     closing = server.requests[-1]

@@ -173,18 +173,18 @@ def test_a_failed_test_run_names_its_failing_tests_next_to_the_status(shell, pro
 @pytest.mark.parametrize(
     ("command", "meaning"),
     [
-        ("grep -r colour notes.txt", "no line matched"),
-        ("cat notes.txt | grep -c colour", "no line matched"),
-        ("bash -c 'grep colour notes.txt'", "no line matched"),
-        ("LC_ALL=C /bin/grep -w colour notes.txt", "no line matched"),
-        ("diff notes.txt other.txt", "the files differ"),
+        ("grep -r flavour memo.txt", "no line matched"),
+        ("cat memo.txt | grep -c flavour", "no line matched"),
+        ("bash -c 'grep flavour memo.txt'", "no line matched"),
+        ("LC_ALL=C /bin/grep -w flavour memo.txt", "no line matched"),
+        ("diff memo.txt other.txt", "the files differ"),
         ("test -f missing.txt", "the condition is false"),
     ],
 )
 def test_an_exit_code_that_is_an_answer_is_not_reported_as_a_failure(shell, project: Path, command: str, meaning: str) -> None:
     """grep's 1 means "no match", diff's "they differ": told "FAILED", a small model rewrote a
     file whose check had found nothing left to replace."""
-    (project / "notes.txt").write_text("the color of the sky\n")
+    (project / "memo.txt").write_text("the flavor of the tea\n")
     (project / "other.txt").write_text("the sea\n")
     result = shell().run(command)
     assert result.exit_code == 1 and result.ok
@@ -194,15 +194,15 @@ def test_an_exit_code_that_is_an_answer_is_not_reported_as_a_failure(shell, proj
 @pytest.mark.parametrize(
     "command",
     [
-        "grep colour notes.txt && echo found",  # the status may be echo's or grep's
-        "echo start; grep colour notes.txt",
-        "grep colour notes.txt | wc -l; exit 1",
-        "grep colour missing.txt",  # exit code 2: an error
+        "grep flavour memo.txt && echo found",  # the status may be echo's or grep's
+        "echo start; grep flavour memo.txt",
+        "grep flavour memo.txt | wc -l; exit 1",
+        "grep flavour missing.txt",  # exit code 2: an error
         "python3 -c 'import sys; sys.exit(1)'",
     ],
 )
 def test_an_exit_code_from_elsewhere_is_still_a_failure(shell, project: Path, command: str) -> None:
-    (project / "notes.txt").write_text("the color of the sky\n")
+    (project / "memo.txt").write_text("the flavor of the tea\n")
     result = shell().run(command)
     assert not result.ok
     assert result.text.startswith("Command FAILED with exit code")

@@ -42,9 +42,9 @@ ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e
 VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
 _CLAUSE_END = re.compile(r"[.!?;\n](?:\s|$)")
-"""A colon does not end a clause: "I created two modules: a.py and b.py"."""
+"""A colon does not end a clause: "I created two modules: alpha.py and beta.py"."""
 _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
-"""What stands between two names of one list ("a.py, b.py and c.py"): the second shares the first's verb."""
+"""What stands between two names of one list ("alpha.py, beta.py and gamma.py"): the second shares the first's verb."""
 TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
 """A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 STUB = "raise NotImplementedError"
@@ -79,7 +79,7 @@ def claimed_files(answer: str) -> list[str]:
 
 def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
     """File names with one of the verbs at most VERB_WINDOW words before them, in their clause,
-    and the names listed right after one of them ("create a.py and b.py")."""
+    and the names listed right after one of them ("create alpha.py and beta.py")."""
     names = []
     since = 0
     listed = False
@@ -242,8 +242,8 @@ class CompletionCheck:
         )
 
     def _written_elsewhere(self, name: str) -> bool:
-        """A bare file name the run wrote in some folder: "a package tools with text.py" is
-        tools/text.py."""
+        """A bare file name the run wrote in some folder: "a package kit with alpha.py" is
+        kit/alpha.py."""
         return "/" not in name and any(path.name == name for path in self.written)
 
     def _empty(self) -> tuple[str, str] | None:

@@ -15,7 +15,7 @@ COPY = 0.8
 """The new content shares at least this share of its lines with the other file."""
 MIN_LINES = 3
 """The new content has at least this many lines; the old one may be as short as one (a two-line
-`slug.py` was overwritten with its test file's content, unflagged)."""
+module was overwritten with its test file's content, unflagged)."""
 MAX_CANDIDATES = 2_000
 MAX_BYTES = 1_000_000
 

@@ -1,6 +1,6 @@
 """Exit codes that are answers, not failures: `grep` exits with 1 when no line matches, `diff`
 and `cmp` when the files differ, `test` when the condition is false. Reported as "Command FAILED",
-a small model took a check that found no `colour` left for a broken edit and rewrote the file.
+a small model took a check that found no old word left for a broken edit and rewrote the file.
 """
 
 from __future__ import annotations
