@@ -172,7 +172,7 @@ def main() -> None:
     go.add_argument("--label", default="", help="the column name in the report (default: the runner)")
     go.add_argument("--half", choices=HALVES + ("all",), required=True)
     go.add_argument("--phrasing", type=int, nargs="+", default=[0, 1])
-    go.add_argument("--grammar", choices=("auto", "off"), default="auto", help="auto: as measured in bench/README.md (the app's default is off)")
+    go.add_argument("--grammar", choices=("auto", "off"), default="auto", help="auto: as measured in bench/README.md (the app's default too)")
     go.add_argument("--only", nargs="*")
     go.add_argument("--out", required=True)
     show = commands.add_parser("report")
