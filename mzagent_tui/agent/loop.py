@@ -267,6 +267,15 @@ class Agent:
         self._add(assistant_message(reply.text, call))
         self._open_call = call.id if call is not None else None
 
+    def _show(self, reply: Reply, parsed: ParsedReply) -> None:
+        """A reply joins the conversation and is reported, with its thought (the reason the
+        approval dialog shows for the next command)."""
+        self._keep(reply)
+        self.emit(ReplyFinished(reply.text, reply.finish_reason))
+        if parsed.thought:
+            self.ctx.thought = parsed.thought
+            self.emit(Thought(parsed.thought))
+
     def _ask_unless_repeated(self, cancel: CancelToken, done: list[tuple[str, str]], after_error: bool) -> tuple[Reply, ParsedReply]:
         """A reply and its decision; one that repeats an action in `done` (those since the last
         file change) word for word is dropped and asked for again with more variety (once; the
@@ -311,11 +320,7 @@ class Agent:
             except LLMError as exc:
                 self.emit(Error(str(exc)))
                 return RunResult(StopReason.ERROR, str(exc), None, step)
-            self._keep(reply)
-            self.emit(ReplyFinished(reply.text, reply.finish_reason))
-            if parsed.thought:
-                self.ctx.thought = parsed.thought
-                self.emit(Thought(parsed.thought))
+            self._show(reply, parsed)
             problem = parsed.error
             if problem is None and parsed.is_action and reply.finish_reason == "length":
                 problem = (
@@ -392,11 +397,8 @@ class Agent:
         except LLMError as exc:
             self.emit(Error(str(exc)))
             return RunResult(StopReason.STUCK, message, None, step)
-        self._keep(reply)
-        self.emit(ReplyFinished(reply.text, reply.finish_reason))
         parsed = self._parse(reply)
-        if parsed.thought:
-            self.emit(Thought(parsed.thought))
+        self._show(reply, parsed)
         if parsed.error is not None or parsed.final_answer is None:
             if self._open_call is not None:
                 self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered

@@ -121,30 +121,27 @@ class FileTools:
             data = _encode_like(content, old)
             if len(data) > WRITE_MAX_BYTES:
                 raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
-            unchanged = existed and old == data
-            """Nothing to write, back up or undo: a model that writes the same content again has changed nothing."""
+            unchanged = existed and old == data  # nothing to write, back up or undo: the same content again changes nothing
             backup = None
-            if existed and not unchanged:
-                backup = self._ctx.session.backup_path(path)
-                backup.write_bytes(old)
             if not unchanged:
+                if existed:
+                    backup = self._ctx.session.backup_path(path)
+                    backup.write_bytes(old)
                 write_atomically_at(folder, path.parent, name, data, mode)
         finally:
             os.close(folder)
-        if not unchanged:
-            digest = hashlib.sha256(data).hexdigest()
-            same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
-            change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
-            self._ctx.emit(FileChanged(
-                str(path), created=not existed, backup=str(backup) if backup else None, sha256=digest, old_mode=mode if existed else None,
-                diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
-            ))
         if unchanged:
             written = (
                 f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {len(data)} bytes), "
                 "so it did not change. Write something different if a change is needed."
             )
         else:
+            same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
+            change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
+            self._ctx.emit(FileChanged(
+                str(path), created=not existed, backup=str(backup) if backup else None, sha256=hashlib.sha256(data).hexdigest(),
+                old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
+            ))
             written = f"File written: {rel} ({'overwrote' if existed else 'created'}, {lines_label(content)}, {len(data)} bytes)."
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
