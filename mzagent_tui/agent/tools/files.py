@@ -18,6 +18,7 @@ from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
+from mzagent_tui.agent.docstring_repair import close_docstrings
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
@@ -110,6 +111,7 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
+        content, completed = close_docstrings(rel, content)
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
@@ -143,6 +145,12 @@ class FileTools:
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
             ))
             written = f"File written: {rel} ({'overwrote' if existed else 'created'}, {lines_label(content)}, {len(data)} bytes)."
+        if completed and not edited:
+            lines = ", ".join(str(number) for number in completed)
+            written += (
+                f"\nNote: a docstring was closed with two quotes instead of three (line{'s' if len(completed) > 1 else ''} {lines}), so {rel} did not parse; "
+                "it was written with the third quote added. A docstring ends with three quotes: \\\"\\\"\\\" in the string."
+            )
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         broken = syntax_problem(rel, data, old if existed else None)
