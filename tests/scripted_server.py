@@ -52,6 +52,11 @@ def write_reply(path: str, content: str) -> Reply:
     return Reply(f"<thought>write {path}</thought><action>write_to_file({json.dumps(path)}, {json.dumps(content)})</action>")
 
 
+def read_reply(path: str) -> Reply:
+    """A step that reads `path`: a file that exists is read before it may be overwritten."""
+    return Reply(f"<thought>read {path}</thought><action>read_file({json.dumps(path)})</action>")
+
+
 def answer_reply(text: str = "done") -> Reply:
     """A step that ends the run with `text` as the final answer."""
     return Reply(f"<thought>finished</thought><final_answer>{text}</final_answer>")

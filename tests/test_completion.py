@@ -10,7 +10,7 @@ from mzagent_tui.agent.completion import claimed_files, example_count, task_targ
 from mzagent_tui.agent.events import Notice, Observation, StopReason
 from mzagent_tui.agent.syntax_check import syntax_problem
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
 
 def last_user(request: dict) -> str:
@@ -235,6 +235,7 @@ def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
 def test_a_stub_written_with_its_raise_kept_is_reminded_of(server, project: Path) -> None:
     (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
     server.script(
+        read_reply("impl.py"),
         write_reply("impl.py", "def f():\n    raise NotImplementedError\n\n\ndef g():\n    return 1\n"),
         answer_reply("Done."),
         write_reply("impl.py", "def f():\n    return 1\n"),
@@ -242,8 +243,8 @@ def test_a_stub_written_with_its_raise_kept_is_reminded_of(server, project: Path
     )
     agent, _ = make_agent(server, project)
     assert agent.run("Implement f in impl.py.").final_answer == "Done."
-    assert "impl.py still raises NotImplementedError, so it is not implemented yet" in last_user(server.requests[2])
-    assert len(server.requests) == 4
+    assert "impl.py still raises NotImplementedError, so it is not implemented yet" in last_user(server.requests[3])
+    assert len(server.requests) == 5
 
 
 BUGGY = "def cents(euros):\n    # to cents\n    return euros * 10\n"
@@ -278,10 +279,10 @@ def test_a_fix_that_changed_only_docstrings_comments_or_layout_is_reminded_of(se
 ])
 def test_no_same_code_reminder_for_layout_tasks_or_real_changes(server, project: Path, task: str, rewrite: str) -> None:
     (project / "money.py").write_text(BUGGY)
-    server.script(write_reply("money.py", rewrite), answer_reply("Done."))
+    server.script(read_reply("money.py"), write_reply("money.py", rewrite), answer_reply("Done."))
     agent, rec = make_agent(server, project)
     assert agent.run(task).final_answer == "Done."
-    assert len(server.requests) == 2 and not rec.of(Notice)
+    assert len(server.requests) == 3 and not rec.of(Notice)
 
 
 def test_a_reminder_about_a_file_already_read_asks_for_the_write(server, project: Path) -> None:
@@ -394,6 +395,8 @@ def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Pat
     (project / "tool.cfg").write_text("retries = 5\n")
     (project / "setup.cfg").write_text("[metadata]\nname = demo\n")
     server.script(
+        read_reply("tool.cfg"),
+        read_reply("setup.cfg"),
         Reply('<action>write_to_file("tool.cfg", "retries = 6\\n")</action>'),
         Reply('<action>write_to_file("setup.cfg", "name = demo\\n")</action>'),
         answer_reply("Done."),
@@ -401,7 +404,7 @@ def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Pat
     )
     agent, rec = make_agent(server, project)
     agent.run("Set retries to 6 in tool.cfg and tidy setup.cfg")
-    tool, setup = (o.text for o in rec.of(Observation)[:2])
+    tool, setup = (o.text for o in rec.of(Observation)[2:4])
     assert "does not parse" not in tool
     assert "Warning: setup.cfg does not parse now: invalid INI" in setup
     reminders = [n.text for n in rec.of(Notice)]
@@ -411,6 +414,7 @@ def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Pat
 def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_lines(server, project: Path) -> None:
     (project / "LOG.md").write_text("# Log\n\n- one\n- two\n- three\n")
     server.script(
+        read_reply("LOG.md"),
         write_reply("LOG.md", "- four\n"),
         answer_reply("Added."),
         write_reply("LOG.md", "# Log\n\n- one\n- two\n- three\n- four\n"),
@@ -418,8 +422,8 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
     )
     agent, rec = make_agent(server, project)
     result = agent.run("Add a line '- four' at the end of LOG.md")
-    assert result.final_answer == "Added." and result.steps == 4
-    assert last_user(server.requests[2]).startswith(
+    assert result.final_answer == "Added." and result.steps == 5
+    assert last_user(server.requests[3]).startswith(
         "<observation>Reminder: the task asks to add to LOG.md, but it now has 1 lines where it had 5: write_to_file replaces "
         "the whole file. Its content before this task was:\n# Log\n\n- one\n- two\n- three\n\nWrite it again with all of its "
         "earlier content plus the addition."
@@ -429,9 +433,9 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
 
 def test_a_task_that_replaces_a_file_is_not_reminded_of_its_lost_lines(server, project: Path) -> None:
     (project / "LOG.md").write_text("# Log\n\n- one\n- two\n- three\n")
-    server.script(write_reply("LOG.md", "# Log\n"), answer_reply("Cleared."))
+    server.script(read_reply("LOG.md"), write_reply("LOG.md", "# Log\n"), answer_reply("Cleared."))
     agent, _ = make_agent(server, project)
-    assert agent.run("Remove every entry from LOG.md, keep the title").steps == 2
+    assert agent.run("Remove every entry from LOG.md, keep the title").steps == 3
 
 
 HALVES = 'def half(n):\n    """Half of n, rounded down.\n\n    >>> half(7)\n    3\n    >>> half(8)\n    4\n    """\n'
@@ -442,6 +446,7 @@ def test_docstring_examples_nobody_ran_are_asked_for_and_their_failures_come_bac
     whose output shows the model what its code gives instead."""
     (project / "halves.py").write_text(HALVES + "    raise NotImplementedError\n")
     server.script(
+        read_reply("halves.py"),
         write_reply("halves.py", HALVES + "    return n / 2\n"),
         answer_reply("Implemented."),
         Reply('<action>run_terminal_command("python3 -m doctest halves.py")</action>'),
@@ -450,12 +455,12 @@ def test_docstring_examples_nobody_ran_are_asked_for_and_their_failures_come_bac
     )
     agent, rec = make_agent(server, project)
     assert agent.run("Implement half in halves.py.").final_answer == "Implemented, and the examples pass."
-    reminder = last_user(server.requests[2])
+    reminder = last_user(server.requests[3])
     assert "Reminder: halves.py, which you wrote, has 2 examples in its docstrings (the >>> lines), and nothing has run them" in reminder
     assert 'run_terminal_command("python3 -m doctest halves.py")' in reminder
-    doctest_output = last_user(server.requests[3])
+    doctest_output = last_user(server.requests[4])
     assert "Failed example:\n    half(7)\nExpected:\n    3\nGot:\n    3.5" in doctest_output
-    assert len(server.requests) == 5, "one reminder: the answer after the fix stands"
+    assert len(server.requests) == 6, "one reminder: the answer after the fix stands"
     assert "halves.py has 2 examples in its docstrings that were not run; the model was reminded once" in [n.text for n in rec.of(Notice)]
 
 
@@ -512,6 +517,7 @@ def test_code_the_tests_import_is_tested_before_the_answer_and_a_failure_comes_b
     (project / "kelvin.py").write_text("def to_kelvin(c):\n    return c - 273.15\n")
     (project / "test_kelvin.py").write_text(KELVIN_TESTS)
     server.script(
+        read_reply("kelvin.py"),
         write_reply("kelvin.py", "def to_kelvin(c):\n    return c + 237.15\n"),
         answer_reply("Fixed."),
         Reply('<action>run_terminal_command("python3 -m unittest test_kelvin.py")</action>'),
@@ -520,11 +526,11 @@ def test_code_the_tests_import_is_tested_before_the_answer_and_a_failure_comes_b
     )
     agent, rec = make_agent(server, project)
     assert agent.run("to_kelvin in kelvin.py is wrong. Fix it.").final_answer == "Fixed: plus 273.15."
-    reminder = last_user(server.requests[2])
+    reminder = last_user(server.requests[3])
     assert "Reminder: kelvin.py, which you wrote and test_kelvin.py tests, has not been run since" in reminder
     assert 'run_terminal_command("python3 -m unittest test_kelvin.py")' in reminder
-    assert "AssertionError: 237.15 != 273.15" in last_user(server.requests[3])
-    assert len(server.requests) == 5, "the answer after the fix stands: the reminder is given once"
+    assert "AssertionError: 237.15 != 273.15" in last_user(server.requests[4])
+    assert len(server.requests) == 6, "the answer after the fix stands: the reminder is given once"
     assert "kelvin.py was not tested after the change; the model was reminded once" in [n.text for n in rec.of(Notice)]
 
 

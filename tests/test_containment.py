@@ -39,9 +39,14 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def registry(layout: tuple[Path, Path], tmp_path: Path) -> ToolRegistry:
+def context(layout: tuple[Path, Path], tmp_path: Path) -> ToolContext:
     session = Session(tmp_path / "session", Redactor([]))
-    tools = FileTools(ToolContext(layout[0], session, Recorder(), StaticApprover(True), session.redact, env={}))
+    return ToolContext(layout[0], session, Recorder(), StaticApprover(True), session.redact, env={})
+
+
+@pytest.fixture
+def registry(context: ToolContext) -> ToolRegistry:
+    tools = FileTools(context)
     return ToolRegistry([tools.read_file, tools.write_to_file])
 
 
@@ -70,7 +75,10 @@ def test_a_swap_after_the_check_reads_nothing_outside(kernel: str, registry: Too
     assert "changed while it was being opened" in result.text
 
 
-def test_a_swap_after_the_check_writes_nothing_outside(kernel: str, registry: ToolRegistry, layout: tuple[Path, Path], swap_after_check: None) -> None:
+def test_a_swap_after_the_check_writes_nothing_outside(
+    kernel: str, context: ToolContext, registry: ToolRegistry, layout: tuple[Path, Path], swap_after_check: None,
+) -> None:
+    context.seen.add(layout[0] / "sub" / "notes.txt")  # read before: only the race stands between the write and the outside
     result = registry.call("write_to_file", ["sub/notes.txt", "overwritten\n"])
     assert not result.ok and "changed while it was being opened" in result.text
     assert (layout[1] / "notes.txt").read_text() == "OUTSIDE SECRET\n"

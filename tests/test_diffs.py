@@ -9,12 +9,12 @@ from pathlib import Path
 from mzagent_tui.agent.diffs import MAX_DIFF_LINES, file_diff
 from mzagent_tui.agent.events import FileChanged, event_from_dict
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
 
 def test_a_write_carries_its_diff_and_counts(server, project: Path) -> None:
     (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    server.script(write_reply("calc.py", "def add(a, b):\n    return a + b\n"), answer_reply())
+    server.script(read_reply("calc.py"), write_reply("calc.py", "def add(a, b):\n    return a + b\n"), answer_reply())
     agent, rec = make_agent(server, project)
     agent.run("fix calc.py")
     [change] = rec.of(FileChanged)

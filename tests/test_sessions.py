@@ -39,7 +39,7 @@ from mzagent_tui.agent.undo import UndoRefused, undo, writes_of
 from mzagent_tui.agent.usage import Meter, money
 from mzagent_tui.widgets.entries import entries_for
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
 KEY = "sk-test-secret-key-1234"
 NO_REDACTION = Redactor([])
@@ -169,7 +169,7 @@ def test_undo_restores_the_previous_content_exactly(server, project: Path) -> No
     original = b"\xef\xbb\xbfline one\r\nline two\r\n"
     (project / "a.txt").write_bytes(original)
     (project / "a.txt").chmod(0o750)
-    agent, rec = run_writes(server, project, write_reply("a.txt", "new\n"))
+    agent, rec = run_writes(server, project, read_reply("a.txt"), write_reply("a.txt", "new\n"))
     assert (project / "a.txt").read_bytes() != original
     [event] = undo(agent.session, load_session(agent.session.folder).events, "last")
     assert event == Undone(str(project / "a.txt"), 1, removed=False)
@@ -200,7 +200,7 @@ def test_undo_refuses_after_a_user_edit_and_changes_nothing(server, project: Pat
 
 def test_undo_all_of_a_run_walks_back_repeated_writes(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"), write_reply("a.txt", "v2\n"), write_reply("c.txt", "c\n"))
+    agent, _ = run_writes(server, project, read_reply("a.txt"), write_reply("a.txt", "v1\n"), write_reply("a.txt", "v2\n"), write_reply("c.txt", "c\n"))
     server.script(write_reply("d.txt", "later run\n"), answer_reply())
     agent.run("another")
     events = load_session(agent.session.folder).events
@@ -215,10 +215,10 @@ def test_undo_all_of_a_run_walks_back_repeated_writes(server, project: Path) -> 
 
 def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"))
+    agent, _ = run_writes(server, project, read_reply("a.txt"), write_reply("a.txt", "v1\n"))
     agent.session.close()
     resumed, _ = make_agent(server, project, history=load_session(agent.session.folder))
-    server.script(write_reply("a.txt", "v2\n"), answer_reply())
+    server.script(write_reply("a.txt", "v2\n"), answer_reply())  # read in the first run: no read needed after resuming
     resumed.run("again")
     assert sorted(p.name for p in (agent.session.folder / "backups").iterdir()) == ["0001-a.txt", "0002-a.txt"]
     undo(resumed.session, load_session(agent.session.folder).events, "last")
@@ -229,7 +229,7 @@ def test_backups_of_a_resumed_session_never_overwrite_earlier_ones(server, proje
 
 def test_undo_back_to_a_write_takes_it_and_every_later_one(server, project: Path) -> None:
     (project / "a.txt").write_text("v0\n")
-    agent, _ = run_writes(server, project, write_reply("a.txt", "v1\n"), write_reply("b.txt", "b\n"), write_reply("a.txt", "v2\n"))
+    agent, _ = run_writes(server, project, read_reply("a.txt"), write_reply("a.txt", "v1\n"), write_reply("b.txt", "b\n"), write_reply("a.txt", "v2\n"))
     events = load_session(agent.session.folder).events
     with pytest.raises(UndoRefused, match="write 9 is not one that can be undone"):
         undo(agent.session, events, 9)
@@ -423,7 +423,7 @@ def test_a_file_system_error_part_way_reports_what_was_undone(server, project: P
     import mzagent_tui.agent.undo as undo_module
 
     (project / "b.txt").write_text("old b\n")
-    agent, _ = run_writes(server, project, write_reply("a.txt", "a\n"), write_reply("b.txt", "new b\n"), write_reply("c.txt", "c\n"))
+    agent, _ = run_writes(server, project, write_reply("a.txt", "a\n"), read_reply("b.txt"), write_reply("b.txt", "new b\n"), write_reply("c.txt", "c\n"))
     real_write = undo_module.atomic_write
 
     def failing_disk(path: Path, data: bytes) -> None:

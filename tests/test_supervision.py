@@ -142,7 +142,9 @@ from mzagent_tui.agent.tools.files import FileTools
 os.replace = lambda *args, **kwargs: os._exit(9)  # the kill lands after the temp file is written
 root = Path(sys.argv[1])
 session = Session(Path(sys.argv[2]), Redactor([]))
-FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), Redactor([]), env={})).write_to_file("big.txt", "new " * 500_000)
+tools = FileTools(ToolContext(root, session, lambda e: None, StaticApprover(True), Redactor([]), env={}))
+tools.read_file("big.txt")
+tools.write_to_file("big.txt", "new " * 500_000)
 """
 
 

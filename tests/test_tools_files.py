@@ -17,7 +17,8 @@ from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry
-from tests.conftest import Recorder
+from tests.conftest import Recorder, make_agent
+from tests.scripted_server import Reply, answer_reply, write_reply
 
 
 @pytest.fixture
@@ -153,6 +154,7 @@ def test_write_creates_parents_and_reports(tools, project: Path) -> None:
 
 def test_write_keeps_a_backup_of_the_previous_content(tools, project: Path) -> None:
     (project / "f.txt").write_text("old content")
+    read(tools, "f.txt")
     text, ok = write(tools, "f.txt", "new content")
     assert ok and "overwrote" in text
     event = tools[1].of(FileChanged)[-1]
@@ -274,6 +276,7 @@ def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project
     """Also a file of two lines: a model overwrote a two-line function with its test file."""
     (project / "calc.py").write_text(old)
     (project / "test_calc.py").write_text(TEST_CALC)
+    read(tools, "calc.py")
     text, ok = write(tools, "calc.py", TEST_CALC.replace("1, 2", "2, 2"))
     assert ok and "now holds nearly the same lines as test_calc.py" in text
     assert tools[1].of(Notice)[-1].text == "The write replaced most of calc.py with the content of test_calc.py. Check it; undo restores the old calc.py."
@@ -287,6 +290,7 @@ def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project
 def test_ordinary_rewrites_are_not_flagged(tools, project: Path, new: str) -> None:
     (project / "calc.py").write_text(CALC)
     (project / "test_calc.py").write_text(TEST_CALC)
+    read(tools, "calc.py")
     text, ok = write(tools, "calc.py", new)
     assert ok and "Warning" not in text and not tools[1].of(Notice)
 
@@ -302,6 +306,7 @@ def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project
     """No write, no backup, no FileChanged: the loop counts a write of the same content again as
     a repeat, which a small model made until it was stopped."""
     (project / "same.py").write_text("x = 1\n")
+    read(tools, "same.py")
     before = (project / "same.py").stat().st_mtime_ns
     text, ok = write(tools, "same.py", "x = 1\n")
     assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. Write something different if a change is needed."
@@ -309,3 +314,50 @@ def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project
     assert not tools[1].of(FileChanged)
     text, ok = write(tools, "same.py", "x = 2\n")
     assert ok and "did not change" not in text and len(tools[1].of(FileChanged)) == 1
+
+
+def test_a_file_the_model_never_read_is_not_overwritten(tools, project: Path) -> None:
+    """A small model wrote the test file's content over the code it had never looked at."""
+    (project / "code.py").write_text("def f():\n    return 1\n")
+    text, ok = write(tools, "code.py", "import unittest\n")
+    assert not ok and 'code.py already exists and you have not read it' in text and 'call read_file("code.py") first' in text
+    assert (project / "code.py").read_text() == "def f():\n    return 1\n"
+    assert not tools[1].of(FileChanged)
+    read(tools, "./code.py")
+    text, ok = write(tools, "code.py", "def f():\n    return 2\n")
+    assert ok and (project / "code.py").read_text() == "def f():\n    return 2\n"
+
+
+def test_new_empty_and_already_written_files_need_no_read(tools, project: Path) -> None:
+    (project / "empty.txt").write_text("")
+    assert write(tools, "new.txt", "one\n")[1]
+    assert write(tools, "empty.txt", "two\n")[1]
+    assert write(tools, "new.txt", "three\n")[1], "the model knows what it wrote"
+    assert (project / "new.txt").read_text() == "three\n" and (project / "empty.txt").read_text() == "two\n"
+
+
+def test_reading_one_path_does_not_unlock_another_that_only_looks_alike(tools, project: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "a.txt").write_text("top\n")
+    (project / "sub" / "a.txt").write_text("nested\n")
+    read(tools, "a.txt")
+    text, ok = write(tools, "sub/a.txt", "x\n")
+    assert not ok and (project / "sub" / "a.txt").read_text() == "nested\n"
+    (project / "link.txt").symlink_to(project / "sub" / "a.txt")
+    read(tools, "link.txt")
+    assert write(tools, "sub/a.txt", "y\n")[1], "the link's target was read"
+
+
+def test_a_command_that_names_a_file_counts_as_seeing_it(server, project: Path) -> None:
+    """`cat notes.txt` shows the file, `python3 gen.py > out.txt` chose it; `ls` names neither."""
+    for name in ("notes.txt", "out.txt", "other.txt"):
+        (project / name).write_text("old\n")
+    server.script(
+        Reply('<action>run_terminal_command("ls && cat notes.txt && echo hi >out.txt")</action>'),
+        write_reply("notes.txt", "new\n"), write_reply("out.txt", "new\n"), write_reply("other.txt", "new\n"),
+        answer_reply(),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("t")
+    assert [(project / name).read_text() for name in ("notes.txt", "out.txt", "other.txt")] == ["new\n", "new\n", "old\n"]
+    assert "other.txt already exists and you have not read it" in server.requests[4]["messages"][-1]["content"]

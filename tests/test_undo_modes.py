@@ -60,7 +60,10 @@ def tree(project: Path) -> Path:
 
 def test_writes_to_crlf_bom_and_executable_files_are_undone_exactly(server, tree: Path) -> None:
     before = state(tree)
-    agent, _ = run(server, tree, write_reply("crlf.txt", "ONE\nTWO\n"), write_reply("bom.txt", "bye\n"), write_reply("run.sh", "#!/bin/sh\necho bye\n"))
+    agent, _ = run(
+        server, tree, command("cat crlf.txt bom.txt run.sh"),
+        write_reply("crlf.txt", "ONE\nTWO\n"), write_reply("bom.txt", "bye\n"), write_reply("run.sh", "#!/bin/sh\necho bye\n"),
+    )
     assert (tree / "crlf.txt").read_bytes() == b"ONE\r\nTWO\r\n" and stat.S_IMODE((tree / "run.sh").stat().st_mode) == 0o755
     undo_last_run(agent)
     assert state(tree) == before

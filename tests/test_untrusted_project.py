@@ -14,7 +14,7 @@ from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.sensitive import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
 from tests.conftest import RecordingApprover, make_agent
-from tests.scripted_server import answer_reply, write_reply
+from tests.scripted_server import answer_reply, read_reply, write_reply
 
 PLANTING = [
     ".git/config", ".git/hooks/pre-commit", "sub/.git/config", "./.GIT/config", ".env", "api/.env.local", ".envrc",
@@ -36,7 +36,8 @@ def test_ordinary_files_are_not(path: str) -> None:
 
 
 def _run_write(server, project: Path, approver, path: str = ".git/config", mode: str = "ask"):  # noqa: ANN001, ANN202
-    server.script(write_reply(path, "[core]\n\tfsmonitor = touch PWNED\n"), answer_reply())
+    read_first = [read_reply(path)] if (project / path).exists() else []  # an existing file is read before it is overwritten
+    server.script(*read_first, write_reply(path, "[core]\n\tfsmonitor = touch PWNED\n"), answer_reply())
     agent, recorder = make_agent(server, project, approver=approver)
     agent.policy.mode = mode
     agent.run("set up git")
@@ -51,7 +52,7 @@ def test_writing_git_config_asks_and_a_no_leaves_it_untouched(server, project: P
     assert [r.kind for r in asking.requests] == ["write_sensitive"]
     assert "hooks run programs" in asking.requests[0].reason
     assert (project / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
-    observation = recorder.of(Observation)[0].text
+    observation = recorder.of(Observation)[-1].text
     assert "did not allow writing .git/config" in observation and "not in my repo" in observation
 
 

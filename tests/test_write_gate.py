@@ -10,7 +10,7 @@ from mzagent_tui.agent.approval import ApprovalDecision, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
 from tests.conftest import RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 from tests.test_cli import endpoint, mzagent
 
 
@@ -34,7 +34,7 @@ def test_with_writes_auto_nothing_asks(server, project: Path) -> None:
 
 def test_an_approved_write_showed_its_diff_first(server, project: Path) -> None:
     (project / "a.py").write_text("x = 1\n")
-    server.script(write_reply("a.py", "x = 2\n"), answer_reply())
+    server.script(read_reply("a.py"), write_reply("a.py", "x = 2\n"), answer_reply())
     agent, rec, user = agent_with(server, project, ApprovalDecision(True))
     agent.run("t")
     [request] = user.requests
@@ -46,11 +46,11 @@ def test_an_approved_write_showed_its_diff_first(server, project: Path) -> None:
 
 def test_a_rejected_write_writes_nothing_and_the_model_hears_why(server, project: Path) -> None:
     (project / "a.py").write_text("x = 1\n")
-    server.script(write_reply("a.py", "x = 2\n"), answer_reply())
+    server.script(read_reply("a.py"), write_reply("a.py", "x = 2\n"), answer_reply())
     agent, rec, _ = agent_with(server, project, ApprovalDecision(False, note="keep x at 1"))
     agent.run("t")
     assert (project / "a.py").read_text() == "x = 1\n" and not rec.of(FileChanged)
-    told = last_user(server.requests[1])
+    told = last_user(server.requests[2])
     assert "the user did not allow this write to a.py, so nothing was written. Their reason: keep x at 1." in told
 
 

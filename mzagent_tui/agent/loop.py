@@ -61,6 +61,7 @@ from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
+from mzagent_tui.agent.tools.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.usage import Meter, money
 
@@ -174,6 +175,7 @@ class Agent:
                 self.messages = flattened(self.messages)  # native calls from a run with the other protocol, as text
             for event in history.events:
                 self.meter.observe(event)
+                self.ctx.seen.update(seen_in(event, self.root))
 
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""

@@ -31,3 +31,6 @@ class ToolContext:
     """The model's latest thought, shown as the reason in approval requests."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
     """How commands are confined; the agent passes the session's (tests may leave it off)."""
+    seen: set[Path] = field(default_factory=set)
+    """Files the model has read, written or named in a command in this session: write_to_file
+    overwrites an existing file only when it is one of these."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import io
+import json
 import os
 import stat
 from pathlib import Path
@@ -17,8 +18,8 @@ from pathlib import Path
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.docstring_repair import close_docstrings
+from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
@@ -68,6 +69,7 @@ class FileTools:
                 raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); only text files can be read")
             handle.seek(0)
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
+        self._ctx.seen.add(path)
         return self._ctx.redact.exact(page)
 
     def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
@@ -111,6 +113,11 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
+        if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
+            raise ToolError(
+                f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
+                f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
+            )
         content, completed = close_docstrings(rel, content)
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
@@ -145,6 +152,7 @@ class FileTools:
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
             ))
             written = f"File written: {rel} ({'overwrote' if existed else 'created'}, {lines_label(content)}, {len(data)} bytes)."
+        self._ctx.seen.add(path)
         if completed and not edited:
             lines = ", ".join(str(number) for number in completed)
             written += (

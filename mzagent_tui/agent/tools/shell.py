@@ -20,6 +20,7 @@ from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
+from mzagent_tui.agent.tools.seen import named_files
 
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
@@ -70,6 +71,7 @@ class ShellTool:
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
+        ctx.seen.update(named_files(to_run, ctx.root))
         answer = exit_answer(to_run, result.exit_code, ctx.root)
         text = _describe(result, ctx.command_timeout, str(output_path), answer)
         if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):

@@ -1,0 +1,48 @@
+"""Which of the project's files the model has seen: read, written, or named in a command.
+
+write_to_file replaces a whole file, so it overwrites an existing file only when the model has
+seen it: a small model wrote a test file's content over code it had never looked at.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from mzagent_tui.agent.events import Action, Event, FileChanged
+
+
+def named_files(command: str, root: Path) -> set[Path]:
+    """The project's files a command names (`cat a.txt`, `python3 calc.py > out.txt`): the model
+    has seen them, or chose them, so write_to_file may overwrite them afterwards."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the plain words still name files
+        words = command.split()
+    found = set()
+    for word in words:
+        if word.startswith("-"):
+            continue
+        try:
+            path = (root / word).resolve()
+            if path.is_relative_to(root) and path.is_file():
+                found.add(path)
+        except (OSError, ValueError):  # a word too long for a file name, or holding a NUL byte
+            continue
+    return found
+
+
+def seen_in(event: Event, root: Path) -> set[Path]:
+    """The files an event of an earlier run shows the model saw (a resumed session keeps them)."""
+    if isinstance(event, FileChanged) and not event.deleted:
+        return {Path(event.path)}
+    if not isinstance(event, Action) or not event.args or not isinstance(event.args[0], str):
+        return set()
+    if event.tool == "run_terminal_command":
+        return named_files(event.args[0], root)
+    if event.tool in ("read_file", "write_to_file"):
+        path = (root / event.args[0]).resolve()
+        return {path} if path.is_relative_to(root) else set()
+    return set()
