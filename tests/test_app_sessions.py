@@ -18,7 +18,7 @@ from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.entries import Entry, entries_for
 from mzagent_tui.widgets.transcript import HIGH_WATER, LOW_WATER, EarlierEntry, Transcript
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 from tests.test_app import SIZE, approval, entries, make_app, state, submit, wait_for
 
 
@@ -93,7 +93,7 @@ async def test_resume_picker_lists_sessions_and_reopens_one(server, project: Pat
 
 async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, project: Path) -> None:
     (project / "keep.txt").write_text("mine\n")
-    server.script(write_reply("keep.txt", "agent\n"), write_reply("new.txt", "new\n"), answer_reply("wrote two"), answer_reply("ok"))
+    server.script(read_reply("keep.txt"), write_reply("keep.txt", "agent\n"), write_reply("new.txt", "new\n"), answer_reply("wrote two"), answer_reply("ok"))
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "write files")
@@ -113,7 +113,7 @@ async def test_ctrl_z_undoes_the_last_write_and_the_model_is_told(server, projec
         await pilot.pause()
         assert "nothing left to undo" in entries(app, "notice")[-1].plain
         await submit(pilot, "next")
-        await wait_for(pilot, lambda: len(server.requests) == 4)
+        await wait_for(pilot, lambda: len(server.requests) == 5)
         question = server.requests[-1]["messages"][-1]["content"]
         assert "Note: the user undid write 2" in question and "Note: the user undid write 1" in question
 
