@@ -13,7 +13,7 @@ from mzagent_tui.agent.events import Action, Event, FileChanged
 
 
 def named_files(command: str, root: Path) -> set[Path]:
-    """The project's files a command names (`cat a.txt`, `python3 calc.py > out.txt`): the model
+    """The project's files a command names (`cat plan.txt`, `python3 build_index.py > out.log`): the model
     has seen them, or chose them, so write_to_file may overwrite them afterwards."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
