@@ -560,3 +560,16 @@ def test_no_tests_reminder_without_a_test_file_that_imports_the_written_module(s
     agent, rec = make_agent(server, project)
     assert agent.run("Fix to_kelvin in kelvin.py.").final_answer == "Done."
     assert len(server.requests) == 2 and not rec.of(Notice)
+
+
+def test_a_path_no_file_can_have_is_refused_by_the_tool_and_the_run_goes_on(server, project: Path) -> None:
+    """A NUL byte in a path argument once ended the run with "internal error: embedded null byte"."""
+    server.script(
+        Reply('<action>read_file("a\\x00b")</action>'),
+        Reply('<action>write_to_file("a\\x00b", "x")</action>'),
+        Reply(f'<action>read_file("{"n" * 5000}")</action>'),
+        answer_reply("Could not."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Look around.").final_answer == "Could not."
+    assert [("NUL" in o.text or "longer than" in o.text, o.ok) for o in rec.of(Observation)] == [(True, False)] * 3

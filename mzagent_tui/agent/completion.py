@@ -208,7 +208,7 @@ class CompletionCheck:
     model_wrote: set[Path] = field(default_factory=set)
     """Files the model wrote with write_to_file (not those a command changed, such as caches)."""
     untried: set[Path] = field(default_factory=set)
-    """Files the model wrote that no command has named (or tested) since: their examples were never run."""
+    """Files the model changed with write_to_file that no command has named (or tested) since."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
@@ -238,11 +238,14 @@ class CompletionCheck:
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
+            if Path(event.path) in self.model_wrote:
+                self.untried.add(Path(event.path))
         if isinstance(event, Action) and event.tool in ("read_file", "write_to_file") and event.args and isinstance(event.args[0], str):
-            path = (self.root / event.args[0]).resolve()
+            try:
+                path = (self.root / event.args[0]).resolve()
+            except (OSError, ValueError):  # a NUL byte or an overlong name: the tool refuses it, nothing was read or written
+                return
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
-            if event.tool == "write_to_file":
-                self.untried.add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
             command = str(event.args[0]) if event.args else ""

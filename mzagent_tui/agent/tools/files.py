@@ -17,8 +17,8 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
-from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.docstring_repair import close_docstrings
+from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label

@@ -43,6 +43,9 @@ def seen_in(event: Event, root: Path) -> set[Path]:
     if event.tool == "run_terminal_command":
         return named_files(event.args[0], root)
     if event.tool in ("read_file", "write_to_file"):
-        path = (root / event.args[0]).resolve()
+        try:
+            path = (root / event.args[0]).resolve()
+        except (OSError, ValueError):  # an argument no file can have: nothing was seen
+            return set()
         return {path} if path.is_relative_to(root) else set()
     return set()
