@@ -155,10 +155,7 @@ class FileTools:
         self._ctx.seen.add(path)
         if completed and not edited:
             lines = ", ".join(str(number) for number in completed)
-            written += (
-                f"\nNote: a docstring was closed with two quotes instead of three (line{'s' if len(completed) > 1 else ''} {lines}), so {rel} did not parse; "
-                "it was written with the third quote added. A docstring ends with three quotes: \\\"\\\"\\\" in the string."
-            )
+            written += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         broken = syntax_problem(rel, data, old if existed else None)
