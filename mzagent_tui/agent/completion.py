@@ -123,14 +123,22 @@ def _line_count(path: Path) -> int | None:
         return None
 
 
-def _code_of(path: Path) -> str | None:
-    """A Python file's code without its docstrings, comments and layout (a dump of its syntax
-    tree); None for another kind of file, a big one, or one that does not parse."""
+def _python_tree(path: Path) -> ast.Module | None:
+    """A Python file's syntax tree; None for another kind of file, a big one, or one that does
+    not parse. Parsed, never imported: nothing in it runs."""
     try:
         if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_PARSED_BYTES:
             return None
-        tree = ast.parse(path.read_bytes())
+        return ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _code_of(path: Path) -> str | None:
+    """A Python file's code without its docstrings, comments and layout (a dump of its syntax
+    tree); None for another kind of file, a big one, or one that does not parse."""
+    tree = _python_tree(path)
+    if tree is None:
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
@@ -143,11 +151,8 @@ def _code_of(path: Path) -> str | None:
 def example_count(path: Path) -> int:
     """How many doctest examples (`>>>` lines) a Python file's docstrings hold. The file is parsed,
     never imported: finding the examples must not run the code."""
-    try:
-        if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_PARSED_BYTES:
-            return 0
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    tree = _python_tree(path)
+    if tree is None:
         return 0
     count = 0
     for node in ast.walk(tree):

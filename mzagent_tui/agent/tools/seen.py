@@ -10,6 +10,8 @@ import shlex
 from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.tools.paths import resolve_inside
+from mzagent_tui.agent.tools.registry import ToolError
 
 
 def named_files(command: str, root: Path) -> set[Path]:
@@ -44,8 +46,7 @@ def seen_in(event: Event, root: Path) -> set[Path]:
         return named_files(event.args[0], root)
     if event.tool in ("read_file", "write_to_file"):
         try:
-            path = (root / event.args[0]).resolve()
-        except (OSError, ValueError):  # an argument no file can have: nothing was seen
+            return {resolve_inside(root, event.args[0])}
+        except ToolError:  # the tool refused the path then too: nothing was seen
             return set()
-        return {path} if path.is_relative_to(root) else set()
     return set()
