@@ -82,7 +82,7 @@ def test_long_retry_after_is_reported_at_once(server, seconds: str) -> None:
     started = time.monotonic()
     with pytest.raises(LLMError, match=f"wait {seconds} s"):
         complete(server, max_retry_wait=2.0)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4  # below the shorter retry-after (5 s)
 
 
 def test_retries_are_bounded(server) -> None:
@@ -102,7 +102,7 @@ def test_stalled_stream_is_ended_by_the_watchdog(server) -> None:
     server.script(Fault("stall", text="partial "), OK)
     started = time.monotonic()
     reply, rec = complete(server, idle_timeout=0.5)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 15
     incomplete = rec.of(ReplyFinished)
     assert incomplete and incomplete[0].incomplete and incomplete[0].text == "partial "
     assert "stalled" in rec.of(RetryWait)[0].reason
@@ -184,7 +184,7 @@ def test_cancel_during_a_slow_stream_is_prompt(server) -> None:
     started = time.monotonic()
     with pytest.raises(Cancelled):
         chat.complete(MESSAGES, token)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10  # the whole stream takes 20 s
 
 
 def test_unreachable_server_names_the_url(server) -> None:
@@ -202,7 +202,7 @@ def test_a_permanently_stalled_endpoint_holds_a_step_no_longer_than_the_bound(se
     started = time.monotonic()
     with pytest.raises(LLMError, match="held this step for the 3 s limit"):
         chat.complete(MESSAGES, CancelToken())
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 8  # the six stalls alone would take 12 s
     assert recorder.of(RetryWait) and all("stalled" in wait.reason for wait in recorder.of(RetryWait))
 
 

@@ -303,7 +303,7 @@ def test_cancel_during_a_command_kills_it_and_keeps_the_conversation_valid(serve
     threading.Timer(0.5, token.cancel).start()
     started = time.monotonic()
     result = agent.run("t", token)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # far below the 300 s sleep: loose enough for a loaded machine
     assert result.reason is StopReason.CANCELLED
     assert "cancelled" in rec.of(Observation)[0].text
     assert agent.messages[-1]["role"] == "user" and agent.messages[-2]["role"] == "assistant"

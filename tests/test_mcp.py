@@ -291,7 +291,7 @@ def test_a_hanging_tool_is_cancelled_at_its_timeout(hub) -> None:
     began = time.monotonic()
     result = running.call(tools["hang"], {"seconds": 60}, CancelToken())
     assert not result.ok and "did not answer within 1 s (tool_timeout_sec)" in result.text
-    assert time.monotonic() - began < 10
+    assert time.monotonic() - began < 30
     assert running.call(tools["add"], {"a": 1, "b": 1}, CancelToken()).text == "2"
 
 

@@ -111,7 +111,7 @@ def test_binary_and_special_files_are_refused(tools, project: Path) -> None:
     started = time.monotonic()
     text, ok = read(tools, "pipe")
     assert not ok and "not a regular file" in text
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30
 
 
 def test_device_files_are_outside_or_refused(tools) -> None:
