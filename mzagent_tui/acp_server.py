@@ -89,7 +89,8 @@ from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_ser
 from mzagent_tui.agent.parsing import partial_tag_length
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
-TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "run_terminal_command": "execute"}
+TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute"}
+FILE_TITLES = {"read_file": "Read", "write_to_file": "Write", "edit_file": "Edit"}
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
 PROGRESS_EVERY = 3.0
 """Seconds between the bundled model's loading messages."""
@@ -196,10 +197,10 @@ class Updates:
     def _start(self, call_id: str, tool: str, args: list[Any]) -> Any:
         kind = TOOL_KINDS.get(tool, "other")
         locations = None
-        if tool in ("read_file", "write_to_file") and args and isinstance(args[0], str):
+        if tool in FILE_TITLES and args and isinstance(args[0], str):
             path = (self.root / args[0]).resolve() if not Path(args[0]).is_absolute() else Path(args[0])
             locations = [ToolCallLocation(path=str(path))]
-            title = f"{'Read' if tool == 'read_file' else 'Write'} {shown_path(path, self.root)}"
+            title = f"{FILE_TITLES[tool]} {shown_path(path, self.root)}"
         elif tool == "run_terminal_command" and args:
             title = f"Run `{args[0]}`"
         else:

@@ -122,6 +122,23 @@ async def test_a_prompt_streams_thought_tool_calls_and_the_answer(endpoint, proj
     assert client.permissions == []  # writes are not gated by default
 
 
+async def test_an_edit_is_an_edit_call_on_its_file_with_the_diff_of_the_change(endpoint, project: Path) -> None:
+    (project / "a.py").write_text("x = 1\ny = 2\n")
+    endpoint.script(
+        Reply('<thought>change y</thought><action>edit_file("a.py", "y = 2", "y = 3")</action>'),
+        answer_reply(),
+    )
+    client = RecordingClient()
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("set y to 3")])
+        await settle(client)
+    [start] = client.of(ToolCallStart)
+    assert start.kind == "edit" and start.title == "Edit a.py" and start.locations[0].path == str(project / "a.py")
+    diff = next(c for u in client.of(ToolCallProgress) for c in (u.content or []) if c.type == "diff")
+    assert diff.old_text == "x = 1\ny = 2\n" and diff.new_text == "x = 1\ny = 3\n"
+
+
 async def test_a_command_asks_with_each_parts_verdict_and_runs_when_allowed(endpoint, project: Path) -> None:
     endpoint.script(
         Reply('<thought>run</thought><action>run_terminal_command("echo hi > out.txt")</action>'),

@@ -45,6 +45,8 @@ EVENTS: list[Event] = [
     Thought("look at parser.py first"),
     Action("read_file", ["/proj/parser.py"]),
     Action("write_to_file", ["/proj/out.py", "print('written body')\n"]),
+    Action("edit_file", ["/proj/out.py", "written body", "edited body\nsecond"]),
+    Action("edit_file", ["/proj/notes.md", "", "appended line\n"]),
     Action("run_terminal_command", ["pytest -q tests"]),
     Action("custom_tool", ["alpha", 3]),
     ApprovalAsked("pytest -q tests", "/proj", "not on the safe list"),

@@ -211,9 +211,9 @@ class CompletionCheck:
     read: set[Path] = field(default_factory=set)
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
     model_wrote: set[Path] = field(default_factory=set)
-    """Files the model wrote with write_to_file (not those a command changed, such as caches)."""
+    """Files the model wrote with write_to_file or edit_file (not those a command changed, such as caches)."""
     untried: set[Path] = field(default_factory=set)
-    """Files the model changed with write_to_file that no command has named (or tested) since."""
+    """Files the model changed with write_to_file or edit_file that no command has named (or tested) since."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
@@ -245,7 +245,7 @@ class CompletionCheck:
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
             if Path(event.path) in self.model_wrote:
                 self.untried.add(Path(event.path))
-        if isinstance(event, Action) and event.tool in ("read_file", "write_to_file") and event.args and isinstance(event.args[0], str):
+        if isinstance(event, Action) and event.tool in ("read_file", "write_to_file", "edit_file") and event.args and isinstance(event.args[0], str):
             try:
                 path = (self.root / event.args[0]).resolve()
             except (OSError, ValueError):  # a NUL byte or an overlong name: the tool refuses it, nothing was read or written

@@ -48,9 +48,18 @@ def action_text(tool: str, args: list[object]) -> str:
     """One line for a tool call: the path and size for a write, the command for a shell call."""
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[1], str):
         return f"write_to_file {args[0]!r} ({lines_label(args[1])})"
+    if tool == "edit_file" and len(args) == 3 and isinstance(args[1], str) and isinstance(args[2], str):
+        return f"edit_file {args[0]!r} ({edit_label(args[1], args[2])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
     return call_text(tool, args)
+
+
+def edit_label(old_text: str, new_text: str) -> str:
+    """What an edit_file call asks for, in a few words: "replace 1 line with 2 lines"."""
+    if not old_text:
+        return f"add {lines_label(new_text)} at the end"
+    return f"replace {lines_label(old_text)} with {lines_label(new_text)}"
 
 
 def describe(event: Event, root: Path) -> EventText | None:
@@ -97,6 +106,8 @@ def searchable_text(event: Event, root: Path) -> str:
     match event:
         case Action(tool="write_to_file", args=[str() as path, str() as content]):
             return f"write {path}\n{content}"
+        case Action(tool="edit_file", args=[str() as path, str() as old_text, str() as new_text]):
+            return f"edit {path}\n{old_text}\n{new_text}"
         case Action(tool="read_file", args=[str() as path, *_]):
             return f"read {path}"
         case Action(tool="run_terminal_command", args=[str() as command, *_]):

@@ -62,6 +62,9 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
                 lines += ["", "**Action:** run a command", "", fenced(command, "sh")]
             case Action(tool="write_to_file", args=[str() as path, str() as content]):
                 lines += ["", f"**Action:** write `{path}`", "", fenced(content, PurePath(path).suffix.lstrip("."))]
+            case Action(tool="edit_file", args=[str() as path, str() as old_text, str() as new_text]):
+                suffix = PurePath(path).suffix.lstrip(".")
+                lines += ["", f"**Action:** edit `{path}`, replacing", "", fenced(old_text, suffix), "", "with", "", fenced(new_text, suffix)]
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]

@@ -54,7 +54,9 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 - Inside a string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
 - Paths are relative to the project folder, for example "src/app.py".
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
-- write_to_file replaces the whole file: read a file before changing it and write all of it.
+- write_to_file replaces the whole file. To change part of a file, read it, then call
+  edit_file(path, old_text, new_text): the one place where old_text occurs becomes new_text.
+  edit_file("notes.md", "", "\n## Done\n") adds to the end of notes.md.
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools listed below exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -101,9 +103,9 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I write the whole file again with the fix.</thought>
-<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
-<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
+<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I change that line.</thought>
+<action>edit_file("timer.py", "return minutes + 60", "return minutes * 60")</action>
+<observation>File written: timer.py (edited at line 3, 3 lines, 110 bytes).</observation>
 <thought>Now I check that to_seconds(2) gives 120.</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
@@ -135,7 +137,9 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 - 字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
 - 路径相对于项目文件夹，例如 "src/app.py"。
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
-- write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。
+- write_to_file 会替换整个文件。只修改文件的一部分时，先读取它，再调用
+  edit_file(path, old_text, new_text)：文件中 old_text 出现的那一处会变成 new_text。
+  edit_file("notes.md", "", "\n## Done\n") 会在 notes.md 末尾追加内容。
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有下面列出的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查 observation。如果失败了，修复它或说明原因。
@@ -180,9 +184,9 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我把修复后的完整文件重新写入。</thought>
-<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
-<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
+<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我修改这一行。</thought>
+<action>edit_file("timer.py", "return minutes + 60", "return minutes * 60")</action>
+<observation>File written: timer.py (edited at line 3, 3 lines, 110 bytes).</observation>
 <thought>现在检查 to_seconds(2) 是否得到 120。</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
@@ -205,7 +209,8 @@ NATIVE_EN = Template(r"""You are a careful coding agent working inside a project
 
 # Rules
 - Paths are relative to the project folder, for example "src/app.py".
-- write_to_file creates missing folders and replaces the whole file: read a file before changing it and write all of it.
+- write_to_file creates missing folders and replaces the whole file. To change part of a file, read it, then use
+  edit_file: the one place where old_text occurs becomes new_text (an empty old_text adds to the end).
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools you are given exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -223,7 +228,8 @@ NATIVE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编�
 
 # 规则
 - 路径相对于项目文件夹，例如 "src/app.py"。
-- write_to_file 会自动创建缺少的文件夹并替换整个文件：修改文件前先读取它，然后写入完整内容。
+- write_to_file 会自动创建缺少的文件夹并替换整个文件。只修改文件的一部分时，先读取它，再用 edit_file：
+  old_text 出现的那一处会变成 new_text（old_text 为空时追加到末尾）。
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有提供给你的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查每个结果。如果失败了，修复它或说明原因。

@@ -33,7 +33,7 @@ from mzagent_tui.agent.events import (
     Undone,
     call_text,
 )
-from mzagent_tui.agent.event_text import describe
+from mzagent_tui.agent.event_text import describe, edit_label
 from mzagent_tui.agent.parsing import partial_tag_length
 from mzagent_tui.agent.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
@@ -220,6 +220,11 @@ def action_entry(tool: str, args: list[object]) -> Entry:
         code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
         body = Collapsible(code, title=f"show the {lines_label(content)} written (the change follows as a diff)", collapsed=True)
         return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
+    if tool == "edit_file" and len(args) == 3 and all(isinstance(arg, str) for arg in args):
+        path, old_text, new_text = args
+        code = Static(highlight(new_text, guess_lexer(path, new_text), line_numbers=True), classes="entry-body")
+        body = Collapsible(code, title=f"show the new text ({lines_label(new_text)}; the change follows as a diff)", collapsed=True)
+        return Entry("action", body, title=f"edit {path} ({edit_label(old_text, new_text)})", plain=f"{old_text}\n{new_text}")
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
     shown = call_text(tool, args)

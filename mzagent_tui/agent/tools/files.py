@@ -1,4 +1,4 @@
-"""`read_file` and `write_to_file`, confined to the project root.
+"""`read_file`, `write_to_file` and `edit_file`, confined to the project root.
 
 Reads are bounded (pages of lines, a size cap, binary and special files refused). Writes are
 atomic (temp file in the same folder, fsync, `os.replace`), keep line endings and a BOM the
@@ -7,11 +7,13 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
+import difflib
 import errno
 import hashlib
 import io
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -38,7 +40,7 @@ _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it canno
 
 
 class FileTools:
-    """The two file tools, bound to one project root and session."""
+    """The file tools, bound to one project root and session."""
 
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
@@ -56,10 +58,7 @@ class FileTools:
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
-        if is_secret(path):
-            request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
-            if not self._ctx.approver.approve(request).approved:
-                raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
+        self._allow_secret(path, rel)
         # O_NONBLOCK: a FIFO swapped in after the check above must not hang the open.
         with os.fdopen(open_beneath(self.root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             info = os.fstat(handle.fileno())
@@ -71,6 +70,15 @@ class FileTools:
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
         self._ctx.seen.add(path)
         return self._ctx.redact.exact(page)
+
+    def _allow_secret(self, path: Path, rel: str) -> None:
+        """A file that usually holds secrets is read only with the user's leave, by read_file or
+        by edit_file (whose found/not found would otherwise tell the model what the file holds)."""
+        if not is_secret(path):
+            return
+        request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
+        if not self._ctx.approver.approve(request).approved:
+            raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
 
     def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
         lines: list[str] = []
@@ -119,6 +127,38 @@ class FileTools:
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
         content, completed = close_docstrings(rel, content)
+        written = self._write(path, rel, content)
+        if completed and not written.startswith("The user edited"):
+            lines = ", ".join(str(number) for number in completed)
+            written += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
+        return written
+
+    def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
+        """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
+        path = resolve_inside(self.root, file_path)
+        rel = relative(self.root, path)
+        for name, value in (("old_text", old_text), ("new_text", new_text)):
+            if not isinstance(value, str):
+                raise ToolError(f"{name} must be a string, got {type(value).__name__}")
+        if not path.exists():
+            raise ToolError(f"{rel} does not exist, so nothing was edited. {missing_hint(self.root, rel)} To create a file, use write_to_file")
+        if path.is_dir():
+            raise ToolError(f"{rel} is a folder; give the path of a file inside it")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
+        if old_text == new_text:
+            raise ToolError(f"old_text and new_text are the same, so {rel} would not change; nothing was edited")
+        self._allow_secret(path, rel)
+        text = _text_of(self.root, rel)
+        if old_text and old_text not in text:
+            raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, rel)))
+        content, where = _replace_once(text, old_text, new_text, rel)
+        return self._write(path, rel, content, how=where)
+
+    def _write(self, path: Path, rel: str, content: str, how: str = "") -> str:
+        """Ask, back up, write atomically and report: the one path both write_to_file and
+        edit_file take, so an edit is gated, diffed and undone exactly like a whole write.
+        `how` says what an edit changed; a whole write says whether it created or overwrote."""
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
@@ -151,11 +191,8 @@ class FileTools:
                 str(path), created=not existed, backup=str(backup) if backup else None, sha256=hashlib.sha256(data).hexdigest(),
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
             ))
-            written = f"File written: {rel} ({'overwrote' if existed else 'created'}, {lines_label(content)}, {len(data)} bytes)."
+            written = f"File written: {rel} ({how or ('overwrote' if existed else 'created')}, {lines_label(content)}, {len(data)} bytes)."
         self._ctx.seen.add(path)
-        if completed and not edited:
-            lines = ", ".join(str(number) for number in completed)
-            written += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         broken = syntax_problem(rel, data, old if existed else None)
@@ -211,6 +248,72 @@ def _peek(root: Path, rel: str) -> bytes | None:
             return handle.read(MAX_SIDE_BYTES + 1)
     except (OSError, ToolError):
         return None
+
+
+def _text_of(root: Path, rel: str) -> str:
+    """The file's text as the model saw it through read_file: no BOM, and LF line endings where
+    the file has CRLF throughout (the write puts both back, as `_encode_like` does)."""
+    with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
+        data = handle.read(WRITE_MAX_BYTES + 1)
+    if len(data) > WRITE_MAX_BYTES:
+        raise ToolError(f"{rel} is more than {WRITE_MAX_BYTES} bytes; it cannot be edited")
+    if b"\x00" in data[:BINARY_SNIFF]:
+        raise ToolError(f"{rel} is a binary file; only text files can be edited")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not UTF-8 text; it cannot be edited") from None
+    text = text.removeprefix(BOM)
+    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+        text = text.replace("\r\n", "\n")
+    return text
+
+
+def _replace_once(text: str, old: str, new: str, rel: str) -> tuple[str, str]:
+    """(the edited text, what changed for the report). An old text found in more than one place
+    changes nothing: the model is told where, so it can make it longer."""
+    if not old:
+        joined = text if not text or text.endswith("\n") else text + "\n"
+        last = joined.count("\n")
+        return joined + new, f"added at the end, after line {last}"
+    lines = [text.count("\n", 0, match.start()) + 1 for match in re.finditer(re.escape(old), text)]
+    if len(lines) > 1:
+        shown = ", ".join(str(line) for line in lines[:10])
+        raise ToolError(
+            f"old_text occurs {len(lines)} times in {rel} (at lines {shown}), so nothing was edited. "
+            "Make old_text longer, with the lines around it, so that it matches only the place to change"
+        )
+    return text.replace(old, new, 1), f"edited at line {lines[0]}"
+
+
+def _not_found(text: str, old: str, rel: str) -> str:
+    """Why nothing was edited, with the line that looks most like what the model meant."""
+    message = (
+        f"old_text was not found in {rel}, so nothing was edited. It must match the file exactly, "
+        "indentation and line breaks included; read_file shows the current text"
+    )
+    closest = _closest_line(text, old)
+    if closest is None:
+        return message
+    number, line = closest
+    return f"{message}. The closest line is line {number}: {json.dumps(line)}"
+
+
+def _closest_line(text: str, old: str, most_lines: int = 20_000) -> tuple[int, str] | None:
+    """The file line most like old_text's first non-blank line, when any is close (and the file
+    is small enough to compare line by line)."""
+    wanted = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    lines = text.splitlines()
+    if not wanted or len(lines) > most_lines:
+        return None
+    stripped = [line.strip() for line in lines]
+    found = difflib.get_close_matches(wanted, stripped, n=1, cutoff=0.6)
+    if not found:
+        return None
+    number = stripped.index(found[0]) + 1
+    return number, lines[number - 1]
 
 
 def _folder_listing(path: Path, rel: str, limit: int = 200) -> str:

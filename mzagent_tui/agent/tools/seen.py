@@ -44,7 +44,7 @@ def seen_in(event: Event, root: Path) -> set[Path]:
         return set()
     if event.tool == "run_terminal_command":
         return named_files(event.args[0], root)
-    if event.tool in ("read_file", "write_to_file"):
+    if event.tool in ("read_file", "write_to_file", "edit_file"):
         try:
             return {resolve_inside(root, event.args[0])}
         except ToolError:  # the tool refused the path then too: nothing was seen
