@@ -69,6 +69,19 @@ def test_writes_to_crlf_bom_and_executable_files_are_undone_exactly(server, tree
     assert state(tree) == before
 
 
+def edit(path: str, old_text: str, new_text: str) -> Reply:
+    return Reply(f"<thought>edit</thought><action>edit_file({json.dumps(path)}, {json.dumps(old_text)}, {json.dumps(new_text)})</action>")
+
+
+def test_edits_to_crlf_bom_and_executable_files_are_undone_exactly(server, tree: Path) -> None:
+    before = state(tree)
+    agent, _ = run(server, tree, edit("crlf.txt", "two\n", "2\n"), edit("bom.txt", "", "more\n"), edit("run.sh", "echo hi", "echo bye"))
+    assert (tree / "crlf.txt").read_bytes() == b"one\r\n2\r\n" and (tree / "bom.txt").read_bytes() == b"\xef\xbb\xbfhello\nmore\n"
+    assert stat.S_IMODE((tree / "run.sh").stat().st_mode) == 0o755
+    undo_last_run(agent)
+    assert state(tree) == before
+
+
 def test_a_command_that_modifies_three_deletes_a_750_file_and_creates_one_is_undone_exactly(server, tree: Path) -> None:
     before = state(tree)
     agent, recorder = run(server, tree, command("for f in a b c; do echo more >> $f.txt; done; rm private.sh; echo new > made.txt"))
