@@ -149,6 +149,21 @@ def test_a_gated_edit_shows_its_diff_and_a_rejection_leaves_the_file(edit, proje
     assert (project / "a.py").read_text() == "x = 1\n" and recorder.of(FileChanged) == []
 
 
+def test_a_file_changed_while_the_edit_waited_for_approval_is_left_as_the_user_made_it(edit, project: Path) -> None:
+    """The user saved their own change while the diff was on screen: the edit, made from the old
+    content, would silently take that change back."""
+    (project / "a.py").write_text("x = 1\ny = 1\n")
+
+    class EditsMeanwhile:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            (project / "a.py").write_text("x = 1\ny = 5\n")
+            return ApprovalDecision(True)
+
+    text, ok, recorder = edit("a.py", "x = 1", "x = 2", approver=EditsMeanwhile())
+    assert not ok and "changed while the edit waited" in text
+    assert (project / "a.py").read_text() == "x = 1\ny = 5\n" and recorder.of(FileChanged) == []
+
+
 def test_an_edit_that_plants_code_always_asks(edit, project: Path) -> None:
     (project / ".pre-commit-config.yaml").write_text("repos: []\n")
     approver = Recording(False)

@@ -149,16 +149,19 @@ class FileTools:
         if old_text == new_text:
             raise ToolError(f"old_text and new_text are the same, so {rel} would not change; nothing was edited")
         self._allow_secret(path, rel)
-        text = _text_of(self.root, rel)
+        data = _bytes_of(self.root, rel)
+        text = _text_of(data, rel)
         if old_text and old_text not in text:
             raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, rel)))
         content, where = _replace_once(text, old_text, new_text, rel)
-        return self._write(path, rel, content, how=where)
+        return self._write(path, rel, content, how=where, based_on=data)
 
-    def _write(self, path: Path, rel: str, content: str, how: str = "") -> str:
+    def _write(self, path: Path, rel: str, content: str, how: str = "", based_on: bytes | None = None) -> str:
         """Ask, back up, write atomically and report: the one path both write_to_file and
         edit_file take, so an edit is gated, diffed and undone exactly like a whole write.
-        `how` says what an edit changed; a whole write says whether it created or overwrote."""
+        `how` says what an edit changed; a whole write says whether it created or overwrote.
+        `based_on` is the content an edit was made from: if the file changed while the user
+        looked at the diff, the edit would undo that change, so nothing is written."""
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
@@ -167,6 +170,8 @@ class FileTools:
             raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
         try:
             existed, old, mode = _current(folder, name, rel)
+            if based_on is not None and old != based_on:
+                raise ToolError(f"{rel} changed while the edit waited, so nothing was written; read it again and redo the edit")
             data = _encode_like(content, old)
             if len(data) > WRITE_MAX_BYTES:
                 raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
@@ -250,15 +255,20 @@ def _peek(root: Path, rel: str) -> bytes | None:
         return None
 
 
-def _text_of(root: Path, rel: str) -> str:
-    """The file's text as the model saw it through read_file: no BOM, and LF line endings where
-    the file has CRLF throughout (the write puts both back, as `_encode_like` does)."""
+def _bytes_of(root: Path, rel: str) -> bytes:
+    """The content of a file about to be edited, read beneath the root (no link out of it)."""
     with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
         data = handle.read(WRITE_MAX_BYTES + 1)
     if len(data) > WRITE_MAX_BYTES:
         raise ToolError(f"{rel} is more than {WRITE_MAX_BYTES} bytes; it cannot be edited")
+    return data
+
+
+def _text_of(data: bytes, rel: str) -> str:
+    """The file's text as the model saw it through read_file: no BOM, and LF line endings where
+    the file has CRLF throughout (the write puts both back, as `_encode_like` does)."""
     if b"\x00" in data[:BINARY_SNIFF]:
         raise ToolError(f"{rel} is a binary file; only text files can be edited")
     try:
