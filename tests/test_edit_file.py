@@ -61,6 +61,14 @@ def test_text_found_nowhere_changes_nothing_and_names_the_closest_line(edit, pro
     assert recorder.of(FileChanged) == []
 
 
+def test_swapped_arguments_are_pointed_out_and_change_nothing(edit, project: Path) -> None:
+    """A small model passed the section to add as old_text and a heading of the file as new_text."""
+    (project / "GUIDE.md").write_text("# widget\n\n## Usage\n\nImport it.\n")
+    text, ok, _ = edit("GUIDE.md", "## License\nMIT\n", "## Usage")
+    assert not ok and "new_text is in GUIDE.md: the two may be swapped" in text and 'give "" as old_text' in text
+    assert (project / "GUIDE.md").read_text() == "# widget\n\n## Usage\n\nImport it.\n"
+
+
 def test_text_found_in_several_places_changes_nothing_and_says_where(edit, project: Path) -> None:
     (project / "a.py").write_text("x = 1\ny = 2\nx = 1\n")
     text, ok, _ = edit("a.py", "x = 1", "x = 3")

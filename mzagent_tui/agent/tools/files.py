@@ -152,7 +152,7 @@ class FileTools:
         data = _bytes_of(self.root, rel)
         text = _text_of(data, rel)
         if old_text and old_text not in text:
-            raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, rel)))
+            raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, new_text, rel)))
         content, where = _replace_once(text, old_text, new_text, rel)
         return self._write(path, rel, content, how=where, based_on=data)
 
@@ -298,15 +298,21 @@ def _replace_once(text: str, old: str, new: str, rel: str) -> tuple[str, str]:
     return text.replace(old, new, 1), f"edited at line {lines[0]}"
 
 
-def _not_found(text: str, old: str, rel: str) -> str:
-    """Why nothing was edited, with the line that looks most like what the model meant."""
+def _not_found(text: str, old: str, new: str, rel: str) -> str:
+    """Why nothing was edited, and what to do: the arguments' order when the new text is the one
+    in the file (a small model swapped them), else the line most like what the model meant."""
     message = (
         f"old_text was not found in {rel}, so nothing was edited. It must match the file exactly, "
         "indentation and line breaks included; read_file shows the current text"
     )
+    if new and new in text:
+        return (
+            f"{message}. But new_text is in {rel}: the two may be swapped. old_text (the second argument) is the text "
+            "the file has now, new_text (the third) is what replaces it; to add at the end, give \"\" as old_text"
+        )
     closest = _closest_line(text, old)
     if closest is None:
-        return message
+        return f"{message}. To add at the end of the file instead, give \"\" as old_text"
     number, line = closest
     return f"{message}. The closest line is line {number}: {json.dumps(line)}"
 
