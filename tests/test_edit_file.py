@@ -9,7 +9,6 @@ import pytest
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, StaticApprover
 from mzagent_tui.agent.events import Action, FileChanged
-from mzagent_tui.agent.prompt import TEMPLATE_EN, TEMPLATE_ZH
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
@@ -173,17 +172,6 @@ def test_a_python_edit_that_breaks_the_file_is_reported(edit, project: Path) -> 
     (project / "a.py").write_text("def f():\n    return 1\n")
     text, ok, _ = edit("a.py", "return 1", "return (1")
     assert ok and "does not parse now" in text
-
-
-@pytest.mark.parametrize("template", [TEMPLATE_EN, TEMPLATE_ZH])
-def test_the_prompts_edit_example_is_what_the_tool_does(edit, project: Path, template) -> None:  # noqa: ANN001
-    """The few-shot example shows edit_file's real observation for its timer.py."""
-    prompt = template.template
-    original = prompt.split('<action>read_file("timer.py")</action>\n<observation>')[1].split("</observation>")[0]
-    (project / "timer.py").write_text(original)
-    shown = prompt.split('<action>edit_file("timer.py", "return minutes + 60", "return minutes * 60")</action>\n<observation>')[1].split("</observation>")[0]
-    text, ok, _ = edit("timer.py", "return minutes + 60", "return minutes * 60")
-    assert ok and text == shown
 
 
 def test_the_loop_runs_an_edit_with_keywords_without_a_read_first(server, project: Path) -> None:

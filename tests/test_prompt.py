@@ -62,7 +62,7 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     written = parse_reply(examples[0], TOOLS.signatures())
     assert written.args == ["hello.py", 'print("Hello")\n']
     fixed = parse_reply(examples[5], TOOLS.signatures())
-    assert fixed.tool == "edit_file" and fixed.args == ["timer.py", "return minutes + 60", "return minutes * 60"]
+    assert fixed.args == ["timer.py", 'def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n']
     checked = parse_reply(examples[6], TOOLS.signatures())
     assert checked.args == ['python3 -c "from timer import to_seconds; print(to_seconds(2))"']
 

@@ -103,9 +103,9 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I change that line.</thought>
-<action>edit_file("timer.py", "return minutes + 60", "return minutes * 60")</action>
-<observation>File written: timer.py (edited at line 3, 3 lines, 110 bytes).</observation>
+<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I write the whole file again with the fix.</thought>
+<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
+<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>Now I check that to_seconds(2) gives 120.</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
@@ -184,9 +184,9 @@ version = 1.4.2</observation>
     """Return the number of seconds in the given minutes."""
     return minutes + 60
 </observation>
-<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我修改这一行。</thought>
-<action>edit_file("timer.py", "return minutes + 60", "return minutes * 60")</action>
-<observation>File written: timer.py (edited at line 3, 3 lines, 110 bytes).</observation>
+<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我把修复后的完整文件重新写入。</thought>
+<action>write_to_file("timer.py", "def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n")</action>
+<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>现在检查 to_seconds(2) 是否得到 120。</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
 <observation>Command succeeded (exit code 0).
