@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.completion import claimed_files, example_count, task_targets
+from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
 from mzagent_tui.agent.syntax_check import syntax_problem
 from tests.conftest import make_agent
@@ -436,130 +436,6 @@ def test_a_task_that_replaces_a_file_is_not_reminded_of_its_lost_lines(server, p
     server.script(read_reply("LOG.md"), write_reply("LOG.md", "# Log\n"), answer_reply("Cleared."))
     agent, _ = make_agent(server, project)
     assert agent.run("Remove every entry from LOG.md, keep the title").steps == 3
-
-
-HALVES = 'def half(n):\n    """Half of n, rounded down.\n\n    >>> half(7)\n    3\n    >>> half(8)\n    4\n    """\n'
-
-
-def test_docstring_examples_nobody_ran_are_asked_for_and_their_failures_come_back(server, project: Path) -> None:
-    """The examples say what the code must give; the doctest run is an ordinary, approved command
-    whose output shows the model what its code gives instead."""
-    (project / "halves.py").write_text(HALVES + "    raise NotImplementedError\n")
-    server.script(
-        read_reply("halves.py"),
-        write_reply("halves.py", HALVES + "    return n / 2\n"),
-        answer_reply("Implemented."),
-        Reply('<action>run_terminal_command("python3 -m doctest halves.py")</action>'),
-        write_reply("halves.py", HALVES + "    return n // 2\n"),
-        answer_reply("Implemented, and the examples pass."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("Implement half in halves.py.").final_answer == "Implemented, and the examples pass."
-    reminder = last_user(server.requests[3])
-    assert "Reminder: halves.py, which you wrote, has 2 examples in its docstrings (the >>> lines), and nothing has run them" in reminder
-    assert 'run_terminal_command("python3 -m doctest halves.py")' in reminder
-    doctest_output = last_user(server.requests[4])
-    assert "Failed example:\n    half(7)\nExpected:\n    3\nGot:\n    3.5" in doctest_output
-    assert len(server.requests) == 6, "one reminder: the answer after the fix stands"
-    assert "halves.py has 2 examples in its docstrings that were not run; the model was reminded once" in [n.text for n in rec.of(Notice)]
-
-
-@pytest.mark.parametrize("command", ["python3 -c 'from halves import half; print(half(7))'", "python3 -m pytest -q", "python3 halves.py"])
-def test_no_examples_reminder_once_a_command_tried_the_file(server, project: Path, command: str) -> None:
-    server.script(
-        write_reply("halves.py", HALVES + "    return n // 2\n"),
-        Reply(f"<action>run_terminal_command({command!r})</action>"),
-        answer_reply("Done."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("Write halves.py with a function half.").final_answer == "Done."
-    assert len(server.requests) == 3 and not rec.of(Notice)
-
-
-def test_a_write_after_the_last_try_needs_its_examples_run_again(server, project: Path) -> None:
-    server.script(
-        write_reply("halves.py", HALVES + "    return n // 2\n"),
-        Reply('<action>run_terminal_command("python3 halves.py")</action>'),
-        write_reply("halves.py", HALVES + "    return n >> 1\n"),
-        answer_reply("Done."),
-        answer_reply("Done, unchecked."),
-    )
-    agent, _ = make_agent(server, project)
-    assert agent.run("Write halves.py with a function half.").final_answer == "Done, unchecked."
-    assert "halves.py, which you wrote, has 2 examples" in last_user(server.requests[4])
-
-
-def test_files_without_examples_or_not_written_by_the_model_get_no_examples_reminder(server, project: Path) -> None:
-    (project / "given.py").write_text(HALVES + "    return n // 2\n")
-    server.script(write_reply("plain.py", 'def half(n):\n    """Half of n."""\n    return n // 2\n'), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    assert agent.run("Write plain.py with a function half; given.py has one too.").final_answer == "Done."
-    assert len(server.requests) == 2 and not rec.of(Notice)
-
-
-def test_counting_examples_runs_none_of_the_file(tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    source = tmp_path / "side.py"
-    source.write_text(f'"""A module.\n\n>>> 1 + 1\n2\n"""\nopen({str(marker)!r}, "w").close()\n\n\n{HALVES}    return n // 2\n')
-    assert example_count(source) == 3
-    assert not marker.exists()
-    source.write_text("def broken(:\n")
-    assert example_count(source) == 0
-
-
-KELVIN_TESTS = (
-    "import unittest\nfrom kelvin import to_kelvin\n\n\nclass KelvinTest(unittest.TestCase):\n"
-    "    def test_freezing(self):\n        self.assertEqual(to_kelvin(0), 273.15)\n"
-)
-
-
-def test_code_the_tests_import_is_tested_before_the_answer_and_a_failure_comes_back(server, project: Path) -> None:
-    (project / "kelvin.py").write_text("def to_kelvin(c):\n    return c - 273.15\n")
-    (project / "test_kelvin.py").write_text(KELVIN_TESTS)
-    server.script(
-        read_reply("kelvin.py"),
-        write_reply("kelvin.py", "def to_kelvin(c):\n    return c + 237.15\n"),
-        answer_reply("Fixed."),
-        Reply('<action>run_terminal_command("python3 -m unittest test_kelvin.py")</action>'),
-        write_reply("kelvin.py", "def to_kelvin(c):\n    return c + 273.15\n"),
-        answer_reply("Fixed: plus 273.15."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("to_kelvin in kelvin.py is wrong. Fix it.").final_answer == "Fixed: plus 273.15."
-    reminder = last_user(server.requests[3])
-    assert "Reminder: kelvin.py, which you wrote and test_kelvin.py tests, has not been run since" in reminder
-    assert 'run_terminal_command("python3 -m unittest test_kelvin.py")' in reminder
-    assert "AssertionError: 237.15 != 273.15" in last_user(server.requests[4])
-    assert len(server.requests) == 6, "the answer after the fix stands: the reminder is given once"
-    assert "kelvin.py was not tested after the change; the model was reminded once" in [n.text for n in rec.of(Notice)]
-
-
-def test_a_test_file_the_model_wrote_is_run_with_the_runner_it_needs(server, project: Path) -> None:
-    (project / "tally.py").write_text("def tally(xs):\n    return len(xs)\n")
-    server.script(
-        write_reply("tests/test_tally.py", "from tally import tally\n\n\ndef test_empty():\n    assert tally([]) == 0\n"),
-        answer_reply("Wrote the tests."),
-        answer_reply("Wrote the tests."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("Write tests/test_tally.py, a test of the tally function.")
-    assert "Reminder: tests/test_tally.py, which you wrote, has not been run since" in last_user(server.requests[2])
-    assert 'run_terminal_command("python3 -m pytest -q tests/test_tally.py")' in last_user(server.requests[2])
-
-
-@pytest.mark.parametrize("files", [
-    {"test_other.py": "import unittest\nfrom kelvinish import x\n"},
-    {"build/test_kelvin.py": KELVIN_TESTS, ".gitignore": "build/\n"},
-    {"kelvin_notes.py": KELVIN_TESTS},
-])
-def test_no_tests_reminder_without_a_test_file_that_imports_the_written_module(server, project: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (project / name).parent.mkdir(parents=True, exist_ok=True)
-        (project / name).write_text(text)
-    server.script(write_reply("kelvin.py", "def to_kelvin(c):\n    return c + 273.15\n"), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    assert agent.run("Fix to_kelvin in kelvin.py.").final_answer == "Done."
-    assert len(server.requests) == 2 and not rec.of(Notice)
 
 
 def test_a_path_no_file_can_have_is_refused_by_the_tool_and_the_run_goes_on(server, project: Path) -> None:

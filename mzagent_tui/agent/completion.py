@@ -10,16 +10,12 @@ and what is on disk, not about any particular task.
 from __future__ import annotations
 
 import ast
-import doctest
 import hashlib
-import json
 import re
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
-from mzagent_tui.agent.filelist import project_files
 from mzagent_tui.agent.syntax_check import syntax_problem
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
@@ -63,8 +59,6 @@ KEPT_SHARE = 0.5
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
 MAX_PARSED_BYTES = 1_000_000
-MAX_SCANNED_FILES = 500
-"""Test files (of the project's file list, which skips ignored folders) looked through for those importing a written module."""
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
 
@@ -148,42 +142,6 @@ def _code_of(path: Path) -> str | None:
     return ast.dump(tree)
 
 
-def example_count(path: Path) -> int:
-    """How many doctest examples (`>>>` lines) a Python file's docstrings hold. The file is parsed,
-    never imported: finding the examples must not run the code."""
-    tree = _python_tree(path)
-    if tree is None:
-        return 0
-    count = 0
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            docstring = ast.get_docstring(node, clean=True)
-            if docstring:
-                try:
-                    count += len(doctest.DocTestParser().get_examples(docstring))
-                except ValueError:  # a malformed example (bad indentation) is not one doctest can run
-                    continue
-    return count
-
-
-def _test_command(tests: list[Path], names: list[str]) -> str:
-    """unittest for files that use it (it needs nothing installed), pytest for the rest."""
-    try:
-        uses_unittest = all("unittest" in test.read_text(errors="replace") for test in tests)
-    except OSError:
-        uses_unittest = False
-    runner = "python3 -m unittest" if uses_unittest else "python3 -m pytest -q"
-    return f"{runner} {' '.join(shlex.quote(name) for name in names)}"
-
-
-def _tries(command: str, path: Path) -> bool:
-    """A command that may exercise the file: names it (`python3 solution.py`, `from solution
-    import f`) or runs a test runner (`pytest`, `python3 -m doctest`, `unittest`)."""
-    if re.search(r"\b(pytest|doctest|unittest|tox)\b", command):
-        return True
-    return path.name in command or re.search(rf"\b{re.escape(path.stem)}\b", command) is not None
-
-
 def _digest(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
@@ -212,8 +170,6 @@ class CompletionCheck:
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
     model_wrote: set[Path] = field(default_factory=set)
     """Files the model wrote with write_to_file or edit_file (not those a command changed, such as caches)."""
-    untried: set[Path] = field(default_factory=set)
-    """Files the model changed with write_to_file or edit_file that no command has named (or tested) since."""
     broken: set[Path] = field(default_factory=set)
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
@@ -243,8 +199,6 @@ class CompletionCheck:
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
-            if Path(event.path) in self.model_wrote:
-                self.untried.add(Path(event.path))
         if isinstance(event, Action) and event.tool in ("read_file", "write_to_file", "edit_file") and event.args and isinstance(event.args[0], str):
             try:
                 path = (self.root / event.args[0]).resolve()
@@ -253,8 +207,6 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
-            command = str(event.args[0]) if event.args else ""
-            self.untried = {path for path in self.untried if not _tries(command, path)}
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
         """(notice for the user, observation for the model), or None to accept the answer.
@@ -270,8 +222,6 @@ class CompletionCheck:
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("absolute", self._absolute_path),
-            ("tests", self._tests_not_run),
-            ("examples", self._examples_not_run),
             ("unrun", self._not_run),
             ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
@@ -443,64 +393,6 @@ class CompletionCheck:
                 f"{'; '.join(lines[:3])}. Commands already run in the project folder, and the project may be copied or moved: "
                 f"call write_to_file with the whole {rel} again, the path made relative (or a `cd` to it left out), "
                 "or say in your final answer why it must stay.",
-            )
-        return None
-
-    def _tests_not_run(self) -> tuple[str, str] | None:
-        """A Python file the model wrote is a test file, or one the project's tests import, and no
-        command has tried it since: "fixed" and "the tests pass" are then both guesses. Running the
-        tests is asked for like any command, never done here."""
-        for path in sorted(self.untried):
-            if path.suffix != ".py" or not path.is_file():
-                continue
-            rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
-            tests = [path] if TEST_FILE.search(str(rel)) else self._tests_of(path)
-            if not tests:
-                continue
-            names = [str(test.relative_to(self.root)) for test in tests]
-            command = _test_command(tests, names)
-            subject = f"{rel}, which you wrote," if tests == [path] else f"{rel}, which you wrote and {', '.join(names)} tests,"
-            return (
-                f"{names[0] if tests == [path] else rel} was not tested after the change",
-                f"Reminder: {subject} has not been run since: whether the tests pass is not known yet. Run them with "
-                f"run_terminal_command({json.dumps(command)}). If one fails, fix the code it tests (not the test, unless "
-                "the task asks for that); then give your final answer.",
-            )
-        return None
-
-    def _tests_of(self, module: Path) -> list[Path]:
-        """The project's test files that import the module (`from slug import slug`, `import slug`)."""
-        imports = re.compile(rf"^\s*(?:from\s+{re.escape(module.stem)}\s+import\b|import\s+{re.escape(module.stem)}\b)", re.MULTILINE)
-        found = []
-        test_files = [name for name in project_files(self.root) if name.endswith(".py") and TEST_FILE.search(name)]
-        for name in test_files[:MAX_SCANNED_FILES]:
-            candidate = (self.root / name).resolve()
-            if candidate == module:
-                continue
-            try:
-                if candidate.stat().st_size < MAX_PARSED_BYTES and imports.search(candidate.read_text(errors="replace")):
-                    found.append(candidate)
-            except OSError:
-                continue
-        return found
-
-    def _examples_not_run(self) -> tuple[str, str] | None:
-        """A Python file the model wrote has doctest examples in its docstrings, and no command has
-        tried the file since: the examples say what the code must give, and a small model's code
-        often gives something else. Running them is a command like any other, so it is asked for
-        (and approved), never run here."""
-        for path in sorted(self.untried):
-            count = example_count(path)
-            if not count:
-                continue
-            rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
-            examples = "an example" if count == 1 else f"{count} examples"
-            return (
-                f"{rel} has {examples} in its docstrings that were not run",
-                f"Reminder: {rel}, which you wrote, has {examples} in its docstrings (the >>> lines), and nothing has "
-                f"run them since. Check them with run_terminal_command(\"python3 -m doctest {rel}\"): it prints only "
-                "the examples whose result differs (no output means all of them give what they show). If one "
-                "differs, fix the code; then give your final answer.",
             )
         return None
 

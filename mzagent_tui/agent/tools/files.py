@@ -19,7 +19,6 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
-from mzagent_tui.agent.docstring_repair import close_docstrings
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
@@ -126,12 +125,7 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        content, completed = close_docstrings(rel, content)
-        written = self._write(path, rel, content)
-        if completed and not written.startswith("The user edited"):
-            lines = ", ".join(str(number) for number in completed)
-            written += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
-        return written
+        return self._write(path, rel, content)
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
