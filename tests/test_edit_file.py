@@ -187,3 +187,14 @@ def test_the_loop_runs_an_edit_with_keywords_without_a_read_first(server, projec
     assert recorder.of(Action)[0].args == ["notes.md", "- one\n", "- one\n- two\n"]
     assert "edited at line 3" in server.requests[1]["messages"][-1]["content"]
     assert "edit_file(file_path" in server.requests[0]["messages"][0]["content"]
+
+
+def test_the_bundled_model_is_not_offered_edit_file(server, project: Path) -> None:
+    """Held out, the bundled 1.5B model did worse with edit_file in its tool list (bench/README.md)."""
+    server.script(answer_reply(), answer_reply())
+    local, _ = make_agent(server, project, provider="local")
+    local.run("hello")
+    hosted, _ = make_agent(server, project)
+    hosted.run("hello")
+    assert "edit_file" not in local.tools and "edit_file" not in server.requests[0]["messages"][0]["content"]
+    assert "edit_file" in hosted.tools and "To change part of a file, edit_file(" in server.requests[1]["messages"][0]["content"]

@@ -126,6 +126,12 @@ class Settings:
     def step_wait_limit(self) -> float:
         return self.max_step_wait or (600.0 if self.provider == "local" else 180.0)
 
+    def offers_edit_file(self) -> bool:
+        """edit_file is offered to every model but the bundled one: with it in the tool list, the
+        bundled 1.5B model solved 25 of the 50 held-out suite tasks, without it 30
+        (bench/README.md, seventh session)."""
+        return self.provider != "local"
+
     def window(self) -> int:
         """The context window to measure against: configured, or known for the bundled model."""
         if self.context_window:

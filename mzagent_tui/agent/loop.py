@@ -140,7 +140,8 @@ class Agent:
         atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)
         shell = ShellTool(self.ctx)
-        self.tools = ToolRegistry([files.read_file, files.write_to_file, files.edit_file, shell.run_terminal_command])
+        edit = [files.edit_file] if settings.offers_edit_file() else []
+        self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, shell.run_terminal_command])
         for spec in settings.tools:
             try:
                 self.tools.add(load_custom_tool(spec))

@@ -54,9 +54,7 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 - Inside a string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
 - Paths are relative to the project folder, for example "src/app.py".
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
-- write_to_file replaces the whole file. To change part of a file, read it, then call
-  edit_file(path, old_text, new_text): the one place where old_text occurs becomes new_text.
-  edit_file("notes.md", "", "\n## Done\n") adds to the end of notes.md.
+- write_to_file replaces the whole file: read a file before changing it and write all of it.$edit_rule
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools listed below exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -137,9 +135,7 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 - 字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
 - 路径相对于项目文件夹，例如 "src/app.py"。
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
-- write_to_file 会替换整个文件。只修改文件的一部分时，先读取它，再调用
-  edit_file(path, old_text, new_text)：文件中 old_text 出现的那一处会变成 new_text。
-  edit_file("notes.md", "", "\n## Done\n") 会在 notes.md 末尾追加内容。
+- write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有下面列出的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查 observation。如果失败了，修复它或说明原因。
@@ -209,8 +205,7 @@ NATIVE_EN = Template(r"""You are a careful coding agent working inside a project
 
 # Rules
 - Paths are relative to the project folder, for example "src/app.py".
-- write_to_file creates missing folders and replaces the whole file. To change part of a file, read it, then use
-  edit_file: the one place where old_text occurs becomes new_text (an empty old_text adds to the end).
+- write_to_file creates missing folders and replaces the whole file: read a file before changing it and write all of it.$edit_rule
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools you are given exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -228,14 +223,20 @@ NATIVE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编�
 
 # 规则
 - 路径相对于项目文件夹，例如 "src/app.py"。
-- write_to_file 会自动创建缺少的文件夹并替换整个文件。只修改文件的一部分时，先读取它，再用 edit_file：
-  old_text 出现的那一处会变成 new_text（old_text 为空时追加到末尾）。
+- write_to_file 会自动创建缺少的文件夹并替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有提供给你的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查每个结果。如果失败了，修复它或说明原因。
 
 """ + ENVIRONMENT_ZH)
 
+EDIT_RULES = {
+    "en": '\n- To change part of a file, edit_file(path, old_text, new_text) turns the one place where old_text occurs\n'
+    '  into new_text; edit_file("notes.md", "", "\\n## Done\\n") adds to the end of notes.md.',
+    "zh": '\n- 只修改文件的一部分时，edit_file(path, old_text, new_text) 会把 old_text 出现的那一处变成 new_text；\n'
+    '  edit_file("notes.md", "", "\\n## Done\\n") 会在 notes.md 末尾追加内容。',
+}
+"""The rule for edit_file, where it is offered (not to the bundled model: see Settings.offers_edit_file)."""
 TEMPLATES = {"en": TEMPLATE_EN, "zh": TEMPLATE_ZH}
 NATIVE_TEMPLATES = {"en": NATIVE_EN, "zh": NATIVE_ZH}
 """For native tool calls: no reply format to teach; the tools come with their schemas."""
@@ -257,6 +258,7 @@ def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", file
     instructions = f"{INSTRUCTIONS_HEADING[lang]}{loaded.text}\n\n" if loaded else ""
     return (NATIVE_TEMPLATES if native else TEMPLATES)[lang].substitute(
         instructions=instructions,
+        edit_rule=EDIT_RULES[lang] if "edit_file" in tools else "",
         tool_list=tools.describe(),
         operating_system=operating_system_name(),
         shell=os.path.basename(shell_path()),
