@@ -117,22 +117,14 @@ def _line_count(path: Path) -> int | None:
         return None
 
 
-def _python_tree(path: Path) -> ast.Module | None:
-    """A Python file's syntax tree; None for another kind of file, a big one, or one that does
-    not parse. Parsed, never imported: nothing in it runs."""
-    try:
-        if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_PARSED_BYTES:
-            return None
-        return ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return None
-
-
 def _code_of(path: Path) -> str | None:
     """A Python file's code without its docstrings, comments and layout (a dump of its syntax
     tree); None for another kind of file, a big one, or one that does not parse."""
-    tree = _python_tree(path)
-    if tree is None:
+    try:
+        if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_PARSED_BYTES:
+            return None
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:

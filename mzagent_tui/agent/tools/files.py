@@ -238,23 +238,25 @@ class FileTools:
         return content, False, (old, data, change)
 
 
+def _read_beneath(root: Path, rel: str, limit: int) -> bytes:
+    """Up to `limit` bytes of a regular file, opened beneath the root (no link out of it)."""
+    with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ToolError(_NOT_REGULAR.format(rel=rel))
+        return handle.read(limit)
+
+
 def _peek(root: Path, rel: str) -> bytes | None:
     """The file's current content for the diff the user is shown (None: it does not exist yet)."""
     try:
-        with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            return handle.read(MAX_SIDE_BYTES + 1)
+        return _read_beneath(root, rel, MAX_SIDE_BYTES + 1)
     except (OSError, ToolError):
         return None
 
 
 def _bytes_of(root: Path, rel: str) -> bytes:
-    """The content of a file about to be edited, read beneath the root (no link out of it)."""
-    with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
-        data = handle.read(WRITE_MAX_BYTES + 1)
+    """The content of a file about to be edited."""
+    data = _read_beneath(root, rel, WRITE_MAX_BYTES + 1)
     if len(data) > WRITE_MAX_BYTES:
         raise ToolError(f"{rel} is more than {WRITE_MAX_BYTES} bytes; it cannot be edited")
     return data
@@ -270,9 +272,7 @@ def _text_of(data: bytes, rel: str) -> str:
     except UnicodeDecodeError:
         raise ToolError(f"{rel} is not UTF-8 text; it cannot be edited") from None
     text = text.removeprefix(BOM)
-    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
-        text = text.replace("\r\n", "\n")
-    return text
+    return text.replace("\r\n", "\n") if _crlf_only(data) else text
 
 
 def _replace_once(text: str, old: str, new: str, rel: str) -> tuple[str, str]:
@@ -338,12 +338,17 @@ def _encode_like(content: str, old: bytes) -> bytes:
     """Keep the existing file's BOM and CRLF line endings when the model wrote plain LF."""
     if old.startswith(b"\xef\xbb\xbf") and not content.startswith(BOM):
         content = BOM + content
-    if b"\r\n" in old and old.count(b"\r\n") == old.count(b"\n") and "\r\n" not in content:
+    if _crlf_only(old) and "\r\n" not in content:
         content = content.replace("\n", "\r\n")
     try:
         return content.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError(f"content has a character that is not valid text at position {exc.start}") from None
+
+
+def _crlf_only(data: bytes) -> bool:
+    """The file ends every line with CRLF."""
+    return b"\r\n" in data and data.count(b"\r\n") == data.count(b"\n")
 
 
 def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
