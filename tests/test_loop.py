@@ -140,7 +140,7 @@ def test_a_reply_repeating_the_last_action_is_asked_for_again_with_more_variety(
         Reply("<thought>enough</thought><final_answer>a.txt says same.</final_answer>"),
     )
     agent, rec = make_agent(server, project)
-    result = agent.run("What does a.txt say?")
+    result = agent.run("What does the text file say?")
     assert result.final_answer == "a.txt says same." and result.steps == 2
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0, VARIED_TEMPERATURE]
     assert len(rec.of(Action)) == 1, "the repeated read never ran"
@@ -167,7 +167,7 @@ def test_a_reply_repeating_an_earlier_action_with_no_file_changed_since_is_asked
         Reply("<final_answer>a.txt says same.</final_answer>"),
     )
     agent, rec = make_agent(server, project)
-    result = agent.run("What does a.txt say?")
+    result = agent.run("What does the text file say?")
     assert result.final_answer == "a.txt says same."
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
     assert [a.tool for a in rec.of(Action)] == ["run_terminal_command", "read_file"], "the repeated command never ran"
@@ -184,7 +184,7 @@ def test_an_action_repeated_after_a_file_change_runs_at_once(server, project: Pa
         Reply("<final_answer>a.txt says new.</final_answer>"),
     )
     agent, rec = make_agent(server, project)
-    assert agent.run("Change a.txt to say new.").final_answer == "a.txt says new."
+    assert agent.run("Change the text file to say new.").final_answer == "a.txt says new."
     assert [r["temperature"] for r in server.requests] == [0.0] * 4
     assert [a.tool for a in rec.of(Action)] == ["run_terminal_command", "write_to_file", "run_terminal_command"]
     assert not any("repeated" in n.text for n in rec.of(Notice))
@@ -201,7 +201,7 @@ def test_the_reply_after_a_format_error_is_asked_for_with_more_variety(server, p
         Reply("<final_answer>same</final_answer>"),
     )
     agent, rec = make_agent(server, project)
-    assert agent.run("What does a.txt say?").final_answer == "same"
+    assert agent.run("What does the text file say?").final_answer == "same"
     assert [r["temperature"] for r in server.requests] == [0.0, VARIED_TEMPERATURE, 0.0]
     assert [e.count for e in rec.of(FormatError)] == [1]
 

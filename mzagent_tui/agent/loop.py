@@ -8,6 +8,7 @@ and the headless CLI drive exactly the same code. A follow-up `run` continues th
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import re
 import traceback
@@ -52,9 +53,10 @@ from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.native import assistant_message, flattened, parse_native, tool_message, tool_schemas
+from mzagent_tui.agent.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.prompt import render_system_prompt
+from mzagent_tui.agent.read_ahead import files_to_read_ahead
 from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
@@ -224,6 +226,7 @@ class Agent:
             if window and not self.meter.window:
                 self.emit(ModelInfo(window))
         try:
+            self._read_ahead(task)
             result = self._loop(self._completion, cancel)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
             self.session.record("crash", traceback=traceback.format_exc())
@@ -231,6 +234,24 @@ class Agent:
             result = RunResult(StopReason.ERROR, f"internal error: {exc}", None, 0)
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
+
+    def _read_ahead(self, task: str) -> None:
+        """The files the task names are read before the model's first reply, each as a step of the
+        model's own (see read_ahead); one read_file cannot read stays the model's to try."""
+        for name in files_to_read_ahead(self.root, task, self.ctx.seen):
+            result = self.tools.call("read_file", [name])
+            if not result.ok:
+                continue
+            self.emit(Notice(f"the task names {name}, so it was read before the model's first reply"))
+            self.emit(Action("read_file", [name]))
+            if self.native:
+                call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
+                self._add(assistant_message("", call))
+                self._open_call = call.id
+            else:
+                self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
+            self.emit(Observation("read_file", result.text, True, None, None))
+            self._observe(result.text)
 
     def close(self) -> None:
         """Stop the MCP servers (the sandbox's helper stops at exit)."""
