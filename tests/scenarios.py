@@ -48,8 +48,10 @@ def _quote(text: str) -> str:
 
 def full_run_script() -> list[Reply]:
     return [
-        Reply('<thought>First I read greet.py to see how it parses arguments.</thought>\n<action>read_file("greet.py")</action>', reasoning="The user wants a flag. Read the file first."),
-        Reply(f'<thought>It uses sys.argv; I will switch to argparse and add --shout.</thought>\n<action>write_to_file("greet.py", "{_quote(GREET_NEW)}")</action>'),
+        Reply(
+            f'<thought>greet.py uses sys.argv; I will switch to argparse and add --shout.</thought>\n<action>write_to_file("greet.py", "{_quote(GREET_NEW)}")</action>',
+            reasoning="The user wants a flag. greet.py was read for me; it parses sys.argv by hand.",
+        ),
         Reply("I think it is done now."),
         Reply('<thought>Now I run it with the new flag to check.</thought>\n<action>run_terminal_command("python3 greet.py Ada --shout && python3 greet.py Ada")</action>'),
         Reply("<thought>Both modes work.</thought>\n<final_answer>Added a `--shout` flag to **greet.py** (now using `argparse`):\n\n- `python3 greet.py Ada` prints `Hello, Ada!`\n- `python3 greet.py Ada --shout` prints `HELLO, ADA!`</final_answer>"),

@@ -27,13 +27,13 @@ def test_past_80_percent_the_older_steps_become_a_summary(server, project: Path)
         Reply("<thought>done</thought><final_answer>alpha</final_answer>", usage=(400, 10)),
     )
     agent, rec = make_agent(server, project, context_window=1000)
-    result = agent.run("What does a.txt say? Check with echo too.")
+    result = agent.run("What does the text file say? Check with echo too.")
     assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "alpha"
     summary_request = server.requests[3]["messages"]
     assert summary_request[-1]["content"].endswith(SUMMARY_REQUEST) and "grammar" not in server.requests[3]
     after = server.requests[4]["messages"]
     assert after[0]["role"] == "system"
-    assert after[1]["content"].startswith("Earlier in this conversation the user asked:\n<question>What does a.txt say? Check with echo too.</question>")
+    assert after[1]["content"].startswith("Earlier in this conversation the user asked:\n<question>What does the text file say? Check with echo too.</question>")
     assert "Read a.txt (alpha), ran echo one and echo two." in after[1]["content"]
     assert [m["role"] for m in after] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert "echo one" in after[2]["content"] and "echo two" in after[4]["content"] and 'read_file("a.txt")' not in json.dumps(after)

@@ -225,7 +225,7 @@ def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
     agent, rec = make_agent(server, project)
     assert agent.run("Implement f in impl.py.").final_answer == "It is implemented."
     reminder = last_user(server.requests[1])
-    assert "so the task is not done yet; impl.py still raises NotImplementedError. Make the change now" in reminder
+    assert "so the task is not done yet; impl.py still raises NotImplementedError. You have read impl.py already" in reminder
     stub = last_user(server.requests[2])
     assert "impl.py still raises NotImplementedError, so it is not implemented yet. Call write_to_file" in stub
     assert len(server.requests) == 3, "the third answer stands"
@@ -404,7 +404,7 @@ def test_a_cfg_file_that_never_was_ini_is_not_called_broken(server, project: Pat
     )
     agent, rec = make_agent(server, project)
     agent.run("Set retries to 6 in tool.cfg and tidy setup.cfg")
-    tool, setup = (o.text for o in rec.of(Observation)[2:4])
+    tool, setup = (o.text for o in rec.of(Observation) if o.tool == "write_to_file")
     assert "does not parse" not in tool
     assert "Warning: setup.cfg does not parse now: invalid INI" in setup
     reminders = [n.text for n in rec.of(Notice)]

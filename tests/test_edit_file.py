@@ -182,7 +182,7 @@ def test_the_loop_runs_an_edit_with_keywords_without_a_read_first(server, projec
         answer_reply(),
     )
     agent, recorder = make_agent(server, project)
-    assert agent.run("add a second item to notes.md").final_answer == "done"
+    assert agent.run("add a second item to the notes").final_answer == "done"
     assert (project / "notes.md").read_text() == "# Notes\n\n- one\n- two\n"
     assert recorder.of(Action)[0].args == ["notes.md", "- one\n", "- one\n- two\n"]
     assert "edited at line 3" in server.requests[1]["messages"][-1]["content"]

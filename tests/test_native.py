@@ -196,7 +196,7 @@ def test_a_stuck_native_run_answers_the_call_it_did_not_run(server, project: Pat
     read = Reply("", tool_calls=[call("read_file", file_path="a.txt")], finish_reason="tool_calls")
     server.script(*[read] * 6, Reply("It says same."))
     agent, rec = make_agent(server, project, protocol="native")
-    assert agent.run("What does a.txt say?").reason is StopReason.STUCK
+    assert agent.run("What does the text file say?").reason is StopReason.STUCK
     assert len(rec.of(Action)) == 3
     assert agent.run("So?").final_answer == "It says same."
     messages = server.requests[-1]["messages"]

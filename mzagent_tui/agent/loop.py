@@ -242,7 +242,6 @@ class Agent:
             result = self.tools.call("read_file", [name])
             if not result.ok:
                 continue
-            self.emit(Notice(f"the task names {name}, so it was read before the model's first reply"))
             self.emit(Action("read_file", [name]))
             if self.native:
                 call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))

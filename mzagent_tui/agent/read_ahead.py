@@ -1,6 +1,6 @@
 """Which files a task names that the agent reads for the model before its first reply.
 
-On "fix take.py" a small model's first step is nearly always read_file("take.py"); now and then
+On "fix util.py" a small model's first step is nearly always read_file("util.py"); now and then
 it writes the file unseen instead, reads a path it made up, or answers from the name alone. So
 the agent takes that first step itself, through read_file (the same path checks, paging and
 redaction), and the conversation shows it as the model's own step, much as Aider puts the files
