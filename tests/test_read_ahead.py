@@ -8,13 +8,7 @@ import os
 from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalDecision
-from mzagent_tui.agent.events import (
-    Action,
-    Notice,
-    Observation,
-    StepStarted,
-    StopReason,
-)
+from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, StopReason
 from mzagent_tui.agent.history import load_session
 from mzagent_tui.agent.read_ahead import MAX_BYTES, MAX_FILES, files_to_read_ahead
 from tests.conftest import RecordingApprover, make_agent

@@ -20,22 +20,9 @@ from typing import Any
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.compaction import (
-    COMPACT_AT,
-    clean_summary,
-    compacted,
-    split,
-    summary_request,
-)
+from mzagent_tui.agent.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.completion import CompletionCheck
-from mzagent_tui.agent.config import (
-    ConfigError,
-    Settings,
-    app_folders,
-    check_project,
-    ignored_notice,
-)
-from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
+from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
@@ -59,20 +46,14 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
+from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.history import SessionHistory
 from mzagent_tui.agent.instructions import load_instructions
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.native import (
-    NativeCall,
-    assistant_message,
-    flattened,
-    parse_native,
-    tool_message,
-    tool_schemas,
-)
+from mzagent_tui.agent.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.prompt import render_system_prompt
 from mzagent_tui.agent.read_ahead import files_to_read_ahead
