@@ -10,7 +10,7 @@ from pathlib import Path
 from mzagent_tui.agent.approval import ApprovalDecision
 from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, StopReason
 from mzagent_tui.agent.history import load_session
-from mzagent_tui.agent.read_ahead import MAX_BYTES, MAX_FILES, files_to_read_ahead
+from mzagent_tui.agent.read_ahead import MAX_BYTES, MAX_FILES, MAX_NAMES, files_to_read_ahead
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply
 
@@ -125,3 +125,10 @@ def test_with_native_calls_the_read_is_a_call_and_its_answer(server, project: Pa
     assert messages[2]["role"] == "assistant" and call["function"] == {"name": "read_file", "arguments": '{"file_path": "a.py"}'}
     assert messages[3] == {"role": "tool", "tool_call_id": call["id"], "content": "x = 1\n"}
 
+
+
+def test_only_the_first_names_of_a_long_task_are_looked_at(project: Path) -> None:
+    (project / "real.py").write_text("x = 1\n")
+    many = " ".join(f"log{i}.txt" for i in range(MAX_NAMES))
+    assert files_to_read_ahead(project, f"real.py {many}", set()) == ["real.py"]
+    assert files_to_read_ahead(project, f"{many} real.py", set()) == []

@@ -10,6 +10,7 @@ read; a file that may hold secrets is left to the model, since read_file would h
 
 from __future__ import annotations
 
+from itertools import islice
 from pathlib import Path
 
 from mzagent_tui.agent.completion import FILE_NAME
@@ -21,6 +22,9 @@ MAX_FILES = 3
 MAX_BYTES = 16_000
 """A bigger file is left for the model to read (or page through) if it needs it: a small model's
 context would be half full before it had said a word."""
+MAX_NAMES = 50
+"""Only the first names of a task are looked at: a pasted log full of dotted names would
+otherwise cost a file-system lookup each."""
 
 
 def files_to_read_ahead(root: Path, task: str, seen: set[Path]) -> list[str]:
@@ -28,7 +32,7 @@ def files_to_read_ahead(root: Path, task: str, seen: set[Path]) -> list[str]:
     regular, at most MAX_BYTES, not secret, not already seen in this conversation."""
     chosen: list[str] = []
     paths: set[Path] = set()
-    for match in FILE_NAME.finditer(task):
+    for match in islice(FILE_NAME.finditer(task), MAX_NAMES):
         name = match.group(0)
         try:
             path = resolve_inside(root, name)
