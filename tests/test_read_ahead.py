@@ -132,3 +132,12 @@ def test_only_the_first_names_of_a_long_task_are_looked_at(project: Path) -> Non
     many = " ".join(f"log{i}.txt" for i in range(MAX_NAMES))
     assert files_to_read_ahead(project, f"real.py {many}", set()) == ["real.py"]
     assert files_to_read_ahead(project, f"{many} real.py", set()) == []
+
+
+def test_the_bundled_model_reads_for_itself(server, project: Path) -> None:
+    """For the bundled model the read-ahead did not earn its place on the held-out half."""
+    (project / "a.py").write_text("x = 1\n")
+    server.script(DONE)
+    agent, rec = make_agent(server, project, provider="local")
+    agent.run("Which variable does a.py set?")
+    assert rec.of(Action) == [] and [m["role"] for m in server.requests[0]["messages"]] == ["system", "user"]

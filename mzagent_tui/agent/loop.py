@@ -238,6 +238,8 @@ class Agent:
     def _read_ahead(self, task: str) -> None:
         """The files the task names are read before the model's first reply, each as a step of the
         model's own (see read_ahead); one read_file cannot read stays the model's to try."""
+        if not self.settings.reads_ahead():
+            return
         for name in files_to_read_ahead(self.root, task, self.ctx.seen):
             result = self.tools.call("read_file", [name])
             if not result.ok:

@@ -6,6 +6,7 @@ the agent takes that first step itself, through read_file (the same path checks,
 redaction), and the conversation shows it as the model's own step, much as Aider puts the files
 added to the chat in front of the model. Only small text files the model has not seen yet are
 read; a file that may hold secrets is left to the model, since read_file would have to ask.
+Not for the bundled model, where it did not earn its place (`Settings.reads_ahead`).
 """
 
 from __future__ import annotations
