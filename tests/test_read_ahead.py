@@ -77,11 +77,12 @@ def test_names_that_are_no_project_text_file_are_left_to_the_model(project: Path
 
 
 def test_a_secret_file_named_in_the_task_asks_nothing_and_is_not_shown(server, project: Path) -> None:
-    (project / ".env").write_text("API_KEY=sk-live-1234567890abcdef\n")
+    (project / ".env.local").write_text("API_KEY=sk-live-1234567890abcdef\n")
+    (project / "secrets.toml").write_text("token = 'sk-live-1234567890abcdef'\n")
     server.script(DONE)
     approver = RecordingApprover(ApprovalDecision(True))
     agent, rec = make_agent(server, project, approver=approver)
-    agent.run("What is in .env?")
+    agent.run("What is in .env.local and secrets.toml?")
     assert approver.requests == [] and rec.of(Action) == []
     assert "sk-live" not in json.dumps(server.requests[0]["messages"])
 
