@@ -92,7 +92,7 @@ async def submit_task(pilot) -> None:  # noqa: ANN001
 async def to_approval(pilot) -> None:  # noqa: ANN001
     await submit_task(pilot)
     await _until(pilot, lambda: isinstance(screen := pilot.app.screen, ApprovalScreen) and screen.accepts_keys)
-    await pilot.pause()
+    await pilot.pause(0.3)  # the transcript behind the dialog settles (its entries mount and scroll)
 
 
 async def full_run(pilot) -> None:  # noqa: ANN001
