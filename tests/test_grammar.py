@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 import pytest
 
@@ -102,7 +103,8 @@ needs_local_model = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def bundled_vocab():  # noqa: ANN201 - the llama_cpp model object (vocabulary only)
+def bundled_vocab() -> Any:
+    """The bundled model's vocabulary (a llama_cpp.Llama without weights)."""
     import llama_cpp
 
     from mzagent_tui.agent.local import model_path
@@ -110,7 +112,7 @@ def bundled_vocab():  # noqa: ANN201 - the llama_cpp model object (vocabulary on
     return llama_cpp.Llama(str(model_path()), vocab_only=True, verbose=False)
 
 
-def _parses(model, grammar: str) -> bool:  # noqa: ANN001
+def _parses(model: Any, grammar: str) -> bool:
     import llama_cpp
 
     sampler = llama_cpp.llama_sampler_init_grammar(llama_cpp.llama_model_get_vocab(model.model), grammar.encode(), b"root")
@@ -119,7 +121,7 @@ def _parses(model, grammar: str) -> bool:  # noqa: ANN001
     return bool(sampler)
 
 
-def _sampler_allows(model, grammar: str, text: str) -> bool:  # noqa: ANN001
+def _sampler_allows(model: Any, grammar: str, text: str) -> bool:
     """Whether llama.cpp's grammar sampler lets the model write `text`, token by token."""
     import ctypes
 
@@ -141,7 +143,7 @@ def _sampler_allows(model, grammar: str, text: str) -> bool:  # noqa: ANN001
 
 
 @needs_local_model
-def test_llama_cpp_parses_the_grammars(bundled_vocab) -> None:  # noqa: ANN001
+def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
     """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
     checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
 
@@ -166,7 +168,7 @@ def test_llama_cpp_parses_the_grammars(bundled_vocab) -> None:  # noqa: ANN001
         ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
     ],
 )
-def test_the_grammar_holds_strings_to_escaped_line_breaks(bundled_vocab, reply: str, allowed: bool) -> None:  # noqa: ANN001
+def test_the_grammar_holds_strings_to_escaped_line_breaks(bundled_vocab: Any, reply: str, allowed: bool) -> None:
     """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary:
     a model that wrote some lines of a file raw and some as \\n left the string unclosed."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
