@@ -361,3 +361,66 @@ def test_a_command_that_names_a_file_counts_as_seeing_it(server, project: Path) 
     agent.run("t")
     assert [(project / name).read_text() for name in ("notes.txt", "out.txt", "other.txt")] == ["new\n", "new\n", "old\n"]
     assert "other.txt already exists and you have not read it" in server.requests[4]["messages"][-1]["content"]
+
+
+UTIL = "def greet(name):\n    return 'hi ' + name\n\n\ndef wave():\n    return 'o/'\n"
+
+
+def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
+    """A model asked to rename greet wrote back only the renamed function; wave was gone."""
+    (project / "util.py").write_text(UTIL)
+    read(tools, "util.py")
+    text, ok = write(tools, "util.py", "def hello(name):\n    return 'hi ' + name\n")
+    assert ok and "Note: util.py no longer defines greet, wave, which it defined before this write." in text
+    assert "if the task did not ask to remove or rename them, write the file again with them kept" in text
+    assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
+
+
+def test_a_stub_written_over_with_one_word_is_named(tools, project: Path) -> None:
+    (project / "util.py").write_text('def total(xs):\n    """Sum of xs."""\n    raise NotImplementedError\n')
+    read(tools, "util.py")
+    text, ok = write(tools, "util.py", "FIX")
+    assert ok and "util.py no longer defines total," in text
+
+
+def test_a_class_that_went_is_named_without_its_methods_and_a_lost_method_by_its_class(tools, project: Path) -> None:
+    (project / "test_util.py").write_text(TEST_CALC)
+    read(tools, "test_util.py")
+    text, _ = write(tools, "test_util.py", "import unittest\n")
+    assert "no longer defines T, which" in text
+    text, _ = write(tools, "test_util.py", TEST_CALC.split("    def test_sub")[0])
+    assert "no longer defines" not in text  # T came back: nothing it had before this write is missing
+    write(tools, "test_util.py", TEST_CALC)
+    text, _ = write(tools, "test_util.py", TEST_CALC.split("    def test_sub")[0])
+    assert "no longer defines T.test_sub, which" in text
+
+
+def test_a_long_list_of_lost_names_is_cut(tools, project: Path) -> None:
+    (project / "util.py").write_text("".join(f"def f{n}():\n    pass\n" for n in range(12)))
+    read(tools, "util.py")
+    text, _ = write(tools, "util.py", "x = 1\n")
+    assert "no longer defines f0, f1, f2, f3, f4, f5, f6, f7 and 4 more, which" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("util.py", UTIL, UTIL.replace("'o/'", "'\\\\o/'")),  # the same names, a body changed
+        ("util.py", UTIL, "def wave():\n    return 'o/'\n\n\ndef greet(name):\n    return name\n"),  # reordered
+        ("util.py", UTIL, UTIL + "\n\ndef nod():\n    return 'ok'\n"),  # one added
+        ("util.py", UTIL, "def greet(name:\n"),  # does not parse: the parse warning says so instead
+        ("util.py", "def greet(:\n", "x = 1\n"),  # did not parse before: nothing reliable to compare
+        ("notes.txt", UTIL, "nothing\n"),  # not Python
+    ],
+)
+def test_no_note_when_no_definition_went_missing(tools, project: Path, name: str, old: str, new: str) -> None:
+    (project / name).write_text(old)
+    read(tools, name)
+    text, ok = write(tools, name, new)
+    assert ok and "no longer defines" not in text
+    assert (project / name).read_text() == new
+
+
+def test_a_new_file_gets_no_note(tools, project: Path) -> None:
+    text, ok = write(tools, "fresh.py", "x = 1\n")
+    assert ok and text == "File written: fresh.py (created, 1 line, 6 bytes)."

@@ -26,6 +26,7 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
+from mzagent_tui.agent.tools.definitions import removed_definitions, removed_note
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
@@ -197,6 +198,9 @@ class FileTools:
         broken = syntax_problem(rel, data, old if existed else None)
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
+        removed = removed_definitions(rel, old, data) if existed else []
+        if removed:
+            written += "\n" + removed_note(rel, removed, whole=not how)
         if str(self.root) in content:
             written += (
                 f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "
