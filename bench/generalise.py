@@ -75,6 +75,7 @@ def _run_agent(root: Path, prompt: str, base_url: str, grammar: str) -> tuple[st
         result = agent.run(prompt, cancel)
     finally:
         timer.cancel()
+        agent.close()
         agent.session.close()
     return result.final_answer, result.steps, "time limit" if cancel.cancelled else result.reason.value
 

@@ -56,7 +56,7 @@ def run(server, project: Path, *commands: str, sandbox: str = "workspace", appro
     agent.policy = Policy(mode, rules)
     agent.approver.policy = agent.policy
     agent.run("work")
-    agent.ctx.sandbox.close()
+    agent.close()
     return [o.text for o in recorder.of(Observation)], recorder
 
 

@@ -255,8 +255,10 @@ class Agent:
             self._observe(result.text)
 
     def close(self) -> None:
-        """Stop the MCP servers (the sandbox's helper stops at exit)."""
+        """Stop the MCP servers and remove the sandbox's private temp folder (at exit, whatever
+        was not closed is: a benchmark of a hundred agents in one process kept a hundred)."""
         self.mcp.close()
+        self.ctx.sandbox.close()
 
     def _system_prompt(self) -> str:
         return render_system_prompt(self.root, self.tools, self.settings.lang, native=self.native)
