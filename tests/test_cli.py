@@ -174,9 +174,10 @@ SLEEP = f"298.{os.getpid():07d}"
 """A duration no other process on the machine uses: the test looks only at its own sleep."""
 
 
-def test_kill_9_mid_run_leaves_a_readable_session_log(server, project: Path, isolated_home: Path) -> None:
+def test_kill_9_mid_run_leaves_a_readable_session_log(server, project: Path, isolated_home: Path, tmp_path: Path) -> None:
     server.script(Reply(f'<thought>wait</thought><action>run_terminal_command("sleep {SLEEP}")</action>'))
-    env = {**os.environ, "XDG_STATE_HOME": str(isolated_home / "state")}
+    # TMPDIR: the killed agent's private temp folder is left for a later session to sweep; here, no later session comes
+    env = {**os.environ, "XDG_STATE_HOME": str(isolated_home / "state"), "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
