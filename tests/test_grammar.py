@@ -159,18 +159,20 @@ def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
     [
         ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\ny = 2\\n")</action>', True),
         ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = \\'1\\'\\n')</action>", True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\ny = 2")</action>', False),
-        ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = 1\ny = 2')</action>", False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\r\ny = 2")</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\\ny = 2")</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1")</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\ny = 2")</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file(file_path="a.py", content="x")</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", json_string="x")</action>', False),
         ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1"</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", x)</action>', False),
+        ('<thought>t</thought>\n<action>delete_file("a.py")</action>', False),
+        ('<thought>t</thought>\n<observation>', False),
         ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
     ],
 )
-def test_the_grammar_holds_strings_to_escaped_line_breaks(bundled_vocab: Any, reply: str, allowed: bool) -> None:
-    """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary:
-    a model that wrote some lines of a file raw and some as \\n left the string unclosed."""
+def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, reply: str, allowed: bool) -> None:
+    """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary.
+    A raw line break in a string is allowed: the parser reads it (forbidding it was measured, see
+    the grammar's docstring)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
 
 
