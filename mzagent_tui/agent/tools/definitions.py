@@ -37,7 +37,7 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
         return []
     kept = set(after)
     lost = [name for name in before if name not in kept]
-    return [name for name in lost if name.partition(".")[0] not in lost or "." not in name]
+    return [name for name in lost if "." not in name or name.partition(".")[0] not in lost]
 
 
 def removed_note(rel: str, names: list[str], whole: bool) -> str:
