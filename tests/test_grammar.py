@@ -146,7 +146,6 @@ def _sampler_allows(model: Any, grammar: str, text: str) -> bool:
 def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
     """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
     checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
-
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _parses(bundled_vocab, reply_grammar(signatures))
     assert _parses(bundled_vocab, final_grammar())
