@@ -326,6 +326,44 @@ DENY_BYPASS = [
     "env -u HOME rm f",
 ]
 
+FOLDER_READS = [
+    "grep -d recurse KEY .",
+    "grep -d recurse KEY",
+    "grep --directories=recurse KEY .",
+    "grep --directories recurse KEY .",
+    "grep -drecurse KEY",
+    "grep -rl KEY",
+    "egrep -R KEY .",
+    "rg KEY",
+    "rg KEY .",
+    "rg -g .env KEY",
+    "rg --type-add 'e:*.env' -t e KEY",
+    "rg -l KEY",
+    "rg -z0 KEY src",
+    "diff -rN . src",
+    "diff -N . src",
+    "diff . src",
+    "diff --from-file=. src",
+    "diff -r src .",
+    "git diff --no-index . src",
+    "git diff --no-index -- . src",
+    "git diff . src",
+    "git -C . diff . src",
+    "git grep --no-index KEY",
+    "git grep --untracked KEY",
+    "git grep --untracked KEY -- .",
+    "git --no-pager grep --no-index -e KEY",
+    "cd src && grep -r KEY ..",
+    "grep -r KEY s* .e*",
+    "sort --files0-from=list",
+    "sort --files0-from list",
+    "sort --files0=list",
+    "echo HEAD:.env | git cat-file --batch",
+    "git cat-file --batch-all-objects --batch",
+    "git cat-file --batch=%(objectname)",
+    "git cat-file --batch-command",
+]
+
 RUNNERS = [
     "pytest --junitxml=/tmp/out.xml",
     "pytest --junitxml /tmp/out.xml",
@@ -368,6 +406,7 @@ FAMILIES = [
     ("safe-list-option", SAFE_LIST_OPTIONS, ("auto-safe",)),
     ("environment", ENVIRONMENT, BOTH),
     ("read", READS, BOTH),
+    ("folder-read", FOLDER_READS, BOTH),
     ("deny-bypass", DENY_BYPASS, ("yolo",)),
     ("runner-option", RUNNERS, ("ask",)),
 ]
@@ -402,6 +441,31 @@ def test_a_worktree_git_file_is_followed_to_its_config(project: Path, tmp_path: 
     assert overall != ALLOW and "filter" in " ".join(parts)
 
 
+def test_a_folder_read_that_follows_links_asks_for_a_link_out(project: Path) -> None:
+    """`grep -R` and `diff -r` read through a link below the folder; `grep -r` and `rg` do not."""
+    (project / "src" / "notes").symlink_to("/etc")
+    for command in ("grep -R root src", "grep --dereference-recursive root src", "diff -r src src", "grep -Rl root src"):
+        overall, parts = verdict(command, "auto-safe", project)
+        assert overall != ALLOW and "notes, a link out of the project" in " ".join(parts), (command, parts)
+    for command in ("grep -r root src", "rg root src", "diff --no-dereference -r src src"):
+        overall, parts = verdict(command, "auto-safe", project)
+        assert overall == ALLOW, (command, parts)
+
+
+def test_a_link_below_the_folder_to_a_secret_asks(project: Path) -> None:
+    (project / "src" / "settings").symlink_to(project / ".env")
+    overall, parts = verdict("grep -R KEY src", "auto-safe", project)
+    assert overall != ALLOW and "settings, a link to .env (secrets)" in " ".join(parts)
+
+
+def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("mzagent_tui.agent.folder_reads.SCAN_LIMIT", 3)
+    for index in range(5):
+        (project / "src" / f"m{index}.py").write_text("")
+    overall, parts = verdict("grep -r x src", "auto-safe", project)
+    assert overall != ALLOW and "more than 3 files (not all checked)" in " ".join(parts)
+
+
 def test_a_planted_file_named_like_an_option_stops_a_glob(project: Path) -> None:
     (project / "-exec").write_text("")
     overall, parts = verdict("find *", "auto-safe", project)
@@ -432,7 +496,14 @@ STILL_ALLOWED = [
     "cd src && ls",
     "ls > /dev/null 2>&1",
     "LANG=C sort README.md",
-    "rg TODO",
+    "rg TODO src",
+    "rg --files",
+    "git grep TODO",
+    "git grep TODO -- src",
+    "git diff HEAD~1 -- src/main.py",
+    "diff -r src src",
+    "git cat-file --batch-check",
+    "sort -k2 README.md",
     "git branch -a",
     "git tag -l",
     "echo hi",

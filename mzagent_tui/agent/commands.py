@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent import safe_commands, safe_git
+from mzagent_tui.agent.folder_reads import folder_read_concern
 from mzagent_tui.agent.git_config import repository_config_concerns
 from mzagent_tui.agent.sensitive import is_secret
 from mzagent_tui.agent.shell_parse import MAX_DEPTH, Redirect, SimpleCommand, Word, parse
@@ -31,8 +32,6 @@ from mzagent_tui.agent.shell_parse import MAX_DEPTH, Redirect, SimpleCommand, Wo
 MAX_COMMAND_CHARS = 2000
 GLOB_LIMIT = 1000
 """Glob matches checked one by one; a glob matching more asks."""
-SECRET_SCAN_LIMIT = 20_000
-"""Entries looked at when a recursive search might read a secret file."""
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 SHELLS = {"sh", "bash", "dash"}
 OTHER_SHELLS = {"zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"}
@@ -396,8 +395,12 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     if program == "git" and result.safe:
         for cwd in cwds:
             part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
-    if result.safe and _searches_recursively(words):
-        _check_recursive(result.paths or ["."], part, cwds)
+    if result.safe:
+        operands = safe_git.check_git(part.rule_words[1:]).paths if program == "git" else result.paths  # without `-C DIR`
+        paths = [found for path in operands for found in matches.get(path, [path])]
+        concern = folder_read_concern(part.rule_words, paths, cwds, state.root)
+        if concern:
+            part.concerns.append(concern)
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)
     part.not_safe = result.why
 
@@ -450,38 +453,6 @@ def _change_folder(part: Part, state: _State) -> None:
         return
     state.cwds |= targets
     part.safe = True
-
-
-def _searches_recursively(words: list[str]) -> bool:
-    program, args = os.path.basename(words[0]), words[1:]
-    if program in ("grep", "egrep", "fgrep"):
-        return any(a in ("-r", "-R", "--recursive", "--dereference-recursive") or (a.startswith("-") and not a.startswith("--") and ("r" in a or "R" in a)) for a in args)
-    if program == "rg":
-        return any(a in ("--hidden", "--no-ignore", "-.") or a.startswith("-u") for a in args)
-    return False
-
-
-def _check_recursive(paths: list[str], part: Part, cwds: set[Path]) -> None:
-    """A recursive search reads every file below it: ask if one of them holds secrets."""
-    for path in paths:
-        for cwd in cwds:
-            found = _secret_below(_join(cwd, path))
-            if found:
-                part.concerns.append(f"searches {path}, which holds {found} (secrets)")
-                return
-
-
-def _secret_below(folder: Path) -> str | None:
-    seen = 0
-    for current, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d not in (".git", "node_modules", "__pycache__")]
-        seen += len(dirs) + len(files)
-        for name in files:
-            if is_secret(Path(current) / name):
-                return os.path.relpath(os.path.join(current, name), folder)
-        if seen > SECRET_SCAN_LIMIT:
-            return f"more than {SECRET_SCAN_LIMIT} files (not all checked)"
-    return None
 
 
 # Test runners under an allow rule --------------------------------------------------------------

@@ -54,7 +54,7 @@ SPECS: dict[str, Spec] = {
         pattern_options=frozenset({"-e", "-f", "--regexp", "--file"}),
     ),
     "rg": _s(
-        "-i -S -s -w -x -F -n -N -l -c -v -o -u -uu -uuu -. -H -I -a -z0 -0 -U -P --hidden --no-ignore --files --json --type-list "
+        "-i -S -s -w -x -F -n -N -l -c -v -o -u -uu -uuu -. -H -I -a -0 -U -P --hidden --no-ignore --files --json --type-list "
         "--ignore-case --smart-case --case-sensitive --word-regexp --line-regexp --fixed-strings --line-number --no-line-number "
         "--files-with-matches --files-without-match --count --count-matches --invert-match --only-matching --with-filename "
         "--no-filename --text --null --multiline --pcre2 --no-heading --heading --vimgrep --stats --sort-files --trim "
@@ -104,9 +104,10 @@ SPECS: dict[str, Spec] = {
         "--general-numeric-sort --ignore-nonprinting --month-sort --human-numeric-sort --numeric-sort --random-sort "
         "--reverse --version-sort --check --merge --stable --unique --zero-terminated --debug",
         "-k -t -S --key --field-separator --buffer-size --parallel --batch-size --sort",
-        "--random-source --files0-from",
+        "--random-source",
         dangerous={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": "writes temporary files in a folder",
-                   "--temporary-directory": "writes temporary files in a folder"},
+                   "--temporary-directory": "writes temporary files in a folder",
+                   "--files0-from": "reads the files a list names (the list is not checked)"},
     ),
     "uniq": _s("-c -d -D -u -i -z --count --repeated --unique --ignore-case --zero-terminated", "-f -s -w --skip-fields --skip-chars --check-chars --all-repeated --group",
                max_operands=1, too_many="writes its second operand (the output file)"),

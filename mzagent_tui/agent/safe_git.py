@@ -97,8 +97,10 @@ SUBCOMMANDS: dict[str, Spec] = {
                "-e -m -A -B -C --max-depth --threads --max-count --after-context --before-context --context", "-f",
                dangerous={"-O": "opens the files in a pager program", "--open-files-in-pager": "opens the files in a pager program"},
                text_operands=1, pattern_options=frozenset({"-e", "-f"})),
-    "cat-file": _s("-t -s -e -p --batch-check --batch --batch-all-objects --follow-symlinks --unordered --buffer --allow-unknown-type -Z",
-                   dangerous={"--textconv": "runs text conversion programs", "--filters": "runs filter programs"}),
+    "cat-file": _s("-t -s -e -p --batch-check --batch-all-objects --follow-symlinks --unordered --buffer --allow-unknown-type -Z",
+                   dangerous={"--textconv": "runs text conversion programs", "--filters": "runs filter programs",
+                              "--batch": "prints the objects its input names (not checked)",
+                              "--batch-command": "prints the objects its input names (not checked)"}),
 }
 # Subcommands safe only in one form: git SUB [ARG] where the words after SUB are exactly one of these.
 LISTING_FORMS = {
