@@ -77,6 +77,10 @@ WRAPPED_SHELL = [
     "bash -ic ls",
     "dash -c 'ls' < script",
     "sh -c 'ls' | tee out",
+    "script -qc ls out.txt",
+    "script -c 'ls; touch X'",
+    "flock /tmp/lock -c ls",
+    "su -c ls",
 ]
 
 TOKENIZER = [
@@ -324,6 +328,40 @@ DENY_BYPASS = [
     "git -c alias.x='!rm f' x",
     "sudo -u root rm f",
     "env -u HOME rm f",
+    "sudo -iu root rm f",
+    "sudo --user root rm f",
+    "sudo -uroot rm f",
+    "nohup -- rm f",
+    "stdbuf --output L rm f",
+    "ionice --class 3 rm f",
+    "su -c 'rm f'",
+    "su --command='rm f'",
+    "su -lc 'r$X f'",
+    "runuser -u x -- rm f",
+    "script -qc 'rm f' /dev/null",
+    "script -q -c \"r''m f\" /dev/null",
+    "script -qc 'r$(echo)m f' /dev/null",
+    "flock f -c 'git push'",
+    "flock /tmp/l rm f",
+    "flock f /usr/bin/rm x",
+    "chrt 1 rm f",
+    "taskset 1 rm f",
+    "unshare rm f",
+    "chroot / rm f",
+    "fakeroot rm f",
+    "xvfb-run rm f",
+    "xvfb-run git -C . push",
+    "strace -o /dev/null rm f",
+    "valgrind rm f",
+    "gdb -batch -ex 'shell rm f'",
+    "npx rm f",
+    "uv run rm f",
+    "pnpm exec rm f",
+    "direnv exec . rm f",
+    "busybox rm f",
+    "toybox rm f",
+    "python3.11 -c 'import os'",
+    "pypy3 -c 'x'",
 ]
 
 FOLDER_READS = [
@@ -528,6 +566,12 @@ STILL_ALLOWED = [
 @pytest.mark.parametrize("command", STILL_ALLOWED)
 def test_read_only_commands_still_run_without_asking_in_auto_safe(command: str, project: Path) -> None:
     overall, parts = verdict(command, "auto-safe", project)
+    assert overall == ALLOW, parts
+
+
+@pytest.mark.parametrize("command", ["git commit -m 'push it'", "git log --oneline", "python3.11 -m pytest", "ls -la", "echo rmdir", "flock f -c 'git status'"])
+def test_deny_rules_in_yolo_leave_other_commands_alone(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "yolo", project)
     assert overall == ALLOW, parts
 
 

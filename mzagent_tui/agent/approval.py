@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import os
+import re
 import shlex
 import threading
 import tomllib
@@ -153,6 +155,16 @@ def prefix_words(prefix: str) -> list[str] | None:
     return words or None
 
 
+_SHELL_SPLIT = re.compile(r"[\s;&|()<>{}`$]+")
+_QUOTES = str.maketrans("", "", "'\"\\")
+
+
+def _in_order(wanted: list[str], words: list[str]) -> bool:
+    """Whether `wanted` appear in `words` in this order, others between them allowed."""
+    remaining = iter(words)
+    return all(any(word == w for word in remaining) for w in wanted)
+
+
 @dataclass
 class Rules:
     """Word-prefix rules: `git status` matches `git status --short`, not `git stash`."""
@@ -182,6 +194,24 @@ class Rules:
         for prefix in bucket:
             if words[: len(prefix)] == prefix:
                 return " ".join(prefix)
+        return None
+
+    def deny_run_inside(self, part: Part) -> str | None:
+        """A deny rule whose program appears among the part's arguments, followed by the rule's
+        other words (`flock x rm f`, `xvfb-run git -C . push`, `script -c 'rm f'`): a program
+        that runs another may run the denied one, so the part asks. Arguments are split at
+        spaces and shell operators, with quotes and backslashes removed."""
+        tokens = [
+            piece.translate(_QUOTES)
+            for word in part.words[1:]
+            for piece in _SHELL_SPLIT.split(word)
+            if piece.translate(_QUOTES)
+        ]
+        for prefix in self.deny:
+            for index, token in enumerate(tokens):
+                name = token if "/" in prefix[0] else os.path.basename(token)
+                if name == prefix[0] and _in_order(prefix[1:], tokens[index + 1:]):
+                    return " ".join(prefix)
         return None
 
     def verdict(self, part: Part) -> tuple[str, str] | None:
@@ -278,6 +308,9 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
     rule = rules.verdict(part)
     if rule is not None and rule[0] == DENY:
         return PartVerdict(part.text, DENY, f"denied by the rule '{rule[1]}'", risks)
+    inside = rules.deny_run_inside(part)
+    if inside is not None:
+        return PartVerdict(part.text, ASK, f"{part.program} may run '{inside}', which a deny rule forbids", risks)
     if mode == "yolo":
         if part.problems and rules.deny:
             return PartVerdict(part.text, ASK, "not understood, so deny rules cannot be checked: " + "; ".join(part.problems), risks)

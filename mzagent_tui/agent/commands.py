@@ -20,6 +20,7 @@ from __future__ import annotations
 import glob
 import itertools
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,7 @@ INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php", "lua", "Rscr
 # `-Ic`) and long forms.
 _CODE_LETTERS = {"python": "c", "python3": "c", "perl": "eE", "ruby": "e", "php": "r", "lua": "e", "Rscript": "e", "tclsh": "", "osascript": "e"}
 _CODE_LONG = {"--eval", "--print", "--command"}
+_VERSIONED_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
 _CODE_PROGRAMS = {"awk", "gawk", "mawk", "nawk", "sed", "xargs", "parallel", "watch", "source", ".", "trap"}
 # Variables a command may be given without asking: they change formatting, never what runs.
 HARMLESS_VARIABLES = {
@@ -63,6 +65,11 @@ DELETE, PRIVILEGE, NETWORK, PIPE_TO_SHELL, OUTSIDE, PERMISSIONS = (
 _DELETE_PROGRAMS = {"rm", "rmdir", "unlink", "shred", "truncate", "dd", "srm", "wipe"}
 _PRIVILEGE_PROGRAMS = {"sudo", "su", "doas", "pkexec", "runuser"}
 _NETWORK_PROGRAMS = {"curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "socat", "aria2c", "http", "xh"}
+_PRIVILEGE_VALUED = {"-u", "-g", "-C", "-p", "-h", "-U", "-D", "-r", "-t", "-T", "-c", "--user", "--group", "--other-user",
+                     "--chdir", "--prompt", "--host", "--close-from", "--role", "--type", "--command", "--login-class"}
+_COMMAND_STRINGS = {"su": "", "runuser": "", "script": "script writes a file (the typescript)", "flock": "flock creates a lock file"}
+"""Programs whose `-c`/`--command` is a shell command line (parsed like `bash -c`'s script), and
+what they do besides running it (su and runuser: privileges)."""
 _PERMISSION_PROGRAMS = {"chmod", "chown", "chgrp", "setfacl", "chattr"}
 _WRITING_PROGRAMS = {"cp", "mv", "ln", "tee", "touch", "mkdir", "rm", "rmdir", "install", "rsync", "dd", "truncate", "chmod", "chown"}
 _INSTALLERS = {"pip", "pip3", "npm", "yarn", "pnpm", "apt", "apt-get", "brew", "dnf", "yum", "pacman", "gem", "cargo", "go", "uv", "conda", "poetry"}
@@ -215,9 +222,17 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
         if not words:
             return words
         program = os.path.basename(words[0])
+        script = _command_string(words) if program in _COMMAND_STRINGS else None
+        if script is not None:
+            if program in _PRIVILEGE_PROGRAMS:
+                part.risks.append(PRIVILEGE)
+            else:
+                part.concerns.append(_COMMAND_STRINGS[program])
+            _nested(script, f"{program} -c", part, state, depth, nested)
+            return [program]
         if program in _PRIVILEGE_PROGRAMS:
             part.risks.append(PRIVILEGE)
-            words = _skip_options(words[1:], {"-u", "-g", "-C", "-p", "-h", "-U", "-D", "-r", "-t", "-T", "-c"})
+            words = _skip_options(words[1:], _PRIVILEGE_VALUED)
         elif program == "env":
             words = _env(words, part)
         elif program == "timeout":
@@ -226,7 +241,7 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
         elif program == "nice":
             words = _skip_options(words[1:], {"-n", "--adjustment"})
         elif program in ("nohup", "builtin"):
-            words = words[1:]
+            words = _skip_options(words[1:], set())
         elif program == "time":
             words = _time(words, part)
         elif program == "exec":
@@ -234,11 +249,11 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
         elif program == "command" and words[1:2] not in (["-v"], ["-V"]):
             words = _skip_options(words[1:], set())
         elif program == "stdbuf":
-            words = _skip_options(words[1:], {"-i", "-o", "-e"})
+            words = _skip_options(words[1:], {"-i", "-o", "-e", "--input", "--output", "--error"})
         elif program == "setsid":
             words = _skip_options(words[1:], set())
         elif program == "ionice":
-            words = _skip_options(words[1:], {"-c", "-n", "-p", "-P", "-u"})
+            words = _skip_options(words[1:], {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"})
         elif program == "eval":
             _nested(" ".join(words[1:]), "eval", part, state, depth, nested)
             return ["eval"]
@@ -254,14 +269,38 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
 
 
 def _skip_options(words: list[str], takes_value: set[str]) -> list[str]:
+    """The words after a wrapper's options. An option in `takes_value` takes the next word, also
+    as the last letter of a cluster (`sudo -iu root`); `-uroot` and `--user=root` carry theirs."""
     rest = list(words)
     while rest and rest[0].startswith("-") and rest[0] != "-":
         option = rest.pop(0)
         if option == "--":
             break
-        if option in takes_value and rest:
+        if option.startswith("--"):
+            needs_value = option in takes_value
+        else:
+            letters = option[1:]
+            valued = [i for i, letter in enumerate(letters) if "-" + letter in takes_value]
+            needs_value = bool(valued) and valued[0] == len(letters) - 1
+        if needs_value and rest:
             rest.pop(0)
     return rest
+
+
+def _command_string(words: list[str]) -> str | None:
+    """The shell command `su -c CMD`, `runuser --command=CMD`, `script -qc CMD`, `flock F -c CMD`
+    run, wherever the option stands among the others."""
+    for index, word in enumerate(words[1:], start=1):
+        following = words[index + 1] if index + 1 < len(words) else ""
+        if word == "--":
+            return None
+        if word == "--command":
+            return following
+        if word.startswith("--command="):
+            return word.partition("=")[2]
+        if word.startswith("-") and not word.startswith("--") and "c" in word:
+            return word.partition("c")[2] or following
+    return None
 
 
 def _env(words: list[str], part: Part) -> list[str]:
@@ -377,7 +416,8 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
         part.safe = not (part.problems or part.concerns or part.risks)
         return
     part.risks.extend(_risks(part, state))
-    if program in INTERPRETERS and _inline_code(program, words[1:]):
+    interpreter = _interpreter(program)
+    if interpreter and _inline_code(interpreter, words[1:]):
         part.problems.append(f"{program} runs code from its arguments")
     if program in _CODE_PROGRAMS or (program == "find" and any(a in safe_commands.FIND_RUNS for a in words[1:])):
         part.problems.append(f"{program} runs code or other commands from its arguments")
@@ -403,6 +443,16 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             part.concerns.append(concern)
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)
     part.not_safe = result.why
+
+
+def _interpreter(program: str) -> str | None:
+    """The interpreter a program name stands for: `python3.11` and `pypy3` are python."""
+    if program in INTERPRETERS:
+        return program
+    match = _VERSIONED_INTERPRETER.fullmatch(program)
+    if match is None:
+        return None
+    return "python" if match.group(1) == "pypy" else match.group(1)
 
 
 def _inline_code(program: str, args: list[str]) -> bool:
@@ -535,7 +585,7 @@ def _risks(part: Part, state: _State) -> list[str]:
         risks.append(NETWORK)
     if program in _PERMISSION_PROGRAMS:
         risks.append(PERMISSIONS)
-    if part.piped_into and (program in SHELLS | OTHER_SHELLS or program in INTERPRETERS):
+    if part.piped_into and (program in SHELLS | OTHER_SHELLS or _interpreter(program)):
         risks.append(PIPE_TO_SHELL)
     written = [a for a in args if not a.startswith("-")] if program in _WRITING_PROGRAMS else []
     if any(_outside(target, state) for target in written):
