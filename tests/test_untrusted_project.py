@@ -21,8 +21,13 @@ PLANTING = [
     ".vscode/tasks.json", ".vscode/settings.json", ".idea/workspace.xml", ".devcontainer/devcontainer.json",
     ".husky/pre-commit", ".pre-commit-config.yaml", ".github/workflows/ci.yml", ".gitlab-ci.yml",
     ".venv/lib/python3.11/site-packages/evil.pth", "sitecustomize.py", "lib/usercustomize.py",
+    ".mise.toml", "mise.toml", ".mise/config.toml", ".claude/settings.json", ".Claude/settings.local.json", ".cursor/mcp.json",
+    ".mcp.json", "app.code-workspace", ".zed/settings.json", ".helix/languages.toml", ".nvim.lua", ".exrc",
 ]
-ORDINARY = ["src/main.py", "README.md", ".gitignore", "gitconfig", "docs/env.md", "tests/test_git.py", "pth.txt", "config/.gitkeep"]
+ORDINARY = [
+    "src/main.py", "README.md", ".gitignore", "gitconfig", "docs/env.md", "tests/test_git.py", "pth.txt", "config/.gitkeep",
+    "docs/claude.md", "mise.md", "mcp.json.md", "src/zed.py", "exrc.txt",
+]
 
 
 @pytest.mark.parametrize("path", PLANTING)
