@@ -81,6 +81,17 @@ def test_secret_folders_of_the_home_are_not_readable_but_the_rest_is(server, pro
     assert "PRIVATE KEY" not in texts[0] and "Permission denied" in texts[0]
 
 
+@pytest.mark.parametrize("entry", [".bash_history", ".python_history", ".pypirc", ".cache/huggingface/token", ".mozilla/firefox/cookies.sqlite", ".codex/auth.json"])
+def test_history_tokens_and_browser_profiles_are_not_readable(server, project: Path, home: Path, entry: str) -> None:
+    (home / entry).parent.mkdir(parents=True, exist_ok=True)
+    (home / entry).write_text("SECRET TOKEN\n")
+    (home / ".cache" / "pip.log").parent.mkdir(parents=True, exist_ok=True)
+    (home / ".cache" / "pip.log").write_text("cache ok\n")
+    texts, _ = run(server, project, f"cat {home}/{entry}; cat {home}/.cache/pip.log")
+    assert "SECRET TOKEN" not in texts[0] and "Permission denied" in texts[0]
+    assert "cache ok" in texts[0]
+
+
 def test_the_apps_own_sessions_are_not_readable(server, project: Path, home: Path) -> None:
     texts, recorder = run(server, project, 'cat "$(ls -d ${XDG_STATE_HOME}/mzagent/sessions/*/* | head -1)/log.jsonl" | head -c 300', env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
     assert "Permission denied" in texts[0] and '"kind"' not in texts[0]

@@ -49,7 +49,20 @@ _READ = _EXECUTE | _READ_FILE | _READ_DIR
 _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 """The only rights a rule on a file (not a folder) may carry."""
 
-SECRET_HOME_ENTRIES = (".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh", ".git-credentials", ".pgpass")
+SECRET_HOME_ENTRIES = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh",
+    ".git-credentials", ".pgpass",
+    # tokens only publishing or a vault needs
+    ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".vault-token",
+    ".terraform.d/credentials.tfrc.json", ".cache/huggingface/token", ".huggingface/token", ".local/share/keyrings",
+    # what you typed, and your browsers' cookies and passwords
+    ".bash_history", ".zsh_history", ".python_history", ".node_repl_history", ".psql_history", ".mysql_history",
+    ".sqlite_history", ".local/share/fish/fish_history", ".mozilla", ".config/google-chrome", ".config/chromium",
+    # other agents' keys
+    ".codex/auth.json", ".claude/.credentials.json",
+)
+"""Left unreadable inside the sandbox. `~/.npmrc` stays readable: installs from a private
+registry need its token."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
 DEVICE_FOLDERS = ("/dev/shm", "/dev/pts")
 
