@@ -129,6 +129,10 @@ TOKENIZER = [
     "echo \"a\\\nb\"; touch X",
     "ls *; touch X",
     "ls -*",
+    "cat .[^x]nv",
+    "cat .[[:alpha:]]nv",
+    "cat .[[.e.]]nv",
+    "cat .[[=e=]]nv",
 ]
 
 SAFE_LIST_OPTIONS = [
@@ -502,6 +506,15 @@ def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytes
         (project / "src" / f"m{index}.py").write_text("")
     overall, parts = verdict("grep -r x src", "auto-safe", project)
     assert overall != ALLOW and "more than 3 files (not all checked)" in " ".join(parts)
+
+
+def test_a_dot_glob_that_older_bash_extends_to_the_folder_above_asks(project: Path) -> None:
+    """Before bash 5.2 (`globskipdots`), `.*` matched `..`: `grep -r x .*` searched the folder above."""
+    (project / ".env").unlink()
+    overall, parts = verdict("grep -r x .*", "auto-safe", project)
+    assert overall != ALLOW and "also matches .. in bash before 5.2" in " ".join(parts)
+    overall, parts = verdict("grep -r x .e*", "auto-safe", project)
+    assert overall == ALLOW, parts
 
 
 def test_a_planted_file_named_like_an_option_stops_a_glob(project: Path) -> None:

@@ -17,6 +17,7 @@ kinds of findings:
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import itertools
 import os
@@ -192,6 +193,11 @@ def _redirect(redirect: Redirect, part: Part, state: _State) -> None:
         part.risks.append(OUTSIDE)
 
 
+_BASH_ONLY_BRACKETS = re.compile(r"\[\^|\[[:.=]")
+"""`[^x]`, `[[:alpha:]]`, `[[.e.]]`, `[[=e=]]`: bash matches with them, Python's glob does not."""
+_GLOB_CHARS = set("*?[")
+
+
 def _globs(words: list[Word], part: Part, state: _State) -> dict[str, list[str]]:
     """Expand globs as bash would, so their matches can be checked; a match that starts with `-`
     would be read as an option (a file named `-exec` in the project), so it is a problem."""
@@ -202,6 +208,11 @@ def _globs(words: list[Word], part: Part, state: _State) -> dict[str, list[str]]
         if word.text.startswith("-"):
             part.problems.append(f"a glob in option position ({word.text})")
             continue
+        if _BASH_ONLY_BRACKETS.search(word.text):
+            part.problems.append(f"a glob whose brackets bash reads differently ({word.text})")
+            continue
+        if any(c.startswith(".") and _GLOB_CHARS & set(c) and fnmatch.fnmatchcase("..", c) for c in word.text.split("/")):
+            part.concerns.append(f"the glob {word.text} also matches .. in bash before 5.2 (the folder above)")
         found: list[str] = []
         for cwd in state.cwds:
             found.extend(itertools.islice(glob.iglob(word.text, root_dir=cwd), GLOB_LIMIT + 1))
