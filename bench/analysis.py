@@ -26,7 +26,7 @@ from tests.test_policy import TABLE, standard_rules  # noqa: E402
 
 def commands() -> list[str]:
     corpus = [row[0] for row in TABLE]
-    for family in (attacks.WRAPPED_SHELL, attacks.TOKENIZER, attacks.SAFE_LIST_OPTIONS, attacks.ENVIRONMENT, attacks.READS, attacks.DENY_BYPASS, attacks.RUNNERS, attacks.STILL_ALLOWED):
+    for family in (attacks.WRAPPED_SHELL, attacks.TOKENIZER, attacks.SAFE_LIST_OPTIONS, attacks.ENVIRONMENT, attacks.READS, attacks.FOLDER_READS, attacks.DENY_BYPASS, attacks.RUNNERS, attacks.STILL_ALLOWED):
         corpus.extend(family)
     return corpus
 
