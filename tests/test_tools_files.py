@@ -376,6 +376,14 @@ def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
     assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
 
 
+def test_an_upper_case_suffix_is_python_too(tools, project: Path) -> None:
+    """The parse check reads `UTIL.PY` as Python; so does the definitions note."""
+    (project / "UTIL.PY").write_text(UTIL)
+    read(tools, "UTIL.PY")
+    text, ok = write(tools, "UTIL.PY", "def greet(name):\n    return name\n")
+    assert ok and "UTIL.PY no longer defines wave," in text
+
+
 def test_a_stub_written_over_with_one_word_is_named(tools, project: Path) -> None:
     (project / "util.py").write_text('def total(xs):\n    """Sum of xs."""\n    raise NotImplementedError\n')
     read(tools, "util.py")

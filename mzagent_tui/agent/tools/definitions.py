@@ -30,7 +30,7 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     """What `old` defined that `new` does not, for a Python file whose two versions both parse
     (a file that no longer parses gets its own warning). A class that went is named without its
     methods."""
-    if not rel.endswith(".py"):
+    if not rel.lower().endswith(".py"):
         return []
     before, after = defined_names(old), defined_names(new)
     if before is None or after is None:
