@@ -8,6 +8,7 @@ A git command whose repository config sets any of these is not read-only and ask
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,28 +42,94 @@ RUNS_CODE = {
     ("uploadpack", "packobjectshook"): "runs a hook program",
 }
 
-_cache: dict[tuple[str, int, int], list[str]] = {}
+_SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+MODULE_LIMIT = 200
+"""Submodule configs looked at per repository."""
+
+_cache: dict[tuple[str, int, int, str], list[str]] = {}
 
 
 def repository_config_concerns(cwd: Path) -> list[str]:
-    """What the config of the repository containing `cwd` makes git run ([] when nothing)."""
+    """What the config of the repository containing `cwd`, or of one of its submodules, makes
+    git run ([] when nothing). `git status` and `git diff` run git in each submodule, with that
+    submodule's config. A `core.worktree` inside the repository's folder is git's own setting
+    for a submodule, not a concern; one outside it is (`git diff` would show files from there)."""
+    found = _config_files(cwd)
+    if found is None:
+        return []
+    work_tree, configs = found
     concerns: list[str] = []
-    for config in _config_files(cwd):
-        concerns.extend(_concerns_of(config))
+    seen: set[Path] = set()
+    for config in configs:
+        if config.resolve() not in seen:
+            seen.add(config.resolve())
+            concerns.extend(_concerns_of(config, work_tree))
     return concerns
 
 
-def _config_files(cwd: Path) -> list[Path]:
+def _config_files(cwd: Path) -> tuple[Path, list[Path]] | None:
+    """The repository's folder, and its configs and its submodules' configs."""
     for folder in (cwd, *cwd.parents):
         dot_git = folder / ".git"
         try:
-            if dot_git.is_dir():
-                return [dot_git / "config", dot_git / "config.worktree"]
-            if dot_git.is_file():
-                return _gitfile_configs(dot_git)
+            if dot_git.is_dir() or dot_git.is_file():
+                return folder.resolve(), _repository_configs(dot_git) + _submodule_configs(folder, dot_git)
         except OSError:
-            return []
-    return []
+            return None
+    return None
+
+
+def _repository_configs(dot_git: Path) -> list[Path]:
+    if dot_git.is_dir():
+        return [dot_git / "config", dot_git / "config.worktree"]
+    return _gitfile_configs(dot_git)
+
+
+def _submodule_configs(work_tree: Path, dot_git: Path) -> list[Path]:
+    """Every config under the git dirs' `modules/` (nested submodules too), and the git dir of
+    each path `.gitmodules` names, wherever its `.git` file points."""
+    git_dirs = {config.parent for config in _repository_configs(dot_git)}
+    files = [config for git_dir in sorted(git_dirs) for config in _module_configs(git_dir)]
+    for path in _gitmodules_paths(work_tree / ".gitmodules"):
+        files.extend(_repository_configs(work_tree / path / ".git"))
+    return files
+
+
+def _module_configs(git_dir: Path) -> list[Path]:
+    """`modules/NAME/config` of every submodule's git dir: names with slashes, nested
+    submodules; a git dir's own folders (objects, refs) are not walked."""
+    found: list[Path] = []
+    pending = [git_dir / "modules"]
+    while pending and len(found) < MODULE_LIMIT:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        names = {entry.name for entry in entries}
+        if "config" in names and "HEAD" in names:
+            found.append(folder / "config")
+            pending.append(folder / "modules")
+            continue
+        pending.extend(Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False))
+    return found
+
+
+def _inside(git_dir: Path, value: str, work_tree: Path) -> bool:
+    """Whether a `core.worktree` value (relative to the git dir) names a folder inside the
+    repository's own."""
+    try:
+        return (git_dir / os.path.expanduser(value)).resolve().is_relative_to(work_tree)
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def _gitmodules_paths(gitmodules: Path) -> list[str]:
+    try:
+        text = gitmodules.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [match.group(1).strip().strip('"') for match in _SUBMODULE_PATH.finditer(text)][:MODULE_LIMIT]
 
 
 def _gitfile_configs(dot_git: Path) -> list[Path]:
@@ -84,22 +151,22 @@ def _gitfile_configs(dot_git: Path) -> list[Path]:
     return files
 
 
-def _concerns_of(config: Path) -> list[str]:
+def _concerns_of(config: Path, work_tree: Path) -> list[str]:
     try:
         stat = config.stat()
     except OSError:
         return []
-    key = (str(config), stat.st_mtime_ns, stat.st_size)
+    key = (str(config), stat.st_mtime_ns, stat.st_size, str(work_tree))
     if key not in _cache:
         try:
             text = config.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return []
-        _cache[key] = _scan(text, config)
+        _cache[key] = _scan(text, config, work_tree)
     return _cache[key]
 
 
-def _scan(text: str, config: Path) -> list[str]:
+def _scan(text: str, config: Path, work_tree: Path) -> list[str]:
     found: list[str] = []
     section = ""
     for raw in text.splitlines():
@@ -119,6 +186,8 @@ def _scan(text: str, config: Path) -> list[str]:
         candidates = {(section, key), (section.split(".")[0] + ".*", key)} if "." in section else {(section, key)}
         for candidate in candidates:
             reason = RUNS_CODE.get(candidate)
+            if candidate == ("core", "worktree") and _inside(config.parent, value, work_tree):
+                continue
             if reason and not (key == "fsmonitor" and value.lower() in _FALSE):
                 found.append(f"{config} sets {candidate[0].replace('.*', '.…')}.{key}, which {reason}")
                 break
