@@ -2,11 +2,12 @@
 leave the project?
 
 The safe list checks the paths a command names; `grep -r KEY .` names only `.`, yet prints the
-`.env` below it. These programs read whole folders: `grep -r`/`-R`/`-d recurse`, `rg` (always
-but with `--files`, which lists names: it skips hidden files by default, but a `-g` glob, a type or an ignore file's `!` line brings them
-back, so they are counted), `diff` with a folder operand (`-N` prints files only one side has),
-and `git diff`/`git grep` outside the index (`--no-index`, `--untracked`, or `git diff A B`, which
-compares two folders when git finds no repository, even an empty `.git`).
+`.env` below it. These programs read whole folders: `grep -r`/`-R`/`-d recurse`; `rg`, always
+but with `--files` (it skips hidden files by default, but a `-g` glob, a type or an ignore
+file's `!` line brings them back, so they are counted); `diff` with a folder operand (`-N`
+prints files only one side has); `git diff`/`git grep` outside the index (`--no-index`,
+`--untracked`, or `git diff A B`, which compares two folders when git finds no repository, even
+an empty `.git`).
 """
 
 from __future__ import annotations
