@@ -534,6 +534,20 @@ def test_a_link_below_the_folder_to_a_secret_asks(project: Path) -> None:
     assert overall != ALLOW and "settings, a link to .env (secrets)" in " ".join(parts)
 
 
+def test_a_followed_link_loop_is_walked_once_and_a_secret_behind_a_link_is_found(project: Path) -> None:
+    """`src/self -> .` and `src/up -> ..` would loop forever; `src/conf -> ../config` leads to a `.env`."""
+    (project / ".env").unlink()
+    (project / "link_out").unlink()
+    (project / "src" / "self").symlink_to(".")
+    (project / "src" / "up").symlink_to("..")
+    assert verdict("grep -R x src", "auto-safe", project)[0] == ALLOW
+    (project / "config").mkdir()
+    (project / "config" / ".env").write_text("KEY=1\n")
+    (project / "src" / "conf").symlink_to("../config")
+    overall, parts = verdict("grep -R x src", "auto-safe", project)
+    assert overall != ALLOW and ".env (secrets)" in " ".join(parts)
+
+
 def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("mzagent_tui.agent.folder_reads.SCAN_LIMIT", 3)
     for index in range(5):

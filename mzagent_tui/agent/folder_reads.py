@@ -82,10 +82,11 @@ def folder_read_concern(words: list[str], paths: list[str], cwds: set[Path], roo
 
 
 def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
-    """A secret file below `folder`, or a link out of the project the read would follow."""
+    """A secret file below `folder`, or a link out of the project the read would follow. A
+    followed link to a folder already looked at is not walked again (`a -> ..` would loop)."""
     seen = 0
+    walked = {os.path.realpath(folder)}
     for current, dirs, files in os.walk(folder, followlinks=follows_links):
-        dirs[:] = [d for d in dirs if d not in _NOT_SCANNED]
         seen += len(dirs) + len(files)
         for name in [*dirs, *files]:
             path = Path(current) / name
@@ -103,4 +104,13 @@ def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
                     return f"{shown}, a link to {os.path.relpath(target, root)} (secrets)"
         if seen > SCAN_LIMIT:
             return f"more than {SCAN_LIMIT} files (not all checked)"
+        dirs[:] = [d for d in dirs if d not in _NOT_SCANNED and _first_visit(os.path.join(current, d), walked)]
     return None
+
+
+def _first_visit(path: str, walked: set[str]) -> bool:
+    real = os.path.realpath(path)
+    if real in walked:
+        return False
+    walked.add(real)
+    return True
