@@ -565,6 +565,12 @@ def test_a_dot_glob_that_older_bash_extends_to_the_folder_above_asks(project: Pa
     assert overall == ALLOW, parts
 
 
+def test_a_glob_too_deep_to_expand_asks_without_walking_the_disk(project: Path) -> None:
+    overall, parts = verdict("ls /*/*/*/*/*/*/*/zzz", "auto-safe", project)
+    assert overall != ALLOW and "wildcards in more than 3 folder levels" in " ".join(parts)
+    assert verdict("ls src/*/*/*.py", "auto-safe", project)[0] == ALLOW
+
+
 def test_a_planted_file_named_like_an_option_stops_a_glob(project: Path) -> None:
     (project / "-exec").write_text("")
     overall, parts = verdict("find *", "auto-safe", project)

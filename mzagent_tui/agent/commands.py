@@ -34,6 +34,8 @@ from mzagent_tui.agent.shell_parse import MAX_DEPTH, Redirect, SimpleCommand, Wo
 MAX_COMMAND_CHARS = 2000
 GLOB_LIMIT = 1000
 """Glob matches checked one by one; a glob matching more asks."""
+GLOB_DEPTH = 3
+"""Folder levels with wildcards a glob may have (`/*/*/*/*/*/*/x` walks the whole disk); more asks."""
 HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 SHELLS = {"sh", "bash", "dash"}
 OTHER_SHELLS = {"zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"}
@@ -211,7 +213,11 @@ def _globs(words: list[Word], part: Part, state: _State) -> dict[str, list[str]]
         if _BASH_ONLY_BRACKETS.search(word.text):
             part.problems.append(f"a glob whose brackets bash reads differently ({word.text})")
             continue
-        if any(c.startswith(".") and _GLOB_CHARS & set(c) and fnmatch.fnmatchcase("..", c) for c in word.text.split("/")):
+        components = word.text.split("/")
+        if sum(1 for c in components[:-1] if _GLOB_CHARS & set(c)) > GLOB_DEPTH:
+            part.concerns.append(f"the glob {word.text} has wildcards in more than {GLOB_DEPTH} folder levels (too many files to check)")
+            continue
+        if any(c.startswith(".") and _GLOB_CHARS & set(c) and fnmatch.fnmatchcase("..", c) for c in components):
             part.concerns.append(f"the glob {word.text} also matches .. in bash before 5.2 (the folder above)")
         found: list[str] = []
         for cwd in state.cwds:
