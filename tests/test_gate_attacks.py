@@ -548,6 +548,19 @@ def test_a_followed_link_loop_is_walked_once_and_a_secret_behind_a_link_is_found
     assert overall != ALLOW and ".env (secrets)" in " ".join(parts)
 
 
+def test_a_token_in_a_remote_url_makes_reads_of_the_git_config_ask(project: Path) -> None:
+    (project / ".env").unlink()
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/o/r.git\n')
+    for command in ("cat .git/config", "grep -r url .", "rg url"):
+        assert verdict(command, "auto-safe", project)[0] == ALLOW, command
+    (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://me:ghp_secret123@github.com/o/r.git\n')
+    for command in ("cat .git/config", "grep url .git/config", "grep -r url .", "rg url", "head -n 3 .git/*"):
+        overall, parts = verdict(command, "auto-safe", project)
+        assert overall != ALLOW and ".git/config" in " ".join(parts), (command, parts)
+    assert verdict("grep -r url src", "auto-safe", project)[0] == ALLOW
+
+
 def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("mzagent_tui.agent.folder_reads.SCAN_LIMIT", 3)
     for index in range(5):

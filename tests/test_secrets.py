@@ -43,3 +43,17 @@ def test_key_shaped_values_are_secrets_under_any_name_and_redacted_anywhere(valu
     redact = redactor_for({}, "")
     assert value not in redact(f"the output says {value} here")
     assert redact.exact(f"a fixture {value}") == f"a fixture {value}"
+
+
+@pytest.mark.parametrize(
+    ("output", "shown"),
+    [
+        ("origin\thttps://x-access-token:abc123def@github.com/o/r.git (fetch)", "origin\thttps://x-access-token:[redacted]@github.com/o/r.git (fetch)"),
+        ("postgres://app:s3cret!@db:5432/main", "postgres://app:[redacted]@db:5432/main"),
+        ("see https://example.com/a:b and user@host and ssh://git@host:22/r", "see https://example.com/a:b and user@host and ssh://git@host:22/r"),
+    ],
+)
+def test_the_password_of_a_url_in_command_output_is_redacted(output: str, shown: str) -> None:
+    redact = redactor_for({}, "")
+    assert redact(output) == shown
+    assert redact.exact(output) == output  # a file the model reads keeps it, so writing it back loses nothing

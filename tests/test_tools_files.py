@@ -226,6 +226,24 @@ def test_sensitive_files_ask_first(project: Path, tmp_path: Path) -> None:
     assert [r.kind for r in asked] == ["read_sensitive", "read_sensitive"]
 
 
+def test_a_git_config_with_a_token_in_a_remote_url_asks_first_and_one_without_does_not(project: Path, tmp_path: Path) -> None:
+    asked: list[ApprovalRequest] = []
+
+    class Refusing:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            asked.append(request)
+            return ApprovalDecision(False)
+
+    (project / ".git").mkdir()
+    (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://github.com/o/r.git\n')
+    session = Session(tmp_path / "s", Redactor([]))
+    tools = ToolRegistry([FileTools(ToolContext(project, session, Recorder(), Refusing(), session.redact, env={})).read_file])
+    assert tools.call("read_file", [".git/config"]).ok and not asked
+    (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x-access-token:ghs_abc123@github.com/o/r.git\n')
+    result = tools.call("read_file", [".git/config"])
+    assert not result.ok and "did not allow" in result.text and [r.kind for r in asked] == ["read_sensitive"]
+
+
 WRITER = """
 import sys
 from pathlib import Path

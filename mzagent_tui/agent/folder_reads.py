@@ -102,6 +102,8 @@ def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
                     return f"{shown}, a link out of the project"
                 if is_secret(target):
                     return f"{shown}, a link to {os.path.relpath(target, root)} (secrets)"
+        if ".git" in dirs and is_secret(Path(current) / ".git" / "config"):
+            return f"{os.path.relpath(Path(current) / '.git' / 'config', folder)} (a password in a remote URL)"
         if seen > SCAN_LIMIT:
             return f"more than {SCAN_LIMIT} files (not all checked)"
         dirs[:] = [d for d in dirs if d not in _NOT_SCANNED and _first_visit(os.path.join(current, d), walked)]

@@ -24,6 +24,8 @@ KEY_SHAPES = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$))"
 )
 """Well-known key formats: a value of this shape is a secret whatever its variable is called."""
+URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+@")
+"""The password part of `scheme://user:password@host`."""
 REDACTED = "[redacted]"
 _MIN_SECRET_LEN = 8
 
@@ -61,8 +63,9 @@ class Redactor:
         self._values = [v for v in values if v]
 
     def __call__(self, text: str) -> str:
-        """For logs, exports and command output: known values and anything shaped like a key."""
-        return KEY_SHAPES.sub(REDACTED, self.exact(text))
+        """For logs, exports and command output: known values, anything shaped like a key, and
+        the password of a URL (`git remote -v` prints `https://user:TOKEN@host/...`)."""
+        return URL_PASSWORD.sub(rf"\1{REDACTED}@", KEY_SHAPES.sub(REDACTED, self.exact(text)))
 
     def exact(self, text: str) -> str:
         """Known values only: a file the model reads keeps its test fixtures that merely look

@@ -11,6 +11,10 @@ import fnmatch
 import re
 from pathlib import Path
 
+from mzagent_tui.agent.secrets import URL_PASSWORD
+
+GIT_CONFIG_READ = 1 << 16
+"""Bytes of a repository config looked at for a password in a remote URL."""
 SECRET_NAMES = {
     ".env", ".envrc", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", "_netrc", ".pgpass",
     "credentials", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".my.cnf", "secrets.toml",
@@ -53,16 +57,30 @@ CODE_PLANTING = (
 
 
 def is_secret(path: Path, home: Path | None = None) -> bool:
-    """Files that usually hold secrets (by name), or anything in the user's secret folders or
-    a process's environment or memory under /proc."""
+    """Files that usually hold secrets (by name), anything in the user's secret folders or a
+    process's environment or memory under /proc, and a repository config whose remote URL
+    carries a password or token."""
     name = path.name.lower()
     if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
         return True
+    if name == "config" and path.parent.name.lower() == ".git":
+        return _holds_url_password(path)
     text = path.as_posix()
     if _PROC_SECRET.match(text):
         return True
     home = home or Path.home()
     return any(path.is_relative_to(home / folder) for folder in SECRET_HOME_FOLDERS)
+
+
+def _holds_url_password(config: Path) -> bool:
+    """A repository config whose remote URL carries a password or token
+    (`url = https://user:TOKEN@host/repo.git`)."""
+    try:
+        with config.open("rb") as handle:
+            text = handle.read(GIT_CONFIG_READ).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return URL_PASSWORD.search(text) is not None
 
 
 def plants_code(relative_path: str) -> str | None:
