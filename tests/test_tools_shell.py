@@ -67,6 +67,13 @@ def test_exit_code_output_and_cwd(shell, project: Path) -> None:
     assert str(project) in result.text and "out" in result.text and "err" in result.text
 
 
+def test_a_token_in_a_remote_url_is_redacted_from_what_the_model_sees(shell, project: Path) -> None:
+    """`git remote -v` prints the remote's URL with whatever credentials it carries."""
+    result = shell().run("git init -q . && git remote add origin https://x-access-token:tok-12345@example.com/o/r.git && git remote -v")
+    assert result.ok and "tok-12345" not in result.text
+    assert "https://x-access-token:[redacted]@example.com/o/r.git (fetch)" in result.text
+
+
 def test_no_output_is_said_plainly(shell) -> None:
     result = shell().run("true")
     assert result.ok and "exit code 0" in result.text and "(no output)" in result.text

@@ -63,9 +63,14 @@ class Redactor:
         self._values = [v for v in values if v]
 
     def __call__(self, text: str) -> str:
-        """For logs, exports and command output: known values, anything shaped like a key, and
-        the password of a URL (`git remote -v` prints `https://user:TOKEN@host/...`)."""
-        return URL_PASSWORD.sub(rf"\1{REDACTED}@", KEY_SHAPES.sub(REDACTED, self.exact(text)))
+        """For logs and exports: known values and anything shaped like a key."""
+        return KEY_SHAPES.sub(REDACTED, self.exact(text))
+
+    def command_output(self, text: str) -> str:
+        """For command output, also the password of a URL (`git remote -v` prints
+        `https://user:TOKEN@host/...`). Not for files or logs: a file's development database
+        URL (`postgres://dev:dev@localhost`) stays, so writing the file back loses nothing."""
+        return URL_PASSWORD.sub(rf"\1{REDACTED}@", self(text))
 
     def exact(self, text: str) -> str:
         """Known values only: a file the model reads keeps its test fixtures that merely look

@@ -86,7 +86,7 @@ class ShellTool:
         text += advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
-        return ToolResult(ctx.redact(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
+        return ToolResult(ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
