@@ -276,6 +276,8 @@ READS = [
     "cat src/../../home/.ssh/id_rsa",
     "ls -la ../",
     "realpath --relative-to=/ x",
+    "rg --files ~/.ssh",
+    "rg --files /etc src",
     "cd src; cd ..; cd ..; cat x",
 ]
 

@@ -66,7 +66,7 @@ SPECS: dict[str, Spec] = {
         dangerous={"--pre": _RUNS, "--pre-glob": _RUNS, "--hostname-bin": _RUNS, "-z": "runs decompression programs",
                    "--search-zip": "runs decompression programs", "-L": "follows links out of the project", "--follow": "follows links out of the project"},
         text_operands=1,
-        pattern_options=frozenset({"-e", "-f", "--regexp", "--file"}),
+        pattern_options=frozenset({"-e", "-f", "--regexp", "--file", "--files"}),  # `--files` takes no pattern
     ),
     "tree": _s(
         "-a -d -f -i -s -h -D -F -C -n -p -u -g -J -X -Q -N -r -t -v -U --noreport --gitignore --dirsfirst --du --si -x",
