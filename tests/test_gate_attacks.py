@@ -6,6 +6,7 @@ against a gate that simply asks for everything.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -510,6 +511,26 @@ def test_a_submodule_work_tree_outside_the_repository_asks(project: Path) -> Non
     assert overall != ALLOW and "sets core.worktree" in " ".join(parts)
 
 
+def test_planted_fifos_in_the_repository_do_not_block_the_judgement(project: Path) -> None:
+    """A plain read of a FIFO waits for a writer forever; the checks open without blocking."""
+    (project / ".git").mkdir()
+    os.mkfifo(project / ".git" / "config")
+    os.mkfifo(project / ".gitmodules")
+    assert verdict("git status", "auto-safe", project)[0] == ALLOW
+    (project / ".git" / "config").unlink()
+    (project / ".git").rmdir()
+    os.mkfifo(project / ".git")
+    assert verdict("git status", "auto-safe", project)[0] == ALLOW
+
+
+def test_a_config_too_large_to_read_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What git obeys past the part read is not seen, so a config that large asks."""
+    monkeypatch.setattr("mzagent_tui.agent.git_config.CONFIG_READ", 64)
+    _git_dir(project / ".git", "# padding\n" * 20 + '[core]\n\tfsmonitor = "touch X"\n')
+    overall, parts = verdict("git status", "auto-safe", project)
+    assert overall != ALLOW and "too large to check" in " ".join(parts)
+
+
 def test_a_worktree_git_file_is_followed_to_its_config(project: Path, tmp_path: Path) -> None:
     real = tmp_path / "real.git"
     real.mkdir()
@@ -561,6 +582,9 @@ def test_a_token_in_a_remote_url_makes_reads_of_the_git_config_ask(project: Path
         overall, parts = verdict(command, "auto-safe", project)
         assert overall != ALLOW and ".git/config" in " ".join(parts), (command, parts)
     assert verdict("grep -r url src", "auto-safe", project)[0] == ALLOW
+    (project / ".git" / "config").unlink()
+    os.mkfifo(project / ".git" / "config")  # planted: opening it to look must not block the judgement
+    assert verdict("cat .git/config", "auto-safe", project)[0] == ALLOW
 
 
 def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

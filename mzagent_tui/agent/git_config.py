@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from mzagent_tui.agent.textfiles import read_regular
+
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 _FALSE = {"false", "no", "off", "0", ""}
@@ -45,6 +47,8 @@ RUNS_CODE = {
 _SUBMODULE_PATH = re.compile(r"^\s*path\s*=\s*(.+?)\s*$", re.MULTILINE | re.IGNORECASE)
 MODULE_LIMIT = 200
 """Submodule configs looked at per repository."""
+CONFIG_READ = 1 << 24
+"""Bytes of one config read; a larger config asks (what git would obey past it is not seen)."""
 
 _cache: dict[tuple[str, int, int, str], list[str]] = {}
 
@@ -125,29 +129,22 @@ def _inside(git_dir: Path, value: str, work_tree: Path) -> bool:
 
 
 def _gitmodules_paths(gitmodules: Path) -> list[str]:
-    try:
-        text = gitmodules.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = read_regular(gitmodules, CONFIG_READ)
+    if text is None:
         return []
     return [match.group(1).strip().strip('"') for match in _SUBMODULE_PATH.finditer(text)][:MODULE_LIMIT]
 
 
 def _gitfile_configs(dot_git: Path) -> list[Path]:
     """A worktree or submodule: `.git` is a file naming the real git dir (and its common dir)."""
-    try:
-        line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return []
+    line = (read_regular(dot_git, CONFIG_READ) or "").strip()
     if not line.startswith("gitdir:"):
         return []
     git_dir = (dot_git.parent / line.removeprefix("gitdir:").strip()).resolve()
     files = [git_dir / "config", git_dir / "config.worktree"]
-    common = git_dir / "commondir"
-    if common.is_file():
-        try:
-            files.append((git_dir / common.read_text(encoding="utf-8").strip()).resolve() / "config")
-        except OSError:
-            pass
+    common = read_regular(git_dir / "commondir", CONFIG_READ)
+    if common is not None:
+        files.append((git_dir / common.strip()).resolve() / "config")
     return files
 
 
@@ -158,11 +155,11 @@ def _concerns_of(config: Path, work_tree: Path) -> list[str]:
         return []
     key = (str(config), stat.st_mtime_ns, stat.st_size, str(work_tree))
     if key not in _cache:
-        try:
-            text = config.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = read_regular(config, CONFIG_READ)
+        if text is None:
             return []
-        _cache[key] = _scan(text, config, work_tree)
+        too_big = [f"{config} is larger than {CONFIG_READ} bytes, too large to check"] if len(text.encode()) >= CONFIG_READ else []
+        _cache[key] = too_big + _scan(text, config, work_tree)
     return _cache[key]
 
 

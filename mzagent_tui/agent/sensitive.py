@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from mzagent_tui.agent.secrets import URL_PASSWORD
+from mzagent_tui.agent.textfiles import read_regular
 
 GIT_CONFIG_READ = 1 << 16
 """Bytes of a repository config looked at for a password in a remote URL."""
@@ -63,8 +64,8 @@ def is_secret(path: Path, home: Path | None = None) -> bool:
     name = path.name.lower()
     if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
         return True
-    if name == "config" and path.parent.name.lower() == ".git":
-        return _holds_url_password(path)
+    if name == "config" and path.parent.name.lower() == ".git" and _holds_url_password(path):
+        return True
     text = path.as_posix()
     if _PROC_SECRET.match(text):
         return True
@@ -75,12 +76,8 @@ def is_secret(path: Path, home: Path | None = None) -> bool:
 def _holds_url_password(config: Path) -> bool:
     """A repository config whose remote URL carries a password or token
     (`url = https://user:TOKEN@host/repo.git`)."""
-    try:
-        with config.open("rb") as handle:
-            text = handle.read(GIT_CONFIG_READ).decode("utf-8", "replace")
-    except OSError:
-        return False
-    return URL_PASSWORD.search(text) is not None
+    text = read_regular(config, GIT_CONFIG_READ)
+    return text is not None and URL_PASSWORD.search(text) is not None
 
 
 def plants_code(relative_path: str) -> str | None:

@@ -23,6 +23,23 @@ def count_lines(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
 
 
+def read_regular(path: Path, limit: int) -> str | None:
+    """The first `limit` bytes of a regular file as text, or None when it is missing, unreadable
+    or not a regular file: a planted FIFO would block a plain read forever."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """A kill at any moment leaves the old or the new file, never a truncated one (the file keeps its mode)."""
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~UMASK
