@@ -87,6 +87,7 @@ from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, ne
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
 from mzagent_tui.agent.parsing import partial_tag_length
+from mzagent_tui.agent.textfiles import read_regular
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
 TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute"}
@@ -94,6 +95,8 @@ FILE_TITLES = {"read_file": "Read", "write_to_file": "Write", "edit_file": "Edit
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
 PROGRESS_EVERY = 3.0
 """Seconds between the bundled model's loading messages."""
+DIFF_READ = 1 << 26
+"""Bytes of a file read to show its change in a permission request or an update."""
 _THOUGHT_OPEN = re.compile(r"<thought>", re.IGNORECASE)
 THOUGHT_CLOSE = "</thought>"
 _THOUGHT_CLOSE = re.compile(THOUGHT_CLOSE, re.IGNORECASE)
@@ -511,10 +514,8 @@ def _block_text(block: Any) -> str:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
+    """A file's text for a diff; "" for a missing file or one that is not regular (a FIFO would block)."""
+    return read_regular(path, DIFF_READ) or ""
 
 
 async def serve(flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> None:

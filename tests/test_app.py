@@ -452,6 +452,22 @@ async def test_binary_preview_is_guarded(server, project: Path) -> None:
         assert "binary file" in shown(app.screen.query_one("#preview-code"))
 
 
+async def test_a_fifo_selected_in_the_tree_is_not_opened_and_the_ui_stays_live(server, project: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: the preview must not freeze the event loop."""
+    os.mkfifo(project / "pipe")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        tree = app.query_one(ProjectTree)
+        await wait_for(pilot, lambda: len(tree.root.children) == 1)
+        tree.focus()
+        tree.select_node(tree.root.children[0])
+        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+        await pilot.pause()
+        assert "not a regular file" in shown(app.screen.query_one("#preview-code"))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PreviewScreen))
+
+
 async def test_untrusted_markup_and_escapes_are_shown_literally(server, project: Path) -> None:
     server.script(
         Reply('<thought>[/x] [link=http://evil]click[/link] [bold]\x1b]52;c;ZXZpbA==\x07</thought><action>run_terminal_command("printf \'[/y] \\\\033]0;title\\\\007done\'")</action>'),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -79,6 +80,13 @@ def test_walk_honours_gitignore_and_skips_noise(project: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
     assert project_files(project) == [".gitignore", "a.py", "b/c.py"]
+
+
+def test_a_fifo_named_gitignore_does_not_stall_the_file_list(project: Path) -> None:
+    """A cloned project may hold a FIFO; reading it plainly would wait for a writer forever."""
+    os.mkfifo(project / ".gitignore")
+    (project / "a.py").write_text("")
+    assert project_files(project) == [".gitignore", "a.py"]
 
 
 def test_git_ls_files_is_used_in_a_repo(project: Path) -> None:

@@ -9,12 +9,16 @@ from pathlib import Path
 
 import pathspec
 
+from mzagent_tui.agent.textfiles import read_regular
+
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
     ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".idea", ".vscode", "dist", "build",
     ".eggs", ".cache", ".next", "target",
 })
 DEFAULT_CAP = 200
+GITIGNORE_READ = 1 << 20
+"""Bytes of the root `.gitignore` read (a planted FIFO or a huge file must not stall the listing)."""
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
@@ -95,9 +99,7 @@ class IgnoreMatcher:
 
 def load_gitignore(root: Path) -> IgnoreMatcher | None:
     """The root .gitignore as a matcher, or None when there is none."""
-    ignore = root / ".gitignore"
-    try:
-        lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+    text = read_regular(root / ".gitignore", GITIGNORE_READ)
+    if text is None:
         return None
-    return IgnoreMatcher(pathspec.GitIgnoreSpec.from_lines(lines))
+    return IgnoreMatcher(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))

@@ -31,9 +31,18 @@ def read_regular(path: Path, limit: int) -> str | None:
     except OSError:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
-        return os.read(fd, limit).decode("utf-8", "replace")
+        chunks: list[bytes] = []
+        wanted = min(info.st_size, limit)
+        while wanted > 0:
+            chunk = os.read(fd, min(wanted, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            wanted -= len(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
     except OSError:
         return None
     finally:

@@ -6,6 +6,8 @@ bigger text (and full command output) goes to a `Log`, which only renders what i
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from rich.text import Text
@@ -26,8 +28,12 @@ HIGHLIGHT_MAX_LINES = 2_000
 def preview_widget(path: Path, highlight: bool = True) -> Widget:
     """A highlighted view, a plain fast view for big text, or an explanation."""
     try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        # O_NONBLOCK and a regular-file check: opening a FIFO for reading would freeze the UI.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return Static(Text("not a regular file (a pipe, socket or device), not shown"), id="preview-code")
+            size = info.st_size
             data = handle.read(PREVIEW_MAX_BYTES)
     except OSError as exc:
         return Static(Text(f"cannot read this file: {exc.strerror}"), id="preview-code")
