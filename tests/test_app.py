@@ -428,16 +428,21 @@ async def test_tree_hides_noise_and_gitignored(server, project: Path) -> None:
         assert sorted(n.data.path.name for n in tree.root.children) == [".gitignore", "keep.py", "src"]
 
 
+async def _preview_the_only_file(pilot, app) -> None:  # noqa: ANN001
+    """Select the tree's one entry, as a click would, and wait for its preview."""
+    tree = app.query_one(ProjectTree)
+    await wait_for(pilot, lambda: len(tree.root.children) == 1)
+    tree.focus()
+    tree.select_node(tree.root.children[0])
+    await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
+    await pilot.pause()
+
+
 async def test_preview_highlights_a_selected_file(server, project: Path) -> None:
     (project / "code.py").write_text("def f():\n    return 42\n")
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(ProjectTree)
-        await wait_for(pilot, lambda: len(tree.root.children) == 1)
-        tree.focus()
-        tree.select_node(tree.root.children[0])
-        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
-        await pilot.pause()
+        await _preview_the_only_file(pilot, app)
         assert "code.py" in shown(app.screen.query_one("#preview-title"))
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PreviewScreen))
@@ -457,12 +462,7 @@ async def test_a_fifo_selected_in_the_tree_is_not_opened_and_the_ui_stays_live(s
     os.mkfifo(project / "pipe")
     app = make_app(server, project)
     async with app.run_test(size=SIZE) as pilot:
-        tree = app.query_one(ProjectTree)
-        await wait_for(pilot, lambda: len(tree.root.children) == 1)
-        tree.focus()
-        tree.select_node(tree.root.children[0])
-        await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
-        await pilot.pause()
+        await _preview_the_only_file(pilot, app)
         assert "not a regular file" in shown(app.screen.query_one("#preview-code"))
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PreviewScreen))

@@ -158,7 +158,7 @@ def _concerns_of(config: Path, work_tree: Path) -> list[str]:
         text = read_regular(config, CONFIG_READ)
         if text is None:
             return []
-        too_big = [f"{config} is larger than {CONFIG_READ} bytes, too large to check"] if len(text.encode()) >= CONFIG_READ else []
+        too_big = [f"{config} is larger than {CONFIG_READ} bytes, too large to check"] if stat.st_size > CONFIG_READ else []
         _cache[key] = too_big + _scan(text, config, work_tree)
     return _cache[key]
 
