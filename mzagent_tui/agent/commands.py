@@ -445,16 +445,17 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     result = safe_commands.check(words)
     part.concerns.extend(result.concerns)
     part.problems.extend(result.hidden)
-    cwds = state.cwds if result.chdir is None else {_join(cwd, result.chdir) for cwd in state.cwds}
-    for path in result.paths:
-        for found in matches.get(path, [path]):
-            _check_read(found, part, state, relative_to=state.cwds if path == result.chdir else cwds)
+    cwds = {_join(cwd, result.folders[-1]) for cwd in state.cwds} if result.folders else state.cwds
+    for folder in result.folders:
+        for found in matches.get(folder, [folder]):
+            _check_read(found, part, state, relative_to=state.cwds)
+    paths = [found for path in result.paths for found in matches.get(path, [path])]
+    for path in paths:
+        _check_read(path, part, state, relative_to=cwds)
     if program == "git" and result.safe:
         for cwd in cwds:
             part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
     if result.safe:
-        operands = safe_git.check_git(part.rule_words[1:]).paths if program == "git" else result.paths  # without `-C DIR`
-        paths = [found for path in operands for found in matches.get(path, [path])]
         concern = folder_read_concern(part.rule_words, paths, cwds, state.root)
         if concern:
             part.concerns.append(concern)

@@ -19,8 +19,9 @@ class Check:
     """Known writes, code runs or system changes: these ask even under an allow rule."""
     paths: list[str] = field(default_factory=list)
     """Operands and option values that name files it reads."""
-    chdir: str | None = None
-    """A folder it works in instead of the current one (`git -C DIR`)."""
+    folders: list[str] = field(default_factory=list)
+    """Folders it moves to before working (`git -C A -C B`), each checked like a read; the
+    last is where its paths are."""
     hidden: list[str] = field(default_factory=list)
     """Options that run programs no rule can see (`git -c alias.x='!cmd'`): deny rules cannot
     be checked against them, so they ask even in yolo when deny rules exist."""

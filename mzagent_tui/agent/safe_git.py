@@ -148,8 +148,7 @@ def check_git(args: list[str]) -> Check:
             (result.hidden if name in HIDES_PROGRAMS else result.concerns).append(finding)
         elif word == "-C":
             if index + 1 < len(options):
-                result.chdir = options[index + 1]
-                result.paths.append(options[index + 1])
+                result.folders.append(options[index + 1])
         elif word not in GLOBAL_FLAGS:
             result.safe, result.why = False, f"git: the option {word} is not on the safe list"
             return result
@@ -199,6 +198,6 @@ def _merge(outer: Check, inner: Check) -> Check:
         outer.why or inner.why,
         outer.concerns + inner.concerns,
         outer.paths + inner.paths,
-        outer.chdir,
+        outer.folders,
         outer.hidden + inner.hidden,
     )
