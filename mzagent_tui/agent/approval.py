@@ -201,6 +201,8 @@ class Rules:
         other words (`flock x rm f`, `xvfb-run git -C . push`, `script -c 'rm f'`): a program
         that runs another may run the denied one, so the part asks. Arguments are split at
         spaces and shell operators, with quotes and backslashes removed."""
+        if not self.deny:
+            return None
         tokens = [
             piece.translate(_QUOTES)
             for word in part.words[1:]

@@ -82,8 +82,9 @@ def folder_read_concern(words: list[str], paths: list[str], cwds: set[Path], roo
 
 
 def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
-    """A secret file below `folder`, or a link out of the project the read would follow. A
-    followed link to a folder already looked at is not walked again (`a -> ..` would loop)."""
+    """A secret file below `folder`, or a link out of the project the read would follow. When
+    links are followed, a folder already looked at is not walked again (`a -> ..` would loop);
+    otherwise every folder is reached once anyway."""
     seen = 0
     walked = {os.path.realpath(folder)}
     for current, dirs, files in os.walk(folder, followlinks=follows_links):
@@ -106,7 +107,7 @@ def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
             return f"{os.path.relpath(Path(current) / '.git' / 'config', folder)} (a password in a remote URL)"
         if seen > SCAN_LIMIT:
             return f"more than {SCAN_LIMIT} files (not all checked)"
-        dirs[:] = [d for d in dirs if d not in _NOT_SCANNED and _first_visit(os.path.join(current, d), walked)]
+        dirs[:] = [d for d in dirs if d not in _NOT_SCANNED and (not follows_links or _first_visit(os.path.join(current, d), walked))]
     return None
 
 

@@ -77,7 +77,8 @@ def _config_files(cwd: Path) -> tuple[Path, list[Path]] | None:
         dot_git = folder / ".git"
         try:
             if dot_git.is_dir() or dot_git.is_file():
-                return folder.resolve(), _repository_configs(dot_git) + _submodule_configs(folder, dot_git)
+                configs = _repository_configs(dot_git)
+                return folder.resolve(), configs + _submodule_configs(folder, configs)
         except OSError:
             return None
     return None
@@ -89,10 +90,10 @@ def _repository_configs(dot_git: Path) -> list[Path]:
     return _gitfile_configs(dot_git)
 
 
-def _submodule_configs(work_tree: Path, dot_git: Path) -> list[Path]:
-    """Every config under the git dirs' `modules/` (nested submodules too), and the git dir of
-    each path `.gitmodules` names, wherever its `.git` file points."""
-    git_dirs = {config.parent for config in _repository_configs(dot_git)}
+def _submodule_configs(work_tree: Path, repository_configs: list[Path]) -> list[Path]:
+    """Every config under the repository's git dirs' `modules/` (nested submodules too), and
+    the git dir of each path `.gitmodules` names, wherever its `.git` file points."""
+    git_dirs = {config.parent for config in repository_configs}
     files = [config for git_dir in sorted(git_dirs) for config in _module_configs(git_dir)]
     for path in _gitmodules_paths(work_tree / ".gitmodules"):
         files.extend(_repository_configs(work_tree / path / ".git"))
