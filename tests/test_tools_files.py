@@ -327,7 +327,7 @@ def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project
     read(tools, "same.py")
     before = (project / "same.py").stat().st_mtime_ns
     text, ok = write(tools, "same.py", "x = 1\n")
-    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. Write something different if a change is needed."
+    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. If that content is right, that part is done: go on with the task, or give the final answer if nothing is left. If a change was needed, this write did not make it."
     assert (project / "same.py").stat().st_mtime_ns == before
     assert not tools[1].of(FileChanged)
     text, ok = write(tools, "same.py", "x = 2\n")

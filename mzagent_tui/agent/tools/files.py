@@ -182,7 +182,8 @@ class FileTools:
         if unchanged:
             written = (
                 f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {len(data)} bytes), "
-                "so it did not change. Write something different if a change is needed."
+                "so it did not change. If that content is right, that part is done: go on with the task, or give the "
+                "final answer if nothing is left. If a change was needed, this write did not make it."
             )
         else:
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
