@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent import safe_commands, safe_git
+from mzagent_tui.agent.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.folder_reads import folder_read_concern
 from mzagent_tui.agent.git_config import repository_config_concerns
 from mzagent_tui.agent.sensitive import is_secret
@@ -455,6 +456,10 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     if program == "git" and result.safe:
         for cwd in cwds:
             part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
+        for cwd in cwds if not part.concerns else ():  # the scan runs git: never where its config runs programs
+            concern = committed_secret_concern(part.rule_words, cwd)
+            if concern and concern not in part.concerns:
+                part.concerns.append(concern)
     if result.safe:
         concern = folder_read_concern(part.rule_words, paths, cwds, state.root)
         if concern:

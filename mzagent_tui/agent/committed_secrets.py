@@ -1,0 +1,183 @@
+"""Git commands that print what the repository holds: does it hold a secret?
+
+`git diff`, `git show`, `git log -p`, `git grep` and `git cat-file -p` name no secrets file, yet
+print whatever git tracks: a `.env` committed by mistake, even one removed two commits later, is
+still printed by `git log -p`, and a tracked `.env` that changed is printed by `git diff`. Such a
+command asks when a file in the index, or in any commit reachable from a ref or a reflog, is a
+secrets file by name (the list `read_file` uses). An object named by its id or by a ref that is
+a blob (`git show 3f2a…`, a tag on a blob) asks too: which file it was is not known.
+
+The answer comes from running git itself (`log --name-only`, `ls-files`), only after the
+repository's config was found to run no programs, and is kept per repository until its index,
+refs or reflogs change.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from mzagent_tui.agent.sensitive import is_secret
+from mzagent_tui.agent.textfiles import read_regular
+
+SCAN_TIMEOUT = 5.0
+"""Seconds git may take to list the paths of the whole history; longer asks."""
+SIGNATURE_FILES = 5000
+"""Ref and reflog files looked at to tell whether a repository changed since its last scan."""
+_PATCH_OPTIONS = {"-p", "-u", "--patch", "-W", "--function-context", "--cc", "-c", "--remerge-diff", "--color-words"}
+_NAMES_ONLY = {"--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--summary", "--raw", "-s", "--no-patch", "--quiet", "--dirstat"}
+_CAT_FILE_PRINTS = {"-p", "blob", "commit", "tree", "tag"}
+_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
+_SAFE_CONFIG = ["-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.untrackedCache=false"]
+
+_cache: dict[str, tuple[tuple[tuple[str, int, int], ...], str | None]] = {}
+
+
+def prints_contents(words: list[str]) -> bool:
+    """Whether `git SUB …` (global options dropped) prints the contents of files git tracks."""
+    sub, args = words[1], words[2:]
+    if sub == "grep":
+        return "--no-index" not in args  # a folder read outside git, judged by folder_reads
+    if sub == "cat-file":
+        return any(a in _CAT_FILE_PRINTS for a in args)
+    patch = any(a in _PATCH_OPTIONS or a.startswith(("--word-diff", "--unified", "-U")) for a in args)
+    if sub == "show":
+        return True  # a blob or tag is printed whatever the diff options say
+    if sub == "diff":
+        return "--no-index" not in args and (patch or not any(_names_only(a) for a in args))
+    return sub in ("log", "whatchanged") and patch
+
+
+def _names_only(arg: str) -> bool:
+    return arg.split("=", 1)[0] in _NAMES_ONLY
+
+
+def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
+    """Why a git command run in `cwd` should ask because of what the repository holds, or None.
+    Call it only when the repository's config runs no programs: this runs git there."""
+    if len(words) < 2 or not prints_contents(words):
+        return None
+    top = _work_tree(cwd)
+    if top is None:
+        return None
+    into = next((a for a in words[2:] if a == "--recurse-submodules" or a.startswith("--submodule=diff")), None)
+    if into and (top / ".gitmodules").exists():
+        return f"git {words[1]} {into}: prints what submodules hold (not checked for secrets)"
+    if words[1] in ("show", "cat-file"):
+        blob = _blob_operand(words[2:], cwd)
+        if blob:
+            return f"git {words[1]} {blob}: prints a file by its object id, so which file it was is not known"
+    found = _secret_in_history(top)
+    return f"the repository {found}" if found else None
+
+
+def _work_tree(cwd: Path) -> Path | None:
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _git(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", *_SAFE_CONFIG, "--no-pager", "-C", str(cwd), *args], input=stdin.encode(), capture_output=True,
+        timeout=SCAN_TIMEOUT, env={**os.environ, **_GIT_ENV}, check=False,
+    )
+
+
+def _blob_operand(args: list[str], cwd: Path) -> str | None:
+    """The first operand that names a blob without a path (`HEAD:.env` is a path, checked as one)."""
+    operands: list[str] = []
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("-") or (":" in arg and arg.split(":", 1)[1] and not arg.startswith(":/")):
+            continue
+        if arg not in _CAT_FILE_PRINTS:
+            operands.append(arg)
+    if not operands:
+        return None
+    try:
+        listed = _git(cwd, "cat-file", "--batch-check=%(objecttype)", stdin="".join(f"{o}\n" for o in operands))
+    except (OSError, subprocess.TimeoutExpired):
+        return operands[0]
+    types = listed.stdout.decode(errors="replace").splitlines()
+    return next((o for o, kind in zip(operands, types) if kind == "blob"), None)
+
+
+def _secret_in_history(top: Path) -> str | None:
+    """'tracks .env (secrets)', 'history holds …', a reason it could not be checked, or None."""
+    key = str(top.resolve())
+    signature = _signature(top)
+    cached = _cache.get(key)
+    if signature is not None and cached is not None and cached[0] == signature:
+        return cached[1]
+    found = _scan(top)
+    if signature is not None:
+        _cache[key] = (signature, found)
+    return found
+
+
+def _scan(top: Path) -> str | None:
+    try:
+        index = _git(top, "ls-files", "-z", "--cached")
+        history = _git(top, "log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+                       "--diff-merges=first-parent", "--root")
+    except subprocess.TimeoutExpired:
+        return f"history could not be checked for secrets files in {SCAN_TIMEOUT:.0f} s"
+    except OSError as exc:
+        return f"could not be checked for secrets files (git: {exc.strerror})"
+    if index.returncode != 0:
+        return "could not be checked for secrets files (git ls-files failed)"
+    for path in _names(index.stdout):
+        if is_secret(top / path):
+            return f"tracks {path} (secrets)"
+    if history.returncode == 0:  # a repository without commits has no history to hold anything
+        for path in _names(history.stdout):
+            if is_secret(top / path):
+                return f"history holds {path} (secrets)"
+    elif _git(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
+        return "history could not be checked for secrets files (git log failed)"
+    return None
+
+
+def _names(output: bytes) -> set[str]:
+    return {name for name in output.decode(errors="replace").split("\0") if name.strip()}
+
+
+def _signature(top: Path) -> tuple[tuple[str, int, int], ...] | None:
+    """Size and time of every file that changes when the index, a ref or a reflog does; None
+    (scan every time) when there are more than SIGNATURE_FILES of them or no git folder."""
+    git_dir = _git_dir(top)
+    if git_dir is None:
+        return None
+    folders = [git_dir]
+    common = read_regular(git_dir / "commondir", 4096)
+    if common:
+        folders.append((git_dir / common.strip()).resolve())
+    stats: list[tuple[str, int, int]] = []
+    for folder in folders:
+        files = [folder / name for name in ("index", "HEAD", "packed-refs")]
+        for sub in ("refs", "logs"):
+            for current, _dirs, names in os.walk(folder / sub):
+                files.extend(Path(current) / name for name in names)
+                if len(files) > SIGNATURE_FILES:
+                    return None
+        for path in files:
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            stats.append((str(path), info.st_size, info.st_mtime_ns))
+    return tuple(stats)
+
+
+def _git_dir(top: Path) -> Path | None:
+    dot_git = top / ".git"
+    if dot_git.is_dir():
+        return dot_git
+    line = (read_regular(dot_git, 4096) or "").strip()
+    if not line.startswith("gitdir:"):
+        return None
+    return (top / line.removeprefix("gitdir:").strip()).resolve()

@@ -1,0 +1,182 @@
+"""Git commands that print what a repository holds, attacked with a secrets file that git tracks,
+once tracked, holds only in a reflog or a stash, or as a blob named by its id. Each attack asks;
+the same commands in a repository that never held a secret run without asking, so the rule
+cannot be passed by asking for everything. Real repositories, real git."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent import committed_secrets
+from mzagent_tui.agent.approval import ALLOW, Policy, Rules
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+                          cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print(1)\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first")
+    return root
+
+
+def verdict(command: str, root: Path) -> tuple[str, str]:
+    overall, parts = Policy("auto-safe", Rules()).evaluate(command, root)
+    return overall, " ".join(p.reason for p in parts)
+
+
+CLEAN_COMMANDS = ["git diff", "git log -p", "git show", "git show HEAD", "git grep print", "git log -p -- src", "git diff HEAD",
+                  "git cat-file -p HEAD"]
+
+
+@pytest.mark.parametrize("command", CLEAN_COMMANDS)
+def test_a_repository_without_secrets_runs_them_without_asking(command: str, repo: Path) -> None:
+    (repo / ".env").write_text("KEY=untracked-so-never-printed\n")
+    assert verdict(command, repo)[0] == ALLOW
+
+
+@pytest.mark.parametrize("command", ["git diff", "git diff HEAD", "git diff -p --stat", "git grep KEY", "git grep -e KEY -- .",
+                                     "git show HEAD", "git log -p", "git log -U1", "git log --word-diff", "git whatchanged -p"])
+def test_a_tracked_secrets_file_makes_commands_that_print_contents_ask(command: str, repo: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "oops")
+    (repo / ".env").write_text("KEY=two\n")
+    overall, reason = verdict(command, repo)
+    assert overall != ALLOW and "tracks .env (secrets)" in reason
+
+
+@pytest.mark.parametrize("command", ["git diff --stat", "git diff --name-only", "git log --oneline", "git log --stat", "git status",
+                                     "git cat-file -t HEAD"])
+def test_commands_that_print_only_names_still_run(command: str, repo: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "oops")
+    assert verdict(command, repo)[0] == ALLOW
+
+
+@pytest.mark.parametrize("command", ["git log -p", "git show HEAD~1", "git log -p -- src", "git log --all -p", "git diff HEAD~2 HEAD"])
+def test_a_secrets_file_removed_from_the_tree_is_still_found_in_history(command: str, repo: Path) -> None:
+    (repo / "config").mkdir()
+    (repo / "config" / "prod.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "add key")
+    git(repo, "rm", "-q", "config/prod.pem")
+    git(repo, "commit", "-qm", "remove key")
+    overall, reason = verdict(command, repo)
+    assert overall != ALLOW and "history holds config/prod.pem (secrets)" in reason
+
+
+def test_a_commit_left_only_in_the_reflog_is_found(repo: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "oops")
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert not (repo / ".env").exists()
+    overall, reason = verdict("git log -g -p", repo)
+    assert overall != ALLOW and "history holds .env" in reason
+
+
+def test_a_stashed_untracked_secrets_file_is_found(repo: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "stash", "-q", "-u")
+    assert not (repo / ".env").exists()
+    overall, reason = verdict("git show 'stash@{0}^3'", repo)
+    assert overall != ALLOW and ".env" in reason
+
+
+def test_a_secrets_file_only_staged_is_found(repo: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "add", ".env")
+    overall, reason = verdict("git diff --cached", repo)
+    assert overall != ALLOW and "tracks .env" in reason
+
+
+@pytest.mark.parametrize("form", ["git show {sha}", "git cat-file -p {sha}", "git cat-file blob {sha}", "git show {short}", "git show leak"])
+def test_a_blob_named_by_its_id_or_a_tag_asks(form: str, repo: Path) -> None:
+    """A blob that no commit holds any more (a history rewritten, the objects not yet pruned)."""
+    (repo.parent / "blob").write_text("KEY=scrubbed\n")
+    sha = git(repo, "hash-object", "-w", str(repo.parent / "blob"))
+    git(repo, "tag", "leak", sha)
+    overall, reason = verdict(form.format(sha=sha, short=sha[:8]), repo)
+    assert overall != ALLOW and "by its object id" in reason
+
+
+def test_a_commit_named_by_its_id_still_runs(repo: Path) -> None:
+    assert verdict(f"git show {git(repo, 'rev-parse', 'HEAD')}", repo)[0] == ALLOW
+
+
+def test_a_new_commit_is_seen_after_an_earlier_verdict(repo: Path) -> None:
+    assert verdict("git log -p", repo)[0] == ALLOW
+    (repo / "id_ed25519").write_text("key\n")
+    git(repo, "add", "id_ed25519")
+    git(repo, "commit", "-qm", "oops")
+    overall, reason = verdict("git log -p", repo)
+    assert overall != ALLOW and "id_ed25519" in reason
+
+
+def test_a_repository_above_the_project_is_the_one_checked(repo: Path) -> None:
+    """`git log -p` in a subfolder prints the whole repository's history."""
+    (repo / ".netrc").write_text("machine x password y\n")
+    git(repo, "add", ".netrc")
+    git(repo, "commit", "-qm", "oops")
+    overall, reason = verdict("git log -p", repo / "src")
+    assert overall != ALLOW and ".netrc" in reason
+
+
+def test_git_C_names_the_repository_checked(repo: Path, tmp_path: Path) -> None:
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "add", ".env")
+    git(repo, "commit", "-qm", "oops")
+    (repo / "clean").mkdir()
+    git(repo / "clean", "init", "-q")
+    assert verdict("git -C clean log -p", repo)[0] == ALLOW
+    assert verdict("git -C clean/.. log -p", repo)[0] != ALLOW
+
+
+def test_submodule_contents_ask(repo: Path) -> None:
+    (repo / ".gitmodules").write_text('[submodule "lib"]\n\tpath = lib\n\turl = ../lib\n')
+    for command in ("git grep --recurse-submodules KEY", "git diff --submodule=diff"):
+        overall, reason = verdict(command, repo)
+        assert overall != ALLOW and "submodules" in reason, command
+
+
+def test_the_scan_never_runs_where_the_config_runs_programs(repo: Path) -> None:
+    marker = repo.parent / "ran"
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f'[core]\n\tfsmonitor = "touch {marker}"\n[diff "x"]\n\ttextconv = touch {marker}\n')
+    (repo / ".gitattributes").write_text("* diff=x\n")
+    overall, reason = verdict("git log -p", repo)
+    assert overall != ALLOW and "fsmonitor" in reason
+    assert not marker.exists()
+
+
+def test_a_scan_that_takes_too_long_asks(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(committed_secrets, "SCAN_TIMEOUT", 0.0)
+    overall, reason = verdict("git log -p", repo)
+    assert overall != ALLOW and "could not be checked" in reason
+
+
+def test_refs_linked_to_a_large_folder_are_not_walked_through(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A planted `.git/refs -> /` would make every verdict walk the disk to see if refs changed."""
+    monkeypatch.setattr(committed_secrets, "SIGNATURE_FILES", 10)
+    big = tmp_path / "big"
+    big.mkdir()
+    for n in range(30):
+        (big / str(n)).write_text("x")
+    assert committed_secrets._signature(repo) is not None
+    (repo / ".git" / "logs").rename(tmp_path / "old-logs")
+    (repo / ".git" / "logs").symlink_to(big, target_is_directory=True)
+    assert committed_secrets._signature(repo) is None
