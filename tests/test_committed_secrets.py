@@ -48,7 +48,9 @@ def test_a_repository_without_secrets_runs_them_without_asking(command: str, rep
 
 
 @pytest.mark.parametrize("command", ["git diff", "git diff HEAD", "git diff -p --stat", "git grep KEY", "git grep -e KEY -- .",
-                                     "git show HEAD", "git log -p", "git log -U1", "git log --word-diff", "git whatchanged -p"])
+                                     "git show HEAD", "git log -p", "git log -U1", "git log --word-diff", "git whatchanged -p",
+                                     "git log --patch-with-stat", "git log --binary", "git diff --check", "git diff --stat --check",
+                                     "git log --word-diff-regex=.", "git log --unified=0", "git diff --name-only -p", "git log --cc"])
 def test_a_tracked_secrets_file_makes_commands_that_print_contents_ask(command: str, repo: Path) -> None:
     (repo / ".env").write_text("KEY=one\n")
     git(repo, "add", ".env")
@@ -180,3 +182,11 @@ def test_refs_linked_to_a_large_folder_are_not_walked_through(repo: Path, tmp_pa
     (repo / ".git" / "logs").rename(tmp_path / "old-logs")
     (repo / ".git" / "logs").symlink_to(big, target_is_directory=True)
     assert committed_secrets._signature(repo) is None
+
+
+@pytest.mark.parametrize("operand", [":0:.netrc", ":2:.netrc", "HEAD:.netrc", ":.netrc", "main:./.netrc"])
+def test_a_secrets_file_named_in_the_index_or_a_tree_asks_even_untracked(operand: str, repo: Path) -> None:
+    """The path inside a revision operand is read like any path, whatever the repository holds."""
+    (repo / ".netrc").write_text("machine x password y\n")
+    overall, reason = verdict(f"git show {operand}", repo)
+    assert overall != ALLOW and "may hold secrets" in reason

@@ -688,3 +688,24 @@ def test_deny_rules_in_yolo_leave_other_commands_alone(command: str, project: Pa
 def test_test_runners_with_options_inside_the_project_stay_allowed(command: str, project: Path) -> None:
     overall, parts = verdict(command, "ask", project)
     assert overall == ALLOW, parts
+
+
+SECRET_SPELLINGS = ["prod.env", ".env-prod", ".env_local", ".env~", "id_rsa.bak", "id_ed25519.old", "credentials.json",
+                    "client_secret_42.json", "service-account-prod.json", "terraform.tfstate", "terraform.tfstate.backup",
+                    "AuthKey_ABC.p8", ".vault-token", "kubeconfig", "auth.json", ".s3cfg"]
+
+
+@pytest.mark.parametrize("name", SECRET_SPELLINGS)
+def test_secrets_files_under_other_spellings_ask(name: str, project: Path) -> None:
+    """The env file, key or cloud credential an attacker asks for by a name the first list missed."""
+    (project / "conf").mkdir()
+    (project / "conf" / name).write_text("KEY=secret\n")
+    for command in (f"cat conf/{name}", f"head -c 99 ./conf/{name}", "grep -r KEY conf"):
+        overall, parts = verdict(command, "auto-safe", project)
+        assert overall != ALLOW and "secrets" in " ".join(parts), command
+
+
+@pytest.mark.parametrize("name", ["id_rsa.pub", "env.py", "environment.yml", ".venv", "identity.py", "venv.env.md"])
+def test_look_alikes_of_secrets_files_are_read_without_asking(name: str, project: Path) -> None:
+    (project / name).write_text("x\n")
+    assert verdict(f"cat {name}", "auto-safe", project)[0] == ALLOW

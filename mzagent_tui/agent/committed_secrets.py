@@ -25,7 +25,12 @@ SCAN_TIMEOUT = 5.0
 """Seconds git may take to list the paths of the whole history; longer asks."""
 SIGNATURE_FILES = 5000
 """Ref and reflog files looked at to tell whether a repository changed since its last scan."""
-_PATCH_OPTIONS = {"-p", "-u", "--patch", "-W", "--function-context", "--cc", "-c", "--remerge-diff", "--color-words"}
+_PATCH_OPTIONS = {
+    "-p", "-u", "--patch", "--patch-with-stat", "--patch-with-raw", "--binary", "--check", "-W", "--function-context",
+    "--cc", "-c", "--remerge-diff", "--color-words", "--word-diff", "--word-diff-regex", "--unified",
+}
+"""Options that print lines of files (a patch, or `--check`'s lines with whitespace errors)."""
+_PATCH_LETTERS = set("puWUc")
 _NAMES_ONLY = {"--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--summary", "--raw", "-s", "--no-patch", "--quiet", "--dirstat"}
 _CAT_FILE_PRINTS = {"-p", "blob", "commit", "tree", "tag"}
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
@@ -41,12 +46,19 @@ def prints_contents(words: list[str]) -> bool:
         return "--no-index" not in args  # a folder read outside git, judged by folder_reads
     if sub == "cat-file":
         return any(a in _CAT_FILE_PRINTS for a in args)
-    patch = any(a in _PATCH_OPTIONS or a.startswith(("--word-diff", "--unified", "-U")) for a in args)
+    patch = any(_prints_patch(a) for a in args)
     if sub == "show":
         return True  # a blob or tag is printed whatever the diff options say
     if sub == "diff":
         return "--no-index" not in args and (patch or not any(_names_only(a) for a in args))
     return sub in ("log", "whatchanged") and patch
+
+
+def _prints_patch(arg: str) -> bool:
+    """`-p`, `--unified=3`, and a cluster of short options holding one (`-pw`, `-U1`)."""
+    if arg.split("=", 1)[0] in _PATCH_OPTIONS:
+        return True
+    return arg.startswith("-") and not arg.startswith("--") and bool(_PATCH_LETTERS & set(arg[1:]))
 
 
 def _names_only(arg: str) -> bool:

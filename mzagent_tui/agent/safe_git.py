@@ -185,9 +185,12 @@ def _listing(sub: str, args: list[str]) -> Check:
 
 
 def _path_of(operand: str) -> str:
-    """`HEAD:.env` reads `.env`; `:/message` searches commit messages; other operands may be paths."""
+    """`HEAD:.env` reads `.env`, and so does `:0:.env` (the index, stage 0); `:/message` searches
+    commit messages; other operands may be paths."""
     if ":" in operand:
         path = operand.split(":", 1)[1]
+        if operand.startswith(":") and path[:1] in "0123" and path[1:2] == ":":
+            path = path[2:]
         return "" if path.startswith("/") or not path else path
     return operand
 

@@ -21,7 +21,15 @@ SECRET_NAMES = {
     "credentials", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".my.cnf", "secrets.toml",
     "secrets.yaml", "secrets.yml", "secrets.json", ".dockercfg",
 }
-SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfvars")
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfvars", ".tfstate", ".tfstate.backup", ".p8", ".keytab")
+# Names by pattern (lower case): env files under other spellings (`prod.env`, `.env-prod`, an
+# editor's `.env~`), private keys with a suffix (`id_rsa.bak`, but not `id_rsa.pub`), and the
+# files cloud consoles hand out.
+SECRET_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in (
+    ".env-*", ".env_*", ".env~", "*.env", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", "credentials.*", "client_secret*.json",
+    "service-account*.json", "service_account*.json", ".boto", ".s3cfg", ".vault-token", "kubeconfig", "*.kubeconfig", "auth.json",
+    ".terraformrc", "terraform.rc", ".git-credentials*",
+)))
 SECRET_HOME_FOLDERS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh")
 _PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
 
@@ -63,6 +71,8 @@ def is_secret(path: Path, home: Path | None = None) -> bool:
     carries a password or token."""
     name = path.name.lower()
     if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
+        return True
+    if SECRET_PATTERNS.match(name) and not name.endswith(".pub"):
         return True
     if name == "config" and path.parent.name.lower() == ".git" and _holds_url_password(path):
         return True
