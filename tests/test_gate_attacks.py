@@ -403,6 +403,14 @@ FOLDER_READS = [
     "sort --files0-from=list",
     "sort --files0-from list",
     "sort --files0=list",
+    "sha256sum -c sums",
+    "sha256sum --check sums",
+    "md5sum -wc sums",
+    "echo 'x  /etc/shadow' | sha1sum --status -c",
+    "b2sum -l 256 -c sums",
+    "file -f names",
+    "file --files-from=names",
+    "file -bf names",
     "echo HEAD:.env | git cat-file --batch",
     "git cat-file --batch-all-objects --batch",
     "git cat-file --batch=%(objectname)",
@@ -625,6 +633,9 @@ def test_the_dialog_says_why_each_part_asks(project: Path) -> None:
 
 
 STILL_ALLOWED = [
+    "sha256sum src/main.py README.md",
+    "md5sum -b --tag README.md",
+    "file -b src/main.py",
     "ls -la",
     "git status --short",
     "git log --oneline -5",

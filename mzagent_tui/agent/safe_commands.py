@@ -18,6 +18,9 @@ from mzagent_tui.agent.safe_git import check_git
 
 _WRITES = "writes a file"
 _RUNS = "runs a program"
+_READS_LISTED = "reads the files a list names (the list is not checked)"
+_SUM_FLAGS = "-b -t -z -w --binary --text --zero --tag --quiet --status --strict --warn --ignore-missing"
+_SUM_CHECK = {"-c": _READS_LISTED, "--check": _READS_LISTED}
 
 SPECS: dict[str, Spec] = {
     "ls": _s(
@@ -77,8 +80,8 @@ SPECS: dict[str, Spec] = {
         "-b -i -L -z -Z -s -k -r -0 -N -E -h -p --brief --mime --mime-type --mime-encoding --dereference --no-dereference "
         "--uncompress --keep-going --raw --special-files --print0 --no-pad",
         "-e -F --exclude --separator",
-        "-f --files-from -m --magic-file",
-        dangerous={"-C": "compiles a magic file (writes)", "--compile": "compiles a magic file (writes)"},
+        "-m --magic-file",
+        dangerous={"-C": "compiles a magic file (writes)", "--compile": "compiles a magic file (writes)", "-f": _READS_LISTED, "--files-from": _READS_LISTED},
     ),
     "stat": _s("-L -f -t --dereference --file-system --terse", "-c --format --printf"),
     "du": _s("-s -h -a -c -k -m -b -x -L -S -0 --summarize --human-readable --all --total --apparent-size --bytes --si", "-d --max-depth --exclude -t --threshold --block-size"),
@@ -107,7 +110,7 @@ SPECS: dict[str, Spec] = {
         "--random-source",
         dangerous={"-o": _WRITES, "--output": _WRITES, "--compress-program": _RUNS, "-T": "writes temporary files in a folder",
                    "--temporary-directory": "writes temporary files in a folder",
-                   "--files0-from": "reads the files a list names (the list is not checked)"},
+                   "--files0-from": _READS_LISTED},
     ),
     "uniq": _s("-c -d -D -u -i -z --count --repeated --unique --ignore-case --zero-terminated", "-f -s -w --skip-fields --skip-chars --check-chars --all-repeated --group",
                max_operands=1, too_many="writes its second operand (the output file)"),
@@ -130,11 +133,11 @@ SPECS: dict[str, Spec] = {
     "hexdump": _s("-b -c -C -d -o -v -x --canonical --no-squeezing", "-n -s -e --length --skip --format", "-f --format-file"),
     "xxd": _s("-p -i -u -b -e -a -d -C -E -ps -plain -include -uppercase -bits -autoskip -capitalize", "-c -l -s -g -o -n -R -cols -len -seek -groupsize -offset -name",
               dangerous={"-r": "writes binary from a dump", "-revert": "writes binary from a dump"}, max_operands=1, too_many="writes its second operand (the output file)"),
-    "md5sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
-    "sha1sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
-    "sha256sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
-    "sha512sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing"),
-    "b2sum": _s("-b -t -z -c -w --binary --text --zero --check --tag --quiet --status --strict --warn --ignore-missing", "-l --length"),
+    "md5sum": _s(_SUM_FLAGS, dangerous=_SUM_CHECK),
+    "sha1sum": _s(_SUM_FLAGS, dangerous=_SUM_CHECK),
+    "sha256sum": _s(_SUM_FLAGS, dangerous=_SUM_CHECK),
+    "sha512sum": _s(_SUM_FLAGS, dangerous=_SUM_CHECK),
+    "b2sum": _s(_SUM_FLAGS, "-l --length", dangerous=_SUM_CHECK),
     "cksum": _s("--raw --tag --untagged -z --zero", "-a --algorithm -l --length"),
     "test": _s(operands=TEXT),
 }
