@@ -720,3 +720,9 @@ def test_secrets_files_under_other_spellings_ask(name: str, project: Path) -> No
 def test_look_alikes_of_secrets_files_are_read_without_asking(name: str, project: Path) -> None:
     (project / name).write_text("x\n")
     assert verdict(f"cat {name}", "auto-safe", project)[0] == ALLOW
+
+
+@pytest.mark.parametrize("command", ["env", "env -i", "env -u HOME", "env A=1", "nice env"])
+def test_env_without_a_command_asks_because_it_prints_the_environment(command: str, project: Path) -> None:
+    overall, parts = verdict(command, "auto-safe", project)
+    assert overall != ALLOW and "prints the environment" in " ".join(parts)

@@ -252,7 +252,11 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
             part.risks.append(PRIVILEGE)
             words = _skip_options(words[1:], _PRIVILEGE_VALUED)
         elif program == "env":
-            words = _env(words, part)
+            command = _env(words, part)
+            if not command:
+                part.concerns.append("env without a command prints the environment, whose variables may hold secrets")
+                return words[:1]
+            words = command
         elif program == "timeout":
             rest = _skip_options(words[1:], {"-s", "-k", "--signal", "--kill-after"})
             words = rest[1:]
@@ -345,7 +349,7 @@ def _env(words: list[str], part: Part) -> list[str]:
     while rest and "=" in rest[0] and rest[0].split("=", 1)[0].isidentifier():
         name, _, value = rest.pop(0).partition("=")
         _assignment(name, Word(value), part)
-    return rest or ["env"]
+    return rest
 
 
 def _time(words: list[str], part: Part) -> list[str]:
