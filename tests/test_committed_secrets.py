@@ -50,7 +50,8 @@ def test_a_repository_without_secrets_runs_them_without_asking(command: str, rep
 @pytest.mark.parametrize("command", ["git diff", "git diff HEAD", "git diff -p --stat", "git grep KEY", "git grep -e KEY -- .",
                                      "git show HEAD", "git log -p", "git log -U1", "git log --word-diff", "git whatchanged -p",
                                      "git log --patch-with-stat", "git log --binary", "git diff --check", "git diff --stat --check",
-                                     "git log --word-diff-regex=.", "git log --unified=0", "git diff --name-only -p", "git log --cc"])
+                                     "git log --word-diff-regex=.", "git log --unified=0", "git diff --name-only -p", "git log --cc",
+                                     "git log --oneline -G KEY=a", "git log --oneline -SKEY", "git log --format=%H -S KEY --pickaxe-regex"])
 def test_a_tracked_secrets_file_makes_commands_that_print_contents_ask(command: str, repo: Path) -> None:
     (repo / ".env").write_text("KEY=one\n")
     git(repo, "add", ".env")
@@ -190,3 +191,13 @@ def test_a_secrets_file_named_in_the_index_or_a_tree_asks_even_untracked(operand
     (repo / ".netrc").write_text("machine x password y\n")
     overall, reason = verdict(f"git show {operand}", repo)
     assert overall != ALLOW and "may hold secrets" in reason
+
+
+def test_a_ref_to_a_blob_asks_when_its_raw_content_is_printed(repo: Path) -> None:
+    assert verdict("git for-each-ref --format='%(raw)'", repo)[0] == ALLOW
+    (repo.parent / "blob").write_text("KEY=scrubbed\n")
+    git(repo, "tag", "-a", "-m", "note", "leak", git(repo, "hash-object", "-w", str(repo.parent / "blob")))
+    assert verdict("git for-each-ref --format='%(refname)'", repo)[0] == ALLOW
+    for form in ("%(raw)", "%(contents)", "%(*raw)", "%(contents:body)"):
+        overall, reason = verdict(f"git for-each-ref --format='{form}'", repo)
+        assert overall != ALLOW and "refs/tags/leak names a file's content" in reason, form

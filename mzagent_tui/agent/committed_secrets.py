@@ -4,8 +4,10 @@
 print whatever git tracks: a `.env` committed by mistake, even one removed two commits later, is
 still printed by `git log -p`, and a tracked `.env` that changed is printed by `git diff`. Such a
 command asks when a file in the index, or in any commit reachable from a ref or a reflog, is a
-secrets file by name (the list `read_file` uses). An object named by its id or by a ref that is
-a blob (`git show 3f2a…`, a tag on a blob) asks too: which file it was is not known.
+secrets file by name (the list `read_file` uses). A pickaxe (`git log -G 'KEY=a'`) counts: it
+answers what the lines hold, one guess at a time. An object named by its id or by a ref that is
+a blob (`git show 3f2a…`, a tag on a blob, `for-each-ref --format=%(raw)`) asks too: which file
+it was is not known.
 
 The answer comes from running git itself (`log --name-only`, `ls-files`), only after the
 repository's config was found to run no programs, and is kept per repository until its index,
@@ -15,6 +17,7 @@ refs or reflogs change.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -32,6 +35,8 @@ _PATCH_OPTIONS = {
 """Options that print lines of files (a patch, or `--check`'s lines with whitespace errors)."""
 _PATCH_LETTERS = set("puWUc")
 _NAMES_ONLY = {"--stat", "--numstat", "--shortstat", "--name-only", "--name-status", "--summary", "--raw", "-s", "--no-patch", "--quiet", "--dirstat"}
+_OBJECT_CONTENT = re.compile(r"%\(\*?(raw|contents)")
+"""for-each-ref atoms that print the object a ref names (`%(*raw)` the object a tag names)."""
 _CAT_FILE_PRINTS = {"-p", "blob", "commit", "tree", "tag"}
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
 _SAFE_CONFIG = ["-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.untrackedCache=false"]
@@ -46,7 +51,9 @@ def prints_contents(words: list[str]) -> bool:
         return "--no-index" not in args  # a folder read outside git, judged by folder_reads
     if sub == "cat-file":
         return any(a in _CAT_FILE_PRINTS for a in args)
-    patch = any(_prints_patch(a) for a in args)
+    if sub == "for-each-ref":
+        return any(_OBJECT_CONTENT.search(a) for a in args)
+    patch = any(_prints_patch(a) or a.startswith(("-G", "-S")) for a in args)  # a pickaxe answers what lines hold
     if sub == "show":
         return True  # a blob or tag is printed whatever the diff options say
     if sub == "diff":
@@ -76,6 +83,8 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
     into = next((a for a in words[2:] if a == "--recurse-submodules" or a.startswith("--submodule=diff")), None)
     if into and (top / ".gitmodules").exists():
         return f"git {words[1]} {into}: prints what submodules hold (not checked for secrets)"
+    if words[1] == "for-each-ref":
+        return _blob_ref(top)
     if words[1] in ("show", "cat-file"):
         blob = _blob_operand(words[2:], cwd)
         if blob:
@@ -116,6 +125,19 @@ def _blob_operand(args: list[str], cwd: Path) -> str | None:
         return operands[0]
     types = listed.stdout.decode(errors="replace").splitlines()
     return next((o for o, kind in zip(operands, types) if kind == "blob"), None)
+
+
+def _blob_ref(top: Path) -> str | None:
+    """`%(raw)` prints the object a ref names: a ref to a blob prints a file whose name is not known."""
+    try:
+        listed = _git(top, "for-each-ref", "--format=%(refname) %(objecttype) %(*objecttype)")
+    except (OSError, subprocess.TimeoutExpired):
+        return "git for-each-ref: the refs could not be listed to see whether one names a file's content"
+    for line in listed.stdout.decode(errors="replace").splitlines():
+        name, _, types = line.partition(" ")
+        if "blob" in types.split():
+            return f"git for-each-ref: {name} names a file's content by its object id, so which file it was is not known"
+    return None
 
 
 def _secret_in_history(top: Path) -> str | None:
