@@ -379,12 +379,30 @@ FOLDER_READS = [
     "grep -drecurse KEY",
     "grep -rl KEY",
     "egrep -R KEY .",
-    "rg KEY",
-    "rg KEY .",
     "rg -g .env KEY",
     "rg --type-add 'e:*.env' -t e KEY",
-    "rg -l KEY",
+    "rg -. KEY",
+    "rg -u -u KEY",
+    "rg -uun KEY",
+    "rg -uuu KEY",
+    "rg -g '!*.md' -g '*' KEY",
+    "rg --iglob=* KEY",
+    "rg --glob '.e*' KEY",
+    "rg -tsh KEY",
+    "rg --type=sh KEY .",
+    "rg --ignore-file=x KEY",
     "rg -z0 KEY src",
+    "grep -rv -e --exclude=.env .",
+    "grep -rv --regexp --exclude=.env .",
+    "grep -r --exclude='*.py' --include='*' KEY .",
+    "grep -r KEY . -- --exclude=.env",
+    "grep -r -f src/main.py",
+    "grep -rf src/main.py",
+    "grep -r --file=src/main.py",
+    "rg --hidden -f src/main.py",
+    "rg --ignore-file src/main.py KEY",
+    "grep -r --exclude-dir=.env KEY .",
+    "grep -r --exclude=.ENV KEY .",
     "diff -rN . src",
     "diff -N . src",
     "diff . src",
@@ -586,7 +604,8 @@ def test_a_token_in_a_remote_url_makes_reads_of_the_git_config_ask(project: Path
     for command in ("cat .git/config", "grep -r url .", "rg url"):
         assert verdict(command, "auto-safe", project)[0] == ALLOW, command
     (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://me:ghp_secret123@github.com/o/r.git\n')
-    for command in ("cat .git/config", "grep url .git/config", "grep -r url .", "rg url", "head -n 3 .git/*"):
+    assert verdict("rg url", "auto-safe", project)[0] == ALLOW  # rg skips the hidden .git
+    for command in ("cat .git/config", "grep url .git/config", "grep -r url .", "rg --hidden url", "head -n 3 .git/*"):
         overall, parts = verdict(command, "auto-safe", project)
         assert overall != ALLOW and ".git/config" in " ".join(parts), (command, parts)
     assert verdict("grep -r url src", "auto-safe", project)[0] == ALLOW
@@ -726,3 +745,55 @@ def test_look_alikes_of_secrets_files_are_read_without_asking(name: str, project
 def test_env_without_a_command_asks_because_it_prints_the_environment(command: str, project: Path) -> None:
     overall, parts = verdict(command, "auto-safe", project)
     assert overall != ALLOW and "prints the environment" in " ".join(parts)
+
+
+RG_READS_HIDDEN_FILES_BROUGHT_BACK_BY = {
+    "an ignore file in the folder": (".ignore", "!.env\n"),
+    "an rg ignore file": (".rgignore", "*.tmp\n!.env\n"),
+    "a gitignore": (".gitignore", "  !.env\n"),
+    "a deeper ignore file": ("src/.ignore", "!.secret\n"),
+    "an ignore file above the project": ("../.ignore", "!.env\n"),
+    "the repository's exclude file": (".git/info/exclude", "!.env\n"),
+}
+
+
+@pytest.mark.parametrize("case", RG_READS_HIDDEN_FILES_BROUGHT_BACK_BY)
+def test_rg_reads_hidden_secrets_when_an_ignore_file_brings_them_back(case: str, project: Path) -> None:
+    """rg skips hidden files, so `rg KEY` runs in a project with a `.env`; a `!` line in any
+    ignore file rg or git reads whitelists them (checked with ripgrep 13), so then it asks."""
+    (project / "src" / ".secret").mkdir()
+    (project / "src" / ".secret" / "id_rsa").write_text("key\n")
+    assert verdict("rg KEY", "auto-safe", project)[0] == ALLOW
+    name, text = RG_READS_HIDDEN_FILES_BROUGHT_BACK_BY[case]
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text(text)
+    overall, parts = verdict("rg KEY", "auto-safe", project)
+    assert overall != ALLOW and "(secrets)" in " ".join(parts)
+
+
+def test_rg_reads_the_users_global_git_excludes(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = project.parent / "home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    (home / "config" / "git").mkdir(parents=True)
+    (home / "my-ignores").write_text("!.env\n")
+    assert verdict("rg KEY", "auto-safe", project)[0] == ALLOW
+    (home / ".gitconfig").write_text('[core]\n\texcludesFile = "~/my-ignores"\n')
+    assert verdict("rg KEY", "auto-safe", project)[0] != ALLOW
+    (home / ".gitconfig").unlink()
+    (home / "config" / "git" / "ignore").write_text("!.env\n")
+    assert verdict("rg KEY", "auto-safe", project)[0] != ALLOW
+
+
+def test_an_rg_config_file_may_bring_hidden_files_back(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(project.parent / "rgrc"))
+    assert verdict("rg KEY", "auto-safe", project)[0] != ALLOW
+
+
+@pytest.mark.parametrize("command", ["rg KEY", "rg -l KEY .", "rg -g '!*.md' KEY", "rg -u KEY", "grep -r --exclude=.env KEY .",
+                                     "grep -rn --exclude .env --exclude-dir=node_modules KEY", "grep -r --include='*.py' KEY .",
+                                     "grep -r --include='*.py' --exclude='*.py' KEY .", "grep -r --exclude='.e*' KEY ."])
+def test_folder_reads_that_leave_the_secret_out_run(command: str, project: Path) -> None:
+    """The attack project holds only `.env` as a secret below it: rg skips it as hidden, and
+    each grep's globs leave it out (GNU grep: the last matching glob wins; none matching, a file
+    is read unless the first glob is an --include)."""
+    assert verdict(command, "auto-safe", project)[0] == ALLOW

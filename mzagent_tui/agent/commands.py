@@ -465,7 +465,8 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             if concern and concern not in part.concerns:
                 part.concerns.append(concern)
     if result.safe:
-        concern = folder_read_concern(part.rule_words, paths, cwds, state.root)
+        operands = [found for path in result.operands for found in matches.get(path, [path])]
+        concern = folder_read_concern(part.rule_words, operands, result.options, cwds, state.root)
         if concern:
             part.concerns.append(concern)
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)

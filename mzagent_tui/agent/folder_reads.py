@@ -2,25 +2,33 @@
 leave the project?
 
 The safe list checks the paths a command names; `grep -r KEY .` names only `.`, yet prints the
-`.env` below it. These programs read whole folders: `grep -r`/`-R`/`-d recurse`; `rg`, always
-but with `--files` (it skips hidden files by default, but a `-g` glob, a type or an ignore
-file's `!` line brings them back, so they are counted); `diff` with a folder operand (`-N`
-prints files only one side has); `git diff`/`git grep` outside the index (`--no-index`,
-`--untracked`, or `git diff A B`, which compares two folders when git finds no repository, even
-an empty `.git`).
+`.env` below it. These programs read whole folders: `grep -r`/`-R`/`-d recurse` (but not the
+files its `--include`/`--exclude`/`--exclude-dir` globs leave out); `rg`, always but with
+`--files` (hidden files and folders only when `--hidden`, `-uu`, a glob or a type brings them
+back, or an ignore file's `!` line does, in the folder, above it, or in git's exclude files);
+`diff` with a folder operand (`-N` prints files only one side has); `git diff`/`git grep`
+outside the index (`--no-index`, `--untracked`, or `git diff A B`, which compares two folders
+when git finds no repository, even an empty `.git`).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from mzagent_tui.agent.sensitive import is_secret
+from mzagent_tui.agent.textfiles import read_regular
 
 SCAN_LIMIT = 20_000
 """Entries looked at below one folder; a folder with more asks."""
 _NOT_SCANNED = {".git", "node_modules", "__pycache__"}
+IGNORE_FILE_READ = 1 << 20
+"""Bytes of one ignore file looked at for a `!` line."""
+_IGNORE_FILES = (".ignore", ".rgignore", ".gitignore")
+_EXCLUDES_FILE = re.compile(r"^\s*excludesfile\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -30,18 +38,29 @@ class FolderRead:
     follows_links: bool
     """Links below the folder are read through (`grep -R`, `diff`): a link out of the project
     is a read outside it."""
+    skips_hidden: bool = False
+    """Hidden files and folders are not read (`rg` without `--hidden`), unless an ignore file
+    brings them back."""
+    filters: tuple[tuple[str, str], ...] = ()
+    """grep's `--include`/`--exclude` globs in order, as ("include" or "exclude", glob)."""
+    excluded_folders: tuple[str, ...] = ()
+    """grep's `--exclude-dir` globs."""
 
 
-def folder_read(words: list[str], paths: list[str]) -> FolderRead | None:
+def folder_read(words: list[str], paths: list[str], options: list[tuple[str, str]]) -> FolderRead | None:
     """How `words` (the program's base name first, git's global options dropped) reads whole
-    folders, or None when it reads only the files it names. `paths` are its path operands."""
+    folders, or None when it reads only the files it names. `paths` are its path operands,
+    `options` its options as the safe list read them, with their values."""
     program, args = words[0], words[1:]
     if program == "grep":
         follows = any(a in ("-R", "--dereference-recursive") or _in_cluster(a, "R") for a in args)
-        return FolderRead(follows_links=follows) if follows or _grep_recurses(args) else None
+        if not (follows or _grep_recurses(args)):
+            return None
+        filters, folders = _grep_filters(options)
+        return FolderRead(follows_links=follows, filters=filters, excluded_folders=folders)
     if program == "rg":
         listing = any(a in ("--files", "--type-list") for a in args)
-        return None if listing else FolderRead(follows_links=False)  # `-L` asks on its own
+        return None if listing else FolderRead(follows_links=False, skips_hidden=_rg_skips_hidden(options))  # `-L` asks on its own
     if program == "diff":
         return FolderRead(follows_links="--no-dereference" not in args)
     if program == "git" and args[:1] == ["diff"] and ("--no-index" in args or len(paths) == 2):
@@ -61,34 +80,95 @@ def _grep_recurses(args: list[str]) -> bool:
     return False
 
 
+def _grep_filters(options: list[tuple[str, str]]) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """`--include`/`--exclude` globs in order, and `--exclude-dir` globs."""
+    filters = tuple((name.removeprefix("--"), value) for name, value in options if name in ("--include", "--exclude"))
+    return filters, tuple(value for name, value in options if name == "--exclude-dir")
+
+
+def _grep_reads(name: str, filters: tuple[tuple[str, str], ...]) -> bool:
+    """GNU grep: the last glob that matches the base name wins; when none matches, the file is
+    read unless the first filter is an `--include`."""
+    for kind, glob in reversed(filters):
+        if fnmatch.fnmatchcase(name, glob):
+            return kind == "include"
+    return not filters or filters[0][0] != "include"
+
+
+def _rg_skips_hidden(options: list[tuple[str, str]]) -> bool:
+    """Whether rg leaves hidden files out, as it does by default: not with `--hidden`, `-.`,
+    `-uu`, a type (`-t py`), a glob that is not a negation (`-g '*'` whitelists), another
+    ignore file, or a config file (RIPGREP_CONFIG_PATH) that may say any of these."""
+    if os.environ.get("RIPGREP_CONFIG_PATH"):
+        return False
+    names = [name for name, _ in options]
+    if names.count("-u") >= 2 or any(name in ("--hidden", "-.", "-uu", "-uuu", "-t", "--type", "--ignore-file") for name in names):
+        return False
+    return all(value.startswith("!") for name, value in options if name in ("-g", "--glob", "--iglob"))
+
+
+def _ignore_file_whitelists(path: Path) -> bool:
+    """An ignore file with a `!` line: what it names is read even when hidden."""
+    text = read_regular(path, IGNORE_FILE_READ)
+    return text is not None and any(line.lstrip().startswith("!") for line in text.splitlines())
+
+
+def _whitelisted_from_outside(folder: Path) -> bool:
+    """A `!` line in an ignore file of a folder above `folder`, in a repository's
+    `.git/info/exclude`, or in the user's global git excludes file."""
+    candidates = [parent / name for parent in folder.resolve().parents for name in _IGNORE_FILES]
+    candidates += [parent / ".git" / "info" / "exclude" for parent in (folder.resolve(), *folder.resolve().parents)]
+    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    candidates.append(config_home / "git" / "ignore")
+    for config in (Path.home() / ".gitconfig", config_home / "git" / "config"):
+        for match in _EXCLUDES_FILE.finditer(read_regular(config, IGNORE_FILE_READ) or ""):
+            candidates.append(Path(os.path.expanduser(match.group(1).strip('"'))))
+    return any(_ignore_file_whitelists(path) for path in candidates)
+
+
 def _in_cluster(word: str, letter: str) -> bool:
     """`-rn`, `-Rl`: a cluster of short options holding `letter`."""
     return word.startswith("-") and not word.startswith("--") and letter in word[1:]
 
 
-def folder_read_concern(words: list[str], paths: list[str], cwds: set[Path], root: Path) -> str | None:
+def folder_read_concern(words: list[str], paths: list[str], options: list[tuple[str, str]], cwds: set[Path], root: Path) -> str | None:
     """Why a command that reads whole folders should ask, or None when it reads none or only
-    harmless files. Every path is looked at from every folder the command may run in."""
-    reads = folder_read(words, paths)
+    harmless files. `paths` are its path operands (option values are not walked, but diff's
+    `--from-file`/`--to-file` are operands by another name). Every path is looked at from every
+    folder the command may run in."""
+    reads = folder_read(words, paths, options)
     if reads is None:
         return None
+    if words[0] == "diff":
+        paths = paths + [value for name, value in options if name in ("--from-file", "--to-file")]
     for path in paths or ["."]:
         for cwd in cwds:
             folder = Path(path) if os.path.isabs(path) else cwd / path
-            found = _reached_below(folder, root, reads.follows_links)
+            found = _reached_below(folder, root, reads)
             if found:
                 return f"reads every file below {path}, which holds {found}"
     return None
 
 
-def _reached_below(folder: Path, root: Path, follows_links: bool) -> str | None:
-    """A secret file below `folder`, or a link out of the project the read would follow. When
-    links are followed, a folder already looked at is not walked again (`a -> ..` would loop);
-    otherwise every folder is reached once anyway."""
+def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
+    """A secret file below `folder` the read reaches, or a link out of the project it would
+    follow. When links are followed, a folder already looked at is not walked again (`a -> ..`
+    would loop); otherwise every folder is reached once anyway. A hidden-skipping read that
+    meets an ignore file with a `!` line is walked again, hidden files included."""
+    follows_links = reads.follows_links
+    if reads.skips_hidden and _whitelisted_from_outside(folder):
+        reads = FolderRead(follows_links, filters=reads.filters, excluded_folders=reads.excluded_folders)
     seen = 0
     walked = {os.path.realpath(folder)}
     for current, dirs, files in os.walk(folder, followlinks=follows_links):
         seen += len(dirs) + len(files)
+        if reads.skips_hidden:
+            if any(name in _IGNORE_FILES and _ignore_file_whitelists(Path(current) / name) for name in files):
+                return _reached_below(folder, root, FolderRead(follows_links, filters=reads.filters, excluded_folders=reads.excluded_folders))
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            files = [f for f in files if not f.startswith(".")]
+        dirs[:] = [d for d in dirs if not any(fnmatch.fnmatchcase(d, glob) for glob in reads.excluded_folders)]
+        files = [f for f in files if _grep_reads(f, reads.filters)]
         for name in [*dirs, *files]:
             path = Path(current) / name
             shown = os.path.relpath(path, folder)

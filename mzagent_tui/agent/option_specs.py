@@ -19,12 +19,18 @@ class Check:
     """Known writes, code runs or system changes: these ask even under an allow rule."""
     paths: list[str] = field(default_factory=list)
     """Operands and option values that name files it reads."""
+    operands: list[str] = field(default_factory=list)
+    """The path operands alone, without option values: what a recursive read walks
+    (`grep -r -f pats` walks `.`, not `pats`)."""
     folders: list[str] = field(default_factory=list)
     """Folders it moves to before working (`git -C A -C B`), each checked like a read; the
     last is where its paths are."""
     hidden: list[str] = field(default_factory=list)
     """Options that run programs no rule can see (`git -c alias.x='!cmd'`): deny rules cannot
     be checked against them, so they ask even in yolo when deny rules exist."""
+    options: list[tuple[str, str]] = field(default_factory=list)
+    """The options as read, each with its value ("" for a flag), so no later check reads a
+    value (`grep -e --exclude=x`) as an option."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,7 @@ def _option(program: str, spec: Spec, word: str, args: list[str], index: int, re
             result.concerns.append(f"{program} {name}: {spec.dangerous[dangerous[0]]}")
             return 0 if has_value or dangerous[0] not in spec.valued else 1
         if name in spec.flags:
+            result.options.append((name, value))
             return 0  # GNU rejects a value on a flag; `--color[=WHEN]` is a flag with an optional one
         if name in spec.valued or name in spec.path_valued:
             if not has_value:
@@ -102,6 +109,7 @@ def _option(program: str, spec: Spec, word: str, args: list[str], index: int, re
                 value = args[index]
             if name in spec.path_valued:
                 result.paths.append(value)
+            result.options.append((name, value))
             return 0 if has_value else 1
         return unsafe(result, f"{program}: the option {name} is not on the safe list")
     if word in spec.dangerous:
@@ -109,11 +117,13 @@ def _option(program: str, spec: Spec, word: str, args: list[str], index: int, re
         return 0
     if word in spec.flags or word in spec.valued or word in spec.path_valued:
         if word in spec.flags:
+            result.options.append((word, ""))
             return 0
         if index >= len(args):
             return unsafe(result, f"{program} {word} needs a value")
         if word in spec.path_valued:
             result.paths.append(args[index])
+        result.options.append((word, args[index]))
         return 1
     return _short_cluster(program, spec, word, args, index, result)
 
@@ -127,6 +137,7 @@ def _short_cluster(program: str, spec: Spec, word: str, args: list[str], index: 
             result.concerns.append(f"{program} {option}: {spec.dangerous[option]}")
             return 0
         if option in spec.flags:
+            result.options.append((option, ""))
             continue
         if option in spec.valued or option in spec.path_valued:
             attached = letters[position + 1:]
@@ -135,6 +146,7 @@ def _short_cluster(program: str, spec: Spec, word: str, args: list[str], index: 
                 return unsafe(result, f"{program} {option} needs a value")
             if option in spec.path_valued:
                 result.paths.append(value)
+            result.options.append((option, value))
             return 0 if attached else 1
         return unsafe(result, f"{program}: the option {word} is not on the safe list")
     return 0
@@ -158,3 +170,4 @@ def _operands(program: str, spec: Spec, operands: list[str], result: Check, text
         return
     if spec.operands == PATHS:
         result.paths.extend(operands[text_operands:])
+        result.operands.extend(operands[text_operands:])

@@ -168,8 +168,8 @@ def check_git(args: list[str]) -> Check:
         result.safe, result.why = False, f"git {sub} is not on the safe list"
         return result
     checked = check_with_spec(f"git {sub}", spec, sub_args)
-    checked.paths = [_path_of(operand) for operand in checked.paths]
-    checked.paths = [p for p in checked.paths if p]
+    checked.paths = [p for p in map(_path_of, checked.paths) if p]
+    checked.operands = [p for p in map(_path_of, checked.operands) if p]
     return _merge(result, checked)
 
 
@@ -180,7 +180,7 @@ def _listing(sub: str, args: list[str]) -> Check:
     if checked.paths and not listing:
         noun = "branch" if sub == "branch" else "tag"
         checked.concerns.append(f"git {sub} {checked.paths[0]} creates a {noun}")
-    checked.paths = []
+    checked.paths = checked.operands = []
     return checked
 
 
@@ -201,6 +201,8 @@ def _merge(outer: Check, inner: Check) -> Check:
         outer.why or inner.why,
         outer.concerns + inner.concerns,
         outer.paths + inner.paths,
+        outer.operands + inner.operands,
         outer.folders,
         outer.hidden + inner.hidden,
+        outer.options + inner.options,
     )
