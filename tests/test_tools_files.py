@@ -327,11 +327,21 @@ def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project
     read(tools, "same.py")
     before = (project / "same.py").stat().st_mtime_ns
     text, ok = write(tools, "same.py", "x = 1\n")
-    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. If that content is right, that part is done: go on with the task, or give the final answer if nothing is left. If a change was needed, this write did not make it."
+    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. Write something different if a change is needed."
     assert (project / "same.py").stat().st_mtime_ns == before
     assert not tools[1].of(FileChanged)
     text, ok = write(tools, "same.py", "x = 2\n")
     assert ok and "did not change" not in text and len(tools[1].of(FileChanged)) == 1
+
+
+def test_the_same_content_as_the_models_own_earlier_write_is_a_step_done(tools, project: Path) -> None:
+    """Told to write something different after writing its finished table again, a small model
+    broke the table; content its own write put there is a step done, not a missed change."""
+    write(tools, "table.md", "| a |\n")
+    text, ok = write(tools, "table.md", "| a |\n")
+    assert ok and text == ("Nothing written: table.md already holds exactly this content (1 line, 6 bytes), from your earlier write, "
+                           "so that step is done: go on with the task, or give the final answer if nothing is left.")
+    assert len(tools[1].of(FileChanged)) == 1
 
 
 def test_a_file_the_model_never_read_is_not_overwritten(tools, project: Path) -> None:

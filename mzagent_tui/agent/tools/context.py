@@ -34,3 +34,6 @@ class ToolContext:
     seen: set[Path] = field(default_factory=set)
     """Files the model has read, written or named in a command in this session: write_to_file
     overwrites an existing file only when it is one of these."""
+    changed: set[Path] = field(default_factory=set)
+    """Files a write of the model changed in this session: the same content written again is
+    then a step already done, not a change that did not happen."""

@@ -180,12 +180,9 @@ class FileTools:
         finally:
             os.close(folder)
         if unchanged:
-            written = (
-                f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {len(data)} bytes), "
-                "so it did not change. If that content is right, that part is done: go on with the task, or give the "
-                "final answer if nothing is left. If a change was needed, this write did not make it."
-            )
+            written = _same_content(rel, content, len(data), done_before=path in self._ctx.changed)
         else:
+            self._ctx.changed.add(path)
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
             change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(
@@ -371,3 +368,13 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         if not stat.S_ISREG(info.st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
         return True, handle.read(), stat.S_IMODE(info.st_mode)
+
+
+def _same_content(rel: str, content: str, size: int, done_before: bool) -> str:
+    """Why nothing was written. Content an earlier write of the model put there is a step done
+    (told to write something different, a small model broke a finished table); content the file
+    already had is a change that has not happened yet."""
+    said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
+    if done_before:
+        return f"{said}, from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
+    return f"{said}, so it did not change. Write something different if a change is needed."
