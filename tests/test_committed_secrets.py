@@ -201,3 +201,23 @@ def test_a_ref_to_a_blob_asks_when_its_raw_content_is_printed(repo: Path) -> Non
     for form in ("%(raw)", "%(contents)", "%(*raw)", "%(contents:body)"):
         overall, reason = verdict(f"git for-each-ref --format='{form}'", repo)
         assert overall != ALLOW and "refs/tags/leak names a file's content" in reason, form
+
+
+@pytest.mark.parametrize("form", ["git show {sha}^3", "git log -p {sha}^3", "git diff HEAD {sha}^3", "git log -p HEAD..{sha}",
+                                  "git diff HEAD...{short}^3"])
+def test_a_dropped_stash_that_no_ref_reaches_is_found_through_its_id(form: str, repo: Path) -> None:
+    """`git stash -u` then `git stash drop` leaves the stash commit (its third parent holds the
+    untracked `.env`) dangling: `git cat-file --batch-all-objects --batch-check` lists its id."""
+    (repo / ".env").write_text("KEY=one\n")
+    git(repo, "stash", "-q", "-u")
+    sha = git(repo, "rev-parse", "stash@{0}")
+    git(repo, "stash", "drop", "-q")
+    git(repo, "reflog", "expire", "--expire=now", "--all")
+    assert verdict("git log -p", repo)[0] == ALLOW  # nothing a ref reaches holds it
+    overall, reason = verdict(form.format(sha=sha, short=sha[:10]), repo)
+    assert overall != ALLOW and "which no branch, tag or reflog reaches" in reason
+
+
+def test_an_operand_over_several_lines_asks(repo: Path) -> None:
+    overall, reason = verdict('git show "HEAD\nHEAD"', repo)
+    assert overall != ALLOW and "could not be listed" in reason

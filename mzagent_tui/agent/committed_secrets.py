@@ -7,7 +7,8 @@ command asks when a file in the index, or in any commit reachable from a ref or 
 secrets file by name (the list `read_file` uses). A pickaxe (`git log -G 'KEY=a'`) counts: it
 answers what the lines hold, one guess at a time. An object named by its id or by a ref that is
 a blob (`git show 3f2a…`, a tag on a blob, `for-each-ref --format=%(raw)`) asks too: which file
-it was is not known.
+it was is not known. A commit named by its id that no ref or reflog reaches (a dropped stash) is
+looked at with its parents.
 
 The answer comes from running git itself (`log --name-only`, `ls-files`), only after the
 repository's config was found to run no programs, and is kept per repository until its index,
@@ -38,6 +39,7 @@ _NAMES_ONLY = {"--stat", "--numstat", "--shortstat", "--name-only", "--name-stat
 _OBJECT_CONTENT = re.compile(r"%\(\*?(raw|contents)")
 """for-each-ref atoms that print the object a ref names (`%(*raw)` the object a tag names)."""
 _CAT_FILE_PRINTS = {"-p", "blob", "commit", "tree", "tag"}
+_RANGE = re.compile(r"\.\.\.?")
 _GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
 _SAFE_CONFIG = ["-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.untrackedCache=false"]
 
@@ -85,11 +87,13 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
         return f"git {words[1]} {into}: prints what submodules hold (not checked for secrets)"
     if words[1] == "for-each-ref":
         return _blob_ref(top)
-    if words[1] in ("show", "cat-file"):
-        blob = _blob_operand(words[2:], cwd)
-        if blob:
-            return f"git {words[1]} {blob}: prints a file by its object id, so which file it was is not known"
-    found = _secret_in_history(top)
+    named = _named_objects(words[2:], cwd)
+    blob = next((name for name, kind in named if kind == "blob"), None)
+    if blob and words[1] in ("show", "cat-file"):
+        return f"git {words[1]} {blob}: prints a file by its object id, so which file it was is not known"
+    if named and named[0][1] == "unknown":
+        return f"git {words[1]} {named[0][0]}: the objects it names could not be listed"
+    found = _secret_in_history(top) or _secret_outside_history(top, [name for name, kind in named if kind == "commit"])
     return f"the repository {found}" if found else None
 
 
@@ -107,8 +111,10 @@ def _git(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[
     )
 
 
-def _blob_operand(args: list[str], cwd: Path) -> str | None:
-    """The first operand that names a blob without a path (`HEAD:.env` is a path, checked as one)."""
+def _named_objects(args: list[str], cwd: Path) -> list[tuple[str, str]]:
+    """Each revision operand with the type of object it names (`blob`, `commit`, `tree`, `tag`,
+    `missing`): a range's ends are looked at one by one. `HEAD:.env` is a path, checked as one.
+    [("…", "unknown")] when git could not be asked."""
     operands: list[str] = []
     for arg in args:
         if arg == "--":
@@ -116,15 +122,34 @@ def _blob_operand(args: list[str], cwd: Path) -> str | None:
         if arg.startswith("-") or (":" in arg and arg.split(":", 1)[1] and not arg.startswith(":/")):
             continue
         if arg not in _CAT_FILE_PRINTS:
-            operands.append(arg)
+            operands.extend(end.lstrip("^") for end in _RANGE.split(arg) if end.lstrip("^"))
     if not operands:
-        return None
+        return []
+    odd = next((o for o in operands if "\n" in o or "\r" in o), None)
+    if odd is not None:
+        return [(odd, "unknown")]  # one line per operand is how git answers
     try:
         listed = _git(cwd, "cat-file", "--batch-check=%(objecttype)", stdin="".join(f"{o}\n" for o in operands))
     except (OSError, subprocess.TimeoutExpired):
-        return operands[0]
-    types = listed.stdout.decode(errors="replace").splitlines()
-    return next((o for o, kind in zip(operands, types) if kind == "blob"), None)
+        return [(operands[0], "unknown")]
+    types = [line.rsplit(" ", 1)[-1] for line in listed.stdout.decode(errors="replace").splitlines()]
+    return list(zip(operands, types))
+
+
+def _secret_outside_history(top: Path, commits: list[str]) -> str | None:
+    """A secrets file in commits named by id that no ref or reflog reaches (a dropped stash, an
+    amended commit whose reflog expired): the history scan never saw them."""
+    if not commits:
+        return None
+    try:
+        listed = _git(top, "log", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--diff-merges=first-parent",
+                      "--root", *commits, "--not", "--all", "--reflog")
+    except (OSError, subprocess.TimeoutExpired):
+        return f"could not be checked for secrets files in {commits[0]}"
+    for path in _names(listed.stdout):
+        if is_secret(top / path):
+            return f"holds {path} (secrets) in {commits[0]} or its parents, which no branch, tag or reflog reaches"
+    return None
 
 
 def _blob_ref(top: Path) -> str | None:
