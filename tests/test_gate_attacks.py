@@ -403,6 +403,8 @@ FOLDER_READS = [
     "rg --ignore-file src/main.py KEY",
     "grep -r --exclude-dir=.env KEY .",
     "grep -r --exclude=.ENV KEY .",
+    "grep -r --exclude='[^.]env' KEY .",
+    "grep -r --exclude=.env --include='[.]env' KEY .",
     "diff -rN . src",
     "diff -N . src",
     "diff . src",
@@ -797,3 +799,13 @@ def test_folder_reads_that_leave_the_secret_out_run(command: str, project: Path)
     each grep's globs leave it out (GNU grep: the last matching glob wins; none matching, a file
     is read unless the first glob is an --include)."""
     assert verdict(command, "auto-safe", project)[0] == ALLOW
+
+
+def test_a_folder_glob_python_reads_differently_from_grep_does_not_hide_a_secret(project: Path) -> None:
+    """glibc reads `[^.]conf` as one character that is not `.`, then conf: it does not match
+    `.conf`, so grep walks into it; Python's fnmatch reads `^` or `.`, and would prune it."""
+    (project / "sub" / ".conf").mkdir(parents=True)
+    (project / "sub" / ".conf" / "id_rsa").write_text("key\n")
+    assert verdict("grep -r --exclude-dir=.conf KEY sub", "auto-safe", project)[0] == ALLOW
+    overall, parts = verdict("grep -r --exclude-dir='[^.]conf' KEY sub", "auto-safe", project)
+    assert overall != ALLOW and "id_rsa" in " ".join(parts)

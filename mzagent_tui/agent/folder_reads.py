@@ -81,9 +81,12 @@ def _grep_recurses(args: list[str]) -> bool:
 
 
 def _grep_filters(options: list[tuple[str, str]]) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
-    """`--include`/`--exclude` globs in order, and `--exclude-dir` globs."""
+    """`--include`/`--exclude` globs in order, and `--exclude-dir` globs. Globs with brackets
+    are dropped, each kind as a whole (so everything counts as read): Python reads `[^.]env` as
+    `^` or `.`, grep as anything but `.`."""
     filters = tuple((name.removeprefix("--"), value) for name, value in options if name in ("--include", "--exclude"))
-    return filters, tuple(value for name, value in options if name == "--exclude-dir")
+    folders = tuple(value for name, value in options if name == "--exclude-dir")
+    return (() if any("[" in glob for _, glob in filters) else filters), (() if any("[" in glob for glob in folders) else folders)
 
 
 def _grep_reads(name: str, filters: tuple[tuple[str, str], ...]) -> bool:
