@@ -809,3 +809,18 @@ def test_a_folder_glob_python_reads_differently_from_grep_does_not_hide_a_secret
     assert verdict("grep -r --exclude-dir=.conf KEY sub", "auto-safe", project)[0] == ALLOW
     overall, parts = verdict("grep -r --exclude-dir='[^.]conf' KEY sub", "auto-safe", project)
     assert overall != ALLOW and "id_rsa" in " ".join(parts)
+
+
+@pytest.mark.parametrize("folder", ["node_modules", ".git", "__pycache__"])
+def test_a_link_out_of_the_project_in_a_folder_not_scanned_is_found_when_links_are_followed(folder: str, project: Path, tmp_path: Path) -> None:
+    """`npm link` leaves node_modules/pkg pointing at another project, whose `.env` `grep -R`
+    would read; `grep -r` does not follow it, so the folder stays unchecked for that."""
+    (project / ".env").unlink()
+    (project / "link_out").unlink()
+    (project / folder).mkdir(exist_ok=True)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("KEY\n")
+    (project / folder / "pkg").symlink_to(tmp_path / "other", target_is_directory=True)
+    assert verdict("grep -r KEY .", "auto-safe", project)[0] == ALLOW
+    overall, parts = verdict("grep -R KEY .", "auto-safe", project)
+    assert overall != ALLOW and "a link out of the project" in " ".join(parts)

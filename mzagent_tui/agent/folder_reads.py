@@ -25,6 +25,9 @@ from mzagent_tui.agent.textfiles import read_regular
 SCAN_LIMIT = 20_000
 """Entries looked at below one folder; a folder with more asks."""
 _NOT_SCANNED = {".git", "node_modules", "__pycache__"}
+"""Folders a read that does not follow links is not checked inside: no secret of the user's is
+kept there. A read that follows links checks them too: `npm link` puts a link out of the
+project in node_modules."""
 IGNORE_FILE_READ = 1 << 20
 """Bytes of one ignore file looked at for a `!` line."""
 _IGNORE_FILES = (".ignore", ".rgignore", ".gitignore")
@@ -190,7 +193,10 @@ def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
             return f"{os.path.relpath(Path(current) / '.git' / 'config', folder)} (a password in a remote URL)"
         if seen > SCAN_LIMIT:
             return f"more than {SCAN_LIMIT} files (not all checked)"
-        dirs[:] = [d for d in dirs if d not in _NOT_SCANNED and (not follows_links or _first_visit(os.path.join(current, d), walked))]
+        if follows_links:
+            dirs[:] = [d for d in dirs if _first_visit(os.path.join(current, d), walked)]
+        else:
+            dirs[:] = [d for d in dirs if d not in _NOT_SCANNED]
     return None
 
 
