@@ -824,3 +824,18 @@ def test_a_link_out_of_the_project_in_a_folder_not_scanned_is_found_when_links_a
     assert verdict("grep -r KEY .", "auto-safe", project)[0] == ALLOW
     overall, parts = verdict("grep -R KEY .", "auto-safe", project)
     assert overall != ALLOW and "a link out of the project" in " ".join(parts)
+
+
+@pytest.mark.parametrize("command", ["jq -n 'import \"../home/.docker/config\" as $c; $c'", "jq -n 'import \"/etc/x\" as $c; $c'",
+                                     "jq -n 'include \"lib\"; .'", "jq -c -- 'import \"a\" as $a; $a'", "jq --indent 2 'import \"a\" as $a; $a'",
+                                     "jq -n env", "jq -n '$ENV'", "jq -n '$ENV.HOME'", "jq -r '.x | env' src/main.py"])
+def test_a_jq_filter_that_imports_a_file_or_reads_the_environment_asks(command: str, project: Path) -> None:
+    """jq 1.6 reads `import "/path" as $x;` from any folder, `.json` added (a docker or cloud
+    credentials file), whatever the operands say."""
+    overall, parts = verdict(command, "auto-safe", project)
+    assert overall != ALLOW, parts
+
+
+@pytest.mark.parametrize("command", ["jq .env src/main.py", "jq '.environment' src/main.py", "jq -r '.imports[]' src/main.py", "jq . src/main.py"])
+def test_jq_filters_that_only_name_fields_still_run(command: str, project: Path) -> None:
+    assert verdict(command, "auto-safe", project)[0] == ALLOW

@@ -12,6 +12,8 @@ option that is a prefix of a dangerous one is dangerous too.
 
 from __future__ import annotations
 
+import re
+
 from mzagent_tui.agent.option_specs import TEXT, Check, Spec, check_with_spec, unsafe
 from mzagent_tui.agent.option_specs import spec as _s
 from mzagent_tui.agent.safe_git import check_git
@@ -21,6 +23,8 @@ _RUNS = "runs a program"
 _READS_LISTED = "reads the files a list names (the list is not checked)"
 _SUM_FLAGS = "-b -t -z -w --binary --text --zero --tag --quiet --status --strict --warn --ignore-missing"
 _SUM_CHECK = {"-c": _READS_LISTED, "--check": _READS_LISTED}
+_JQ_IMPORT = re.compile(r"\b(import|include)\b")
+_JQ_ENV = re.compile(r"\$ENV\b|(?<![.\w$])env\b")
 
 SPECS: dict[str, Spec] = {
     "ls": _s(
@@ -174,7 +178,34 @@ def check(words: list[str]) -> Check:
     spec = SPECS.get(program)
     if spec is None:
         return Check(False, f"{program} is not on the safe list")
-    return check_with_spec(program, spec, words[1:])
+    result = check_with_spec(program, spec, words[1:])
+    if program == "jq":
+        result.concerns.extend(_jq_filter_concerns(words[1:]))
+    return result
+
+
+def _jq_filter_concerns(args: list[str]) -> list[str]:
+    """A jq filter is code: `import "/home/me/.docker/config" as $c` reads any JSON file, and
+    `env` or `$ENV` prints the environment."""
+    filter_text = ""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--indent":
+            index += 1
+        elif word == "--":
+            filter_text = args[index] if index < len(args) else ""
+            break
+        elif not word.startswith("-") or word == "-":
+            filter_text = word
+            break
+    concerns = []
+    if _JQ_IMPORT.search(filter_text):
+        concerns.append("jq: the filter imports a file (import or include), which is not checked")
+    if _JQ_ENV.search(filter_text):
+        concerns.append("jq: the filter reads the environment (env or $ENV), whose variables may hold secrets")
+    return concerns
 
 
 def _check_find(args: list[str]) -> Check:
