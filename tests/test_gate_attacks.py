@@ -76,7 +76,10 @@ WRAPPED_SHELL = [
     "bash +o posix -c ls",
     "bash -c",
     "bash -ic ls",
-    "dash -c 'ls' < script",
+    "dash < src/main.py",
+    "bash -s < src/main.py",
+    "sh -c '. /dev/stdin' < src/main.py",
+    "bash -c 'source /dev/stdin' < src/main.py",
     "sh -c 'ls' | tee out",
     "script -qc ls out.txt",
     "script -c 'ls; touch X'",
@@ -273,6 +276,10 @@ READS = [
     "git log -p -- .env",
     "git grep KEY -- .env",
     "cat < .env",
+    "wc -l < src/../.env",
+    "sort < /etc/passwd",
+    "head 0< link_out",
+    "cd src && wc -l < ../.env",
     "tail -n 3 $HOME/.ssh/id_rsa",
     "cat src/../../home/.ssh/id_rsa",
     "ls -la ../",
@@ -654,6 +661,8 @@ def test_the_dialog_says_why_each_part_asks(project: Path) -> None:
 
 
 STILL_ALLOWED = [
+    "wc -l < src/main.py",
+    "sort < README.md | uniq -c",
     "sha256sum src/main.py README.md",
     "md5sum -b --tag README.md",
     "file -b src/main.py",

@@ -189,7 +189,7 @@ def _redirect(redirect: Redirect, part: Part, state: _State) -> None:
     if target in HARMLESS_TARGETS:
         return
     if redirect.operator == "<":
-        part.concerns.append(f"reads {target} through a redirection")
+        _check_read(target, part, state, relative_to=state.cwds)  # as `cat target` would read it
         return
     part.concerns.append(f"writes {target} (redirection {redirect.operator})")
     if _outside(target, state):
