@@ -81,6 +81,17 @@ TABLE = [
     ("ls 2>/dev/null", A, A, A),
     ("ls &> /dev/null", A, A, A),
     ("cat < /etc/passwd", Q, Q, A),
+    # tree-sitter-bash hangs a trailing redirection on the whole list or pipeline; bash gives it to the last command
+    ("git status && ls src 2>&1", A, A, A),
+    ("ls | grep x 2>/dev/null", A, A, A),
+    ("git status && git diff 2>&1", Q, A, A),
+    ("ls && ls > out.txt", Q, Q, A),
+    ("ls | cat >> ~/.bashrc", Q, Q, A),
+    ("ls && cat < /etc/passwd", Q, Q, A),
+    ("ls && rm -rf build 2>/dev/null", Q, Q, A),
+    ("ls && (ls) > out.txt", Q, Q, Q),
+    ("ls && shutdown now 2>/dev/null", D, D, D),
+    ("ls | mkfs /dev/sda > /dev/null", D, D, D),
     ("cat <<EOF\nhi\nEOF", Q, Q, Q),
     # wrappers are unwrapped or ask
     ("sudo ls", Q, Q, A),

@@ -181,13 +181,21 @@ class _Reader:
 
     def redirected(self, node: tree_sitter.Node, piped: bool) -> None:
         body = node.child_by_field_name("body")
-        if body is None or body.type != "command":
+        if body is not None and body.type in ("list", "pipeline"):
+            # tree-sitter-bash hangs `a && b 2>&1` and `a | b > f` on the whole list; in bash
+            # a list takes no redirection, so they are the last command's.
+            self.statements(body, piped)
+            command = self.commands[-1]
+            command.text = f"{command.text} {self.data[body.end_byte:node.end_byte].decode('utf-8', errors='replace').strip()}"
+        elif body is None or body.type != "command":
             self.unknown(body or node, piped)
             if body is not None:
                 self.commands[-1].text = self.text(node)
             return
-        command = self.command(body, piped)
-        command.text = self.text(node)
+        else:
+            command = self.command(body, piped)
+            command.text = self.text(node)
+            self.commands.append(command)
         position = body.end_byte
         for child in node.children[1:]:
             problem = self.gap(position, child.start_byte, _WORD_GAP)
@@ -195,7 +203,6 @@ class _Reader:
                 command.problems.append(problem)
             position = child.end_byte
             self.redirect(child, command)
-        self.commands.append(command)
 
     # Simple commands ---------------------------------------------------------------------
 
