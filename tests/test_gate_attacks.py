@@ -848,3 +848,28 @@ def test_a_jq_filter_that_imports_a_file_or_reads_the_environment_asks(command: 
 @pytest.mark.parametrize("command", ["jq .env src/main.py", "jq '.environment' src/main.py", "jq -r '.imports[]' src/main.py", "jq . src/main.py"])
 def test_jq_filters_that_only_name_fields_still_run(command: str, project: Path) -> None:
     assert verdict(command, "auto-safe", project)[0] == ALLOW
+
+
+@pytest.mark.parametrize("command", ["test -v 'a[$(touch X)]'", "test -R 'a[$(touch X)]'", "test -n x -a -v 'a[$(touch X)]'",
+                                     "test ! -v 'a[`touch X`]'", "[ -v 'a[$(touch X)]' ]", "test '(' -v 'a[$(touch X)]' ')'",
+                                     "[ -v 'b[$(touch X)]' ] 2>/dev/null"])
+@pytest.mark.parametrize("mode", ["auto-safe", "yolo"])
+def test_test_v_with_a_subscript_asks_because_bash_runs_what_it_holds(command: str, mode: str, project: Path) -> None:
+    """bash 5.2 runs `touch X` for `test -v 'a[$(touch X)]'` (the subscript is arithmetic):
+    code no deny rule sees, so it asks in yolo with deny rules too. Each form run by bash once
+    to show it does."""
+    overall, parts = verdict(command, mode, project)
+    assert overall != ALLOW and "subscript" in " ".join(parts), parts
+
+
+def test_bash_really_runs_a_test_v_subscript(tmp_path: Path) -> None:
+    """The reason for the rule above, kept honest: if bash stops doing this the rule may go."""
+    import subprocess
+    marker = tmp_path / "ran"
+    subprocess.run(["bash", "-c", f"test -v 'a[$(touch {marker})]'"], check=False)
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("command", ["[ -f src/main.py ] && echo yes", "[ -d src ] || echo no", "test -v HOME", "[ a = b ] 2>/dev/null"])
+def test_single_bracket_tests_run_as_test_does(command: str, project: Path) -> None:
+    assert verdict(command, "auto-safe", project)[0] == ALLOW

@@ -181,6 +181,9 @@ def check(words: list[str]) -> Check:
     result = check_with_spec(program, spec, words[1:])
     if program == "jq":
         result.concerns.extend(_jq_filter_concerns(words[1:]))
+    if program == "test" and any("[" in word for word in words[1:]):
+        # bash's `test -v 'a[$(cmd)]'` evaluates the subscript as arithmetic and runs cmd.
+        result.hidden.append("test with a subscript ([…]): `test -v` evaluates it, which can run commands")
     return result
 
 

@@ -163,6 +163,9 @@ class _Reader:
         if kind == "command":
             self.commands.append(self.command(node, piped))
             return
+        if kind == "test_command" and (test := self.single_bracket_test(node, piped)) is not None:
+            self.commands.append(test)
+            return
         if kind == "redirected_statement":
             self.redirected(node, piped)
             return
@@ -187,6 +190,10 @@ class _Reader:
             self.statements(body, piped)
             command = self.commands[-1]
             command.text = f"{command.text} {self.data[body.end_byte:node.end_byte].decode('utf-8', errors='replace').strip()}"
+        elif body is not None and body.type == "test_command" and (test := self.single_bracket_test(body, piped)) is not None:
+            command = test
+            command.text = self.text(node)
+            self.commands.append(command)
         elif body is None or body.type != "command":
             self.unknown(body or node, piped)
             if body is not None:
@@ -203,6 +210,20 @@ class _Reader:
                 command.problems.append(problem)
             position = child.end_byte
             self.redirect(child, command)
+
+    def single_bracket_test(self, node: tree_sitter.Node, piped: bool) -> SimpleCommand | None:
+        """`[ -f x ]` is the `test` builtin, words and all, so it is read as `test -f x`. Not
+        `[[ ]]`: its `-eq` evaluates its operands as arithmetic, and `a[$(cmd)]` runs cmd."""
+        text = self.data[node.start_byte: node.end_byte]
+        if not (text.startswith((b"[ ", b"[\t")) and text.endswith((b" ]", b"\t]"))):
+            return None
+        reader = _Reader(b"test " + text[1:-1])
+        reader.statements(_parser().parse(reader.data).root_node)
+        if reader.problems or len(reader.commands) != 1:
+            return None
+        command = reader.commands[0]
+        command.text, command.piped_into = self.text(node), piped
+        return command
 
     # Simple commands ---------------------------------------------------------------------
 
