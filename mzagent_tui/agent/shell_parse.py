@@ -187,7 +187,11 @@ class _Reader:
         if body is not None and body.type in ("list", "pipeline"):
             # tree-sitter-bash hangs `a && b 2>&1` and `a | b > f` on the whole list; in bash
             # a list takes no redirection, so they are the last command's.
+            before = len(self.commands)
             self.statements(body, piped)
+            if len(self.commands) == before:
+                self.unknown(node, piped)
+                return
             command = self.commands[-1]
             command.text = f"{command.text} {self.data[body.end_byte:node.end_byte].decode('utf-8', errors='replace').strip()}"
         elif body is not None and body.type == "test_command" and (test := self.single_bracket_test(body, piped)) is not None:
@@ -218,8 +222,9 @@ class _Reader:
         if not (text.startswith((b"[ ", b"[\t")) and text.endswith((b" ]", b"\t]"))):
             return None
         reader = _Reader(b"test " + text[1:-1])
-        reader.statements(_parser().parse(reader.data).root_node)
-        if reader.problems or len(reader.commands) != 1:
+        root = _parser().parse(reader.data).root_node
+        reader.statements(root)
+        if root.has_error or reader.problems or len(reader.commands) != 1:
             return None
         command = reader.commands[0]
         command.text, command.piped_into = self.text(node), piped
