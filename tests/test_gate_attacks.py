@@ -873,3 +873,15 @@ def test_bash_really_runs_a_test_v_subscript(tmp_path: Path) -> None:
 @pytest.mark.parametrize("command", ["[ -f src/main.py ] && echo yes", "[ -d src ] || echo no", "test -v HOME", "[ a = b ] 2>/dev/null"])
 def test_single_bracket_tests_run_as_test_does(command: str, project: Path) -> None:
     assert verdict(command, "auto-safe", project)[0] == ALLOW
+
+
+@pytest.mark.parametrize(("line", "reads_secret"), [("!.gitkeep", False), ("!.env.example", False), ("!.e*", True), ("!**/.env", True),
+                                                    ("!/.env", True), ("!*env", True), ("!src/.secret/", True), ("!.secret", True)])
+def test_rg_reads_the_hidden_files_a_bang_line_names_and_no_others(line: str, reads_secret: bool, project: Path) -> None:
+    """Each line tried with ripgrep 13 on the same layout: `.env` at the top, `src/.secret/id_rsa`
+    below. `!.gitkeep` (common in .gitignore files) brings back nothing secret, so `rg` runs."""
+    (project / "src" / ".secret").mkdir()
+    (project / "src" / ".secret" / "id_rsa").write_text("key\n")
+    (project / ".ignore").write_text(f"*.tmp\n{line}\n")
+    overall, parts = verdict("rg KEY", "auto-safe", project)
+    assert (overall != ALLOW) == reads_secret, parts

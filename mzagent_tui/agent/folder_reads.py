@@ -5,7 +5,8 @@ The safe list checks the paths a command names; `grep -r KEY .` names only `.`, 
 `.env` below it. These programs read whole folders: `grep -r`/`-R`/`-d recurse` (but not the
 files its `--include`/`--exclude`/`--exclude-dir` globs leave out); `rg`, always but with
 `--files` (hidden files and folders only when `--hidden`, `-uu`, a glob or a type brings them
-back, or an ignore file's `!` line does, in the folder, above it, or in git's exclude files);
+all back, or an ignore file's `!` line names them, in the folder, above it, or in git's
+exclude files);
 `diff` with a folder operand (`-N` prints files only one side has); `git diff`/`git grep`
 outside the index (`--no-index`, `--untracked`, or `git diff A B`, which compares two folders
 when git finds no repository, even an empty `.git`).
@@ -18,6 +19,8 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import pathspec
 
 from mzagent_tui.agent.sensitive import is_secret
 from mzagent_tui.agent.textfiles import read_regular
@@ -113,23 +116,43 @@ def _rg_skips_hidden(options: list[tuple[str, str]]) -> bool:
     return all(value.startswith("!") for name, value in options if name in ("-g", "--glob", "--iglob"))
 
 
-def _ignore_file_whitelists(path: Path) -> bool:
-    """An ignore file with a `!` line: what it names is read even when hidden."""
-    text = read_regular(path, IGNORE_FILE_READ)
-    return text is not None and any(line.lstrip().startswith("!") for line in text.splitlines())
+class _Whitelist:
+    """The `!` lines of the ignore files rg reads: a hidden file or folder one of them names is
+    read (checked with ripgrep 13). A pattern is tried against the path from every folder above
+    it, so where the ignore file sits (and whether the pattern is anchored) cannot make it miss."""
 
+    def __init__(self) -> None:
+        self.specs: list[pathspec.GitIgnoreSpec] = []
 
-def _whitelisted_from_outside(folder: Path) -> bool:
-    """A `!` line in an ignore file of a folder above `folder`, in a repository's
-    `.git/info/exclude`, or in the user's global git excludes file."""
-    candidates = [parent / name for parent in folder.resolve().parents for name in _IGNORE_FILES]
-    candidates += [parent / ".git" / "info" / "exclude" for parent in (folder.resolve(), *folder.resolve().parents)]
-    config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    candidates.append(config_home / "git" / "ignore")
-    for config in (Path.home() / ".gitconfig", config_home / "git" / "config"):
-        for match in _EXCLUDES_FILE.finditer(read_regular(config, IGNORE_FILE_READ) or ""):
-            candidates.append(Path(os.path.expanduser(match.group(1).strip('"'))))
-    return any(_ignore_file_whitelists(path) for path in candidates)
+    def add(self, ignore_file: Path) -> None:
+        text = read_regular(ignore_file, IGNORE_FILE_READ)
+        patterns = [line.lstrip()[1:] for line in (text or "").splitlines() if line.lstrip().startswith("!")]
+        if patterns:
+            self.specs.append(pathspec.GitIgnoreSpec.from_lines(patterns))
+
+    def add_outside(self, folder: Path) -> None:
+        """Ignore files of the folders above `folder`, repositories' `.git/info/exclude`, and
+        the user's global git excludes file."""
+        above = folder.resolve().parents
+        for parent in above:
+            for name in _IGNORE_FILES:
+                self.add(parent / name)
+        for parent in (folder.resolve(), *above):
+            self.add(parent / ".git" / "info" / "exclude")
+        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        self.add(config_home / "git" / "ignore")
+        for config in (Path.home() / ".gitconfig", config_home / "git" / "config"):
+            for match in _EXCLUDES_FILE.finditer(read_regular(config, IGNORE_FILE_READ) or ""):
+                self.add(Path(os.path.expanduser(match.group(1).strip('"'))))
+
+    def names(self, path: Path, is_dir: bool) -> bool:
+        if not self.specs:
+            return False
+        for base in path.parents:
+            relative = path.relative_to(base).as_posix() + ("/" if is_dir else "")
+            if any(spec.match_file(relative) for spec in self.specs):
+                return True
+        return False
 
 
 def _in_cluster(word: str, letter: str) -> bool:
@@ -159,20 +182,22 @@ def folder_read_concern(words: list[str], paths: list[str], options: list[tuple[
 def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
     """A secret file below `folder` the read reaches, or a link out of the project it would
     follow. When links are followed, a folder already looked at is not walked again (`a -> ..`
-    would loop); otherwise every folder is reached once anyway. A hidden-skipping read that
-    meets an ignore file with a `!` line is walked again, hidden files included."""
+    would loop); otherwise every folder is reached once anyway. A read that skips hidden files
+    reads those an ignore file's `!` line names."""
     follows_links = reads.follows_links
-    if reads.skips_hidden and _whitelisted_from_outside(folder):
-        reads = FolderRead(follows_links, filters=reads.filters, excluded_folders=reads.excluded_folders)
+    whitelist = _Whitelist()
+    if reads.skips_hidden:
+        whitelist.add_outside(folder)
     seen = 0
     walked = {os.path.realpath(folder)}
     for current, dirs, files in os.walk(folder, followlinks=follows_links):
         seen += len(dirs) + len(files)
         if reads.skips_hidden:
-            if any(name in _IGNORE_FILES and _ignore_file_whitelists(Path(current) / name) for name in files):
-                return _reached_below(folder, root, FolderRead(follows_links, filters=reads.filters, excluded_folders=reads.excluded_folders))
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            files = [f for f in files if not f.startswith(".")]
+            for name in files:
+                if name in _IGNORE_FILES:
+                    whitelist.add(Path(current) / name)
+            dirs[:] = [d for d in dirs if not d.startswith(".") or whitelist.names(Path(current) / d, is_dir=True)]
+            files = [f for f in files if not f.startswith(".") or whitelist.names(Path(current) / f, is_dir=False)]
         dirs[:] = [d for d in dirs if not any(fnmatch.fnmatchcase(d, glob) for glob in reads.excluded_folders)]
         files = [f for f in files if _grep_reads(f, reads.filters)]
         for name in [*dirs, *files]:
