@@ -407,6 +407,8 @@ FOLDER_READS = [
     "grep -rf src/main.py",
     "grep -r --file=src/main.py",
     "rg --hidden -f src/main.py",
+    "rg -v -e --files --hidden",
+    "rg -uu --regexp --files",
     "rg --ignore-file src/main.py KEY",
     "grep -r --exclude-dir=.env KEY .",
     "grep -r --exclude=.ENV KEY .",

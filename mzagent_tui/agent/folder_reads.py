@@ -65,7 +65,7 @@ def folder_read(words: list[str], paths: list[str], options: list[tuple[str, str
         filters, folders = _grep_filters(options)
         return FolderRead(follows_links=follows, filters=filters, excluded_folders=folders)
     if program == "rg":
-        listing = any(a in ("--files", "--type-list") for a in args)
+        listing = any(name in ("--files", "--type-list") for name, _ in options)  # not `-e --files`, a pattern
         return None if listing else FolderRead(follows_links=False, skips_hidden=_rg_skips_hidden(options))  # `-L` asks on its own
     if program == "diff":
         return FolderRead(follows_links="--no-dereference" not in args)
