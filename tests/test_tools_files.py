@@ -460,3 +460,86 @@ def test_no_note_when_no_definition_went_missing(tools, project: Path, name: str
 def test_a_new_file_gets_no_note(tools, project: Path) -> None:
     text, ok = write(tools, "fresh.py", "x = 1\n")
     assert ok and text == "File written: fresh.py (created, 1 line, 6 bytes)."
+
+
+STUB_FILE = 'FIX = """\nAdd more tests.\n"""\n\n\ndef count(s):\n    """How many vowels s has.\n\n    >>> count("abe")\n    2\n    """\n    raise NotImplementedError\n'
+
+
+def test_a_name_the_write_leaves_undefined_is_named_with_its_line(tools, project: Path) -> None:
+    """A model wrote `FIX` alone where the file had `FIX = \"\"\"...\"\"\"`: the file parsed, and
+    the module stopped with NameError on import."""
+    (project / "vowels.py").write_text(STUB_FILE)
+    read(tools, "vowels.py")
+    text, ok = write(tools, "vowels.py", "FIX\n\ndef count(s):\n    return sum(1 for c in s if c in voewls)\n")
+    assert ok and (
+        "Note: vowels.py uses FIX (line 1), voewls (line 4), which it never defines or imports, so the code stops with "
+        "NameError when that line runs." in text
+    )
+    text, ok = write(tools, "vowels.py", "def count(s):\n    vowels = 'aeiou'\n    return sum(1 for c in s if c in vowels)\n")
+    assert ok and "never defines" not in text
+
+
+def test_names_the_file_used_undefined_before_the_write_are_not_blamed_on_it(tools, project: Path) -> None:
+    """A script run with injected globals (`spark`, `__salt__`) had them undefined before; only new ones count.
+    Builtins, star imports, names bound later in the module and conditional imports are defined."""
+    (project / "job.py").write_text("rows = spark.read()\n")
+    read(tools, "job.py")
+    text, _ = write(tools, "job.py", "rows = spark.read()\nprint(len(rows), __file__)\n")
+    assert "never defines" not in text
+    text, _ = write(tools, "new.py", "from os.path import *\n\ndef f():\n    return later(join('a'))\n\n\ndef later(x):\n    return x\n")
+    assert "never defines" not in text
+    text, _ = write(tools, "notes.txt", "FIX\n")
+    assert "never defines" not in text
+
+
+def test_a_local_used_before_it_is_assigned_is_named(tools, project: Path) -> None:
+    text, _ = write(tools, "acc.py", "total = 0\n\ndef add(x):\n    total += x\n    return total\n")
+    assert "acc.py uses total (line 4)" in text
+
+
+def test_a_stub_written_back_as_it_was_is_said_to_be_unimplemented(tools, project: Path) -> None:
+    """Told to implement a function, a small model copied the file back with the stub in place
+    and answered that it was done; the write's own result now says it is not."""
+    (project / "vowels.py").write_text(STUB_FILE)
+    read(tools, "vowels.py")
+    text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
+    assert ok and "Note: in vowels.py, count still only raises NotImplementedError, as before this write: not implemented yet." in text
+    text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
+    assert ok and text.startswith(
+        "Nothing written: vowels.py already holds exactly this content (12 lines, 138 bytes), from your earlier write. "
+        "Writing it again changes nothing: what is said below is still so. Write different content that fixes it.\n"
+        "Note: in vowels.py, count still only raises NotImplementedError"
+    )
+    assert "that step is done" not in text
+    text, ok = write(tools, "vowels.py", STUB_FILE.replace("raise NotImplementedError", "return sum(c in 'aeiou' for c in s)"))
+    assert ok and "NotImplementedError" not in text
+
+
+def test_abstract_methods_and_new_stubs_are_not_called_unimplemented(tools, project: Path) -> None:
+    base = "import abc\n\n\nclass Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self):\n        raise NotImplementedError\n"
+    (project / "shape.py").write_text(base)
+    read(tools, "shape.py")
+    text, _ = write(tools, "shape.py", base + "\n    def name(self):\n        return 'shape'\n")
+    assert "NotImplementedError" not in text
+    text, _ = write(tools, "plan.py", "def later():\n    raise NotImplementedError('next release')\n")
+    assert "NotImplementedError" not in text  # a new file's stubs were not there before this write
+
+
+def test_writing_a_broken_file_again_is_not_called_a_step_done(tools, project: Path) -> None:
+    """The model wrote a docstring that never closed, was told, and wrote the same again; told
+    "that step is done" beside the parse warning, it answered with the file broken."""
+    write(tools, "half.py", "def half(n):\n    '''Half.\n    return n // 2\n")
+    text, ok = write(tools, "half.py", "def half(n):\n    '''Half.\n    return n // 2\n")
+    assert ok and "from your earlier write. Writing it again changes nothing" in text
+    assert "Warning: half.py does not parse now" in text and "that step is done" not in text
+
+
+def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tools, project: Path) -> None:
+    """The model's own slip, repeated word for word after it was told the file did not parse
+    (seen twice in one run); the code after the docstring was right both times."""
+    text, ok = write(tools, "half.py", 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    ""\n    return n // 2\n')
+    assert ok and text == (
+        "File written: half.py (created, 6 lines, 79 bytes). The docstring's closing quotes on line 5 were completed "
+        "(two quotes became three), so it parses."
+    )
+    assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'

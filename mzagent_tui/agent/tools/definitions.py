@@ -26,6 +26,51 @@ def defined_names(source: bytes) -> list[str] | None:
     return names
 
 
+def stub_functions(source: bytes) -> list[str] | None:
+    """The functions and methods whose whole body (after a docstring) is `raise NotImplementedError`,
+    leaving out abstract methods, which are meant to stay so; None if the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    stubs: list[str] = []
+    for node in tree.body:
+        members = node.body if isinstance(node, ast.ClassDef) else [node]
+        prefix = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+        stubs.extend(prefix + item.name for item in members if _only_raises_not_implemented(item))
+    return stubs
+
+
+def _only_raises_not_implemented(node: ast.stmt) -> bool:
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    if any("abstract" in ast.unparse(decorator) for decorator in node.decorator_list):
+        return False
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
+def kept_stubs(rel: str, old: bytes, new: bytes) -> list[str]:
+    """The functions that only raised NotImplementedError before a write and still do after it:
+    a small model told to implement one copied the file back with the stub in place."""
+    if not rel.lower().endswith(".py"):
+        return []
+    before, after = stub_functions(old), stub_functions(new)
+    if not before or not after:
+        return []
+    return [name for name in after if name in before]
+
+
+def kept_stubs_note(rel: str, names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+    return f"Note: in {rel}, {shown} still only raise{'s' if len(names) == 1 else ''} NotImplementedError, as before this write: not implemented yet."
+
+
 def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     """What `old` defined that `new` does not, for a Python file whose two versions both parse
     (a file that no longer parses gets its own warning). A class that went is named without its

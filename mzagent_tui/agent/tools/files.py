@@ -19,6 +19,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
+from mzagent_tui.agent.docstring_repair import close_docstrings
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
@@ -26,10 +27,11 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import removed_definitions, removed_note
+from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, removed_definitions, removed_note
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
+from mzagent_tui.agent.tools.undefined import new_undefined_names, undefined_note
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -126,7 +128,14 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        return self._write(path, rel, content)
+        content, completed = close_docstrings(rel, content)
+        written = self._write(path, rel, content)
+        if completed and not written.startswith("The user edited"):
+            lines = ", ".join(str(number) for number in completed)
+            first, _, rest = written.partition("\n")
+            first += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
+            written = first + ("\n" + rest if rest else "")
+        return written
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
@@ -179,8 +188,11 @@ class FileTools:
                 write_atomically_at(folder, path.parent, name, data, mode)
         finally:
             os.close(folder)
+        broken = syntax_problem(rel, data, old if existed else None)
+        stubs = kept_stubs(rel, old, data) if existed else []
         if unchanged:
-            written = _same_content(rel, content, len(data), done_before=path in self._ctx.changed)
+            done_before = path in self._ctx.changed
+            written = _same_content(rel, content, len(data), done_before=done_before, unfinished=broken is not None or bool(stubs))
         else:
             self._ctx.changed.add(path)
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
@@ -193,12 +205,16 @@ class FileTools:
         self._ctx.seen.add(path)
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
-        broken = syntax_problem(rel, data, old if existed else None)
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
+        if stubs:
+            written += "\n" + kept_stubs_note(rel, stubs)
         removed = removed_definitions(rel, old, data) if existed else []
         if removed:
             written += "\n" + removed_note(rel, removed, whole=not how)
+        undefined = new_undefined_names(rel, old if existed else None, data)
+        if undefined:
+            written += "\n" + undefined_note(rel, undefined)
         if str(self.root) in content:
             written += (
                 f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "
@@ -370,11 +386,14 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         return True, handle.read(), stat.S_IMODE(info.st_mode)
 
 
-def _same_content(rel: str, content: str, size: int, done_before: bool) -> str:
+def _same_content(rel: str, content: str, size: int, done_before: bool, unfinished: bool) -> str:
     """Why nothing was written. Content an earlier write of the model put there is a step done
-    (told to write something different, a small model broke a finished table); content the file
-    already had is a change that has not happened yet."""
+    (told to write something different, a small model broke a finished table), unless what the
+    observation says next shows it is not (`unfinished`: it does not parse, a stub is left);
+    content the file already had is a change that has not happened yet."""
     said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
+    if done_before and unfinished:
+        return f"{said}, from your earlier write. Writing it again changes nothing: what is said below is still so. Write different content that fixes it."
     if done_before:
         return f"{said}, from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
     return f"{said}, so it did not change. Write something different if a change is needed."
