@@ -22,8 +22,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from mzagent_tui.agent.git_config import git_folders, repository_folder
 from mzagent_tui.agent.sensitive import is_secret
-from mzagent_tui.agent.textfiles import read_regular
 
 SCAN_TIMEOUT = 5.0
 """Seconds git may take to list the paths of the whole history; longer asks."""
@@ -79,7 +79,7 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
     Call it only when the repository's config runs no programs: this runs git there."""
     if len(words) < 2 or not prints_contents(words):
         return None
-    top = _work_tree(cwd)
+    top = repository_folder(cwd)
     if top is None:
         return None
     into = next((a for a in words[2:] if a == "--recurse-submodules" or a.startswith("--submodule=diff")), None)
@@ -95,13 +95,6 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
         return f"git {words[1]} {named[0][0]}: the objects it names could not be listed"
     found = _secret_in_history(top) or _secret_outside_history(top, [name for name, kind in named if kind == "commit"])
     return f"the repository {found}" if found else None
-
-
-def _work_tree(cwd: Path) -> Path | None:
-    for folder in (cwd, *cwd.parents):
-        if (folder / ".git").exists():
-            return folder
-    return None
 
 
 def _git(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
@@ -208,13 +201,9 @@ def _names(output: bytes) -> set[str]:
 def _signature(top: Path) -> tuple[tuple[str, int, int], ...] | None:
     """Size and time of every file that changes when the index, a ref or a reflog does; None
     (scan every time) when there are more than SIGNATURE_FILES of them or no git folder."""
-    git_dir = _git_dir(top)
-    if git_dir is None:
+    folders = git_folders(top / ".git")
+    if not folders:
         return None
-    folders = [git_dir]
-    common = read_regular(git_dir / "commondir", 4096)
-    if common:
-        folders.append((git_dir / common.strip()).resolve())
     stats: list[tuple[str, int, int]] = []
     for folder in folders:
         files = [folder / name for name in ("index", "HEAD", "packed-refs")]
@@ -230,13 +219,3 @@ def _signature(top: Path) -> tuple[tuple[str, int, int], ...] | None:
                 continue
             stats.append((str(path), info.st_size, info.st_mtime_ns))
     return tuple(stats)
-
-
-def _git_dir(top: Path) -> Path | None:
-    dot_git = top / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    line = (read_regular(dot_git, 4096) or "").strip()
-    if not line.startswith("gitdir:"):
-        return None
-    return (top / line.removeprefix("gitdir:").strip()).resolve()

@@ -73,21 +73,45 @@ def repository_config_concerns(cwd: Path) -> list[str]:
 
 def _config_files(cwd: Path) -> tuple[Path, list[Path]] | None:
     """The repository's folder, and its configs and its submodules' configs."""
+    try:
+        work_tree = repository_folder(cwd)
+        if work_tree is None:
+            return None
+        configs = _repository_configs(work_tree / ".git")
+    except OSError:
+        return None
+    return work_tree.resolve(), configs + _submodule_configs(work_tree, configs)
+
+
+def repository_folder(cwd: Path) -> Path | None:
+    """The nearest folder at or above `cwd` with a `.git` folder or file: where git finds the
+    repository it works in."""
     for folder in (cwd, *cwd.parents):
         dot_git = folder / ".git"
-        try:
-            if dot_git.is_dir() or dot_git.is_file():
-                configs = _repository_configs(dot_git)
-                return folder.resolve(), configs + _submodule_configs(folder, configs)
-        except OSError:
-            return None
+        if dot_git.is_dir() or dot_git.is_file():
+            return folder
     return None
 
 
-def _repository_configs(dot_git: Path) -> list[Path]:
+def git_folders(dot_git: Path) -> list[Path]:
+    """The git dir a `.git` folder or file stands for (a worktree's or submodule's `.git` file
+    names it), then the common dir it shares with the main repository, if it names one."""
     if dot_git.is_dir():
-        return [dot_git / "config", dot_git / "config.worktree"]
-    return _gitfile_configs(dot_git)
+        git_dir = dot_git
+    else:
+        line = (read_regular(dot_git, CONFIG_READ) or "").strip()
+        if not line.startswith("gitdir:"):
+            return []
+        git_dir = (dot_git.parent / line.removeprefix("gitdir:").strip()).resolve()
+    common = read_regular(git_dir / "commondir", CONFIG_READ)
+    return [git_dir, (git_dir / common.strip()).resolve()] if common and common.strip() else [git_dir]
+
+
+def _repository_configs(dot_git: Path) -> list[Path]:
+    folders = git_folders(dot_git)
+    if not folders:
+        return []
+    return [folders[0] / "config", folders[0] / "config.worktree", *(folder / "config" for folder in folders[1:])]
 
 
 def _submodule_configs(work_tree: Path, repository_configs: list[Path]) -> list[Path]:
@@ -134,19 +158,6 @@ def _gitmodules_paths(gitmodules: Path) -> list[str]:
     if text is None:
         return []
     return [match.group(1).strip().strip('"') for match in _SUBMODULE_PATH.finditer(text)][:MODULE_LIMIT]
-
-
-def _gitfile_configs(dot_git: Path) -> list[Path]:
-    """A worktree or submodule: `.git` is a file naming the real git dir (and its common dir)."""
-    line = (read_regular(dot_git, CONFIG_READ) or "").strip()
-    if not line.startswith("gitdir:"):
-        return []
-    git_dir = (dot_git.parent / line.removeprefix("gitdir:").strip()).resolve()
-    files = [git_dir / "config", git_dir / "config.worktree"]
-    common = read_regular(git_dir / "commondir", CONFIG_READ)
-    if common is not None:
-        files.append((git_dir / common.strip()).resolve() / "config")
-    return files
 
 
 def _concerns_of(config: Path, work_tree: Path) -> list[str]:
