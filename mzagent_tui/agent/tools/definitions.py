@@ -13,9 +13,8 @@ MAX_NAMED = 8
 def defined_names(source: bytes) -> list[str] | None:
     """The functions and classes at the top level of a module, and the methods of its classes
     (as `Class.method`), in order; None if the source does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return None
     names: list[str] = []
     for node in tree.body:
@@ -26,12 +25,18 @@ def defined_names(source: bytes) -> list[str] | None:
     return names
 
 
+def _parsed(source: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def stub_functions(source: bytes) -> list[str] | None:
     """The functions and methods whose whole body (after a docstring) is `raise NotImplementedError`,
     leaving out abstract methods, which are meant to stay so; None if the source does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(source)
+    if tree is None:
         return None
     stubs: list[str] = []
     for node in tree.body:
