@@ -540,6 +540,18 @@ def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tool
     text, ok = write(tools, "half.py", 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    ""\n    return n // 2\n')
     assert ok and text == (
         "File written: half.py (created, 6 lines, 79 bytes). The docstring's closing quotes on line 5 were completed "
-        "(two quotes became three), so it parses."
+        "(two quotes became three). So it parses."
     )
     assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
+
+
+def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, project: Path) -> None:
+    """A model wrote this line, was told block statements cannot follow ;, and wrote it again until stopped."""
+    text, ok = write(tools, "convert.py", "import json; with open('a.json') as f: data = json.load(f); for key in data: print(key)\n")
+    assert ok and text == (
+        "File written: convert.py (created, 5 lines, 102 bytes). Line 1 put a block statement after ; so it was written "
+        "as separate, indented lines. So it parses."
+    )
+    assert (project / "convert.py").read_text() == (
+        "import json\nwith open('a.json') as f:\n    data = json.load(f)\n    for key in data:\n        print(key)\n"
+    )

@@ -131,5 +131,5 @@ def test_a_docstring_closed_with_two_quotes_is_completed_before_the_user_sees_th
     assert (project / "half.py").read_text() == written
     assert rec.of(FileChanged)[0].diff == request.diff
     observation = last_user(server.requests[1])
-    assert "File written: half.py (created, 4 lines, 57 bytes). The docstring's closing quotes on line 3 were completed (two quotes became three), so it parses." in observation
+    assert "File written: half.py (created, 4 lines, 57 bytes). The docstring's closing quotes on line 3 were completed (two quotes became three). So it parses." in observation
     assert "does not parse now" not in observation

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
-from mzagent_tui.agent.docstring_repair import close_docstrings
 from mzagent_tui.agent.events import FileChanged, Notice
+from mzagent_tui.agent.python_repairs import repair_python
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
@@ -128,12 +128,11 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        content, completed = close_docstrings(rel, content)
+        content, repaired = repair_python(rel, content)
         written = self._write(path, rel, content)
-        if completed and not written.startswith("The user edited"):
-            lines = ", ".join(str(number) for number in completed)
+        if repaired and not written.startswith("The user edited"):
             first, _, rest = written.partition("\n")
-            first += f" The docstring's closing quotes on line{'s' if len(completed) > 1 else ''} {lines} were completed (two quotes became three), so it parses."
+            first += " " + " ".join(repaired) + " So it parses."
             written = first + ("\n" + rest if rest else "")
         return written
 

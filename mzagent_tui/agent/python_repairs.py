@@ -1,0 +1,201 @@
+"""Two slips a small model makes writing Python through a string argument, repaired in the
+write when the repair, and nothing else, makes a file that did not compile compile.
+
+- A docstring closed with two quotes: writing one takes `\\"\\"\\"`, and the model often writes
+  `\\"\\"` where it ends. Shown the error, it writes the same two quotes again.
+- Block statements after `;` on one line (`import csv; with open(p) as f: rows = list(f)`):
+  Python allows a `with`/`for`/`if`/... only at the start of a line. Told so, the model wrote
+  the same line again until it was stopped. The line is split where its statements end, each
+  block's body one level deeper, which is how it reads.
+
+The diff the user approves shows the repaired content, and the model is told what changed.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import tokenize
+
+MAX_REPAIRED_CHARS = 1_000_000
+INDENT = "    "
+MAX_SPLIT_LINES = 20
+BLOCK_KEYWORDS = frozenset({"if", "for", "while", "with", "def", "class", "try", "async"})
+"""Statements that open a block. A line with `else`, `elif`, `except` or `finally` is left alone:
+which block each belongs to cannot be read from one line."""
+CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
+
+
+def repair_python(name: str, content: str) -> tuple[str, list[str]]:
+    """(content to write, what was repaired, one sentence each); the content unchanged and
+    nothing said unless it is Python that does not compile and compiles after the repairs."""
+    if not name.lower().endswith(".py") or len(content) > MAX_REPAIRED_CHARS or _compiles(content, name):
+        return content, []
+    said: list[str] = []
+    fixed, closed = close_docstrings(content)
+    if closed:
+        said.append(f"The docstring's closing quotes on line{_plural(closed)} {_numbers(closed)} were completed (two quotes became three).")
+    fixed, split = split_block_lines(fixed)
+    if split:
+        said.append(f"Line{_plural(split)} {_numbers(split)} put a block statement after ; so {'they were' if len(split) > 1 else 'it was'} written as separate, indented lines.")
+    if said and _compiles(fixed, name):
+        return fixed, said
+    return content, []
+
+
+def close_docstrings(content: str) -> tuple[str, list[int]]:
+    """Give each triple-quoted string closed with two quotes its third: (content, line numbers)."""
+    for quote in ('"', "'"):
+        triple = quote * 3
+        lines = content.split("\n")
+        repaired = []
+        open_string = False
+        for number, line in enumerate(lines, 1):
+            stripped = line.rstrip()
+            if triple in line:
+                open_string ^= line.count(triple) % 2 == 1
+                rest = stripped.rpartition(triple)[2]
+                closes_short = open_string and len(rest) > 2 and rest.endswith(quote * 2) and not rest.endswith("\\" + quote * 2)
+            else:
+                closes_short = open_string and stripped.endswith(quote * 2) and not stripped.endswith("\\" + quote * 2)
+            if closes_short:
+                lines[number - 1] = stripped + quote + line[len(stripped):]
+                repaired.append(number)
+                open_string = False
+        if repaired and _compiles_or_other_error("\n".join(lines)):
+            return "\n".join(lines), repaired
+    return content, []
+
+
+def split_block_lines(content: str) -> tuple[str, list[int]]:
+    """Split each line the compiler stops at that puts a block statement after `;`:
+    (content, numbers of the lines split, as the model wrote them). Only lines the compiler
+    points to are touched, so text inside a string that looks like code never is."""
+    lines = content.split("\n")
+    split: list[int] = []
+    added = 0
+    for _ in range(MAX_SPLIT_LINES):
+        number = _error_line("\n".join(lines))
+        if number is None or not 1 <= number <= len(lines):
+            break
+        pieces = _split_line(lines[number - 1])
+        if pieces is None:
+            break
+        lines[number - 1:number] = pieces
+        split.append(number - added)
+        added += len(pieces) - 1
+    return "\n".join(lines), sorted(split)
+
+
+def _split_line(line: str) -> list[str] | None:
+    """The statements of one line as separate lines, or None if the line is not a one-line
+    block after `;` (or cannot be read on its own)."""
+    statements = _statements(line)
+    if statements is None or len(statements) < 2 or not any(_opens_block(text) for text in statements[1:]):
+        return None
+    level = len(line) - len(line.lstrip(" "))
+    indent = line[:level]
+    out: list[str] = []
+    depth = 0
+    for text in statements:
+        while True:
+            header, body = _header(text)
+            if header is None:
+                out.append(indent + INDENT * depth + text)
+                break
+            out.append(indent + INDENT * depth + header)
+            depth += 1
+            if not body:
+                break
+            text = body
+    return out
+
+
+def _statements(line: str) -> list[str] | None:
+    """The line split at each `;` outside brackets and strings; None if it does not tokenize
+    alone (a string or bracket continued on another line) or holds a continuation keyword."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    text = line.strip()
+    cuts = [0]
+    depth = 0
+    for token in tokens:
+        if token.type == tokenize.NAME and token.string in CONTINUATIONS:
+            return None
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+        elif token.string == ";" and depth == 0:
+            cuts.append(token.start[1])
+    cuts.append(len(text))
+    parts = [text[start:end].lstrip(";").strip() for start, end in itertools.pairwise(cuts)]
+    return [part for part in parts if part]
+
+
+def _opens_block(statement: str) -> bool:
+    return statement.split(None, 1)[0].rstrip(":") in BLOCK_KEYWORDS if statement else False
+
+
+def _header(statement: str) -> tuple[str | None, str]:
+    """(a block statement's header up to its `:`, the statement after it) or (None, "")."""
+    if not _opens_block(statement):
+        return None, ""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(statement + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None, ""
+    depth = 0
+    for token in tokens:
+        if token.type != tokenize.OP:
+            continue
+        if token.string in "([{":
+            depth += 1
+        elif token.string in ")]}":
+            depth -= 1
+        elif token.string == ":" and depth == 0:
+            return statement[:token.end[1]], statement[token.end[1]:].strip()
+    return None, ""
+
+
+def _plural(numbers: list[int]) -> str:
+    return "s" if len(numbers) > 1 else ""
+
+
+def _numbers(numbers: list[int]) -> str:
+    return ", ".join(str(number) for number in numbers)
+
+
+def _compiles(text: str, name: str = "<repair>") -> bool:
+    try:
+        compile(text, name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _error_line(text: str) -> int | None:
+    """The line the compiler stops at; None if the text compiles."""
+    try:
+        compile(text, "<repair>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return exc.lineno or 0
+    except ValueError:
+        return 0
+    return None
+
+
+def _compiles_or_other_error(text: str) -> bool:
+    """Whether the text compiles, or stops on something other than an unterminated string: a
+    docstring repair is kept for the next repair to build on only when it closed the string."""
+    try:
+        compile(text, "<repair>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return "unterminated" not in str(exc.msg)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,70 @@
+"""Repairs of a small model's Python slips: only when they, and nothing else, make a Python file
+that did not compile compile."""
+
+from __future__ import annotations
+
+import pytest
+
+from mzagent_tui.agent.python_repairs import repair_python
+
+CLOSED = "The docstring's closing quotes on line{} were completed (two quotes became three)."
+SPLIT = "Line{} put a block statement after ; so {} written as separate, indented lines."
+
+
+@pytest.mark.parametrize(("content", "repaired", "said"), [
+    ('def f(s):\n    """Count.\n    >>> f("x")\n    1\n    ""\n    return len(s)', 'def f(s):\n    """Count.\n    >>> f("x")\n    1\n    """\n    return len(s)', [CLOSED.format(" 5")]),
+    ('def f():\n    """Doc.""\n    return 1\n', 'def f():\n    """Doc."""\n    return 1\n', [CLOSED.format(" 2")]),
+    ("def f():\n    '''Doc.''\n    return 1\n", "def f():\n    '''Doc.'''\n    return 1\n", [CLOSED.format(" 2")]),
+    ('"""Mod.""\n\n\ndef f():\n    """Doc.\n    ""  \n    return 1\n', '"""Mod."""\n\n\ndef f():\n    """Doc.\n    """  \n    return 1\n', [CLOSED.format("s 1, 6")]),
+])
+def test_a_docstring_closed_with_two_quotes_gets_its_third(content: str, repaired: str, said: list[str]) -> None:
+    assert repair_python("m.py", content) == (repaired, said)
+    compile(repaired, "m.py", "exec")
+
+
+def test_block_statements_after_semicolons_become_nested_lines() -> None:
+    """The model's own line (a conversion script), written three times after it was told why it fails."""
+    line = "import csv; with open('a.csv') as f, open('a.json', 'w') as out: rows = list(csv.DictReader(f)); for row in rows: out.write(str(row))"
+    content, said = repair_python("convert.py", line)
+    assert content == (
+        "import csv\n"
+        "with open('a.csv') as f, open('a.json', 'w') as out:\n"
+        "    rows = list(csv.DictReader(f))\n"
+        "    for row in rows:\n"
+        "        out.write(str(row))"
+    )
+    assert said == [SPLIT.format(" 1", "it was")]
+
+
+def test_only_the_lines_the_compiler_stops_at_are_split_and_their_indent_kept() -> None:
+    """A docstring that reads like a one-line block stays as it is: it is text, not code."""
+    content = 'def f(xs):\n    """Sum; for x in xs: add x"""\n    total = 0; for x in xs: total += x\n    n = 0; while n < 3: n += 1\n    return total, {"k": n}["k"]\n'
+    repaired, said = repair_python("m.py", content)
+    assert repaired == (
+        'def f(xs):\n    """Sum; for x in xs: add x"""\n    total = 0\n    for x in xs:\n        total += x\n'
+        '    n = 0\n    while n < 3:\n        n += 1\n    return total, {"k": n}["k"]\n'
+    )
+    assert said == [SPLIT.format("s 3, 4", "they were")]
+
+
+def test_both_slips_in_one_file_are_repaired_together() -> None:
+    content = 'def f(xs):\n    """Doc.\n    ""\n    s = 0; for x in xs: s += x\n    return s\n'
+    repaired, said = repair_python("m.py", content)
+    assert repaired == 'def f(xs):\n    """Doc.\n    """\n    s = 0\n    for x in xs:\n        s += x\n    return s\n'
+    assert said == [CLOSED.format(" 3"), SPLIT.format(" 4", "it was")]
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("m.py", 'def f():\n    """Doc."""\n    x = ""\n    return x\n'),  # compiles already: never touched
+    ("m.py", "x = 1; y = 2\nif x: print(y)\n"),  # compiles: one-line blocks at the start of a line are Python
+    ("m.py", 'def f():\n    """Doc.\n    return 1\n'),  # open, but no two-quote line to complete
+    ("m.py", 'def f():\n    """\n    ""\n    return (\n'),  # the third quote alone does not make it compile
+    ("m.py", 'def f():\n    """Doc.\n    x = "\\""\n'),  # an escaped quote before the pair is not a closing
+    ("m.py", "if a: b(); else: c()\n"),  # which block an else belongs to cannot be read from one line
+    ("m.py", "x = 1; for i in range(3): y = (\n"),  # split, it still does not compile
+    ("m.py", "x = 1; for i in range(3) print(i)\n"),  # no header colon: not a block to open
+    ("notes.txt", 'def f():\n    """Doc.""\n    return 1\n'),  # not Python
+    ("run.sh", "x=1; for i in 1 2: do echo; done\n"),
+])
+def test_anything_else_is_written_as_it_came(name: str, content: str) -> None:
+    assert repair_python(name, content) == (content, [])
