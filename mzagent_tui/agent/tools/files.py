@@ -20,7 +20,6 @@ from pathlib import Path
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.python_repairs import repair_python
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
@@ -32,6 +31,7 @@ from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 from mzagent_tui.agent.tools.undefined import new_undefined_names, undefined_note
+from mzagent_tui.agent.write_repairs import repair
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -128,7 +128,7 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        content, repaired = repair_python(rel, content)
+        content, repaired = repair(rel, content)
         written = self._write(path, rel, content)
         if repaired and not written.startswith("The user edited"):
             first, _, rest = written.partition("\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mzagent_tui.agent.python_repairs import repair_python
+from mzagent_tui.agent.write_repairs import repair, repair_python
 
 CLOSED = "The docstring's closing quotes on line{} were completed (two quotes became three)."
 SPLIT = "Line{} put a block statement after ; so {} written as separate, indented lines."
@@ -68,3 +68,20 @@ def test_both_slips_in_one_file_are_repaired_together() -> None:
 ])
 def test_anything_else_is_written_as_it_came(name: str, content: str) -> None:
     assert repair_python(name, content) == (content, [])
+
+
+def test_an_escaped_substitution_in_a_shell_script_loses_its_backslash() -> None:
+    """The model's own script, written four times after it was told that \\$ is a literal dollar."""
+    content, said = repair("squares.sh", "#!/bin/bash\nfor i in {1..5}; do\n  echo \\$((i * i))\ndone\n")
+    assert content == "#!/bin/bash\nfor i in {1..5}; do\n  echo $((i * i))\ndone\n"
+    assert said == ["\\$( became $( on line 3 (a backslash makes $ a literal dollar sign)."]
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("price.sh", "echo \\$5 and \\$HOME\n"),  # literal dollars that parse: meant
+    ("ok.sh", "echo '\\$((1))'\n"),  # parses: inside single quotes it is text
+    ("broken.sh", "echo \\$((1))\nif then\n"),  # still broken without the backslash
+    ("notes.txt", "echo \\$((1))\n"),
+])
+def test_a_shell_script_is_repaired_only_when_that_alone_makes_it_parse(name: str, content: str) -> None:
+    assert repair(name, content) == (content, [])

@@ -1,5 +1,6 @@
-"""Two slips a small model makes writing Python through a string argument, repaired in the
-write when the repair, and nothing else, makes a file that did not compile compile.
+"""Slips a small model makes writing code through a string argument, and repeats word for word
+when told, repaired in the write when the repair, and nothing else, makes a file that did not
+parse parse.
 
 - A docstring closed with two quotes: writing one takes `\\"\\"\\"`, and the model often writes
   `\\"\\"` where it ends. Shown the error, it writes the same two quotes again.
@@ -7,6 +8,9 @@ write when the repair, and nothing else, makes a file that did not compile compi
   Python allows a `with`/`for`/`if`/... only at the start of a line. Told so, the model wrote
   the same line again until it was stopped. The line is split where its statements end, each
   block's body one level deeper, which is how it reads.
+- `\\$((` in a shell script: the model escapes the dollar of an arithmetic or command
+  substitution, which makes it a literal `$` and the script a syntax error (`bash -n`, which
+  runs nothing, says whether it parses).
 
 The diff the user approves shows the repaired content, and the model is told what changed.
 """
@@ -17,6 +21,8 @@ import io
 import itertools
 import tokenize
 
+from mzagent_tui.agent.syntax_check import syntax_problem
+
 MAX_REPAIRED_CHARS = 1_000_000
 INDENT = "    "
 MAX_SPLIT_LINES = 20
@@ -24,6 +30,30 @@ BLOCK_KEYWORDS = frozenset({"if", "for", "while", "with", "def", "class", "try",
 """Statements that open a block. A line with `else`, `elif`, `except` or `finally` is left alone:
 which block each belongs to cannot be read from one line."""
 CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
+
+
+SHELL_SUFFIXES = (".sh", ".bash")
+ESCAPED_SUBSTITUTION = "\\$("
+
+
+def repair(name: str, content: str) -> tuple[str, list[str]]:
+    """(content to write, what was repaired, one sentence each), by the file's kind."""
+    if name.lower().endswith(SHELL_SUFFIXES):
+        return repair_shell(name, content)
+    return repair_python(name, content)
+
+
+def repair_shell(name: str, content: str) -> tuple[str, list[str]]:
+    """`\\$(` becomes `$(` when the script does not parse with it and does without it."""
+    if ESCAPED_SUBSTITUTION not in content or len(content) > MAX_REPAIRED_CHARS:
+        return content, []
+    if syntax_problem(name, content.encode()) is None:
+        return content, []
+    lines = [number for number, line in enumerate(content.split("\n"), 1) if ESCAPED_SUBSTITUTION in line]
+    fixed = content.replace(ESCAPED_SUBSTITUTION, "$(")
+    if syntax_problem(name, fixed.encode()) is not None:
+        return content, []
+    return fixed, [f"\\$( became $( on line{_plural(lines)} {_numbers(lines)} (a backslash makes $ a literal dollar sign)."]
 
 
 def repair_python(name: str, content: str) -> tuple[str, list[str]]:
