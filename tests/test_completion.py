@@ -366,7 +366,7 @@ def test_an_answer_that_needs_no_reminder_stands(server, project: Path, files: d
 
 def test_a_shell_script_that_does_not_parse_is_said_at_once(server, project: Path) -> None:
     server.script(
-        Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo \\\\$(($i*2)); done\\n")</action>'),
+        Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo \\\\$(($i*2))\\n")</action>'),  # no done: broken with or without the backslash
         Reply('<action>write_to_file("deploy.sh", "for i in 1 2; do echo $((i*2)); done\\n")</action>'),
         answer_reply("ok"),
     )

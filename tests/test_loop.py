@@ -148,6 +148,39 @@ def test_a_reply_repeating_the_last_action_is_asked_for_again_with_more_variety(
     assert "look again" not in json.dumps(server.requests[2]["messages"]), "the dropped reply is not in the conversation"
 
 
+def test_an_answer_a_reminder_answered_given_again_word_for_word_is_asked_for_again(server, project: Path) -> None:
+    """Reminded to run the tests, a model ran them, named the failing test in its thought, and
+    copied its earlier answer. The copy is dropped and asked for once more at a higher temperature."""
+    (project / "t.py").write_text("import sys\nprint('FAIL: test_b')\nsys.exit(1)\n")
+    server.script(
+        Reply("<thought>guess</thought><final_answer>The failing test is test_a.</final_answer>"),
+        Reply('<thought>run</thought><action>run_terminal_command("python3 t.py")</action>'),
+        Reply("<thought>test_b fails</thought><final_answer>The failing test is  test_a.</final_answer>"),
+        Reply("<thought>test_b fails</thought><final_answer>The failing test is test_b.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Which test fails when t.py runs?")
+    assert result.final_answer == "The failing test is test_b."
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
+    assert [n.text for n in rec.of(Notice) if "word for word" in n.text] == [
+        f"the model gave the answer a reminder had called a guess again, word for word; asked again at temperature {VARIED_TEMPERATURE}",
+    ]
+    assert [a.text for a in rec.of(FinalAnswer)] == ["The failing test is test_b."]
+
+
+def test_an_answer_copied_twice_stands_the_second_time(server, project: Path) -> None:
+    """Asked for again once; the answer after that stands, as for a repeated action."""
+    server.script(
+        Reply("<final_answer>It prints 1.</final_answer>"),
+        Reply('<action>run_terminal_command("echo 2")</action>'),
+        Reply("<final_answer>It prints 1.</final_answer>"),
+        Reply("<final_answer>It prints 1.</final_answer>"),
+    )
+    agent, _rec = make_agent(server, project)
+    assert agent.run("What does running echo 2 print?").final_answer == "It prints 1."
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
+
+
 def test_a_repeat_asked_for_again_stands_the_second_time(server, project: Path) -> None:
     (project / "a.txt").write_text("same")
     server.script(*[Reply('<action>read_file("a.txt")</action>')] * 3, Reply("<final_answer>same</final_answer>"))

@@ -49,6 +49,8 @@ TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(
 """A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
+GUESSED_ANSWERS = ("unrun", "error")
+"""Reminders about what an answer says, not about work left undone."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINKS = ("to", "into", "as")
@@ -154,6 +156,9 @@ class CompletionCheck:
     """Each Python target's code when the task started, without docstrings, comments and layout."""
     written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
+    answer_was_guessed: bool = False
+    """The last reminder said the answer itself was a guess or an error, not that work was left:
+    the same answer after the model has acted is a copy, not a claim that became true."""
     originals: dict[Path, Path | None] = field(default_factory=dict)
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
@@ -224,6 +229,7 @@ class CompletionCheck:
             found = check()
             if found is not None:
                 self.given.add(kind)
+                self.answer_was_guessed = kind in GUESSED_ANSWERS
                 return found
         return None
 

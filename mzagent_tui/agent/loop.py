@@ -90,6 +90,11 @@ _VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?(?:s|ms|sec|second
 messages (pip's retries), timings ("3 failed in 0.72s"), the file the full output went to."""
 
 
+def _plain(answer: str) -> str:
+    """An answer with its spacing made uniform, to tell a copy from a new answer."""
+    return " ".join(answer.split())
+
+
 def comparable(result: str) -> str:
     """A tool result with its volatile parts blanked, so that a repeat is seen as one."""
     return _VOLATILE.sub("#", result)
@@ -303,21 +308,31 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _ask_unless_repeated(self, cancel: CancelToken, done: list[tuple[str, str]], after_error: bool) -> tuple[Reply, ParsedReply]:
+    def _ask_unless_repeated(
+        self, cancel: CancelToken, done: list[tuple[str, str]], after_error: bool, reminded: set[str],
+    ) -> tuple[Reply, ParsedReply]:
         """A reply and its decision; one that repeats an action in `done` (those since the last
         file change) word for word is dropped and asked for again with more variety (once; the
         second reply stands whatever it is). A small model went round "run the tests, reinstall
-        pytest, run the tests" until it was stopped. After a format error the reply is asked for
-        with more variety at once: the same conversation would bring back the same unusable reply."""
+        pytest, run the tests" until it was stopped. So is a final answer that repeats word for
+        word one a reminder called a guess, when an action has run since (`reminded`, taken out
+        once used): told to run the tests, a model ran them, named the failing test in its
+        thought, and copied its earlier wrong answer. After a format error the reply is asked for with more variety at once: the same
+        conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
         parsed = self._parse(reply)
         repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) in done
-        if not repeated or not varied or after_error:
+        answer = _plain(parsed.final_answer) if parsed.error is None and parsed.final_answer is not None else None
+        if not varied or after_error or not (repeated or answer in reminded):
             return reply, parsed
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
-        which = "last action" if done[-1] == (parsed.tool, repr(parsed.args)) else "action from an earlier step"
-        self.emit(Notice(f"the model repeated its {which} ({parsed.tool}) word for word, with no file changed since; asked again at temperature {VARIED_TEMPERATURE}"))
+        if answer in reminded:
+            reminded.discard(answer)
+            self.emit(Notice(f"the model gave the answer a reminder had called a guess again, word for word; asked again at temperature {VARIED_TEMPERATURE}"))
+        else:
+            which = "last action" if done[-1] == (parsed.tool, repr(parsed.args)) else "action from an earlier step"
+            self.emit(Notice(f"the model repeated its {which} ({parsed.tool}) word for word, with no file changed since; asked again at temperature {VARIED_TEMPERATURE}"))
         self.session.record("dropped_reply", text=reply.text)
         reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
@@ -330,6 +345,10 @@ class Agent:
         recent: list[tuple[str, str, str]] = []
         unchanged: list[tuple[str, str]] = []
         """The actions since the last file change."""
+        reminded: set[str] = set()
+        """Final answers a reminder called a guess or an error, as `_plain` has them, with an action run since."""
+        awaiting: set[str] = set()
+        """Those with no action run since: given again, they stand."""
         cost_before = self.meter.cost
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -340,7 +359,7 @@ class Agent:
                 return RunResult(StopReason.MAX_COST, message, None, step - 1)
             self.emit(StepStarted(step, limit))
             try:
-                reply, parsed = self._ask_unless_repeated(cancel, unchanged, format_errors > 0)
+                reply, parsed = self._ask_unless_repeated(cancel, unchanged, format_errors > 0, reminded)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -369,6 +388,8 @@ class Agent:
                 if reminder is not None:
                     self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
                     self._observe(reminder[1])
+                    if completion.answer_was_guessed:
+                        awaiting.add(_plain(parsed.final_answer))
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
@@ -383,6 +404,8 @@ class Agent:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             acted = acted or (parsed.tool != "read_file" and result.ok)
+            reminded |= awaiting
+            awaiting.clear()
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
             text = result.text
