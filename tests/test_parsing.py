@@ -112,7 +112,10 @@ ERRORS = [
     ('<action>read_file("a" + "b")</action>', "not a literal"),
     ('<action>read_file(f"{x}.py")</action>', "f-string"),
     ('<action>read_file(b"x")</action>', "bytes"),
-    ('<action>write_to_file("a.py", "unterminated)</action>', "unterminated string"),
+    ('<action>write_to_file("a.py", "unterminated)</action>', "unterminated string: it runs on to </action> (write_to_file(\"a.py\", \"unterminated)</action>) without its closing \""),
+    # A small model ended a write's code with </action> and no closing quote, twice in a row after the plain message.
+    ('<action>write_to_file("s.py", "x = []\n    for n in y:\n        x.append(n)\n    return x</action>', 'without its closing ". End the content with " and then close the call, as in ...")</action>'),
+    ("<action>write_to_file('s.py', 'return x</action>", "('s.py', 'return x</action>) without its closing '. End the content with ' and then close the call, as in ...')</action>"),
     ('<action>write_to_file("a.py", "ok"', "not closed"),
     ("<action>read_file</action>", "parentheses"),
     ("<action></action>", "empty"),

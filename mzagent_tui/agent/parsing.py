@@ -394,6 +394,13 @@ def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, i
             'string early; inside a double-quoted string write each quote as \\" (\\"\\"\\"), or write the file with '
             "write_to_file(path, content)"
         )
+    tail = text.rstrip()
+    if tail.endswith("</action>"):
+        last = tail.removesuffix("</action>").rstrip().rpartition("\n")[2][-40:].strip()
+        raise _FormatError(
+            f"argument {arg_index} is an unterminated string: it runs on to </action> ({last}</action>) without its "
+            f"closing {quote}. End the content with {quote} and then close the call, as in ...{quote})</action>; {NEWLINE_RULE}"
+        )
     raise _FormatError(f"argument {arg_index} is an unterminated string; {NEWLINE_RULE} and close every quote")
 
 
