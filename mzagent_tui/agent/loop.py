@@ -317,8 +317,8 @@ class Agent:
         pytest, run the tests" until it was stopped. So is a final answer that repeats word for
         word one a reminder called a guess, when an action has run since (`reminded`, taken out
         once used): told to run the tests, a model ran them, named the failing test in its
-        thought, and copied its earlier wrong answer. After a format error the reply is asked for with more variety at once: the same
-        conversation would bring back the same unusable reply."""
+        thought, and copied its earlier wrong answer. After a format error the reply is asked for
+        with more variety at once: the same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
         parsed = self._parse(reply)

@@ -30,10 +30,9 @@ BLOCK_KEYWORDS = frozenset({"if", "for", "while", "with", "def", "class", "try",
 """Statements that open a block. A line with `else`, `elif`, `except` or `finally` is left alone:
 which block each belongs to cannot be read from one line."""
 CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
-
-
 SHELL_SUFFIXES = (".sh", ".bash")
 ESCAPED_SUBSTITUTION = "\\$("
+"""A substitution whose dollar the model escaped: `\\$((i * i))` is a literal `$` and a syntax error."""
 
 
 def repair(name: str, content: str) -> tuple[str, list[str]]:

@@ -190,8 +190,7 @@ class FileTools:
         broken = syntax_problem(rel, data, old if existed else None)
         stubs = kept_stubs(rel, old, data) if existed else []
         if unchanged:
-            done_before = path in self._ctx.changed
-            written = _same_content(rel, content, len(data), done_before=done_before, unfinished=broken is not None or bool(stubs))
+            written = _same_content(rel, content, len(data), done_before=path in self._ctx.changed, unfinished=broken is not None or bool(stubs))
         else:
             self._ctx.changed.add(path)
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
