@@ -130,6 +130,20 @@ def test_a_new_commit_is_seen_after_an_earlier_verdict(repo: Path) -> None:
     assert overall != ALLOW and "id_ed25519" in reason
 
 
+def test_a_commit_made_from_the_main_checkout_is_seen_in_a_linked_worktree(repo: Path, tmp_path: Path) -> None:
+    """A linked worktree's `.git` is a file naming its own git dir, whose refs live in the main
+    repository's common dir: the kept answer must be dropped when those refs change too."""
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(worktree))
+    assert (worktree / ".git").is_file()
+    assert verdict("git log --all -p", worktree)[0] == ALLOW
+    (repo / ".env").write_text("KEY=secret\n")
+    git(repo, "add", "-f", ".env")
+    git(repo, "commit", "-qm", "oops")
+    overall, reason = verdict("git log --all -p", worktree)
+    assert overall != ALLOW and ".env" in reason
+
+
 def test_a_repository_above_the_project_is_the_one_checked(repo: Path) -> None:
     """`git log -p` in a subfolder prints the whole repository's history."""
     (repo / ".netrc").write_text("machine x password y\n")
