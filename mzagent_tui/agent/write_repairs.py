@@ -143,25 +143,11 @@ def _split_line(line: str) -> list[str] | None:
 def _statements(line: str) -> list[str] | None:
     """The line split at each `;` outside brackets and strings; None if it does not tokenize
     alone (a string or bracket continued on another line) or holds a continuation keyword."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None
     text = line.strip()
-    cuts = [0]
-    depth = 0
-    for token in tokens:
-        if token.type == tokenize.NAME and token.string in CONTINUATIONS:
-            return None
-        if token.type != tokenize.OP:
-            continue
-        if token.string in "([{":
-            depth += 1
-        elif token.string in ")]}":
-            depth -= 1
-        elif token.string == ";" and depth == 0:
-            cuts.append(token.start[1])
-    cuts.append(len(text))
+    tokens = _top_level_tokens(text)
+    if tokens is None or any(token.type == tokenize.NAME and token.string in CONTINUATIONS for token in tokens):
+        return None
+    cuts = [0, *(token.start[1] for token in tokens if token.type == tokenize.OP and token.string == ";"), len(text)]
     parts = [text[start:end].lstrip(";").strip() for start, end in itertools.pairwise(cuts)]
     return [part for part in parts if part]
 
@@ -172,23 +158,29 @@ def _opens_block(statement: str) -> bool:
 
 def _header(statement: str) -> tuple[str | None, str]:
     """(a block statement's header up to its `:`, the statement after it) or (None, "")."""
-    if not _opens_block(statement):
-        return None, ""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(statement + "\n").readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return None, ""
-    depth = 0
-    for token in tokens:
-        if token.type != tokenize.OP:
-            continue
-        if token.string in "([{":
-            depth += 1
-        elif token.string in ")]}":
-            depth -= 1
-        elif token.string == ":" and depth == 0:
+    tokens = _top_level_tokens(statement) if _opens_block(statement) else None
+    for token in tokens or []:
+        if token.type == tokenize.OP and token.string == ":":
             return statement[:token.end[1]], statement[token.end[1]:].strip()
     return None, ""
+
+
+def _top_level_tokens(text: str) -> list[tokenize.TokenInfo] | None:
+    """The tokens of one line of code that stand outside brackets; None if it does not tokenize alone."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    depth = 0
+    top: list[tokenize.TokenInfo] = []
+    for token in tokens:
+        if token.type == tokenize.OP and token.string in ("(", "[", "{"):
+            depth += 1
+        elif token.type == tokenize.OP and token.string in (")", "]", "}"):
+            depth -= 1
+        elif depth == 0:
+            top.append(token)
+    return top
 
 
 def _plural(numbers: list[int]) -> str:
