@@ -58,7 +58,7 @@ def repair_shell(name: str, content: str) -> tuple[str, list[str]]:
 def repair_python(name: str, content: str) -> tuple[str, list[str]]:
     """(content to write, what was repaired, one sentence each); the content unchanged and
     nothing said unless it is Python that does not compile and compiles after the repairs."""
-    if not name.lower().endswith(".py") or len(content) > MAX_REPAIRED_CHARS or _compiles(content, name):
+    if not name.lower().endswith(".py") or len(content) > MAX_REPAIRED_CHARS or _error_line(content) is None:
         return content, []
     said: list[str] = []
     fixed, closed = close_docstrings(content)
@@ -67,7 +67,7 @@ def repair_python(name: str, content: str) -> tuple[str, list[str]]:
     fixed, split = split_block_lines(fixed)
     if split:
         said.append(f"Line{_plural(split)} {_numbers(split)} put a block statement after ; so {'they were' if len(split) > 1 else 'it was'} written as separate, indented lines.")
-    if said and _compiles(fixed, name):
+    if said and _error_line(fixed) is None:
         return fixed, said
     return content, []
 
@@ -189,14 +189,6 @@ def _plural(numbers: list[int]) -> str:
 
 def _numbers(numbers: list[int]) -> str:
     return ", ".join(str(number) for number in numbers)
-
-
-def _compiles(text: str, name: str = "<repair>") -> bool:
-    try:
-        compile(text, name, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
 
 
 def _error_line(text: str) -> int | None:

@@ -25,6 +25,11 @@ def defined_names(source: bytes) -> list[str] | None:
     return names
 
 
+def listed(names: list[str]) -> str:
+    """Names for a note: the first MAX_NAMED, the rest counted."""
+    return ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
 def _parsed(source: bytes) -> ast.Module | None:
     try:
         return ast.parse(source)
@@ -72,7 +77,7 @@ def kept_stubs(rel: str, old: bytes, new: bytes) -> list[str]:
 
 
 def kept_stubs_note(rel: str, names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+    shown = listed(names)
     return f"Note: in {rel}, {shown} still only raise{'s' if len(names) == 1 else ''} NotImplementedError, as before this write: not implemented yet."
 
 
@@ -92,7 +97,7 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
 
 def removed_note(rel: str, names: list[str], whole: bool) -> str:
     """The line the observation of a whole write (`whole`) or of an edit gets."""
-    shown = ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+    shown = listed(names)
     if not whole:
         return f"Note: {rel} no longer defines {shown}, which it defined before this edit. If the task did not ask to remove or rename them, put them back."
     return (

@@ -9,8 +9,8 @@ import ast
 
 from pyflakes import checker, messages
 
-MAX_NAMED = 8
-"""Names listed in the note; more are counted."""
+from mzagent_tui.agent.tools.definitions import listed
+
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
 
@@ -49,8 +49,7 @@ def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, in
 
 def undefined_note(rel: str, names: dict[str, int]) -> str:
     """The line a write's observation gets."""
-    listed = [f"{name} (line {line})" for name, line in names.items()]
-    shown = ", ".join(listed[:MAX_NAMED]) + (f" and {len(listed) - MAX_NAMED} more" if len(listed) > MAX_NAMED else "")
+    shown = listed([f"{name} (line {line})" for name, line in names.items()])
     return (
         f"Note: {rel} uses {shown}, which it never defines or imports, so the code stops with NameError when that line runs. "
         "Define or import each one, or write the name you meant."
