@@ -8,6 +8,7 @@ import pytest
 
 from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
+from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.syntax_check import syntax_problem
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
@@ -415,13 +416,13 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
     (project / "LOG.md").write_text("# Log\n\n- one\n- two\n- three\n")
     server.script(
         read_reply("LOG.md"),
-        write_reply("LOG.md", "- four\n"),
+        write_reply("LOG.md", "- zero\n"),
         answer_reply("Added."),
-        write_reply("LOG.md", "# Log\n\n- one\n- two\n- three\n- four\n"),
+        write_reply("LOG.md", "# Log\n\n- zero\n- one\n- two\n- three\n"),
         answer_reply("Added."),
     )
     agent, rec = make_agent(server, project)
-    result = agent.run("Add a line '- four' at the end of LOG.md")
+    result = agent.run("Add a line '- zero' above '- one' in LOG.md")
     assert result.final_answer == "Added." and result.steps == 5
     assert last_user(server.requests[3]).startswith(
         "<observation>Reminder: the task asks to add to LOG.md, but it now has 1 lines where it had 5: write_to_file replaces "
@@ -429,6 +430,58 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
         "earlier content plus the addition."
     ), "the earlier lines are quoted: read again, the file no longer has them"
     assert [n.text for n in rec.of(Notice)] == ["the task adds to LOG.md, which lost most of its lines; the model was reminded once"]
+
+
+@pytest.mark.parametrize("task", ["Add a line '- four' at the end of LOG.md", "Append '- four' to LOG.md"])
+def test_a_task_that_adds_at_the_end_is_shown_the_write_that_keeps_the_old_lines(server, project: Path, task: str) -> None:
+    """Told to keep the earlier lines, a small model dropped them again or wrote the reminder's own
+    words into the file: the reminder shows the whole call, which parses to the old content."""
+    old = '# Log\n\n- "one"\n- two\n- three'
+    (project / "LOG.md").write_text(old)
+    server.script(read_reply("LOG.md"), write_reply("LOG.md", "- four\n"), answer_reply("Added."), answer_reply("Added."))
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    reminder = last_user(server.requests[3]).removeprefix("<observation>").removesuffix("</observation>")
+    assert "Write it again with the earlier lines kept, your addition in place of NEW TEXT:\n" in reminder
+    call = parse_reply(f"<action>{reminder.splitlines()[-1]}</action>")
+    assert (call.tool, call.args) == ("write_to_file", ["LOG.md", old + "\nNEW TEXT"])
+
+
+def test_an_unchanged_file_a_task_adds_to_at_the_end_is_shown_the_write(server, project: Path) -> None:
+    (project / "GUIDE.md").write_text("# Guide\n\nUse it.\n")
+    server.script(read_reply("GUIDE.md"), answer_reply("It has the section."), answer_reply("It has the section."))
+    agent, _ = make_agent(server, project)
+    agent.run("Add a section Help at the end of GUIDE.md")
+    reminder = last_user(server.requests[2])
+    assert reminder.endswith(
+        'your addition at the end, in place of NEW TEXT:\nwrite_to_file("GUIDE.md", "# Guide\\n\\nUse it.\\nNEW TEXT")</observation>'
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "quoted"),
+    [
+        ("I read people.csv. Converting it to JSON...", "Converting it to JSON..."),
+        ("The tests fail on spaces. I will fix this in slug.py. It is small.", "I will fix this in slug.py."),
+        ("Read it.\nNow I'll write the table", "Now I'll write the table"),
+        ("Let me run the tests.", "Let me run the tests."),
+    ],
+)
+def test_an_answer_that_announces_a_step_is_sent_back_once(server, project: Path, answer: str, quoted: str) -> None:
+    server.script(answer_reply(answer), answer_reply(answer))
+    agent, rec = make_agent(server, project)
+    result = agent.run("Tidy the project")
+    assert result.final_answer == answer and result.steps == 2
+    assert f'says what you are about to do ("{quoted}"), but a final answer ends the task' in last_user(server.requests[1])
+    assert [n.text for n in rec.of(Notice)] == ["the answer announces a step instead of reporting it; the model was reminded once"]
+
+
+@pytest.mark.parametrize("answer", ["I will not change anything: it is right.", "The values are 1, 2, 3 ... and more.", "Done: it prints 'hi'."])
+def test_an_answer_that_reports_is_not_called_a_promise(server, project: Path, answer: str) -> None:
+    server.script(answer_reply(answer))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Tidy the project").steps == 1
+    assert rec.of(Notice) == []
 
 
 def test_a_task_that_replaces_a_file_is_not_reminded_of_its_lost_lines(server, project: Path) -> None:

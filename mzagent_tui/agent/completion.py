@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,7 @@ TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(
 """A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
-GUESSED_ANSWERS = ("unrun", "error")
+GUESSED_ANSWERS = ("unrun", "error", "promise")
 """Reminders about what an answer says, not about work left undone."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
@@ -57,6 +58,17 @@ SOURCE_LINKS = ("to", "into", "as")
 """The words between a source file and the file made from it."""
 ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 KEPT_SHARE = 0.5
+AT_END = re.compile(r"\b(?:append\w*|(?:at|to) the (?:end|bottom))\b", re.IGNORECASE)
+"""A task that adds at the end of a file: its reminders show the write that keeps the old lines."""
+ADDITION = "NEW TEXT"
+"""The place of the model's own lines in the write a reminder shows."""
+PROMISE = re.compile(
+    r"(?:^|(?<=[.!?:;])\s+)(?:(?:now|next|then|so),?\s+)?(?:I will|I'll|I am going to|I'm going to|let me|let's)\b(?!\s+not\b)"
+    r"|(?:\.\.\.|\u2026)\s*$",
+    re.IGNORECASE,
+)
+"""A final answer that announces a step instead of reporting it ("I will fix slug.py", "Converting it...")."""
+SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 """A task that only adds to a file should leave at least this share of its earlier lines."""
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
@@ -134,6 +146,24 @@ def _code_of(path: Path) -> str | None:
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree)
+
+
+def _short_text(path: Path) -> str | None:
+    """A file's text when it is short enough to quote in a reminder."""
+    try:
+        if path.stat().st_size > MAX_QUOTED_BYTES:
+            return None
+        return path.read_text(errors="replace")
+    except OSError:
+        return None
+
+
+def append_call(name: str, old: str) -> str:
+    """The write_to_file call that keeps `old` and adds at its end. Told "keep the earlier lines", a
+    small model drops them or copies the reminder's own words into the file; a call to copy it keeps."""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    return f'write_to_file({json.dumps(name, ensure_ascii=False)}, "{json.dumps(old, ensure_ascii=False)[1:-1]}{ADDITION}")'
 
 
 def _digest(path: Path) -> str | None:
@@ -222,6 +252,7 @@ class CompletionCheck:
             ("unrun", self._not_run),
             ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
+            ("promise", lambda: self._promise(answer)),
         )
         for kind, check in checks:
             if kind in self.given:
@@ -294,11 +325,16 @@ class CompletionCheck:
             now = _line_count(self.root / name)
             if earlier and earlier >= 3 and now is not None and now < earlier * KEPT_SHARE:
                 old = self._original_text(self.root / name)
-                quoted = f" Its content before this task was:\n{old}" if old is not None else ""
+                if old is not None and AT_END.search(self.task):
+                    how = f" Write it again with the earlier lines kept, your addition in place of {ADDITION}:\n{append_call(name, old)}"
+                elif old is not None:
+                    how = f" Its content before this task was:\n{old}\nWrite it again with all of its earlier content plus the addition."
+                else:
+                    how = "\nWrite it again with all of its earlier content plus the addition."
                 return (
                     f"the task adds to {name}, which lost most of its lines",
                     f"Reminder: the task asks to add to {name}, but it now has {now} lines where it had {earlier}: "
-                    f"write_to_file replaces the whole file.{quoted}\nWrite it again with all of its earlier content plus the addition.",
+                    f"write_to_file replaces the whole file.{how}",
                 )
         return None
 
@@ -306,12 +342,7 @@ class CompletionCheck:
         """A written file's content before the run's first write to it, when it is short enough to
         quote: the model, told to keep the earlier lines, read the file again and found them gone."""
         backup = self.originals.get(path)
-        try:
-            if backup is None or backup.stat().st_size > MAX_QUOTED_BYTES:
-                return None
-            return backup.read_text(errors="replace")
-        except OSError:
-            return None
+        return _short_text(backup) if backup is not None else None
 
     def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
         unchanged = [
@@ -322,7 +353,10 @@ class CompletionCheck:
             names = ", ".join(unchanged)
             stubs = [name for name in unchanged if name in self.stubs]  # unchanged: as they were when the stubs were found
             stub_note = f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
-            if all((self.root / name).resolve() in self.read for name in unchanged):
+            old = _short_text(self.root / unchanged[0]) if len(unchanged) == 1 and AT_END.search(self.task) else None
+            if old is not None:
+                how = f"Call write_to_file with its lines kept and your addition at the end, in place of {ADDITION}:\n{append_call(names, old)}"
+            elif all((self.root / name).resolve() in self.read for name in unchanged):
                 how = f"You have read {names} already: call write_to_file now with the whole new content."
             else:
                 how = "Make the change now: read the file if you need to, then write_to_file with the whole new content."
@@ -444,6 +478,23 @@ class CompletionCheck:
                 f"Reminder: {rel}, {how}, does not parse: {problem}. {fix}, or say in your final answer why it is left so.",
             )
         return None
+
+    @staticmethod
+    def _promise(answer: str) -> tuple[str, str] | None:
+        """An answer that says what the model is about to do: nothing runs after a final answer."""
+        found = PROMISE.search(answer)
+        if found is None:
+            return None
+        ends = [end.end() for end in SENTENCE_END.finditer(answer, 0, found.start() + 1)]
+        after = SENTENCE_END.search(answer, found.end())
+        sentence = answer[ends[-1] if ends else 0:after.start() + 1 if after else len(answer)].strip()
+        if len(sentence) > 160:
+            sentence = sentence[:160] + "…"
+        return (
+            "the answer announces a step instead of reporting it",
+            f"Reminder: your final answer says what you are about to do (\"{sentence}\"), but a final answer ends the "
+            "task and nothing runs after it. Do that step now with a tool call, then answer with what you did.",
+        )
 
     @staticmethod
     def _only_an_error(answer: str) -> tuple[str, str] | None:
