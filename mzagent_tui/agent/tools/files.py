@@ -190,9 +190,13 @@ class FileTools:
         broken = syntax_problem(rel, data, old if existed else None)
         stubs = kept_stubs(rel, old, data) if existed else []
         if unchanged:
-            written = _same_content(rel, content, len(data), done_before=path in self._ctx.changed, unfinished=broken is not None or bool(stubs))
+            written = _same_content(
+                rel, content, len(data), done_before=path in self._ctx.changed, unfinished=broken is not None or bool(stubs),
+                failed=self._ctx.failed.get(path),
+            )
         else:
             self._ctx.changed.add(path)
+            self._ctx.failed.pop(path, None)
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
             change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(
@@ -384,12 +388,17 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         return True, handle.read(), stat.S_IMODE(info.st_mode)
 
 
-def _same_content(rel: str, content: str, size: int, done_before: bool, unfinished: bool) -> str:
+def _same_content(rel: str, content: str, size: int, done_before: bool, unfinished: bool, failed: str | None) -> str:
     """Why nothing was written. Content an earlier write of the model put there is a step done
     (told to write something different, a small model broke a finished table), unless what the
-    observation says next shows it is not (`unfinished`: it does not parse, a stub is left);
-    content the file already had is a change that has not happened yet."""
+    observation says next shows it is not (`unfinished`: it does not parse, a stub is left), or a
+    command has failed in it since it was written (`failed`: the error)."""
     said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
+    if failed is not None:
+        return (
+            f"{said}, and it failed when a command ran it: {failed}. The same content fails the same way: "
+            "write different code that fixes that."
+        )
     if done_before and unfinished:
         return f"{said}, from your earlier write. Writing it again changes nothing: what is said below is still so. Write different content that fixes it."
     if done_before:

@@ -21,6 +21,7 @@ from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 from mzagent_tui.agent.tools.seen import named_files
+from mzagent_tui.agent.tools.tracebacks import python_failure
 
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
@@ -79,6 +80,9 @@ class ShellTool:
         if before is not None:
             text += self._record_changes(before)
         if result.exit_code not in (0, None) and not answer:
+            failure = python_failure(_whole(result.output), ctx.root)
+            if failure is not None and failure.path in ctx.changed:
+                ctx.failed[failure.path] = failure.describe()
             for missing in missing_in_output(ctx.root, text):
                 text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
@@ -149,6 +153,7 @@ class ShellTool:
         """One `FileChanged` with the diff from the saved old content; a file gone or unreadable
         by now gets no digest, so undo refuses it."""
         path = self._ctx.root / change.path
+        self._ctx.failed.pop(path, None)
         digest = None
         data = None
         if change.status != "D":
@@ -192,7 +197,7 @@ _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|C
 
 
 def _looks_blocked(result: ProcessResult) -> bool:
-    return bool(_BLOCKED.search((result.output.head + result.output.tail).decode("utf-8", errors="replace")))
+    return bool(_BLOCKED.search(_whole(result.output)))
 
 
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)
@@ -244,6 +249,11 @@ def _describe(result: ProcessResult, timeout: float, output_path: str, answer: s
     if result.output.cut_bytes > 0:
         text += f"\n[end of output: {result.lines} lines in total; the line above is the last line]"
     return text
+
+
+def _whole(stream: Stream) -> str:
+    """What was kept of a stream (head and tail), as text."""
+    return (stream.head + stream.tail).decode("utf-8", errors="replace")
 
 
 def _shown(stream: Stream, output_path: str) -> str:

@@ -1,0 +1,112 @@
+"""Where a failed command's traceback ends in the project, and the write that repeats failing code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.events import Observation
+from mzagent_tui.agent.tools.tracebacks import Failure, python_failure
+from tests.conftest import make_agent
+from tests.scripted_server import Reply, answer_reply, write_reply
+
+FAILING = "def pick(xs):\n    best = None\n    return best[0]\n\n\nprint(pick([1]))\n"
+
+
+def run_reply(command: str) -> Reply:
+    return Reply(f"<thought>run it</thought><action>run_terminal_command({json.dumps(command)})</action>")
+
+
+def test_the_last_frame_in_the_project_and_the_error_after_it(project: Path) -> None:
+    (project / "lib.py").write_text("x\n" * 20)
+    (project / "app.py").write_text("x\n")
+    output = (
+        "Traceback (most recent call last):\n"
+        f'  File "{project}/app.py", line 1, in <module>\n    main()\n'
+        '  File "lib.py", line 13, in pick\n    return best[0]\n'
+        '  File "/usr/lib/python3.11/json/__init__.py", line 346, in loads\n    return _default_decoder.decode(s)\n'
+        "TypeError: 'NoneType' object is not subscriptable\n"
+    )
+    failure = python_failure(output, project)
+    assert failure == Failure(project / "lib.py", 13, "TypeError: 'NoneType' object is not subscriptable")
+    assert failure.describe() == "TypeError: 'NoneType' object is not subscriptable (line 13)"
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Error: something else went wrong\n",
+        'Traceback (most recent call last):\n  File "/usr/lib/python3.11/runpy.py", line 9, in run\nKeyError: 1\n',
+        'Traceback (most recent call last):\n  File "../outside.py", line 2, in f\nValueError: no\n',
+        'Traceback (most recent call last):\n  File "gone.py", line 2, in f\nValueError: no\n',
+        'Traceback (most recent call last):\n  File "app.py", line 1, in <module>\n',
+    ],
+    ids=["no traceback", "outside the project", "a relative path out", "no such file", "no error line"],
+)
+def test_no_failure_without_a_traceback_ending_in_a_project_file(project: Path, output: str) -> None:
+    (project / "app.py").write_text("x\n")
+    (project.parent / "outside.py").write_text("x\n")
+    assert python_failure(output, project) is None
+
+
+def observations(rec) -> list[str]:  # noqa: ANN001
+    return [o.text for o in rec.of(Observation)]
+
+
+def test_writing_code_again_that_just_failed_is_not_called_a_step_done(server, project: Path) -> None:
+    """A small model wrote its code, ran it, saw a TypeError, and wrote the same code again; it was
+    told "that step is done" and went round until the time limit."""
+    server.script(
+        write_reply("pick.py", FAILING),
+        run_reply(f"{sys.executable} pick.py"),
+        write_reply("pick.py", FAILING),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Write pick.py")
+    again = observations(rec)[2]
+    assert again == (
+        "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), and it failed when a command ran it: "
+        "TypeError: 'NoneType' object is not subscriptable (line 3). The same content fails the same way: "
+        "write different code that fixes that."
+    )
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        [write_reply("pick.py", "print(1)\n"), write_reply("pick.py", FAILING)],
+        [run_reply("sed -i 's/best = None/best = [2]/' pick.py"), run_reply("sed -i 's/best = \\[2\\]/best = None/' pick.py")],
+    ],
+    ids=["rewritten by the model", "changed by a command"],
+)
+def test_a_failure_is_forgotten_once_the_file_changes(server, project: Path, between: list[Reply]) -> None:
+    server.script(
+        write_reply("pick.py", FAILING),
+        run_reply(f"{sys.executable} pick.py"),
+        *between,
+        write_reply("pick.py", FAILING),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Write pick.py")
+    assert "Command FAILED" in observations(rec)[1]
+    assert observations(rec)[-1].startswith("Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), from your earlier write")
+
+
+def test_a_failure_in_a_file_the_model_did_not_write_is_not_remembered(server, project: Path) -> None:
+    (project / "pick.py").write_text(FAILING)
+    server.script(
+        run_reply(f"{sys.executable} pick.py"),
+        write_reply("pick.py", FAILING),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Fix pick.py")
+    assert observations(rec)[-1] == (
+        "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), so it did not change. "
+        "Write something different if a change is needed."
+    )
