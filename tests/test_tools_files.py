@@ -472,8 +472,9 @@ def test_a_name_the_write_leaves_undefined_is_named_with_its_line(tools, project
     read(tools, "vowels.py")
     text, ok = write(tools, "vowels.py", "FIX\n\ndef count(s):\n    return sum(1 for c in s if c in voewls)\n")
     assert ok and (
-        "Note: vowels.py uses FIX (line 1), voewls (line 4), which it never defines or imports, so the code stops with "
-        "NameError when that line runs." in text
+        "Note: vowels.py uses FIX (line 1), voewls (line 4, in count), which it never defines or imports, so the code stops with "
+        "NameError when that line runs. Give each one its value before that line, inside the function that uses it; or import it, "
+        "or write the name you meant." in text
     )
     text, ok = write(tools, "vowels.py", "def count(s):\n    vowels = 'aeiou'\n    return sum(1 for c in s if c in vowels)\n")
     assert ok and "never defines" not in text
@@ -494,7 +495,12 @@ def test_names_the_file_used_undefined_before_the_write_are_not_blamed_on_it(too
 
 def test_a_local_used_before_it_is_assigned_is_named(tools, project: Path) -> None:
     text, _ = write(tools, "acc.py", "total = 0\n\ndef add(x):\n    total += x\n    return total\n")
-    assert "acc.py uses total (line 4)" in text
+    assert "acc.py uses total (line 4, in add)" in text
+
+
+def test_a_name_used_in_a_nested_function_names_the_innermost(tools, project: Path) -> None:
+    text, _ = write(tools, "nest.py", "def outer():\n    def inner():\n        return mean\n    return inner\n\n\nx = outer()\n")
+    assert "nest.py uses mean (line 3, in inner)" in text
 
 
 def test_a_stub_written_back_as_it_was_is_said_to_be_unimplemented(tools, project: Path) -> None:

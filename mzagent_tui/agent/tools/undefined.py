@@ -6,6 +6,7 @@ Aider lints every edit for the same reason; pyflakes reads the code without runn
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from pyflakes import checker, messages
 
@@ -15,9 +16,20 @@ MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
 
 
-def undefined_names(source: bytes, name: str = "module.py") -> dict[str, int] | None:
-    """Each name the module uses without defining or importing it, with the first line that uses
-    it; None if the source does not parse or is too large to check."""
+@dataclass(frozen=True)
+class Use:
+    """Where a name is first used: its line, and the function around it (None: module level)."""
+
+    line: int
+    function: str | None
+
+    def __str__(self) -> str:
+        return f"line {self.line}, in {self.function}" if self.function else f"line {self.line}"
+
+
+def undefined_names(source: bytes, name: str = "module.py") -> dict[str, Use] | None:
+    """Each name the module uses without defining or importing it, with the first use; None if
+    the source does not parse or is too large to check."""
     if len(source) > MAX_CHECKED_BYTES:
         return None
     try:
@@ -28,14 +40,21 @@ def undefined_names(source: bytes, name: str = "module.py") -> dict[str, int] | 
         found = checker.Checker(tree, filename=name).messages
     except RecursionError:
         return None
-    names: dict[str, int] = {}
+    functions = [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    names: dict[str, Use] = {}
     for message in sorted(found, key=lambda item: item.lineno):
         if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)):
-            names.setdefault(str(message.message_args[0]), message.lineno)
+            names.setdefault(str(message.message_args[0]), Use(message.lineno, _innermost(functions, message.lineno)))
     return names
 
 
-def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, int]:
+def _innermost(functions: list[ast.FunctionDef | ast.AsyncFunctionDef], line: int) -> str | None:
+    """The name of the innermost function whose body holds `line`."""
+    holding = [f for f in functions if f.lineno <= line <= (f.end_lineno or f.lineno)]
+    return max(holding, key=lambda f: f.lineno).name if holding else None
+
+
+def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, Use]:
     """The undefined names of a Python file's new content that its old content did not already
     use undefined (a file that relied on some injected name before is not blamed for it now)."""
     if not rel.lower().endswith(".py"):
@@ -44,13 +63,14 @@ def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, in
     if not after:
         return {}
     before = undefined_names(old, rel) if old is not None else None
-    return {name: line for name, line in after.items() if not before or name not in before}
+    return {name: use for name, use in after.items() if not before or name not in before}
 
 
-def undefined_note(rel: str, names: dict[str, int]) -> str:
-    """The line a write's observation gets."""
-    shown = listed([f"{name} (line {line})" for name, line in names.items()])
+def undefined_note(rel: str, names: dict[str, Use]) -> str:
+    """The line a write's observation gets. Told only "define it", a small model put `mean = 0.0`
+    under the function that needed the mean: the note says which function uses the name."""
+    shown = listed([f"{name} ({use})" for name, use in names.items()])
     return (
         f"Note: {rel} uses {shown}, which it never defines or imports, so the code stops with NameError when that line runs. "
-        "Define or import each one, or write the name you meant."
+        "Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant."
     )
