@@ -72,6 +72,30 @@ def test_a_package_claimed_after_only_making_its_folder_gets_a_reminder(server, 
     assert [n.text for n in rec.of(Notice)] == ["the task asks for alpha.py, beta.py, which do not exist; the model was reminded once"]
 
 
+def test_files_still_missing_after_some_were_made_get_another_reminder(server, project: Path) -> None:
+    """Reminded of two missing modules, a small model wrote one and answered again: it is reminded
+    of the rest while each reminder finds fewer missing, and an answer that makes none stands."""
+    task = "Create a package named kit with three modules: alpha.py, beta.py and gamma.py."
+    server.script(
+        write_reply("kit/__init__.py", ""),
+        answer_reply("Created kit."),
+        write_reply("kit/alpha.py", "A = 1\n"),
+        answer_reply("Created kit."),
+        answer_reply("Created kit."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run(task)
+    assert result.final_answer == "Created kit." and result.steps == 5
+    assert last_user(server.requests[4]) == (
+        "<observation>Reminder: the task also asks for beta.py, gamma.py, which do not exist yet. Create each now with "
+        "write_to_file, or give your final answer again if the task does not need them.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == [
+        "the task asks for alpha.py, beta.py, gamma.py, which do not exist; the model was reminded once",
+        "the task still asks for beta.py, gamma.py; the model was reminded once",
+    ]
+
+
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
     server.script(
         answer_reply("The script prints 4181."),
@@ -116,15 +140,20 @@ def test_a_file_written_before_the_task_is_not_checked(server, project: Path) ->
 
 
 def test_each_kind_of_reminder_is_given_at_most_once(server, project: Path) -> None:
+    """Missing files are the one kind said again, and only while fewer are missing each time."""
     server.script(
-        answer_reply("Done."),  # out.txt missing
+        answer_reply("Done."),  # out.txt and out.py missing
         write_reply("out.py", "x = (\n"),
+        answer_reply("Done."),  # out.txt still missing, out.py made since
         answer_reply("Done."),  # out.py does not compile
-        answer_reply("Done."),  # out.txt still missing: accepted
+        answer_reply("Done."),  # out.txt still missing, nothing made since: accepted
     )
-    agent, _ = make_agent(server, project)
+    agent, rec = make_agent(server, project)
     result = agent.run("Create out.txt and out.py")
-    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 4
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 5
+    assert [n.text.split(";")[0] for n in rec.of(Notice)] == [
+        "the task asks for out.txt, out.py, which do not exist", "the task still asks for out.txt", "out.py does not parse",
+    ]
 
 
 def test_a_target_outside_the_project_is_ignored(server, project: Path) -> None:

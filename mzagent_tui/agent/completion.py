@@ -205,6 +205,9 @@ class CompletionCheck:
     """The file names the task mentions, in order."""
     asks_for_change: bool = False
     """The task asks for a change somewhere in its words (not only about files)."""
+    last_missing: set[str] | None = None
+    """The files the last reminder about missing files named: it is given again only when some of
+    them were made since and some are still missing (a model made one of two modules and answered)."""
 
     def __post_init__(self) -> None:
         self.named = list(dict.fromkeys(FILE_NAME.findall(self.task)))
@@ -255,7 +258,7 @@ class CompletionCheck:
             ("promise", lambda: self._promise(answer)),
         )
         for kind, check in checks:
-            if kind in self.given:
+            if kind in self.given and kind != "missing":  # _missing itself says when to remind again
                 continue
             found = check()
             if found is not None:
@@ -271,9 +274,19 @@ class CompletionCheck:
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
             and not self._written_elsewhere(name)
         ]
-        if not missing:
+        if not missing or (self.last_missing is not None and not set(missing) < self.last_missing):
             return None
+        again = self.last_missing is not None
+        self.last_missing = set(missing)
         names = ", ".join(missing)
+        if again:
+            one = len(missing) == 1
+            return (
+                f"the task still asks for {names}",
+                f"Reminder: the task also asks for {names}, which {'does' if one else 'do'} not exist yet. Create "
+                f"{'it' if one else 'each'} now with write_to_file, or give your final answer again if the task does not need "
+                f"{'it' if one else 'them'}.",
+            )
         if len(missing) == 1:
             return (
                 f"the task asks for {names}, which does not exist",
