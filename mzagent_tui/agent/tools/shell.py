@@ -17,6 +17,7 @@ from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_answer import exit_answer
+from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
@@ -78,7 +79,10 @@ class ShellTool:
         if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
-            text += self._record_changes(before)
+            changes = self._record_changes(before)
+            text += changes
+            if not changes and result.exit_code == 0 and self._snapshots is not None and edits_in_place(to_run):
+                text += "\n" + NOTHING_CHANGED
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
