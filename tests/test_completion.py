@@ -96,6 +96,62 @@ def test_files_still_missing_after_some_were_made_get_another_reminder(server, p
     ]
 
 
+def test_a_word_the_task_replaces_that_went_missing_instead_is_reminded_of(server, project: Path) -> None:
+    """Told to replace foo with bar, a small model dropped the word: "foo one" became "one"."""
+    (project / "a.txt").write_text("foo one\n")
+    (project / "b.txt").write_text("two foo\nthree\n")
+    server.script(
+        read_reply("a.txt"),
+        read_reply("b.txt"),
+        write_reply("a.txt", "one\n"),
+        write_reply("b.txt", "two bar\nthree\n"),
+        answer_reply("Replaced."),
+        write_reply("a.txt", "bar one\n"),
+        answer_reply("Replaced."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Replace the word foo with bar in both a.txt and b.txt.").steps == 7
+    assert last_user(server.requests[5]) == (
+        "<observation>Reminder: the task asks to replace foo with bar, but a.txt has no bar in it. Make the change now "
+        "(write_to_file with the whole new content), or give your final answer again if it is right as it is.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["the task replaces foo with bar, but a.txt has no bar in it; the model was reminded once"]
+
+
+def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path) -> None:
+    """A sed whose pattern was not in the file changed nothing; the model reported the rename done."""
+    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
+    (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
+    server.script(
+        Reply("<action>run_terminal_command(\"sed -i 's/def total(/def sum_all(/' util.py\")</action>"),
+        Reply("<action>run_terminal_command(\"sed -i 's/total(sum_all)/sum_all/' app.py\")</action>"),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
+    assert "the task asks to replace total with sum_all, but app.py still has total (line 1)." in last_user(server.requests[3])
+
+
+@pytest.mark.parametrize(
+    ("task", "files", "command"),
+    [
+        ("Replace the tabs with spaces in x.py", {"x.py": "a = 1\n"}, "true"),
+        ("Rename old.txt to new.txt", {"old.txt": "old\n"}, "true"),
+        ("Replace the word foo with bar in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/bar/ a.txt"),
+    ],
+    ids=["a word the file never had", "a file rename", "done"],
+)
+def test_no_replace_reminder_without_a_word_left_or_lost(server, project: Path, task: str, files: dict[str, str], command: str) -> None:
+    for name, text in files.items():
+        (project / name).write_text(text)
+    server.script(Reply(f'<action>run_terminal_command("{command}")</action>'), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert not [n for n in rec.of(Notice) if "replaces" in n.text]
+    assert [o.text.splitlines()[0] for o in rec.of(Observation)][-1] == "Command succeeded (exit code 0)."
+
+
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
     server.script(
         answer_reply("The script prints 4181."),

@@ -72,6 +72,14 @@ SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 """A task that only adds to a file should leave at least this share of its earlier lines."""
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
+_TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{1,80})"
+REPLACING = re.compile(
+    rf"\b(?:replace|rename)\s+(?:(?:all|every|each)\s+)?(?:(?:the|its)\s+)?"
+    rf"(?:(?:word|text|string|name|function|method|class|variable|constant|key|field|value|heading|title)s?\s+)?"
+    rf"(?P<old>{_TOKEN})\s+(?:with|to|by|into)\s+(?:the\s+(?:word|text|string|name)\s+)?(?P<new>{_TOKEN})",
+    re.IGNORECASE,
+)
+"""A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all")."""
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -148,14 +156,23 @@ def _code_of(path: Path) -> str | None:
     return ast.dump(tree)
 
 
-def _short_text(path: Path) -> str | None:
-    """A file's text when it is short enough to quote in a reminder."""
+def _short_text(path: Path, limit: int = MAX_QUOTED_BYTES) -> str | None:
+    """A file's text when it is short enough to quote in a reminder (or to search, with a higher `limit`)."""
     try:
-        if path.stat().st_size > MAX_QUOTED_BYTES:
+        if path.stat().st_size > limit:
             return None
         return path.read_text(errors="replace")
     except OSError:
         return None
+
+
+def _unquoted(token: str) -> str:
+    return token[1:-1] if len(token) > 1 and token[0] == token[-1] and token[0] in "\"'`" else token
+
+
+def _has_word(text: str | None, word: str) -> bool:
+    """Whether `text` holds `word` as a whole word (not "total" in "subtotal")."""
+    return text is not None and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
 def append_call(name: str, old: str) -> str:
@@ -205,6 +222,10 @@ class CompletionCheck:
     """The file names the task mentions, in order."""
     asks_for_change: bool = False
     """The task asks for a change somewhere in its words (not only about files)."""
+    replacements: list[tuple[str, str]] = field(default_factory=list)
+    """(old, new) word pairs the task asks to swap, each kept only where a target held the old word."""
+    replaced_in: list[str] = field(default_factory=list)
+    """The files the task names that held an old word of `replacements` when the task started."""
     last_missing: set[str] | None = None
     """The files the last reminder about missing files named: it is given again only when some of
     them were made since and some are still missing (a model made one of two modules and answered)."""
@@ -220,6 +241,12 @@ class CompletionCheck:
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
         self.before_lines = {name: _line_count(self.root / name) for name in self.targets}
         self.before_code = {name: _code_of(self.root / name) for name in self.targets}
+        for found in REPLACING.finditer(self.task):
+            pair = (_unquoted(found["old"]), _unquoted(found["new"]))
+            holding = [name for name in self.named if self._inside(name) and _has_word(_short_text(self.root / name, MAX_PARSED_BYTES), pair[0])]
+            if holding and pair[0] != pair[1] and not FILE_NAME.fullmatch(pair[0]):
+                self.replacements.append(pair)
+                self.replaced_in += [name for name in holding if name not in self.replaced_in]
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
@@ -249,6 +276,7 @@ class CompletionCheck:
             ("shrunk", self._shrunk),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
+            ("replace", self._not_replaced),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("absolute", self._absolute_path),
@@ -385,6 +413,28 @@ class CompletionCheck:
                 "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
                 "otherwise give your final answer again.",
             )
+        return None
+
+    def _not_replaced(self) -> tuple[str, str] | None:
+        """A target that still holds the word the task asks to replace, or lacks its replacement:
+        a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing."""
+        for name in self.replaced_in:
+            text = _short_text(self.root / name, MAX_PARSED_BYTES)
+            if text is None:
+                continue
+            for old, new in self.replacements:
+                if _has_word(text, old):
+                    line = next(number for number, line in enumerate(text.splitlines(), 1) if _has_word(line, old))
+                    wrong = f"{name} still has {old} (line {line})"
+                elif new not in text:
+                    wrong = f"{name} has no {new} in it"
+                else:
+                    continue
+                return (
+                    f"the task replaces {old} with {new}, but {wrong}",
+                    f"Reminder: the task asks to replace {old} with {new}, but {wrong}. Make the change now (write_to_file "
+                    "with the whole new content), or give your final answer again if it is right as it is.",
+                )
         return None
 
     def _still_a_stub(self) -> tuple[str, str] | None:
