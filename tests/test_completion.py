@@ -38,6 +38,8 @@ def last_user(request: dict) -> str:
     ("Write tests for tally.py.", []),
     ("Add test cases of the parse function in parse.py to tests/test_parse.py", ["tests/test_parse.py"]),
     ("Fix the tests of x.py so they pass and update x.py", ["x.py"]),
+    ("Add a constant VERSION = '2.0' to settings.py and set the version to 1.4.2", ["settings.py"]),
+    ("Create clip.mp3, v2.0.txt and app.h264", ["clip.mp3", "v2.0.txt", "app.h264"]),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets

@@ -19,9 +19,10 @@ from pathlib import Path
 from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.syntax_check import syntax_problem
 
-FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.[A-Za-z0-9]{1,8}\b")
+FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
-unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB."""
+unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB. The
+extension has a letter: "VERSION = '2.0'" names no file."""
 CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 WRITING_VERB = re.compile(
     r"\b(create|write|save|put|store|record|append|add|generate|produce|export|dump|fix|update|change|modify|edit|"
