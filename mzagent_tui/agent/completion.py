@@ -59,6 +59,7 @@ SOURCE_LINKS = ("to", "into", "as")
 """The words between a source file and the file made from it."""
 ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 KEPT_SHARE = 0.5
+"""A task that only adds to a file should leave at least this share of its earlier lines."""
 AT_END = re.compile(r"\b(?:append\w*|(?:at|to) the (?:end|bottom))\b", re.IGNORECASE)
 """A task that adds at the end of a file: its reminders show the write that keeps the old lines."""
 ADDITION = "NEW TEXT"
@@ -70,7 +71,6 @@ PROMISE = re.compile(
 )
 """A final answer that announces a step instead of reporting it ("I will fix slug.py", "Converting it...")."""
 SENTENCE_END = re.compile(r"[.!?]\s+|\n")
-"""A task that only adds to a file should leave at least this share of its earlier lines."""
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
 _TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{1,80})"
@@ -224,7 +224,7 @@ class CompletionCheck:
     asks_for_change: bool = False
     """The task asks for a change somewhere in its words (not only about files)."""
     replacements: list[tuple[str, str]] = field(default_factory=list)
-    """(old, new) word pairs the task asks to swap, each kept only where a target held the old word."""
+    """(old, new) word pairs the task asks to swap, each kept only where a file the task names held the old word."""
     replaced_in: list[str] = field(default_factory=list)
     """The files the task names that held an old word of `replacements` when the task started."""
     last_missing: set[str] | None = None
