@@ -40,6 +40,7 @@ def last_user(request: dict) -> str:
     ("Fix the tests of x.py so they pass and update x.py", ["x.py"]),
     ("Add a constant VERSION = '2.0' to settings.py and set the version to 1.4.2", ["settings.py"]),
     ("Create clip.mp3, v2.0.txt and app.h264", ["clip.mp3", "v2.0.txt", "app.h264"]),
+    ("Convert scores.json (a list of objects with name and score) to scores.csv with a header row.", ["scores.csv"]),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets

@@ -561,3 +561,18 @@ def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, p
     assert (project / "convert.py").read_text() == (
         "import json\nwith open('a.json') as f:\n    data = json.load(f)\n    for key in data:\n        print(key)\n"
     )
+
+
+def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None:
+    """A small model passed a CSV's header and rows as two arguments, and three times did not
+    follow "takes 2 arguments": the error shows the call with the pieces joined."""
+    text, ok = write(tools, "scores.csv", "name,score\n", "Ann,90\nBo,\"85\"\n")
+    assert not ok and text == (
+        "Error: write_to_file takes (file_path: str, content: str) -> str; it was called with 3 argument(s). "
+        'Its content is one string: join the pieces into one, as in write_to_file("scores.csv", "name,score\\nAnn,90\\nBo,\\"85\\"\\n")'
+    )
+    assert not (project / "scores.csv").exists()
+    text, _ = write(tools, "big.txt", "x" * 1500, "y" * 1500)
+    assert text.endswith("it was called with 3 argument(s). Its content is one string: join the pieces into one.")
+    text, _ = write(tools, "a.txt", "x", 3)
+    assert text.endswith("it was called with 3 argument(s).")

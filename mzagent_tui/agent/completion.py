@@ -45,6 +45,8 @@ VERB_WINDOW = 12
 """A file is a target when a writing verb comes at most this many words before it, in its clause."""
 _CLAUSE_END = re.compile(r"[.!?;\n](?:\s|$)")
 """A colon does not end a clause: "I created two modules: alpha.py and beta.py"."""
+_ASIDE = re.compile(r"\([^()]*\)")
+"""A note in brackets between a source and its link: "convert a.json (a list of objects) to a.csv"."""
 _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
 """What stands between two names of one list ("alpha.py, beta.py and gamma.py"): the second shares the first's verb."""
 TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
@@ -113,7 +115,7 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
         gap = text[since : match.start()]
         before = _CLAUSE_END.split(gap)[-1]
         after = text[match.end() : matches[index + 1].start()] if index + 1 < len(matches) else ""
-        if after.strip().lower() in SOURCE_LINKS:
+        if " ".join(_ASIDE.sub(" ", after).split()).lower() in SOURCE_LINKS:
             continue  # the verb before a source is the verb of the file made from it
         if TESTS_OF.search(gap):
             since = match.end()

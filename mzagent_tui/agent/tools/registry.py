@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,7 @@ class ToolRegistry:
         try:
             tool.signature.bind(*args)
         except TypeError:
-            return ToolResult(f"Error: {name} takes {tool.signature}; it was called with {len(args)} argument(s).", ok=False)
+            return ToolResult(f"Error: {name} takes {tool.signature}; it was called with {len(args)} argument(s).{_joined(name, tool.params, args)}", ok=False)
         try:
             result = tool.func(*args)
         except ToolError as exc:
@@ -137,3 +138,20 @@ def _load_file(path: Path, spec: str) -> ModuleType:
     except Exception as exc:  # noqa: BLE001 - the user's file may fail in any way
         raise ValueError(f"custom tool '{spec}': {path} failed to load: {type(exc).__name__}: {exc}") from None
     return module
+
+
+MAX_SHOWN_CALL = 2000
+"""A corrected call longer than this is described, not shown."""
+
+
+def _joined(name: str, params: list[str], args: list[Any]) -> str:
+    """For a call whose text was split into pieces past the last parameter (`write_to_file("a.csv",
+    "name,score\\n", "Ann,90\\n")`): the call with the pieces joined, which a small model that did
+    not follow "takes 2 arguments" could copy."""
+    last = len(params) - 1
+    if last < 0 or len(args) <= len(params) or not all(isinstance(arg, str) for arg in args[last:]):
+        return ""
+    call = f"{name}({', '.join(json.dumps(arg, ensure_ascii=False) for arg in [*args[:last], ''.join(args[last:])])})"
+    if len(call) > MAX_SHOWN_CALL:
+        return f" Its {params[-1]} is one string: join the pieces into one."
+    return f" Its {params[-1]} is one string: join the pieces into one, as in {call}"
