@@ -520,7 +520,7 @@ def test_a_task_that_adds_to_a_file_is_reminded_when_the_file_lost_most_of_its_l
     assert [n.text for n in rec.of(Notice)] == ["the task adds to LOG.md, which lost most of its lines; the model was reminded once"]
 
 
-@pytest.mark.parametrize("task", ["Add a line '- four' at the end of LOG.md", "Append '- four' to LOG.md"])
+@pytest.mark.parametrize("task", ["Add a line '- four' at the end of LOG.md", "Append '- four' to LOG.md", "Add the entry '- four' to LOG.md"])
 def test_a_task_that_adds_at_the_end_is_shown_the_write_that_keeps_the_old_lines(server, project: Path, task: str) -> None:
     """Told to keep the earlier lines, a small model dropped them again or wrote the reminder's own
     words into the file: the reminder shows the whole call, which parses to the old content."""
@@ -533,6 +533,19 @@ def test_a_task_that_adds_at_the_end_is_shown_the_write_that_keeps_the_old_lines
     assert "Write it again with the earlier lines kept, your addition in place of NEW TEXT:\n" in reminder
     call = parse_reply(f"<action>{reminder.splitlines()[-1]}</action>")
     assert (call.tool, call.args) == ("write_to_file", ["LOG.md", old + "\nNEW TEXT"])
+
+
+@pytest.mark.parametrize(
+    ("task", "name"),
+    [("Add a docstring to f in calc.py", "calc.py"), ("Add a heading above the list in GUIDE.md", "GUIDE.md")],
+)
+def test_an_addition_that_goes_elsewhere_is_not_shown_at_the_end(server, project: Path, task: str, name: str) -> None:
+    (project / name).write_text("def f():\n    return 1\n")
+    server.script(read_reply(name), answer_reply("Added."), answer_reply("Added."))
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    reminder = last_user(server.requests[2])
+    assert "exactly as it was when the task started" in reminder and "NEW TEXT" not in reminder
 
 
 def test_an_unchanged_file_a_task_adds_to_at_the_end_is_shown_the_write(server, project: Path) -> None:

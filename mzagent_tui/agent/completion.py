@@ -63,7 +63,10 @@ ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 KEPT_SHARE = 0.5
 """A task that only adds to a file should leave at least this share of its earlier lines."""
 AT_END = re.compile(r"\b(?:append\w*|(?:at|to) the (?:end|bottom))\b", re.IGNORECASE)
-"""A task that adds at the end of a file: its reminders show the write that keeps the old lines."""
+ELSEWHERE = re.compile(r"\b(?:above|below|before|after|top|beginning|start|between|under|insert\w*)\b", re.IGNORECASE)
+"""Where an addition goes when not at the end ("add a line above x", "insert ...")."""
+LINE_FILES = {".csv", ".tsv", ".txt", ".md", ".rst", ".log", ""}
+"""Files whose additions go at the end unless the task says otherwise (rows, lines, list items, sections)."""
 ADDITION = "NEW TEXT"
 """The place of the model's own lines in the write a reminder shows."""
 PROMISE = re.compile(
@@ -369,7 +372,7 @@ class CompletionCheck:
             now = _line_count(self.root / name)
             if earlier and earlier >= 3 and now is not None and now < earlier * KEPT_SHARE:
                 old = self._original_text(self.root / name)
-                if old is not None and AT_END.search(self.task):
+                if old is not None and self._adds_at_end(name):
                     how = f" Write it again with the earlier lines kept, your addition in place of {ADDITION}:\n{append_call(name, old)}"
                 elif old is not None:
                     how = f" Its content before this task was:\n{old}\nWrite it again with all of its earlier content plus the addition."
@@ -381,6 +384,14 @@ class CompletionCheck:
                     f"write_to_file replaces the whole file.{how}",
                 )
         return None
+
+    def _adds_at_end(self, name: str) -> bool:
+        """The task adds to a file, at its end: said so, or said nowhere else for a file of lines
+        ("add a row to people.csv"; in code, "add a parameter" goes elsewhere). Its reminders then
+        show the write that keeps the old lines, with the model's own at the end."""
+        if ADDING.search(self.task) is None:
+            return False
+        return AT_END.search(self.task) is not None or (ELSEWHERE.search(self.task) is None and Path(name).suffix.lower() in LINE_FILES)
 
     def _original_text(self, path: Path) -> str | None:
         """A written file's content before the run's first write to it, when it is short enough to
@@ -397,7 +408,7 @@ class CompletionCheck:
             names = ", ".join(unchanged)
             stubs = [name for name in unchanged if name in self.stubs]  # unchanged: as they were when the stubs were found
             stub_note = f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
-            old = _short_text(self.root / unchanged[0]) if len(unchanged) == 1 and AT_END.search(self.task) else None
+            old = _short_text(self.root / unchanged[0]) if len(unchanged) == 1 and self._adds_at_end(unchanged[0]) else None
             if old is not None:
                 how = f"Call write_to_file with its lines kept and your addition at the end, in place of {ADDITION}:\n{append_call(names, old)}"
             elif all((self.root / name).resolve() in self.read for name in unchanged):
