@@ -6,8 +6,8 @@ model cannot invent a tool, forget a tag, or write the observation itself.
 Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
 a raw line break is allowed because the parser reads it: allowing only `\n`, as the prompt asks,
 cost the bundled model two held-out HumanEval problems, see bench/README.md), numbers,
-True/False/None, `name=` for the tool's own parameter names. Free text may hold `<` but not `</`,
-which is how the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON
+True/False/None, `name=` for the tool's own parameter names; a string may hold `</div>` but not
+`</action>`. Free text may hold `<` but not `</`, which is how the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON
 grammar: where the model's preferred token was not allowed, it wrote spaces until the token limit.
 """
 
