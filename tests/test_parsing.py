@@ -116,6 +116,10 @@ ERRORS = [
     # A small model ended a write's code with </action> and no closing quote, twice in a row after the plain message.
     ('<action>write_to_file("s.py", "x = []\n    for n in y:\n        x.append(n)\n    return x</action>', 'without its closing ". End the content with " and then close the call, as in ...")</action>'),
     ("<action>write_to_file('s.py', 'return x</action>", "('s.py', 'return x</action>) without its closing '. End the content with ' and then close the call, as in ...')</action>"),
+    # The same three times after that message: the call with its quote put back, to copy (never run as it came).
+    ("<action>write_to_file('g.py', 'return f\"Hi {n}!\")</action>", "With ' before the last ), the whole call would be:\nwrite_to_file('g.py', 'return f\"Hi {n}!\"')\nSend that call"),
+    # With the grammar, </action> cannot be written inside a string: the reply stops at </action instead.
+    ('<action>write_to_file("g.py", "x = 1\\nprint(x))</action\n\nuser', 'whole call would be:\nwrite_to_file("g.py", "x = 1\\nprint(x)")\nSend'),
     ('<action>write_to_file("a.py", "ok"', "not closed"),
     ("<action>read_file</action>", "parentheses"),
     ("<action></action>", "empty"),

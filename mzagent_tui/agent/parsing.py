@@ -368,6 +368,10 @@ def _string_prefix(text: str, i: int) -> str | None:
     return None
 
 
+MAX_SHOWN_CALL = 4000
+"""A corrected call longer than this is not shown in a format error."""
+
+
 def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, int]:
     """Read one string literal starting at its opening quote; return (value, index after it)."""
     kind = prefix.lower()
@@ -394,14 +398,31 @@ def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, i
             'string early; inside a double-quoted string write each quote as \\" (\\"\\"\\"), or write the file with '
             "write_to_file(path, content)"
         )
-    tail = text.rstrip()
-    if tail.endswith("</action>"):
-        last = tail.removesuffix("</action>").rstrip().rpartition("\n")[2][-40:].strip()
-        raise _FormatError(
-            f"argument {arg_index} is an unterminated string: it runs on to </action> ({last}</action>) without its "
-            f"closing {quote}. End the content with {quote} and then close the call, as in ...{quote})</action>; {NEWLINE_RULE}"
+    cut = text.rfind("</action")
+    if cut > i:
+        before = text[:cut].rstrip()
+        last = before.rpartition("\n")[2][-40:].strip()
+        closed = _closed_call(before, quote)
+        how = (
+            f"With {quote} before the last ), the whole call would be:\n{closed}\nSend that call, or your own corrected one; "
+            if closed else f"End the content with {quote} and then close the call, as in ...{quote})</action>; "
         )
+        raise _FormatError(f"argument {arg_index} is an unterminated string: it runs on to </action> ({last}</action>) without its closing {quote}. {how}{NEWLINE_RULE}")
     raise _FormatError(f"argument {arg_index} is an unterminated string; {NEWLINE_RULE} and close every quote")
+
+
+def _closed_call(call: str, quote: str) -> str | None:
+    """A call whose last string ran on to `</action>`, with its closing quote put before the call's
+    last `)`, when that parses: shown to the model, never run. A small model sent the same unclosed
+    call three times after being told how it should end; a whole call it can copy."""
+    if not call.endswith(")") or len(call) > MAX_SHOWN_CALL:
+        return None
+    closed = f"{call[:-1]}{quote})"
+    try:
+        _parse_call(closed)
+    except _FormatError:
+        return None
+    return closed
 
 
 def _decode(raw: str, raw_string: bool) -> str:
