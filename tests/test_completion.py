@@ -109,16 +109,21 @@ def test_a_word_the_task_replaces_that_went_missing_instead_is_reminded_of(serve
         write_reply("a.txt", "one\n"),
         write_reply("b.txt", "two bar\nthree\n"),
         answer_reply("Replaced."),
+        write_reply("a.txt", "one\n"),
         write_reply("a.txt", "bar one\n"),
         answer_reply("Replaced."),
     )
     agent, rec = make_agent(server, project)
-    assert agent.run("Replace the word foo with bar in both a.txt and b.txt.").steps == 7
+    assert agent.run("Replace the word foo with bar in both a.txt and b.txt.").steps == 8
     assert last_user(server.requests[5]) == (
         "<observation>Reminder: the task asks to replace foo with bar, but a.txt has no bar in it. Make the change now "
         "(write_to_file with the whole new content), or give your final answer again if it is right as it is.</observation>"
     )
     assert [n.text for n in rec.of(Notice)] == ["the task replaces foo with bar, but a.txt has no bar in it; the model was reminded once"]
+    assert [o.text for o in rec.of(Observation)][-2] == (
+        "Nothing written: a.txt already holds exactly this content (1 line, 4 bytes), and the last reminder said the task "
+        "replaces foo with bar, but a.txt has no bar in it. The same content again changes nothing: write different content that fixes that."
+    ), "the same content again is not called a step done"
 
 
 def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path) -> None:

@@ -58,8 +58,8 @@ def observations(rec) -> list[str]:  # noqa: ANN001
 
 FAILED_AGAIN = (
     "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), and it failed when a command ran it: "
-    "TypeError: 'NoneType' object is not subscriptable (line 3). The same content fails the same way: "
-    "write different code that fixes that."
+    "TypeError: 'NoneType' object is not subscriptable (line 3). The same content again changes nothing: "
+    "write different content that fixes that."
 )
 STEP_DONE = "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), from your earlier write, so that step is done"
 

@@ -196,6 +196,16 @@ def _digest(path: Path) -> str | None:
         return None
 
 
+@dataclass(frozen=True)
+class Reminder:
+    """What a check found: a line for the user, the observation for the model, and the files it
+    says are not right yet (the same content written to one again is not "a step done")."""
+
+    notice: str
+    text: str
+    files: tuple[Path, ...] = ()
+
+
 @dataclass
 class CompletionCheck:
     """One task's checks: created when the task starts, fed the run's events, asked at each final answer."""
@@ -271,8 +281,8 @@ class CompletionCheck:
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
 
-    def reminder(self, answer: str, acted: bool, commands: list[str]) -> tuple[str, str] | None:
-        """(notice for the user, observation for the model), or None to accept the answer.
+    def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
+        """What is not done yet, or None to accept the answer.
 
         A file a successful command named may be gone on purpose (`mv`, `rm`): it is not missing.
         """
@@ -301,7 +311,7 @@ class CompletionCheck:
                 return found
         return None
 
-    def _missing(self, answer: str, commands: list[str]) -> tuple[str, str] | None:
+    def _missing(self, answer: str, commands: list[str]) -> Reminder | None:
         claimed = [name for name in claimed_files(answer) if name in self.named]
         missing = [
             name for name in dict.fromkeys(self.targets + claimed)
@@ -315,20 +325,20 @@ class CompletionCheck:
         names = ", ".join(missing)
         if again:
             one = len(missing) == 1
-            return (
+            return Reminder(
                 f"the task still asks for {names}",
                 f"Reminder: the task also asks for {names}, which {'does' if one else 'do'} not exist yet. Create "
                 f"{'it' if one else 'each'} now with write_to_file, or give your final answer again if the task does not need "
                 f"{'it' if one else 'them'}.",
             )
         if len(missing) == 1:
-            return (
+            return Reminder(
                 f"the task asks for {names}, which does not exist",
                 f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
                 "create it now with write_to_file (the result goes into the file, not only into your answer); "
                 "otherwise give your final answer again.",
             )
-        return (
+        return Reminder(
             f"the task asks for {names}, which do not exist",
             f"Reminder: the task asks for {names}, but none of these files exists in the project. If the task needs them, "
             "create each now with write_to_file (the results go into the files, not only into your answer); "
@@ -340,7 +350,7 @@ class CompletionCheck:
         kit/alpha.py."""
         return "/" not in name and any(path.name == name for path in self.written)
 
-    def _empty(self) -> tuple[str, str] | None:
+    def _empty(self) -> Reminder | None:
         """A target the run left empty (created empty, or emptied): the result never got into it."""
         empty = []
         for name in self.targets:
@@ -356,13 +366,13 @@ class CompletionCheck:
         if not empty:
             return None
         names = ", ".join(empty)
-        return (
+        return Reminder(
             f"the task asks to write into {names}, which is empty",
             f"Reminder: the task asks to write into {names}, but it is empty. Put the result into it now with "
             "write_to_file (the whole content), or give your final answer again if it should be empty.",
         )
 
-    def _shrunk(self) -> tuple[str, str] | None:
+    def _shrunk(self) -> Reminder | None:
         """A task that adds to a file, after which most of the file's earlier lines are gone:
         write_to_file replaced the whole file with the addition alone."""
         if not ADDING.search(self.task):
@@ -378,10 +388,11 @@ class CompletionCheck:
                     how = f" Its content before this task was:\n{old}\nWrite it again with all of its earlier content plus the addition."
                 else:
                     how = "\nWrite it again with all of its earlier content plus the addition."
-                return (
+                return Reminder(
                     f"the task adds to {name}, which lost most of its lines",
                     f"Reminder: the task asks to add to {name}, but it now has {now} lines where it had {earlier}: "
                     f"write_to_file replaces the whole file.{how}",
+                    (self.root / name,),
                 )
         return None
 
@@ -399,7 +410,7 @@ class CompletionCheck:
         backup = self.originals.get(path)
         return _short_text(backup) if backup is not None else None
 
-    def _unchanged(self, answer: str, acted: bool) -> tuple[str, str] | None:
+    def _unchanged(self, answer: str, acted: bool) -> Reminder | None:
         unchanged = [
             name for name in self.targets
             if self.before[name] is not None and _digest(self.root / name) == self.before[name] and self.root / name not in self.broken
@@ -415,13 +426,13 @@ class CompletionCheck:
                 how = f"You have read {names} already: call write_to_file now with the whole new content."
             else:
                 how = "Make the change now: read the file if you need to, then write_to_file with the whole new content."
-            return (
+            return Reminder(
                 f"the task asks to change {names}, which is unchanged",
                 f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
                 f"so the task is not done yet{stub_note}. {how}",
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
-            return (
+            return Reminder(
                 "the answer claims a change, but nothing was written or run",
                 "Reminder: your answer says you changed something, but no file was written and no command was run "
                 "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
@@ -429,7 +440,7 @@ class CompletionCheck:
             )
         return None
 
-    def _not_replaced(self) -> tuple[str, str] | None:
+    def _not_replaced(self) -> Reminder | None:
         """A target that still holds the word the task asks to replace, or lacks its replacement:
         a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing."""
         for name in self.replaced_in:
@@ -444,27 +455,28 @@ class CompletionCheck:
                     wrong = f"{name} has no {new} in it"
                 else:
                     continue
-                return (
+                return Reminder(
                     f"the task replaces {old} with {new}, but {wrong}",
                     f"Reminder: the task asks to replace {old} with {new}, but {wrong}. Make the change now (write_to_file "
                     "with the whole new content), or give your final answer again if it is right as it is.",
+                    (self.root / name,),
                 )
         return None
 
-    def _still_a_stub(self) -> tuple[str, str] | None:
+    def _still_a_stub(self) -> Reminder | None:
         """A stub the task asks to fill in still raises NotImplementedError: it cannot be done, whatever
         the answer says, so this is said even after the reminder about an unchanged file."""
         left = [name for name in self.stubs if _is_stub(self.root / name)]
         if not left:
             return None
         names = ", ".join(left)
-        return (
+        return Reminder(
             f"{names} still raises NotImplementedError",
             f"Reminder: {names} still raises NotImplementedError, so it is not implemented yet. Call write_to_file "
             "with the whole file, the function's code in place of raise NotImplementedError.",
         )
 
-    def _same_code(self) -> tuple[str, str] | None:
+    def _same_code(self) -> Reminder | None:
         """A Python target that was rewritten, but only its docstrings, comments or layout changed:
         a small model "fixed" a bug by adding a docstring that described the bug. Not said when the
         task is about docstrings, comments or layout."""
@@ -475,15 +487,16 @@ class CompletionCheck:
             if code is None or _digest(self.root / name) == self.before[name] or _code_of(self.root / name) != code:
                 continue
             how = "You have read it: call write_to_file now" if (self.root / name).resolve() in self.read else "Read it and call write_to_file"
-            return (
+            return Reminder(
                 f"{name} was rewritten, but its code is the same",
                 f"Reminder: the task asks to change {name}, but its code is the same as when the task started: only "
                 "docstrings, comments or layout changed, so it behaves exactly as before. Compare what the code does "
                 f"with what the task asks for. {how} with the code itself changed.",
+                (self.root / name,),
             )
         return None
 
-    def _absolute_path(self) -> tuple[str, str] | None:
+    def _absolute_path(self) -> Reminder | None:
         """A file the run wrote holds the project's absolute path (`cd /home/me/proj` in a script):
         it breaks when the project is copied, cloned or run from elsewhere. The write said so; a
         small model reads past a note, so the answer waits for it once."""
@@ -496,7 +509,7 @@ class CompletionCheck:
             if not lines:
                 continue
             rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
-            return (
+            return Reminder(
                 f"{rel} holds the project's absolute path",
                 f"Reminder: {rel}, which this task wrote, contains the project's absolute path ({self.root}) in "
                 f"{'; '.join(lines[:3])}. Commands already run in the project folder, and the project may be copied or moved: "
@@ -505,18 +518,18 @@ class CompletionCheck:
             )
         return None
 
-    def _not_run(self) -> tuple[str, str] | None:
+    def _not_run(self) -> Reminder | None:
         """A question about what running something gives ("Which test fails?", "What does app.py
         print?") answered without running anything: the answer is a guess from reading."""
         if self.ran or self.asks_for_change or not QUESTION.search(self.task) or not ABOUT_RUNNING.search(self.task):
             return None
-        return (
+        return Reminder(
             "the question is about running something, and nothing was run",
             "Reminder: the question is about what happens when something runs, and no command was run in this task, "
             "so the answer is a guess. Run it with run_terminal_command and answer from its output.",
         )
 
-    def _idle(self) -> tuple[str, str] | None:
+    def _idle(self) -> Reminder | None:
         """A task about a project file that asks for work ("Make the tests in test_x.py pass")
         answered after only reading: nothing was written and nothing was run. A question, an order
         that asks for an answer ("Tell me the port"), or a task naming no file ("hello") may be
@@ -525,14 +538,14 @@ class CompletionCheck:
             return None
         if not any(self._inside(name) and (self.root / name).exists() for name in self.named):
             return None
-        return (
+        return Reminder(
             "the task asks for work, and nothing was written or run",
             "Reminder: the task asks you to do something, but so far you have only read: nothing was written and no "
             "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
             "answer why nothing needs doing.",
         )
 
-    def _broken_file(self) -> tuple[str, str] | None:
+    def _broken_file(self) -> Reminder | None:
         """A Python, JSON, TOML, INI or shell file the run wrote that does not parse; or one the task
         names, when the task asks for a change ("x.json is not valid JSON. Fix it"), not when it
         only asks about it ("what is wrong with broken.py?")."""
@@ -550,14 +563,14 @@ class CompletionCheck:
             rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
             how = "which this task wrote" if path in self.written else "which the task names"
             fix = f"You have read it: call write_to_file with the whole fixed {rel}" if path.resolve() in self.read else "Fix it"
-            return (
+            return Reminder(
                 f"{rel} does not parse",
                 f"Reminder: {rel}, {how}, does not parse: {problem}. {fix}, or say in your final answer why it is left so.",
             )
         return None
 
     @staticmethod
-    def _promise(answer: str) -> tuple[str, str] | None:
+    def _promise(answer: str) -> Reminder | None:
         """An answer that says what the model is about to do: nothing runs after a final answer."""
         found = PROMISE.search(answer)
         if found is None:
@@ -567,17 +580,17 @@ class CompletionCheck:
         sentence = answer[ends[-1] if ends else 0:after.start() + 1 if after else len(answer)].strip()
         if len(sentence) > 160:
             sentence = sentence[:160] + "…"
-        return (
+        return Reminder(
             "the answer announces a step instead of reporting it",
             f"Reminder: your final answer says what you are about to do (\"{sentence}\"), but a final answer ends the "
             "task and nothing runs after it. Do that step now with a tool call, then answer with what you did.",
         )
 
     @staticmethod
-    def _only_an_error(answer: str) -> tuple[str, str] | None:
+    def _only_an_error(answer: str) -> Reminder | None:
         if not answer.startswith("Error:"):
             return None
-        return (
+        return Reminder(
             "the answer only repeats an error",
             "Reminder: your final answer only repeats an error message; the task is not done. "
             "Try another way (run_terminal_command can rename, move, list and delete), or explain what blocks you.",

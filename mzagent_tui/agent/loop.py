@@ -386,8 +386,10 @@ class Agent:
             if parsed.final_answer is not None:
                 reminder = completion.reminder(parsed.final_answer, acted, commands)
                 if reminder is not None:
-                    self.emit(Notice(f"{reminder[0]}; the model was reminded once"))
-                    self._observe(reminder[1])
+                    self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
+                    self._observe(reminder.text)
+                    for path in reminder.files:
+                        self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
                     if completion.answer_was_guessed:
                         awaiting.add(_plain(parsed.final_answer))
                     continue

@@ -38,5 +38,6 @@ class ToolContext:
     """Files a write of the model changed in this session: the same content written again is
     then a step already done, not a change that did not happen."""
     failed: dict[Path, str] = field(default_factory=dict)
-    """Files the model wrote in which a command's Python traceback ended since their last change,
-    with the error: the same content written again is not a step done, it fails the same way."""
+    """Files found wrong since their last change (a command's Python traceback ended in one, a
+    reminder said one is not right), with what was said: the same content written again is not a
+    step done."""

@@ -392,13 +392,10 @@ def _same_content(rel: str, content: str, size: int, done_before: bool, unfinish
     """Why nothing was written. Content an earlier write of the model put there is a step done
     (told to write something different, a small model broke a finished table), unless what the
     observation says next shows it is not (`unfinished`: it does not parse, a stub is left), or a
-    command has failed in it since it was written (`failed`: the error)."""
+    command failed in it or a reminder found it wrong since it was written (`failed`: what was said)."""
     said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
     if failed is not None:
-        return (
-            f"{said}, and it failed when a command ran it: {failed}. The same content fails the same way: "
-            "write different code that fixes that."
-        )
+        return f"{said}, and {failed}. The same content again changes nothing: write different content that fixes that."
     if done_before and unfinished:
         return f"{said}, from your earlier write. Writing it again changes nothing: what is said below is still so. Write different content that fixes it."
     if done_before:

@@ -86,7 +86,7 @@ class ShellTool:
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
-                ctx.failed[failure.path] = failure.describe()
+                ctx.failed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
             for missing in missing_in_output(ctx.root, text):
                 text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
