@@ -16,6 +16,7 @@ from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapsho
 from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.examples import example_mismatch
 from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
@@ -83,6 +84,8 @@ class ShellTool:
             text += changes
             if not changes and result.exit_code == 0 and self._snapshots is not None and edits_in_place(to_run):
                 text += "\n" + NOTHING_CHANGED
+        if result.exit_code == 0:
+            text += self._against_examples(to_run, _whole(result.stdout))
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
@@ -95,6 +98,16 @@ class ShellTool:
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         return ToolResult(ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
+
+    def _against_examples(self, command: str, stdout: str) -> str:
+        """A note when the command printed a call a docstring example of a Python file the model
+        wrote gives another result for; the file is then not "a step done" if written again."""
+        written = sorted(path for path in self._ctx.changed if path.suffix == ".py")
+        mismatch = example_mismatch(command, stdout, written) if written else None
+        if mismatch is None:
+            return ""
+        self._ctx.failed[mismatch.path] = f"a command printed {mismatch.printed} for {mismatch.call}, where its docstring says {mismatch.expected}"
+        return "\n" + mismatch.note(str(mismatch.path.relative_to(self._ctx.root)))
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
