@@ -146,9 +146,11 @@ def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, proj
     [
         ("Replace the tabs with spaces in x.py", {"x.py": "a = 1\n"}, "true"),
         ("Rename old.txt to new.txt", {"old.txt": "old\n"}, "true"),
+        ("Replace foo with foo_bar in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/foo_bar/ a.txt"),
+        ("Replace foo with 'foo bar' in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/foo\\\\ bar/ a.txt"),
         ("Replace the word foo with bar in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/bar/ a.txt"),
     ],
-    ids=["a word the file never had", "a file rename", "done"],
+    ids=["a word the file never had", "a file rename", "the new word holds the old", "the new words hold the old", "done"],
 )
 def test_no_replace_reminder_without_a_word_left_or_lost(server, project: Path, task: str, files: dict[str, str], command: str) -> None:
     for name, text in files.items():

@@ -260,7 +260,7 @@ class CompletionCheck:
         for found in REPLACING.finditer(self.task):
             pair = (_unquoted(found["old"]), _unquoted(found["new"]))
             holding = [name for name in self.named if self._inside(name) and _has_word(_short_text(self.root / name, MAX_PARSED_BYTES), pair[0])]
-            if holding and pair[0] != pair[1] and not FILE_NAME.fullmatch(pair[0]):
+            if holding and not _has_word(pair[1], pair[0]) and not FILE_NAME.fullmatch(pair[0]):
                 self.replacements.append(pair)
                 self.replaced_in += [name for name in holding if name not in self.replaced_in]
 
@@ -421,7 +421,7 @@ class CompletionCheck:
             stub_note = f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
             old = _short_text(self.root / unchanged[0]) if len(unchanged) == 1 and self._adds_at_end(unchanged[0]) else None
             if old is not None:
-                how = f"Call write_to_file with its lines kept and your addition at the end, in place of {ADDITION}:\n{append_call(names, old)}"
+                how = f"Call write_to_file with its lines kept and your addition at the end, in place of {ADDITION}:\n{append_call(unchanged[0], old)}"
             elif all((self.root / name).resolve() in self.read for name in unchanged):
                 how = f"You have read {names} already: call write_to_file now with the whole new content."
             else:
