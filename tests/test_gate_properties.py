@@ -166,6 +166,11 @@ RUN_AND_CHECK = [
     ("eval touch X", "auto-safe"),
     ("ls; touch X", "ask"),
     ("l\\\ns; touch X", "ask"),
+    ("sed -n '1e touch X' README.md", "auto-safe"),
+    ("sed 's/h/x/w X' README.md", "auto-safe"),
+    ("awk 'BEGIN{system(\"touch X\")}'", "auto-safe"),
+    ("timeout 5 sh -c 'touch X'", "auto-safe"),
+    ("git -c core.pager='touch X' log", "auto-safe"),
 ]
 
 
