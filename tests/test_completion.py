@@ -584,7 +584,16 @@ def test_an_answer_that_announces_a_step_is_sent_back_once(server, project: Path
     assert [n.text for n in rec.of(Notice)] == ["the answer announces a step instead of reporting it; the model was reminded once"]
 
 
-@pytest.mark.parametrize("answer", ["I will not change anything: it is right.", "The values are 1, 2, 3 ... and more.", "Done: it prints 'hi'."])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I will not change anything: it is right.",
+        "The values are 1, 2, 3 ... and more.",
+        "Done: it prints 'hi'.",
+        "Fixed slug.py. Let me know if you need anything else.",
+        "The tests pass. I'll be glad to add more.",
+    ],
+)
 def test_an_answer_that_reports_is_not_called_a_promise(server, project: Path, answer: str) -> None:
     server.script(answer_reply(answer))
     agent, rec = make_agent(server, project)

@@ -70,11 +70,12 @@ LINE_FILES = {".csv", ".tsv", ".txt", ".md", ".rst", ".log", ""}
 ADDITION = "NEW TEXT"
 """The place of the model's own lines in the write a reminder shows."""
 PROMISE = re.compile(
-    r"(?:^|(?<=[.!?:;])\s+)(?:(?:now|next|then|so),?\s+)?(?:I will|I'll|I am going to|I'm going to|let me|let's)\b(?!\s+not\b)"
+    r"(?:^|(?<=[.!?:;])\s+)(?:(?:now|next|then|so),?\s+)?(?:I will|I'll|I am going to|I'm going to|let me|let's)\b(?!\s+(?:not|know|be)\b)"
     r"|(?:\.\.\.|\u2026)\s*$",
     re.IGNORECASE,
 )
-"""A final answer that announces a step instead of reporting it ("I will fix slug.py", "Converting it...")."""
+"""A final answer that announces a step instead of reporting it ("I will fix slug.py", "Converting it...");
+not a courtesy ("Let me know if…", "I'll be glad to…")."""
 SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
