@@ -74,7 +74,7 @@ PROMISE = re.compile(
     r"|(?:\.\.\.|\u2026)\s*$",
     re.IGNORECASE,
 )
-"""A final answer that announces a step instead of reporting it ("I will fix slug.py", "Converting it...");
+"""A final answer that announces a step instead of reporting it ("I will fix ledger.py", "Converting it...");
 not a courtesy ("Let me know if…", "I'll be glad to…")."""
 SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
@@ -399,7 +399,7 @@ class CompletionCheck:
 
     def _adds_at_end(self, name: str) -> bool:
         """The task adds to a file, at its end: said so, or said nowhere else for a file of lines
-        ("add a row to people.csv"; in code, "add a parameter" goes elsewhere). Its reminders then
+        ("add a row to ledger.csv"; in code, "add a parameter" goes elsewhere). Its reminders then
         show the write that keeps the old lines, with the model's own at the end."""
         if ADDING.search(self.task) is None:
             return False
