@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
@@ -187,7 +187,7 @@ def append_call(name: str, old: str) -> str:
     small model drops them or copies the reminder's own words into the file; a call to copy it keeps."""
     if old and not old.endswith("\n"):
         old += "\n"
-    return f'write_to_file({json.dumps(name, ensure_ascii=False)}, "{json.dumps(old, ensure_ascii=False)[1:-1]}{ADDITION}")'
+    return call_source("write_to_file", [name, old + ADDITION])
 
 
 def _digest(path: Path) -> str | None:

@@ -73,6 +73,13 @@ _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|
 _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
 
 
+def call_source(tool: str, args: Sequence[Any]) -> str:
+    """A call written the way this parser reads it back as exactly `args` (strings double-quoted
+    with JSON escapes, other literals as Python writes them): shown to a model as the call to send."""
+    written = [json.dumps(arg, ensure_ascii=False) if isinstance(arg, str) else repr(arg) for arg in args]
+    return f"{tool}({', '.join(written)})"
+
+
 def parse_reply(text: str, signatures: Mapping[str, Sequence[str]] | None = None) -> ParsedReply:
     """Read one model reply.
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
+from mzagent_tui.agent.parsing import call_source
 
 
 class ToolError(Exception):
@@ -151,7 +151,7 @@ def _joined(name: str, params: list[str], args: list[Any]) -> str:
     last = len(params) - 1
     if last < 0 or len(args) <= len(params) or not all(isinstance(arg, str) for arg in args[last:]):
         return ""
-    call = f"{name}({', '.join(json.dumps(arg, ensure_ascii=False) for arg in [*args[:last], ''.join(args[last:])])})"
+    call = call_source(name, [*args[:last], "".join(args[last:])])
     if len(call) > MAX_SHOWN_CALL:
         return f" Its {params[-1]} is one string: join the pieces into one."
     return f" Its {params[-1]} is one string: join the pieces into one, as in {call}"
