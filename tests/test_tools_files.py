@@ -480,6 +480,24 @@ def test_a_name_the_write_leaves_undefined_is_named_with_its_line(tools, project
     assert ok and "never defines" not in text
 
 
+def test_the_same_content_again_after_an_undefined_name_note_is_not_a_step_done(tools, project: Path) -> None:
+    """A model wrote `COLORS = [red,\ngreen,\nblue]`, was told red, green and blue are undefined,
+    wrote the same again, was told "that step is done" and answered that it had fixed the file."""
+    content = "COLORS = [red,\ngreen,\nblue]\n\n\ndef pick():\n    return COLORS[0]\n"
+    text, ok = write(tools, "palette.py", content)
+    assert ok and "palette.py uses red (line 1), green (line 2), blue (line 3), which it never defines" in text
+    text, ok = write(tools, "palette.py", content)
+    assert ok and text.startswith(
+        "Nothing written: palette.py already holds exactly this content (7 lines, 63 bytes), and the write that put it there "
+        "was told it uses red, green, blue, which it never defines or imports. The same content again changes nothing: "
+        "write different content that fixes that."
+    )
+    text, ok = write(tools, "palette.py", content.replace("red,\ngreen,\nblue", "'red', 'green', 'blue'"))
+    assert ok and text.startswith("File written: palette.py (overwrote") and "never defines" not in text
+    text, ok = write(tools, "palette.py", content.replace("red,\ngreen,\nblue", "'red', 'green', 'blue'"))
+    assert ok and "from your earlier write, so that step is done" in text
+
+
 def test_names_the_file_used_undefined_before_the_write_are_not_blamed_on_it(tools, project: Path) -> None:
     """A script run with injected globals (`spark`, `__salt__`) had them undefined before; only new ones count.
     Builtins, star imports, names bound later in the module and conditional imports are defined."""
@@ -572,6 +590,8 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
         'Its content is one string: join the pieces into one, as in write_to_file("scores.csv", "name,score\\nAnn,90\\nBo,\\"85\\"\\n")'
     )
     assert not (project / "scores.csv").exists()
+    text, _ = write(tools, "palette.py", "COLORS = [", "red", "green", "blue", "]\n\n\ndef pick():\n    return COLORS[0]\n")
+    assert text.endswith("it was called with 6 argument(s). Its content is one string: join the pieces into one.")
     text, _ = write(tools, "big.txt", "x" * 1500, "y" * 1500)
     assert text.endswith("it was called with 3 argument(s). Its content is one string: join the pieces into one.")
     text, _ = write(tools, "a.txt", "x", 3)

@@ -26,7 +26,7 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, removed_definitions, removed_note
+from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
@@ -217,6 +217,7 @@ class FileTools:
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
             written += "\n" + undefined_note(rel, undefined)
+            self._ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
         if str(self.root) in content:
             written += (
                 f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "

@@ -147,11 +147,13 @@ MAX_SHOWN_CALL = 2000
 def _joined(name: str, params: list[str], args: list[Any]) -> str:
     """For a call whose text was split into pieces past the last parameter (`write_to_file("a.csv",
     "name,score\\n", "Ann,90\\n")`): the call with the pieces joined, which a small model that did
-    not follow "takes 2 arguments" could copy."""
+    not follow "takes 2 arguments" could copy. Only pieces that are whole lines are joined: pieces
+    cut at quotes the code itself holds (`"COLORS = [", "red", "green"`) lose those quotes when
+    joined, and a model copied that broken join (`COLORS = [redgreenblue]`)."""
     last = len(params) - 1
     if last < 0 or len(args) <= len(params) or not all(isinstance(arg, str) for arg in args[last:]):
         return ""
     call = call_source(name, [*args[:last], "".join(args[last:])])
-    if len(call) > MAX_SHOWN_CALL:
+    if not all(piece.endswith("\n") for piece in args[last:-1]) or len(call) > MAX_SHOWN_CALL:
         return f" Its {params[-1]} is one string: join the pieces into one."
     return f" Its {params[-1]} is one string: join the pieces into one, as in {call}"
