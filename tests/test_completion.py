@@ -41,6 +41,10 @@ def last_user(request: dict) -> str:
     ("Add a constant VERSION = '2.0' to settings.py and set the version to 1.4.2", ["settings.py"]),
     ("Create clip.mp3, v2.0.txt and app.h264", ["clip.mp3", "v2.0.txt", "app.h264"]),
     ("Convert scores.json (a list of objects with name and score) to scores.csv with a header row.", ["scores.csv"]),
+    ("Add a constant LIMIT = 5 to config.py and make cli.py print it.", ["config.py", "cli.py"]),
+    ("Move greet into words.py and make main.py import it from there.", ["main.py"]),
+    ("Make test_cli.py pass.", []),
+    ("Make tests/test_cli.py pass and make deploy.sh executable.", []),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets

@@ -87,6 +87,10 @@ REPLACING = re.compile(
     re.IGNORECASE,
 )
 """A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all")."""
+MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})\s+(?!executable\b|runnable\b)[a-z]", re.IGNORECASE)
+"""A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
+there"): the change goes in it. Not a test file ("make test_x.py pass": the code it tests changes),
+not its mode ("make run.sh executable")."""
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -97,9 +101,11 @@ def task_targets(task: str) -> list[str]:
 
     Only the words since the previous file name count, so in "create upper.md from the lines of
     notes.md" the target is upper.md and not notes.md; and a file followed by "to" or "into"
-    and another file is where the content comes from ("convert a.csv to b.json": b.json).
+    and another file is where the content comes from ("convert a.csv to b.json": b.json). A file
+    the task makes do something else is changed too (MAKES).
     """
-    return _names_after(task, WRITING_VERB)
+    made = [found["name"] for found in MAKES.finditer(task) if not TEST_FILE.search(found["name"])]
+    return list(dict.fromkeys([*_names_after(task, WRITING_VERB), *made]))
 
 
 def claimed_files(answer: str) -> list[str]:
