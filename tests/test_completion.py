@@ -145,6 +145,24 @@ def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, proj
     assert "the task asks to replace total with sum_all, but app.py still has total (line 1)." in last_user(server.requests[3])
 
 
+def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project: Path) -> None:
+    """Told to rename a function, a small model renamed the file that defined it."""
+    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
+    (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
+    server.script(
+        Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>"),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: the task asks to replace total with sum_all, but util.py, which had total in it, is gone: "
+        "the change goes inside util.py, which keeps its name. Make the change now (write_to_file with the whole new content), "
+        "or give your final answer again if it is right as it is.</observation>"
+    )
+
+
 @pytest.mark.parametrize(
     ("task", "files", "command"),
     [

@@ -449,13 +449,16 @@ class CompletionCheck:
 
     def _not_replaced(self) -> Reminder | None:
         """A target that still holds the word the task asks to replace, or lacks its replacement:
-        a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing."""
+        a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing,
+        or renamed the file instead of the function in it (`mv util.py util_old.py`)."""
         for name in self.replaced_in:
             text = _short_text(self.root / name, MAX_PARSED_BYTES)
-            if text is None:
+            if text is None and (self.root / name).exists():
                 continue
             for old, new in self.replacements:
-                if _has_word(text, old):
+                if text is None:
+                    wrong = f"{name}, which had {old} in it, is gone: the change goes inside {name}, which keeps its name"
+                elif _has_word(text, old):
                     line = next(number for number, line in enumerate(text.splitlines(), 1) if _has_word(line, old))
                     wrong = f"{name} still has {old} (line {line})"
                 elif new not in text:
