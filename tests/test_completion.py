@@ -163,6 +163,44 @@ def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project
     )
 
 
+TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
+
+
+def test_a_definition_a_rewrite_dropped_is_reminded_of_with_the_earlier_content(server, project: Path) -> None:
+    """Told to rename shout to yell, a small model wrote the file with yell alone, ignored the
+    write's note that whisper was gone, and answered. The period after "yell." is not part of the name."""
+    (project / "text_utils.py").write_text(TEXT_UTILS)
+    renamed_only = "def yell(text):\n    return text.upper() + '!'\n"
+    server.script(
+        read_reply("text_utils.py"),
+        write_reply("text_utils.py", renamed_only),
+        answer_reply("Renamed."),
+        write_reply("text_utils.py", TEXT_UTILS.replace("shout", "yell")),
+        answer_reply("Renamed."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("In text_utils.py, rename the function shout to yell. It should still do the same thing.").steps == 5
+    assert last_user(server.requests[3]) == (
+        "<observation>Reminder: text_utils.py no longer defines whisper, which it defined when the task started, and the task "
+        f"does not ask to remove it. write_to_file replaces the whole file. Its content before this task was:\n{TEXT_UTILS}\n"
+        "Write text_utils.py again with whisper kept and your change made, or give your final answer again if whisper should be gone.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["text_utils.py no longer defines whisper, which the task does not remove; the model was reminded once"]
+    assert (project / "text_utils.py").read_text() == TEXT_UTILS.replace("shout", "yell")
+
+
+@pytest.mark.parametrize(
+    "task",
+    ["Rename shout to yell and remove whisper from text_utils.py.", "Delete the function whisper; rename shout to yell in text_utils.py."],
+)
+def test_no_lost_definition_reminder_for_a_name_the_task_names(server, project: Path, task: str) -> None:
+    (project / "text_utils.py").write_text(TEXT_UTILS)
+    server.script(read_reply("text_utils.py"), write_reply("text_utils.py", "def yell(text):\n    return text.upper() + '!'\n"), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    assert agent.run(task).steps == 3
+    assert not [n for n in rec.of(Notice) if "no longer defines" in n.text]
+
+
 @pytest.mark.parametrize(
     ("task", "files", "command"),
     [

@@ -18,6 +18,7 @@ from pathlib import Path
 from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.tools.definitions import removed_definitions
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
@@ -79,7 +80,7 @@ not a courtesy ("Let me know if…", "I'll be glad to…")."""
 SENTENCE_END = re.compile(r"[.!?]\s+|\n")
 ABOUT_LAYOUT = re.compile(r"\b(docstring|comment|format|indent|whitespace|style|lint|pep ?8|document|typo|spell)\w*", re.IGNORECASE)
 """Words of a task whose change may leave a Python file's code as it was."""
-_TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{1,80})"
+_TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{0,79}\w)"
 REPLACING = re.compile(
     rf"\b(?:replace|rename)\s+(?:(?:all|every|each)\s+)?(?:(?:the|its)\s+)?"
     rf"(?:(?:word|text|string|name|function|method|class|variable|constant|key|field|value|heading|title)s?\s+)?"
@@ -300,6 +301,7 @@ class CompletionCheck:
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("replace", self._not_replaced),
+            ("lost", self._lost_definitions),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("absolute", self._absolute_path),
@@ -471,6 +473,35 @@ class CompletionCheck:
                     "with the whole new content), or give your final answer again if it is right as it is.",
                     (self.root / name,),
                 )
+        return None
+
+    def _lost_definitions(self) -> Reminder | None:
+        """A Python file the run rewrote that no longer defines a function or class it had, which the
+        task does not name: told at the write, a small model renamed one function, dropped the other
+        and answered. The file's earlier content is quoted so that it can be written back whole."""
+        for path in sorted(self.written):
+            backup = self.originals.get(path)
+            earlier = _short_text(backup, MAX_PARSED_BYTES) if backup is not None else None
+            now = _short_text(path, MAX_PARSED_BYTES)
+            if earlier is None or now is None:
+                continue
+            name = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+            lost = [
+                gone for gone in removed_definitions(name, earlier.encode(), now.encode())
+                if not any(_has_word(self.task, part) for part in gone.split("."))
+            ]
+            if not lost:
+                continue
+            names = ", ".join(lost)
+            quoted = _short_text(backup)
+            how = f" Its content before this task was:\n{quoted}\n" if quoted is not None else " "
+            return Reminder(
+                f"{name} no longer defines {names}, which the task does not remove",
+                f"Reminder: {name} no longer defines {names}, which it defined when the task started, and the task does not "
+                f"ask to remove {'it' if len(lost) == 1 else 'them'}. write_to_file replaces the whole file.{how}"
+                f"Write {name} again with {names} kept and your change made, or give your final answer again if {names} should be gone.",
+                (path,),
+            )
         return None
 
     def _still_a_stub(self) -> Reminder | None:
