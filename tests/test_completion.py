@@ -163,6 +163,43 @@ def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project
     )
 
 
+def test_a_word_the_task_says_the_result_holds_is_reminded_of(server, project: Path) -> None:
+    """Asked for a section titled License with the text MIT, a small model added the line MIT alone."""
+    (project / "GUIDE.md").write_text("# tool\n\nUse it.\n")
+    server.script(
+        write_reply("GUIDE.md", "# tool\n\nUse it.\nMIT"),
+        answer_reply("Added."),
+        write_reply("GUIDE.md", "# tool\n\nUse it.\n\n## License\n\nMIT\n"),
+        answer_reply("Added."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Add a section titled License with the text MIT at the end of GUIDE.md (a level-two heading).").steps == 4
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Write it in now (write_to_file "
+        "with the whole new content), or give your final answer again if it is right as it is.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["the task names License, which GUIDE.md does not hold; the model was reminded once"]
+
+
+@pytest.mark.parametrize(
+    ("task", "content"),
+    [
+        ("Write a class named Stack in box.py.", "class stack:\n    pass\n"),
+        ("Create note.txt with the text 'hello there'.", "Hello there\n"),
+        ("Remove the function called helper from box.py.", "x = 2\n"),
+        ("Write box.py with a function named after its file.", "def box():\n    pass\n"),
+    ],
+    ids=["any case", "quoted words", "a task that takes away", "not a name"],
+)
+def test_no_named_word_reminder_when_the_result_holds_it_or_need_not(server, project: Path, task: str, content: str) -> None:
+    (project / "box.py").write_text("def helper():\n    pass\n\n\nx = 1\n" if "helper" in task else "x = 1\n")
+    name = "note.txt" if "note.txt" in task else "box.py"
+    server.script(write_reply(name, content), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    assert agent.run(task).steps == 2
+    assert not [n for n in rec.of(Notice) if "the task names" in n.text]
+
+
 TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
 
 

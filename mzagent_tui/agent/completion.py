@@ -92,6 +92,16 @@ MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})\s+(?!executable\b|r
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"): the change goes in it. Not a test file ("make test_x.py pass": the code it tests changes),
 not its mode ("make run.sh executable")."""
+NAMED = re.compile(
+    rf"\b(?:titled|entitled|called|named|headed)\s+(?P<name>{_TOKEN})"
+    rf"|\bwith the (?:text|word|words|line|title|heading)\s+(?P<text>{_TOKEN})",
+    re.IGNORECASE,
+)
+"""Words a task says its result holds ("a section titled License with the text MIT", "a class named Stack")."""
+TAKING_AWAY = re.compile(r"\b(?:remove|delete|drop|rename|replace|strip|erase|cut)\w*", re.IGNORECASE)
+"""A task whose named words may be what goes ("remove the function called helper")."""
+NOT_NAMES = {"after", "like", "as", "in", "for", "by", "with", "the", "a", "an", "so", "that", "it"}
+"""Words after "named" that are not a name ("named after the author")."""
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -302,6 +312,7 @@ class CompletionCheck:
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
+            ("named", self._named_word_missing),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("absolute", self._absolute_path),
@@ -472,6 +483,29 @@ class CompletionCheck:
                     f"Reminder: the task asks to replace {old} with {new}, but {wrong}. Make the change now (write_to_file "
                     "with the whole new content), or give your final answer again if it is right as it is.",
                     (self.root / name,),
+                )
+        return None
+
+    def _named_word_missing(self) -> Reminder | None:
+        """A word the task says the result holds is in none of the files the task writes: asked to
+        add "a section titled License with the text MIT", a small model added the line MIT alone."""
+        if TAKING_AWAY.search(self.task):
+            return None
+        written = [name for name in self.targets if (self.root / name).resolve() in self.written]
+        texts = [text for text in (_short_text(self.root / name, MAX_PARSED_BYTES) for name in written) if text is not None]
+        if not texts:
+            return None
+        for found in NAMED.finditer(self.task):
+            word = _unquoted(found["name"] or found["text"])
+            if word.lower() in NOT_NAMES or FILE_NAME.fullmatch(word):
+                continue
+            if not any(word.lower() in text.lower() for text in texts):
+                names = " or ".join(written)
+                return Reminder(
+                    f"the task names {word}, which {names} does not hold",
+                    f"Reminder: the task asks for {word}, but {names} has no {word} in it. Write it in now (write_to_file with "
+                    "the whole new content), or give your final answer again if it is right as it is.",
+                    tuple(self.root / name for name in written),
                 )
         return None
 
