@@ -200,6 +200,43 @@ def test_no_named_word_reminder_when_the_result_holds_it_or_need_not(server, pro
     assert not [n for n in rec.of(Notice) if "the task names" in n.text]
 
 
+FAILING_TEST = (
+    "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        self.assertEqual(1, 1)\n\n"
+    "    def test_sum(self):\n        self.assertEqual(sum([1, 2]), 4)\n"
+)
+
+
+def test_a_question_about_tests_answered_without_the_failing_test_is_reminded_of(server, project: Path) -> None:
+    """A small model ran the tests, was told "Failing tests: test_sum", and answered with an assertion
+    whose sides it had swapped, naming no test."""
+    (project / "test_t.py").write_text(FAILING_TEST)
+    server.script(
+        Reply('<action>run_terminal_command("python3 -m unittest test_t")</action>'),
+        answer_reply("The failing test is assertEqual(4, 3)."),
+        answer_reply("test_sum fails: sum([1, 2]) is 3, not 4."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("One test in test_t.py fails. Which one?")
+    assert result.final_answer == "test_sum fails: sum([1, 2]) is 3, not 4."
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: the last test run reported these failing tests: test_sum. Your answer does not name them. "
+        "Answer the question again with what that run showed.</observation>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "answer"),
+    [("Which test in test_t.py fails?", "test_sum fails."), ("Make the tests in test_t.py pass.", "I could not.")],
+    ids=["named", "not a question"],
+)
+def test_no_failing_test_reminder_when_named_or_not_asked(server, project: Path, task: str, answer: str) -> None:
+    (project / "test_t.py").write_text(FAILING_TEST)
+    server.script(Reply('<action>run_terminal_command("python3 -m unittest test_t")</action>'), answer_reply(answer), answer_reply(answer))
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert not [n for n in rec.of(Notice) if "failing" in n.text]
+
+
 TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
 
 

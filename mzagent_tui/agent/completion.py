@@ -15,10 +15,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.tools.definitions import removed_definitions
+from mzagent_tui.agent.tools.shell import failing_tests
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
@@ -54,7 +55,7 @@ TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(
 """A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
-GUESSED_ANSWERS = ("unrun", "error", "promise")
+GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
@@ -244,6 +245,8 @@ class CompletionCheck:
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
     """The model ran a command in this run (whether or not it succeeded)."""
+    failing: list[str] = field(default_factory=list)
+    """The failing tests the last command reported (unittest's "test_x", pytest's "test_m.py::Case::test_x"), none when it passed."""
     read: set[Path] = field(default_factory=set)
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
     model_wrote: set[Path] = field(default_factory=set)
@@ -298,6 +301,8 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
+        if isinstance(event, Observation) and event.tool == "run_terminal_command":
+            self.failing = failing_tests(event.text) if not event.ok else []
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
         """What is not done yet, or None to accept the answer.
@@ -320,6 +325,7 @@ class CompletionCheck:
             ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
             ("promise", lambda: self._promise(answer)),
+            ("unnamed", lambda: self._failing_not_named(answer)),
         )
         for kind, check in checks:
             if kind in self.given and kind != "missing":  # _missing itself says when to remind again
@@ -485,6 +491,20 @@ class CompletionCheck:
                     (self.root / name,),
                 )
         return None
+
+    def _failing_not_named(self, answer: str) -> Reminder | None:
+        """A question about tests answered without the failing tests the last test run named: a small
+        model ran the tests three times, then quoted an assertion and had its two sides the wrong way round."""
+        if not self.failing or not QUESTION.search(self.task) or not re.search(r"\btests?\b", self.task, re.IGNORECASE):
+            return None
+        if any(name.rpartition("::")[2] in answer for name in self.failing):
+            return None
+        names = ", ".join(self.failing)
+        return Reminder(
+            f"the last test run named failing {names}, which the answer does not",
+            f"Reminder: the last test run reported these failing tests: {names}. Your answer does not name them. "
+            "Answer the question again with what that run showed.",
+        )
 
     def _named_word_missing(self) -> Reminder | None:
         """A word the task says the result holds is in none of the files the task writes: asked to
