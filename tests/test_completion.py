@@ -10,6 +10,7 @@ from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
 from mzagent_tui.agent.parsing import parse_reply
 from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.test_files import keeps_tests
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
@@ -235,6 +236,44 @@ def test_no_failing_test_reminder_when_named_or_not_asked(server, project: Path,
     agent, rec = make_agent(server, project)
     agent.run(task)
     assert not [n for n in rec.of(Notice) if "failing" in n.text]
+
+
+@pytest.mark.parametrize(("task", "keeps"), [
+    ("The tests in test_x.py fail. Fix the code, not the tests.", True),
+    ("Make the tests pass without changing the tests.", True),
+    ("Don't touch the test file; fix calc.py.", True),
+    ("Do not modify any tests.", True),
+    ("Make the tests in test_stack.py pass.", False),
+    ("Write tests for calc.py.", False),
+    ("Fix calc.py so that it does not fail the tests.", False),
+])
+def test_which_tasks_keep_their_tests(task: str, keeps: bool) -> None:
+    assert keeps_tests(task) is keeps
+
+
+def test_a_task_that_keeps_its_tests_refuses_writes_to_them(server, project: Path) -> None:
+    """Told "fix the code, not the tests", a small model wrote the test file five times."""
+    (project / "text_utils.py").write_text("def shout(s):\n    return s\n")
+    test = "from text_utils import shout\n\nassert shout('a') == 'A!'\n"
+    (project / "test_text.py").write_text(test)
+    server.script(
+        read_reply("test_text.py"),
+        write_reply("test_text.py", "from text_utils import shout\n\nassert shout('a') == 'a'\n"),
+        read_reply("text_utils.py"),
+        write_reply("text_utils.py", "def shout(s):\n    return s.upper() + '!'\n"),
+        answer_reply("Fixed."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("The test in test_text.py fails. Fix the code, not the tests.")
+    assert next(o.text for o in rec.of(Observation) if o.tool == "write_to_file") == (
+        "Error: the task says not to change the tests, so test_text.py was not written. Change the code the tests run "
+        "instead (test_text.py imports text_utils.py: the fix goes there)"
+    )
+    assert (project / "test_text.py").read_text() == test
+    assert (project / "text_utils.py").read_text() == "def shout(s):\n    return s.upper() + '!'\n"
+    server.script(write_reply("test_text.py", "assert True\n"), answer_reply("Done."))
+    agent.run("Now make the test trivial.")
+    assert (project / "test_text.py").read_text() == "assert True\n", "a task that does not keep the tests may change them"
 
 
 TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"

@@ -18,6 +18,7 @@ from pathlib import Path
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import removed_definitions
 from mzagent_tui.agent.tools.shell import failing_tests
 
@@ -51,8 +52,6 @@ _ASIDE = re.compile(r"\([^()]*\)")
 """A note in brackets between a source and its link: "convert a.json (a list of objects) to a.csv"."""
 _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
 """What stands between two names of one list ("alpha.py, beta.py and gamma.py"): the second shares the first's verb."""
-TEST_FILE = re.compile(r"(?:^|/)(?:tests?/|test_[^/]*$|[^/]*_test\.\w+$|[^/]*\.(?:test|spec)\.\w+$)")
-"""A test file: "the tests in test_x.py fail, fix the code" names it, but the change goes elsewhere."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
 GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")

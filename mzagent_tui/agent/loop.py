@@ -60,6 +60,7 @@ from mzagent_tui.agent.read_ahead import files_to_read_ahead
 from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
@@ -216,6 +217,7 @@ class Agent:
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
         self._completion = CompletionCheck(self.root, task)
+        self.ctx.keep_tests = keeps_tests(task)
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))

@@ -37,6 +37,8 @@ class ToolContext:
     changed: set[Path] = field(default_factory=set)
     """Files a write of the model changed in this session: the same content written again is
     then a step already done, not a change that did not happen."""
+    keep_tests: bool = False
+    """The task says not to change the tests: a write to a test file is refused."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

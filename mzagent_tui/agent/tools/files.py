@@ -22,6 +22,7 @@ from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.sensitive import is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.test_files import TEST_FILE, imported_modules
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
@@ -165,6 +166,10 @@ class FileTools:
         `how` says what an edit changed; a whole write says whether it created or overwrote.
         `based_on` is the content an edit was made from: if the file changed while the user
         looked at the diff, the edit would undo that change, so nothing is written."""
+        if self._ctx.keep_tests and TEST_FILE.search(rel):
+            code = imported_modules(self.root, path)
+            where = f" ({rel} imports {', '.join(code)}: the fix goes there)" if code else ""
+            raise ToolError(f"the task says not to change the tests, so {rel} was not written. Change the code the tests run instead{where}")
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
