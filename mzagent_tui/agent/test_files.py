@@ -21,7 +21,7 @@ def keeps_tests(task: str) -> bool:
 
 
 def imported_modules(root: Path, test_file: Path) -> list[str]:
-    """The project's own modules a test file imports (`from slug import slug`: slug.py), which is
+    """The project's own modules a test file imports (`from words import shout`: words.py), which is
     where a change that makes it pass goes."""
     try:
         tree = ast.parse(test_file.read_bytes())
