@@ -155,8 +155,12 @@ def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project
         answer_reply("Renamed."),
         answer_reply("Renamed."),
     )
-    agent, _ = make_agent(server, project)
+    agent, rec = make_agent(server, project)
     agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
+    assert next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command").endswith(
+        "\nNote: util.py, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
+        "rename the file: put it back under its name, with its content changed if the task asks for that."
+    ), "said at once, not only before the answer"
     assert last_user(server.requests[2]) == (
         "<observation>Reminder: the task asks to replace total with sum_all, but util.py, which had total in it, is gone: "
         "the change goes inside util.py, which keeps its name. Make the change now (write_to_file with the whole new content), "
@@ -274,6 +278,19 @@ def test_a_task_that_keeps_its_tests_refuses_writes_to_them(server, project: Pat
     server.script(write_reply("test_text.py", "assert True\n"), answer_reply("Done."))
     agent.run("Now make the test trivial.")
     assert (project / "test_text.py").read_text() == "assert True\n", "a task that does not keep the tests may change them"
+
+
+@pytest.mark.parametrize(
+    ("task", "command"),
+    [("Rename old.txt to new.txt.", "mv old.txt new.txt"), ("Delete the file old.txt.", "rm old.txt"), ("Read old.txt.", "mv old.txt x && mv x old.txt")],
+    ids=["a rename the task asks for", "a deletion the task asks for", "put back in the same command"],
+)
+def test_no_gone_note_when_the_task_moves_the_file_or_it_is_back(server, project: Path, task: str, command: str) -> None:
+    (project / "old.txt").write_text("old\n")
+    server.script(Reply(f'<action>run_terminal_command("{command}")</action>'), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert "which the task names, is gone now" not in next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command")
 
 
 TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"

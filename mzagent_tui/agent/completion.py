@@ -244,6 +244,10 @@ class CompletionCheck:
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
     """The model ran a command in this run (whether or not it succeeded)."""
+    existed: set[str] = field(default_factory=set)
+    """The files the task names that existed when it started."""
+    gone: list[str] = field(default_factory=list)
+    """Files the task names that a command removed since the last observation (see gone_note)."""
     failing: list[str] = field(default_factory=list)
     """The failing tests the last command reported (unittest's "test_x", pytest's "test_m.py::Case::test_x"), none when it passed."""
     read: set[Path] = field(default_factory=set)
@@ -271,6 +275,7 @@ class CompletionCheck:
         self.asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
         self.targets = [name for name in task_targets(self.task) if self._inside(name)]
         existing = [name for name in self.named if self._inside(name) and (self.root / name).is_file()]
+        self.existed = set(existing)
         if not self.targets and len(existing) == 1 and self.asks_for_change and not TEST_FILE.search(existing[0]):
             self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
@@ -284,11 +289,29 @@ class CompletionCheck:
                 self.replacements.append(pair)
                 self.replaced_in += [name for name in holding if name not in self.replaced_in]
 
+    def _may_go(self, name: str) -> bool:
+        """The task itself moves or deletes the file ("rename old.txt to new.txt", "delete tmp.log")."""
+        return re.search(rf"\b(?:rename|move|delete|remove|mv|rm)\s+(?:the\s+file\s+)?{re.escape(name)}", self.task, re.IGNORECASE) is not None
+
+    def gone_note(self) -> str | None:
+        """Said right after a command removed a file the task names and does not move or delete: told
+        to rename a function in util.py, a small model ran `mv util.py util_old.py` and went on."""
+        if not self.gone:
+            return None
+        names, self.gone = ", ".join(self.gone), []
+        return (
+            f"{names}, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
+            "rename the file: put it back under its name, with its content changed if the task asks for that."
+        )
+
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
 
     def observe(self, event: Event) -> None:
+        if isinstance(event, FileChanged) and event.deleted:
+            gone = [name for name in self.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
+            self.gone += [name for name in gone if name in self.existed and not self._may_go(name)]
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)

@@ -413,6 +413,9 @@ class Agent:
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
             text = result.text
+            gone = self._completion.gone_note() if self._completion is not None else None
+            if gone is not None:
+                text += f"\nNote: {gone}"
             key = (parsed.tool, repr(parsed.args), comparable(result.text))
             stuck = recent.count(key) + 1 >= STUCK_REPEATS
             if stuck:
