@@ -135,7 +135,7 @@ def test_large_files_come_in_pages(tools, project: Path) -> None:
     text, ok = read(tools, "big.txt", 4001)
     assert ok and text.startswith("line 4001\n") and "end of file" in text
     text, ok = read(tools, "big.txt", 9999)
-    assert ok and "only 5000 lines" in text
+    assert ok and "ends at line 5000, so there is nothing at line" in text
 
 
 def test_huge_single_line_is_bounded(tools, project: Path) -> None:
@@ -578,6 +578,15 @@ def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, p
     )
     assert (project / "convert.py").read_text() == (
         "import json\nwith open('a.json') as f:\n    data = json.load(f)\n    for key in data:\n        print(key)\n"
+    )
+
+
+def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -> None:
+    """A small model read a one-line file from line 2, 3, 4 and 5, told only "has only 1 lines"."""
+    (project / "a.txt").write_text("foo one\n")
+    text, ok = read(tools, "a.txt", 2)
+    assert ok and text == (
+        "[a.txt ends at line 1, so there is nothing at line 2: past its end. Reading further shows nothing more; go on with the task]"
     )
 
 

@@ -106,7 +106,10 @@ class FileTools:
         if start_line == 1 and text.startswith(BOM):
             text = text[1:]
         if start_line > 1 and not lines:
-            return f"[{rel} has only {number} lines; nothing at line {start_line}]"
+            return (
+                f"[{rel} ends at line {number}, so there is nothing at line {start_line}: past its end. "
+                "Reading further shows nothing more; go on with the task]"
+            )
         if not more and start_line == 1:
             return text
         end = start_line + len(lines) - 1
