@@ -293,6 +293,33 @@ def test_no_gone_note_when_the_task_moves_the_file_or_it_is_back(server, project
     assert "which the task names, is gone now" not in next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command")
 
 
+def test_a_conversion_that_lost_records_is_reminded_of(server, project: Path) -> None:
+    """Reminded that the CSV was missing, a small model wrote its header row alone and answered."""
+    (project / "marks.json").write_text('[{"name": "Ann", "mark": 90}, {"name": "Bo", "mark": 85}]\n')
+    server.script(
+        write_reply("marks.csv", "name,mark\n"),
+        answer_reply("Converted."),
+        write_reply("marks.csv", "name,mark\nAnn,90\nBo,85\n"),
+        answer_reply("Converted."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Convert marks.json (a list of objects) to marks.csv with a header row name,mark.").steps == 4
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: marks.json holds 2 records, but marks.csv holds 0. The conversion needs every record of "
+        "marks.json in marks.csv. Write marks.csv again with all of them (write_to_file with the whole content), or give "
+        "your final answer again if it is right as it is.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["marks.csv holds 0 of the 2 records of marks.json; the model was reminded once"]
+
+
+def test_a_conversion_with_every_record_gets_no_records_reminder(server, project: Path) -> None:
+    (project / "marks.csv").write_text("name,mark\nAnn,90\nBo,85\n")
+    server.script(write_reply("marks.json", '[{"name": "Ann", "mark": 90}, {"name": "Bo", "mark": 85}]'), answer_reply("Converted."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Turn marks.csv into a JSON file named marks.json.").steps == 2
+    assert not rec.of(Notice)
+
+
 TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,13 @@ TAKING_AWAY = re.compile(r"\b(?:remove|delete|drop|rename|replace|strip|erase|cu
 """A task whose named words may be what goes ("remove the function called helper")."""
 NOT_NAMES = {"after", "like", "as", "in", "for", "by", "with", "the", "a", "an", "so", "that", "it"}
 """Words after "named" that are not a name ("named after the author")."""
+CONVERTING = re.compile(
+    rf"\b(?:convert|turn|transform|export)\w*\s+(?P<source>{FILE_NAME.pattern})(?:\s*\([^()]*\))?\s+(?:to|into|as)\s+"
+    rf"(?:a\s+\w+\s+(?:file\s+)?(?:named\s+|called\s+)?)?(?P<target>{FILE_NAME.pattern})",
+    re.IGNORECASE,
+)
+"""A task that makes one data file from another ("convert scores.json (a list) to scores.csv")."""
+TABLE_FILES = {".csv", ".tsv"}
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -188,6 +196,24 @@ def _short_text(path: Path, limit: int = MAX_QUOTED_BYTES) -> str | None:
         return path.read_text(errors="replace")
     except OSError:
         return None
+
+
+def _records(path: Path) -> int | None:
+    """How many records a data file holds: the items of a JSON list, the rows of a CSV or TSV after
+    its header; None for another kind of file, or one that cannot be read as one."""
+    text = _short_text(path, MAX_PARSED_BYTES)
+    if text is None:
+        return None
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        return len(data) if isinstance(data, list) else None
+    if suffix in TABLE_FILES:
+        return max(len([line for line in text.splitlines() if line.strip()]) - 1, 0)
+    return None
 
 
 def _unquoted(token: str) -> str:
@@ -334,6 +360,7 @@ class CompletionCheck:
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
             ("empty", self._empty),
+            ("records", self._records_lost),
             ("shrunk", self._shrunk),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
@@ -397,6 +424,26 @@ class CompletionCheck:
         """A bare file name the run wrote in some folder: "a package kit with alpha.py" is
         kit/alpha.py."""
         return "/" not in name and any(path.name == name for path in self.written)
+
+    def _records_lost(self) -> Reminder | None:
+        """A conversion whose result holds fewer records than its source: told that the CSV it had
+        to make was missing, a small model wrote the header row alone and answered."""
+        for found in CONVERTING.finditer(self.task):
+            source, target = found["source"], found["target"]
+            if not (self._inside(source) and self._inside(target)):
+                continue
+            had = _records(self.root / source)
+            has = _records(self.root / target)
+            if had is None or has is None or has >= had:
+                continue
+            return Reminder(
+                f"{target} holds {has} of the {had} records of {source}",
+                f"Reminder: {source} holds {had} records, but {target} holds {has}. The conversion needs every record of "
+                f"{source} in {target}. Write {target} again with all of them (write_to_file with the whole content), "
+                "or give your final answer again if it is right as it is.",
+                (self.root / target,),
+            )
+        return None
 
     def _empty(self) -> Reminder | None:
         """A target the run left empty (created empty, or emptied): the result never got into it."""
