@@ -590,6 +590,32 @@ def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -
     )
 
 
+@pytest.mark.parametrize(
+    ("content", "written", "how"),
+    [
+        ("json.dumps({'count': 4, 'max': 9}, indent=2)", '{\n  "count": 4,\n  "max": 9\n}\n', "a json.dumps(...) call"),
+        ("{'ok': True, 'none': None, 'xs': [1.5, 'a']}", '{"ok": true, "none": null, "xs": [1.5, "a"]}\n', "a Python value"),
+    ],
+)
+def test_python_written_into_a_json_file_is_written_as_json(tools, project: Path, content: str, written: str, how: str) -> None:
+    """A small model wrote `json.dumps({...}, indent=4)` into stats.json, was told it is not JSON, and wrote it again five times."""
+    text, ok = write(tools, "out.json", content)
+    assert ok and text.endswith(f"{how}, not JSON, so it was written as the JSON it stands for. So it parses.")
+    assert (project / "out.json").read_text() == written
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{1: 2}", "[1, {2}]", "(1, 2)", "{'a': 1e999}", "__import__('os').system('touch PWNED')", "json.dumps(open('x').read())", "json.dumps({'a': 1}, default=str)"],
+    ids=["int keys", "a set", "a tuple", "infinity", "code", "a call inside", "another option"],
+)
+def test_python_that_is_not_a_plain_value_is_not_turned_into_json(tools, project: Path, content: str) -> None:
+    text, ok = write(tools, "out.json", content)
+    assert ok and "Warning: out.json does not parse now: invalid JSON" in text
+    assert (project / "out.json").read_text() == content
+    assert not (project / "PWNED").exists()
+
+
 def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None:
     """A small model passed a CSV's header and rows as two arguments, and three times did not
     follow "takes 2 arguments": the error shows the call with the pieces joined."""

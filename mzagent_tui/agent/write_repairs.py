@@ -8,6 +8,10 @@ parse parse.
   Python allows a `with`/`for`/`if`/... only at the start of a line. Told so, the model wrote
   the same line again until it was stopped. The line is split where its statements end, each
   block's body one level deeper, which is how it reads.
+- Python in a `.json` file: `json.dumps({'count': 4}, indent=4)` or `{'count': 4}` where the
+  JSON text belongs. Told it is not JSON, the model wrote the same expression again. A plain
+  literal (strings, numbers, True/False/None, lists, dicts with string keys) is written as the
+  JSON it stands for; nothing is run.
 - `\\$((` in a shell script: the model escapes the dollar of an arithmetic or command
   substitution, which makes it a literal `$` and the script a syntax error (`bash -n`, which
   runs nothing, says whether it parses).
@@ -17,8 +21,11 @@ The diff the user approves shows the repaired content, and the model is told wha
 
 from __future__ import annotations
 
+import ast
 import io
 import itertools
+import json
+import math
 import tokenize
 
 from mzagent_tui.agent.syntax_check import syntax_problem
@@ -39,7 +46,58 @@ def repair(name: str, content: str) -> tuple[str, list[str]]:
     """(content to write, what was repaired, one sentence each), by the file's kind."""
     if name.lower().endswith(SHELL_SUFFIXES):
         return repair_shell(name, content)
+    if name.lower().endswith(".json"):
+        return repair_json(content)
     return repair_python(name, content)
+
+
+def repair_json(content: str) -> tuple[str, list[str]]:
+    """A Python literal, or `json.dumps(literal, indent=n)`, that is not JSON becomes the JSON it stands for."""
+    if len(content) > MAX_REPAIRED_CHARS:
+        return content, []
+    try:
+        json.loads(content)
+        return content, []
+    except ValueError:
+        pass
+    try:
+        expression = ast.parse(content.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return content, []
+    indent = None
+    how = "a Python value"
+    if isinstance(expression, ast.Call) and _is_dumps(expression.func) and len(expression.args) == 1:
+        keywords = {keyword.arg: keyword.value for keyword in expression.keywords}
+        given = keywords.pop("indent", None)
+        if keywords or (given is not None and not (isinstance(given, ast.Constant) and isinstance(given.value, int))):
+            return content, []
+        indent = given.value if isinstance(given, ast.Constant) else None
+        expression = expression.args[0]
+        how = "a json.dumps(...) call"
+    try:
+        value = ast.literal_eval(expression)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return content, []
+    if not isinstance(value, (dict, list)) or not _plain(value):
+        return content, []
+    return json.dumps(value, indent=indent) + "\n", [f"The content was {how}, not JSON, so it was written as the JSON it stands for."]
+
+
+def _is_dumps(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == "dumps" and isinstance(func.value, ast.Name) and func.value.id == "json") or (
+        isinstance(func, ast.Name) and func.id == "dumps"
+    )
+
+
+def _plain(value: object) -> bool:
+    """Whether JSON holds `value` as it is: no tuples, sets, bytes, infinite numbers, or keys that are not strings."""
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _plain(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, int, bool))
 
 
 def repair_shell(name: str, content: str) -> tuple[str, list[str]]:
