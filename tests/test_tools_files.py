@@ -438,6 +438,14 @@ def test_a_long_list_of_lost_names_is_cut(tools, project: Path) -> None:
     assert "no longer defines f0, f1, f2, f3, f4, f5, f6, f7 and 4 more, which" in text
 
 
+def test_a_constant_a_write_dropped_is_named(tools, project: Path) -> None:
+    """Asked to add VERSION to a settings module, a small model wrote VERSION alone over it; NAME, which another module imports, was gone."""
+    (project / "conf.py").write_text("NAME = 'tool'\nlimit: int = 3\nDEBUG: bool = False\n")
+    read(tools, "conf.py")
+    text, ok = write(tools, "conf.py", "VERSION = '2.0'\n")
+    assert ok and "Note: conf.py no longer defines NAME, DEBUG, which it defined before this write." in text
+
+
 @pytest.mark.parametrize(
     ("name", "old", "new"),
     [

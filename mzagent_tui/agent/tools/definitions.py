@@ -11,8 +11,9 @@ MAX_NAMED = 8
 
 
 def defined_names(source: bytes) -> list[str] | None:
-    """The functions and classes at the top level of a module, and the methods of its classes
-    (as `Class.method`), in order; None if the source does not parse."""
+    """The functions, classes and constants (`NAME = ...`, upper case: what other modules import) at
+    the top level of a module, and the methods of its classes (as `Class.method`), in order; None if
+    the source does not parse. Asked to add a constant, a small model wrote it alone over the file."""
     tree = _parsed(source)
     if tree is None:
         return None
@@ -20,6 +21,8 @@ def defined_names(source: bytes) -> list[str] | None:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.append(node.name)
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.extend(target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper() and target.id not in names)
         if isinstance(node, ast.ClassDef):
             names.extend(f"{node.name}.{item.name}" for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return names
