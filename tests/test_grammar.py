@@ -166,19 +166,12 @@ def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
         ('<thought>t</thought>\n<action>delete_file("a.py")</action>', False),
         ('<thought>t</thought>\n<observation>', False),
         ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "return f\'Hi, {name}!\')</action>', False),
-        ("<thought>t</thought>\n<action>write_to_file('a.py', 'x</action>')</action>", False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x<</action>")</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x\\</action>")</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.html", "<p>x</p></actions></action")</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.html", "x<\\/action>")</action>', True),
     ],
 )
 def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, reply: str, allowed: bool) -> None:
     """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary.
     A raw line break in a string is allowed: the parser reads it (forbidding it was measured, see
-    the grammar's docstring). `</action>` inside a string is not: it is the stop sequence, and a
-    model that wrote it there, with the string unclosed, had its reply cut off."""
+    the grammar's docstring)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
 
 

@@ -6,16 +6,17 @@ model cannot invent a tool, forget a tag, or write the observation itself.
 Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
 a raw line break is allowed because the parser reads it: allowing only `\n`, as the prompt asks,
 cost the bundled model two held-out HumanEval problems, see bench/README.md), numbers,
-True/False/None, `name=` for the tool's own parameter names; a string may hold `</div>` but not
-`</action>`. Free text may hold `<` but not `</`, which is how the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON
+True/False/None, `name=` for the tool's own parameter names. A string may hold `</action>`:
+forbidding it (thirteenth session) did not make the model close its string; where it meant to end
+the call it wrote `</action` and a line break inside the string and went on with another thought
+there, and the held-out fix tasks did worse. The parser's format error shows such a call closed
+instead. Free text may hold `<` but not `</`, which is how the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON
 grammar: where the model's preferred token was not allowed, it wrote spaces until the token limit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-_STOP = "</action>"
 
 _TEXT_RULES = r"""
 final ::= "<final_answer>" text "</final_answer>"
@@ -26,6 +27,8 @@ _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
 value ::= double | single | number | "True" | "False" | "None"
+double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
+single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """
 
@@ -45,25 +48,8 @@ def reply_grammar(signatures: Mapping[str, Sequence[str]]) -> str:
         keywords = " | ".join(_literal(param) for param in params)
         rules.append(f'args-{index} ::= arg-{index} ( space "," space arg-{index} )* ( space "," )?')
         rules.append(f'arg-{index} ::= ( ( {keywords} ) space "=" space )? value')
-    lines = [f"call ::= {' | '.join(calls)}", *rules, _ACTION_RULES.strip(), *_string_rules("double", '"'), *_string_rules("single", "'"), _TEXT_RULES.strip()]
+    lines = [f"call ::= {' | '.join(calls)}", *rules, _ACTION_RULES.strip(), _TEXT_RULES.strip()]
     return "\n".join(lines) + "\n"
-
-
-def _string_rules(name: str, quote: str) -> list[str]:
-    """A string literal that never holds `</action>`, as a small state machine: state k has just
-    read the first k characters of it. `</action>` is the stop sequence, so a model that wrote it
-    inside an unclosed string ended its reply there, and got the same format error three times in
-    a row; kept from writing it, the model closes the string first. `</div>` and the like stay."""
-    q = "\\\"" if quote == '"' else quote
-    rules = [f'{name} ::= "{q}" {name}-0']
-    for k in range(len(_STOP)):
-        follow = _STOP[k] if k else ""
-        alternatives = [f'"{q}"', f'"\\\\" [^\\x00<] {name}-0', f'"\\\\<" {name}-1', f'"<" {name}-1']
-        if k and k < len(_STOP) - 1:
-            alternatives.append(f'"{follow}" {name}-{k + 1}')
-        alternatives.append(f'[^{quote}\\\\<{follow}] {name}-0')
-        rules.append(f"{name}-{k} ::= {' | '.join(alternatives)}")
-    return rules
 
 
 def final_grammar() -> str:
