@@ -444,6 +444,11 @@ def test_a_constant_a_write_dropped_is_named(tools, project: Path) -> None:
     read(tools, "conf.py")
     text, ok = write(tools, "conf.py", "VERSION = '2.0'\n")
     assert ok and "Note: conf.py no longer defines NAME, DEBUG, which it defined before this write." in text
+    text, ok = write(tools, "conf.py", "VERSION = '2.0'\n")
+    assert ok and text == (
+        "Nothing written: conf.py already holds exactly this content (1 line, 16 bytes), and the write that put it there was "
+        "told it no longer defines NAME, DEBUG. The same content again changes nothing: write different content that fixes that."
+    ), "the same content again is not called a step done"
 
 
 @pytest.mark.parametrize(

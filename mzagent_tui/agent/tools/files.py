@@ -222,6 +222,7 @@ class FileTools:
         removed = removed_definitions(rel, old, data) if existed else []
         if removed:
             written += "\n" + removed_note(rel, removed, whole=not how)
+            self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
             written += "\n" + undefined_note(rel, undefined)
