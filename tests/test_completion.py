@@ -180,10 +180,21 @@ def test_a_word_the_task_says_the_result_holds_is_reminded_of(server, project: P
     agent, rec = make_agent(server, project)
     assert agent.run("Add a section titled License with the text MIT at the end of GUIDE.md (a level-two heading).").steps == 4
     assert last_user(server.requests[2]) == (
-        "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Write it in now (write_to_file "
-        "with the whole new content), or give your final answer again if it is right as it is.</observation>"
+        "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Call write_to_file with the "
+        "earlier lines kept and your addition, License in it, in place of NEW TEXT:\n"
+        'write_to_file("GUIDE.md", "# tool\\n\\nUse it.\\nNEW TEXT")</observation>'
     )
     assert [n.text for n in rec.of(Notice)] == ["the task names License, which GUIDE.md does not hold; the model was reminded once"]
+
+
+def test_a_named_class_missing_from_a_new_file_is_reminded_of(server, project: Path) -> None:
+    server.script(write_reply("box.py", "class Queue:\n    pass\n"), answer_reply("Done."), answer_reply("Done."))
+    agent, _ = make_agent(server, project)
+    agent.run("Write a class named Stack in box.py.")
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: the task asks for Stack, but box.py has no Stack in it. Write it in now (write_to_file with "
+        "the whole new content), or give your final answer again if it is right as it is.</observation>"
+    )
 
 
 @pytest.mark.parametrize(

@@ -590,10 +590,16 @@ class CompletionCheck:
                 continue
             if not any(word.lower() in text.lower() for text in texts):
                 names = " or ".join(written)
+                earlier = self._original_text(self.root / written[0]) if len(written) == 1 and self._adds_at_end(written[0]) else None
+                how = (
+                    f" Call write_to_file with the earlier lines kept and your addition, {word} in it, in place of {ADDITION}:\n"
+                    f"{append_call(written[0], earlier)}"
+                    if earlier is not None
+                    else " Write it in now (write_to_file with the whole new content), or give your final answer again if it is right as it is."
+                )
                 return Reminder(
                     f"the task names {word}, which {names} does not hold",
-                    f"Reminder: the task asks for {word}, but {names} has no {word} in it. Write it in now (write_to_file with "
-                    "the whole new content), or give your final answer again if it is right as it is.",
+                    f"Reminder: the task asks for {word}, but {names} has no {word} in it.{how}",
                     tuple(self.root / name for name in written),
                 )
         return None
