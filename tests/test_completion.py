@@ -253,6 +253,23 @@ def test_no_failing_test_reminder_when_named_or_not_asked(server, project: Path,
     assert not [n for n in rec.of(Notice) if "failing" in n.text]
 
 
+def test_a_refused_test_write_shows_no_code_from_outside_the_project(server, project: Path, tmp_path: Path) -> None:
+    """The code is shown through read_file's own checks: a module that links out of the project is not."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("TOKEN = 'OUTSIDE-SECRET'\n")
+    (project / "leak.py").symlink_to(outside)
+    (project / "test_leak.py").write_text("import leak\n")
+    server.script(read_reply("test_leak.py"), write_reply("test_leak.py", "x = 1\n"), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run("Fix the code, not the tests.")
+    refused = next(o.text for o in rec.of(Observation) if o.tool == "write_to_file")
+    assert refused == (
+        "Error: the task says not to change the tests, so test_leak.py was not written. Change the code the tests run instead "
+        "(test_leak.py imports leak.py: the fix goes there)"
+    )
+    assert (project / "test_leak.py").read_text() == "import leak\n"
+
+
 @pytest.mark.parametrize(("task", "keeps"), [
     ("The tests in test_x.py fail. Fix the code, not the tests.", True),
     ("Make the tests pass without changing the tests.", True),
@@ -274,7 +291,6 @@ def test_a_task_that_keeps_its_tests_refuses_writes_to_them(server, project: Pat
     server.script(
         read_reply("test_text.py"),
         write_reply("test_text.py", "from text_utils import shout\n\nassert shout('a') == 'a'\n"),
-        read_reply("text_utils.py"),
         write_reply("text_utils.py", "def shout(s):\n    return s.upper() + '!'\n"),
         answer_reply("Fixed."),
     )
@@ -282,8 +298,9 @@ def test_a_task_that_keeps_its_tests_refuses_writes_to_them(server, project: Pat
     agent.run("The test in test_text.py fails. Fix the code, not the tests.")
     assert next(o.text for o in rec.of(Observation) if o.tool == "write_to_file") == (
         "Error: the task says not to change the tests, so test_text.py was not written. Change the code the tests run "
-        "instead (test_text.py imports text_utils.py: the fix goes there)"
-    )
+        "instead (test_text.py imports text_utils.py: the fix goes there). text_utils.py holds:\n"
+        "def shout(s):\n    return s\n\nWrite text_utils.py with the fix."
+    ), "the code is shown and counts as read: the next write to it is not refused for not reading it"
     assert (project / "test_text.py").read_text() == test
     assert (project / "text_utils.py").read_text() == "def shout(s):\n    return s.upper() + '!'\n"
     server.script(write_reply("test_text.py", "assert True\n"), answer_reply("Done."))

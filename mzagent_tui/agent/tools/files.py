@@ -37,6 +37,8 @@ from mzagent_tui.agent.write_repairs import repair
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
 WRITE_MAX_BYTES = 10 * 1024 * 1024
+SHOWN_MODULE_BYTES = 4000
+"""The code a refused write to a kept test file imports is shown up to this size."""
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
@@ -170,9 +172,7 @@ class FileTools:
         `based_on` is the content an edit was made from: if the file changed while the user
         looked at the diff, the edit would undo that change, so nothing is written."""
         if self._ctx.keep_tests and TEST_FILE.search(rel):
-            code = imported_modules(self.root, path)
-            where = f" ({rel} imports {', '.join(code)}: the fix goes there)" if code else ""
-            raise ToolError(f"the task says not to change the tests, so {rel} was not written. Change the code the tests run instead{where}")
+            raise ToolError(self._tests_kept(path, rel))
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
@@ -240,6 +240,23 @@ class FileTools:
             f"{written}\nWarning: most of the old content of {rel} is gone, and it now holds nearly the same lines as {source}. "
             f"If that was not intended, write {rel} again with its own correct content."
         )
+
+    def _tests_kept(self, path: Path, rel: str) -> str:
+        """Why a write to a test file was refused, with the code the test imports. Told only where
+        the fix goes, a small model wrote the test file again and again without reading the code:
+        a short module is shown, and counts as read, so the next write can be the fix."""
+        code = imported_modules(self.root, path)
+        said = f"the task says not to change the tests, so {rel} was not written. Change the code the tests run instead"
+        if not code:
+            return said
+        said += f" ({rel} imports {', '.join(code)}: the fix goes there)"
+        try:
+            if (self.root / code[0]).stat().st_size > SHOWN_MODULE_BYTES:
+                return said
+            text = self.read_file(code[0])  # the read's own checks: inside the project, not a secret, text
+        except (OSError, ToolError):
+            return said
+        return f"{said}. {code[0]} holds:\n{text}\nWrite {code[0]} with the fix."
 
     def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
         """Show the write's diff to the approver: (content to write, whether the user edited it,
