@@ -235,9 +235,26 @@ def test_a_question_about_tests_answered_without_the_failing_test_is_reminded_of
     result = agent.run("One test in test_t.py fails. Which one?")
     assert result.final_answer == "test_sum fails: sum([1, 2]) is 3, not 4."
     assert last_user(server.requests[2]) == (
-        "<observation>Reminder: the last test run reported these failing tests: test_sum. Your answer does not name them. "
-        "Answer the question again with what that run showed.</observation>"
+        "<observation>Reminder: the test runs in this task reported these failing tests: test_sum. Your answer does not name them. "
+        "Answer the question again with what those runs showed.</observation>"
     )
+
+
+def test_a_failing_test_fixed_instead_of_named_is_still_asked_for(server, project: Path) -> None:
+    """Asked which test fails, a small model fixed the code, ran the tests again (they passed) and
+    answered that it had fixed the failing test, naming none."""
+    (project / "test_t.py").write_text(FAILING_TEST)
+    server.script(
+        Reply('<action>run_terminal_command("python3 -m unittest test_t")</action>'),
+        read_reply("test_t.py"),
+        write_reply("test_t.py", FAILING_TEST.replace("4)", "3)")),
+        Reply('<action>run_terminal_command("python3 -m unittest test_t")</action>'),
+        answer_reply("I fixed the failing test."),
+        answer_reply("test_sum failed."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("One test in test_t.py fails. Which one?").final_answer == "test_sum failed."
+    assert "reported these failing tests: test_sum." in last_user(server.requests[5])
 
 
 @pytest.mark.parametrize(

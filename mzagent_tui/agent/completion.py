@@ -275,7 +275,9 @@ class CompletionCheck:
     gone: list[str] = field(default_factory=list)
     """Files the task names that a command removed since the last observation (see gone_note)."""
     failing: list[str] = field(default_factory=list)
-    """The failing tests the last command reported (unittest's "test_x", pytest's "test_m.py::Case::test_x"), none when it passed."""
+    """The failing tests the commands of this run reported (unittest's "test_x", pytest's
+    "test_m.py::Case::test_x"), kept when a later run passed: asked which test fails, a small model
+    fixed the code instead and answered that it had."""
     read: set[Path] = field(default_factory=set)
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
     model_wrote: set[Path] = field(default_factory=set)
@@ -349,8 +351,8 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
-        if isinstance(event, Observation) and event.tool == "run_terminal_command":
-            self.failing = failing_tests(event.text) if not event.ok else []
+        if isinstance(event, Observation) and event.tool == "run_terminal_command" and not event.ok:
+            self.failing += [name for name in failing_tests(event.text) if name not in self.failing]
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
         """What is not done yet, or None to accept the answer.
@@ -562,7 +564,7 @@ class CompletionCheck:
         return None
 
     def _failing_not_named(self, answer: str) -> Reminder | None:
-        """A question about tests answered without the failing tests the last test run named: a small
+        """A question about tests answered without the failing tests the test runs named: a small
         model ran the tests three times, then quoted an assertion and had its two sides the wrong way round."""
         if not self.failing or not QUESTION.search(self.task) or not re.search(r"\btests?\b", self.task, re.IGNORECASE):
             return None
@@ -570,9 +572,9 @@ class CompletionCheck:
             return None
         names = ", ".join(self.failing)
         return Reminder(
-            f"the last test run named failing {names}, which the answer does not",
-            f"Reminder: the last test run reported these failing tests: {names}. Your answer does not name them. "
-            "Answer the question again with what that run showed.",
+            f"the test runs named failing {names}, which the answer does not",
+            f"Reminder: the test runs in this task reported these failing tests: {names}. Your answer does not name them. "
+            "Answer the question again with what those runs showed.",
         )
 
     def _named_word_missing(self) -> Reminder | None:
