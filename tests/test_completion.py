@@ -8,7 +8,7 @@ import pytest
 
 from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
-from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.parsing import call_source, parse_reply
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.test_files import keeps_tests
 from tests.conftest import make_agent
@@ -129,6 +129,25 @@ def test_a_word_the_task_replaces_that_went_missing_instead_is_reminded_of(serve
         "Nothing written: a.txt already holds exactly this content (1 line, 4 bytes), and the last reminder said the task "
         "replaces foo with bar, but a.txt has no bar in it. The same content again changes nothing: write different content that fixes that."
     ), "the same content again is not called a step done"
+
+
+def test_a_replacement_that_lost_lines_is_shown_the_write_with_only_the_replacements(server, project: Path) -> None:
+    """Told to replace foo with bar, a small model wrote "two foo\\nthree" back as "two bar"."""
+    (project / "b.txt").write_text("two foo\nthree\nfood\n")
+    server.script(
+        read_reply("b.txt"),
+        write_reply("b.txt", "two bar\n"),
+        answer_reply("Replaced."),
+        write_reply("b.txt", "two bar\nthree\nfood\n"),
+        answer_reply("Replaced."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Replace the word foo with bar in b.txt.").steps == 5
+    assert last_user(server.requests[3]) == (
+        "<observation>Reminder: the task asks to replace words in b.txt, but it now has fewer lines than before, so lines were "
+        'lost. With only the replacements made, the call would be:\nwrite_to_file("b.txt", "two bar\\nthree\\nfood\\n")</observation>'
+    )
+    assert (project / "b.txt").read_text() == "two bar\nthree\nfood\n"
 
 
 def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path) -> None:
@@ -369,26 +388,40 @@ TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(t
 
 
 def test_a_definition_a_rewrite_dropped_is_reminded_of_with_the_earlier_content(server, project: Path) -> None:
-    """Told to rename shout to yell, a small model wrote the file with yell alone, ignored the
-    write's note that whisper was gone, and answered. The period after "yell." is not part of the name."""
+    """Told to change shout, a small model wrote the file with shout alone, ignored the write's
+    note that whisper was gone, and answered."""
     (project / "text_utils.py").write_text(TEXT_UTILS)
-    renamed_only = "def yell(text):\n    return text.upper() + '!'\n"
+    changed = TEXT_UTILS.replace("'!'", "'!!'")
     server.script(
         read_reply("text_utils.py"),
-        write_reply("text_utils.py", renamed_only),
-        answer_reply("Renamed."),
-        write_reply("text_utils.py", TEXT_UTILS.replace("shout", "yell")),
-        answer_reply("Renamed."),
+        write_reply("text_utils.py", "def shout(text):\n    return text.upper() + '!!'\n"),
+        answer_reply("Changed."),
+        write_reply("text_utils.py", changed),
+        answer_reply("Changed."),
     )
     agent, rec = make_agent(server, project)
-    assert agent.run("In text_utils.py, rename the function shout to yell. It should still do the same thing.").steps == 5
+    assert agent.run("In text_utils.py, make shout end with two exclamation marks.").steps == 5
     assert last_user(server.requests[3]) == (
         "<observation>Reminder: text_utils.py no longer defines whisper, which it defined when the task started, and the task "
         f"does not ask to remove it. write_to_file replaces the whole file. Its content before this task was:\n{TEXT_UTILS}\n"
         "Write text_utils.py again with whisper kept and your change made, or give your final answer again if whisper should be gone.</observation>"
     )
     assert [n.text for n in rec.of(Notice)] == ["text_utils.py no longer defines whisper, which the task does not remove; the model was reminded once"]
-    assert (project / "text_utils.py").read_text() == TEXT_UTILS.replace("shout", "yell")
+    assert (project / "text_utils.py").read_text() == changed
+
+
+def test_a_rename_that_dropped_a_function_is_shown_the_renamed_file(server, project: Path) -> None:
+    """Told to rename shout to yell, a small model wrote yell alone. The period after "yell." is not part of the name."""
+    (project / "text_utils.py").write_text(TEXT_UTILS)
+    server.script(
+        read_reply("text_utils.py"),
+        write_reply("text_utils.py", "def yell(text):\n    return text.upper() + '!'\n"),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("In text_utils.py, rename the function shout to yell. It should still do the same thing.")
+    assert last_user(server.requests[3]).endswith(f"the call would be:\n{call_source('write_to_file', ['text_utils.py', TEXT_UTILS.replace('shout', 'yell')])}</observation>")
 
 
 @pytest.mark.parametrize(

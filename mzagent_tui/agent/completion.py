@@ -101,6 +101,8 @@ NAMED = re.compile(
 """Words a task says its result holds ("a section titled License with the text MIT", "a class named Stack")."""
 TAKING_AWAY = re.compile(r"\b(?:remove|delete|drop|rename|replace|strip|erase|cut)\w*", re.IGNORECASE)
 """A task whose named words may be what goes ("remove the function called helper")."""
+REMOVING = re.compile(r"\b(?:remove|delete|drop|erase|cut)\w*", re.IGNORECASE)
+"""A task that may take lines away besides what it replaces."""
 NOT_NAMES = {"after", "like", "as", "in", "for", "by", "with", "the", "a", "an", "so", "that", "it"}
 """Words after "named" that are not a name ("named after the author")."""
 CONVERTING = re.compile(
@@ -553,6 +555,13 @@ class CompletionCheck:
                     wrong = f"{name} still has {old} (line {line})"
                 elif new not in text:
                     wrong = f"{name} has no {new} in it"
+                elif (replaced := self._replaced_lines_lost(name, text)) is not None:
+                    return Reminder(
+                        f"the task replaces {old} with {new}, but {name} lost lines",
+                        f"Reminder: the task asks to replace words in {name}, but it now has fewer lines than before, so lines "
+                        f"were lost. With only the replacements made, the call would be:\n{call_source('write_to_file', [name, replaced])}",
+                        (self.root / name,),
+                    )
                 else:
                     continue
                 return Reminder(
@@ -562,6 +571,17 @@ class CompletionCheck:
                     (self.root / name,),
                 )
         return None
+
+    def _replaced_lines_lost(self, name: str, text: str) -> str | None:
+        """The content a replacement should have left, when the file now has fewer lines than before
+        it (a model wrote "two foo\\nthree" back as "two bar"): the earlier content with each old
+        word, as a whole word, replaced."""
+        earlier = self._original_text(self.root / name)
+        if earlier is None or len(text.splitlines()) >= len(earlier.splitlines()) or REMOVING.search(self.task):
+            return None
+        for old, new in self.replacements:
+            earlier = re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", lambda _: new, earlier)
+        return earlier
 
     def _failing_not_named(self, answer: str) -> Reminder | None:
         """A question about tests answered without the failing tests the test runs named: a small
