@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -304,6 +305,16 @@ def test_a_refused_test_write_shows_no_code_from_outside_the_project(server, pro
         "(test_leak.py imports leak.py: the fix goes there)"
     )
     assert (project / "test_leak.py").read_text() == "import leak\n"
+
+
+def test_a_kept_test_file_that_is_a_fifo_does_not_hang_the_refusal(server, project: Path) -> None:
+    """Reading a FIFO for its imports would wait for a writer forever: it is refused as no regular file first."""
+    os.mkfifo(project / "test_pipe.py")
+    server.script(write_reply("test_pipe.py", "x = 1\n"), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run("Fix the code, not the tests.")
+    refused = next(o.text for o in rec.of(Observation) if o.tool == "write_to_file")
+    assert refused == "Error: test_pipe.py is not a regular file (a device, FIFO or socket); it cannot be read or written"
 
 
 @pytest.mark.parametrize(("task", "keeps"), [

@@ -627,8 +627,8 @@ class CompletionCheck:
         return None
 
     def _lost_definitions(self) -> Reminder | None:
-        """A Python file the run rewrote that no longer defines a function or class it had, which the
-        task does not name: told at the write, a small model renamed one function, dropped the other
+        """A Python file the run rewrote that no longer defines a function, class or constant it had,
+        which the task does not name: told at the write, a small model renamed one function, dropped the other
         and answered. The file's earlier content is quoted so that it can be written back whole."""
         for path in sorted(self.written):
             backup = self.originals.get(path)
