@@ -224,7 +224,12 @@ def _unquoted(token: str) -> str:
 
 def _has_word(text: str | None, word: str) -> bool:
     """Whether `text` holds `word` as a whole word (not "total" in "subtotal")."""
-    return text is not None and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+    return text is not None and _whole_word(word).search(text) is not None
+
+
+def _whole_word(word: str) -> re.Pattern[str]:
+    """`word` where it stands as a whole word (not "total" in "subtotal")."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
 
 
 def append_call(name: str, old: str) -> str:
@@ -580,7 +585,7 @@ class CompletionCheck:
         if earlier is None or len(text.splitlines()) >= len(earlier.splitlines()) or REMOVING.search(self.task):
             return None
         for old, new in self.replacements:
-            earlier = re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", lambda _: new, earlier)
+            earlier = _whole_word(old).sub(lambda _: new, earlier)
         return earlier
 
     def _failing_not_named(self, answer: str) -> Reminder | None:
