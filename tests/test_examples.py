@@ -1,4 +1,5 @@
-"""A command that prints a call a docstring example gives another result for is told so."""
+"""Docstring examples: a command that prints calls they give other results for is told so, and a
+final answer before any command tried them gets the command that does."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.tools.examples import example_mismatch
+from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.tools.examples import check_command, docstring_examples, example_mismatches
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
@@ -35,8 +37,8 @@ def solution(tmp_path: Path) -> Path:
     ],
 )
 def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, code: str, printed: str, expected: str) -> None:
-    found = example_mismatch(f"python3 -c {json.dumps(code)}", printed + "\n", [solution])
-    assert found is not None and (found.printed, found.expected, found.path) == (printed, expected, solution)
+    found = example_mismatches(f"python3 -c {json.dumps(code)}", printed + "\n", [solution])
+    assert [(one.printed, one.expected, one.path) for one in found] == [(printed, expected, solution)]
 
 
 @pytest.mark.parametrize(
@@ -46,14 +48,72 @@ def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, c
         ('python3 -c "from solution import *; print(label(\'a\'))"', "a!\n"),
         ('python3 -c "from solution import *; print(pair(1))"', "(1, 2)\n"),
         ('python3 -c "from solution import mad; print(mad([1.0]))"', "9\n"),
-        ('python3 -c "from solution import mad; print(mad([1.0, 2.0, 3.0, 4.0])); print(2)"', "10.0\n2\n"),
+        ('python3 -c "from solution import mad; print(mad([1.0, 2.0, 3.0, 4.0])); print(2)"', "10.0\n"),
+        ('python3 -c "from solution import mad; x = 1; print(mad([1.0, 2.0, 3.0, 4.0]))"', "10.0\n"),
         ('python3 -c "print(mad([1.0, 2.0, 3.0, 4.0]))" && echo done', "10.0\ndone\n"),
         ('python3 solution.py', "10.0\n"),
     ],
-    ids=["same value", "a string printed bare", "same tuple", "no example for it", "two prints", "two commands", "no -c"],
+    ids=["same value", "a string printed bare", "same tuple", "no example for it", "two prints, one line", "code besides prints", "two commands", "no -c"],
 )
 def test_nothing_is_said_when_the_output_matches_or_cannot_be_matched(solution: Path, command: str, stdout: str) -> None:
-    assert example_mismatch(command, stdout, [solution]) is None
+    assert example_mismatches(command, stdout, [solution]) == []
+
+
+def test_each_print_of_several_is_set_beside_its_own_example(solution: Path) -> None:
+    command = 'python3 -c "from solution import *; print(mad([1.0, 2.0, 3.0, 4.0])); print(label(\'a\')); print(pair(1))"'
+    found = example_mismatches(command, "1.0\nb\n[1, 2]\n", [solution])
+    assert [(one.call, one.printed) for one in found] == [("label('a')", "b"), ("pair(1)", "[1, 2]")]
+
+
+ONE_LINE = """def fly(q, w):
+    '''True if q is balanced and light enough.
+
+    Examples:
+    fly([1, 2], 5) ➞ False
+    * fly([3], 5) => true
+    fly( [3,2,3], 9 ) == True
+    fly([1], 0) -> False  # too heavy
+    fly([2], 1) gives an error, as said above
+    '''
+"""
+
+
+def test_one_line_examples_are_read_with_their_arrows_and_plain_words(tmp_path: Path) -> None:
+    """`➞`, `=>`, `==` and `->` forms, a bullet before, `true` for True, a comment after the value
+    left out; prose after the call is not an example."""
+    path = tmp_path / "fly.py"
+    path.write_text(ONE_LINE + "    return None\n")
+    assert docstring_examples(path) == {
+        "fly([1, 2], 5)": "False", "fly([3], 5)": "True", "fly([3, 2, 3], 9)": "True", "fly([1], 0)": "False",
+    }
+
+
+def test_the_check_command_prints_the_first_examples_of_functions_the_file_defines(tmp_path: Path) -> None:
+    path = tmp_path / "pkg" / "fly.py"
+    path.parent.mkdir()
+    path.write_text(ONE_LINE.replace("    Examples:", '    >>> helper("x")\n    1\n    >>> fly([5], 9)\n    True\n    Examples:') + "    return None\n")
+    command, names = check_command(path, tmp_path)
+    assert names == ["fly"]
+    assert command == (
+        'python3 -c "from pkg.fly import fly; print(fly([5], 9)); print(fly([1, 2], 5)); print(fly([3], 5)); print(fly([3, 2, 3], 9))"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("no examples.py", "def f(x):\n    \"\"\"Double x.\"\"\"\n    return 2 * x\n"),
+        ("not-a-module.py", "def f(x):\n    \"\"\"\n    >>> f(1)\n    2\n    \"\"\"\n"),
+        ("quotes.py", "def f(x):\n    \"\"\"\n    >>> f('a\"b')\n    2\n    >>> f('$HOME')\n    3\n    \"\"\"\n"),
+        ("method.py", "class A:\n    def f(self):\n        \"\"\"\n        >>> A().f()\n        2\n        \"\"\"\n"),
+        ("broken.py", "def f(x:\n    \"\"\"\n    >>> f(1)\n    2\n"),
+    ],
+    ids=["no examples", "not an importable name", "quotes and $ a command would change", "no top-level function", "does not parse"],
+)
+def test_no_check_command_where_none_can_be_written(tmp_path: Path, name: str, text: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    assert check_command(path, tmp_path) is None
 
 
 def run_reply(command: str) -> Reply:
@@ -74,3 +134,44 @@ def test_the_command_is_told_and_the_same_content_again_is_not_a_step_done(serve
         "Nothing written: solution.py already holds exactly this content (10 lines, 179 bytes), and a command printed 10.0 for "
         "mad([1.0, 2.0, 3.0, 4.0]), where its docstring says 1.0."
     )
+
+
+WRONG_FLY = ONE_LINE + "    return sum(q) <= w\n"
+
+
+def test_a_final_answer_before_the_examples_ran_gets_the_command_that_tries_them(server, project: Path) -> None:
+    """The reminder's call, sent as it is, runs the examples and names the wrong one; after the
+    fix the answer is accepted (the reminder is given once, and the command named the file)."""
+    command = 'python3 -c "from fly import fly; print(fly([1, 2], 5)); print(fly([3], 5)); print(fly([3, 2, 3], 9)); print(fly([1], 0))"'
+    fixed = WRONG_FLY.replace("return sum(q) <= w", "return q == q[::-1] and sum(q) <= w")
+    server.script(
+        write_reply("fly.py", WRONG_FLY), answer_reply("Implemented fly."), run_reply(command),
+        write_reply("fly.py", fixed), answer_reply("Fixed fly."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Implement fly in fly.py")
+    reminder = server.requests[2]["messages"][-1]["content"]
+    ran = [o.text for o in rec.of(Observation)][1]
+    assert reminder.startswith("<observation>Reminder: the docstring in fly.py gives examples of what fly should return")
+    call = reminder.splitlines()[1]
+    assert parse_reply(f"<thought>t</thought><action>{call}</action>").args == [command]
+    assert ran.startswith("Command succeeded (exit code 0).\nOutput:\nTrue\nTrue\nTrue\nFalse\n")
+    assert "Note: the docstring in fly.py says fly([1, 2], 5) gives False, but this printed True: the code does not" in ran
+    assert result.final_answer == "Fixed fly."
+
+
+def test_no_reminder_when_a_command_named_the_file_after_its_last_write(server, project: Path) -> None:
+    server.script(write_reply("fly.py", WRONG_FLY), run_reply(f"{sys.executable} fly.py"), answer_reply("Implemented fly."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Implement fly in fly.py").final_answer == "Implemented fly."
+    assert len(server.requests) == 3
+
+
+def test_a_write_after_the_command_needs_the_examples_tried_again(server, project: Path) -> None:
+    server.script(
+        write_reply("fly.py", "def fly(q, w):\n    return 1\n"), run_reply(f"{sys.executable} fly.py"),
+        write_reply("fly.py", WRONG_FLY), answer_reply("Implemented fly."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Implement fly in fly.py")
+    assert server.requests[-1]["messages"][-1]["content"].startswith("<observation>Reminder: the docstring in fly.py gives examples")

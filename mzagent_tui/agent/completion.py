@@ -21,6 +21,7 @@ from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import removed_definitions
+from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.shell import failing_tests
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
@@ -301,6 +302,8 @@ class CompletionCheck:
     """(old, new) word pairs the task asks to swap, each kept only where a file the task names held the old word."""
     replaced_in: list[str] = field(default_factory=list)
     """The files the task names that held an old word of `replacements` when the task started."""
+    unchecked: list[Path] = field(default_factory=list)
+    """Python files written since the last command that named them (by file or module name)."""
     last_missing: set[str] | None = None
     """The files the last reminder about missing files named: it is given again only when some of
     them were made since and some are still missing (a model made one of two modules and answered)."""
@@ -349,6 +352,8 @@ class CompletionCheck:
             self.gone += [name for name in gone if name in self.existed and not self._may_go(name)]
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
+            if Path(event.path).suffix == ".py" and Path(event.path) not in self.unchecked:
+                self.unchecked.append(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
         if isinstance(event, Action) and event.tool in ("read_file", "write_to_file", "edit_file") and event.args and isinstance(event.args[0], str):
             try:
@@ -358,6 +363,8 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
+            command = str(event.args[0]) if event.args else ""
+            self.unchecked = [path for path in self.unchecked if not re.search(rf"(?<![A-Za-z0-9]){re.escape(path.stem)}(?![A-Za-z0-9])", command)]
         if isinstance(event, Observation) and event.tool == "run_terminal_command" and not event.ok:
             self.failing += [name for name in failing_tests(event.text) if name not in self.failing]
 
@@ -378,6 +385,7 @@ class CompletionCheck:
             ("named", self._named_word_missing),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
+            ("examples", self._examples_unchecked),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
             ("idle", self._idle),
@@ -690,6 +698,27 @@ class CompletionCheck:
                 "docstrings, comments or layout changed, so it behaves exactly as before. Compare what the code does "
                 f"with what the task asks for. {how} with the code itself changed.",
                 (self.root / name,),
+            )
+        return None
+
+    def _examples_unchecked(self) -> Reminder | None:
+        """A Python file the model wrote has docstring examples, and no command named it since:
+        small models wrote a function, answered "implemented", and never tried the examples that
+        would have shown it wrong. The command to try them is given (the user approves it as any)."""
+        for path in self.unchecked:
+            if path.resolve() not in self.model_wrote:
+                continue
+            found = check_command(path, self.root)
+            if found is None:
+                continue
+            command, names = found
+            rel = path.relative_to(self.root)
+            return Reminder(
+                f"the docstring examples in {rel} were not tried since it was written",
+                f"Reminder: the docstring in {rel} gives examples of what {', '.join(names)} should return, and no command "
+                f"has run {rel} since you wrote it. Check the examples before you answer:\n"
+                f"{call_source('run_terminal_command', [command])}\n"
+                "If a printed value differs from the docstring's, fix the code; if every value matches, give your final answer.",
             )
         return None
 

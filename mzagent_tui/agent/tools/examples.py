@@ -1,9 +1,11 @@
-"""A command that prints a call whose result a docstring example of a file the model wrote gives
-(`>>> f([1.0, 2.0])` then `1.0`), and printed something else: the observation says so.
+"""Docstring examples of a Python file the model wrote: what a command printed is set beside them,
+and a command that checks them is offered before a final answer.
 
 A small model ran its docstring's own example, got 4.0 where the docstring says 1.0, and answered
 that the function "works correctly". Nothing extra runs: the command is the model's, approved as
-any other; only its printed line is set beside the example's expected one.
+any other; only its printed lines are set beside the examples' expected ones. Examples are read in
+doctest form (`>>> f([1.0, 2.0])` then `1.0`) and in the one-line forms docstrings use
+(`f(3) ➞ True`, `f(3) => true`, `f(3) == 9`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from mzagent_tui.agent.shell_parse import parse
 
 PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
 MAX_FILE_BYTES = 200_000
+ONE_LINE_EXAMPLE = re.compile(r"^\s*(?:[*-]\s+)?(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:➞|=>|==|->|→)\s*(?P<want>\S.*?)\s*$")
+"""`will_it_fly([1, 2], 5) ➞ False`, `* sort_array([5]) => [5]`: a call, an arrow, the value."""
+PLAIN_WORDS = {"true": "True", "false": "False", "none": "None", "null": "None"}
+CHECKED_EXAMPLES = 4
+UNSAFE_IN_QUOTES = re.compile(r'["\\$`!\n]')
+"""What a command's double-quoted `python3 -c "..."` cannot hold as it is."""
 
 
 @dataclass(frozen=True)
@@ -28,77 +36,172 @@ class Mismatch:
     expected: str
     printed: str
 
-    def note(self, rel: str) -> str:
-        return (
-            f"Note: the docstring in {rel} says {self.call} gives {self.expected}, but this printed {self.printed}: "
-            "the code does not do what its docstring says yet."
-        )
+    def says(self) -> str:
+        return f"{self.call} gives {self.expected}, but this printed {self.printed}"
 
 
-def example_mismatch(command: str, stdout: str, files: list[Path]) -> Mismatch | None:
-    """The first docstring example among `files` whose call the command prints alone (one
-    `print(call)` in a `python -c`), when the printed line is not what the example expects."""
-    call = _printed_call(command)
-    if call is None:
+def mismatch_note(rel: str, mismatches: list[Mismatch]) -> str:
+    return (
+        f"Note: the docstring in {rel} says {'; and '.join(found.says() for found in mismatches)}: "
+        "the code does not do what its docstring says yet."
+    )
+
+
+def example_mismatches(command: str, stdout: str, files: list[Path]) -> list[Mismatch]:
+    """The printed lines that differ from a docstring example of one of `files`, when the command
+    is one `python -c` whose code is imports and prints of one value each, and each print gave one line."""
+    calls = _printed_calls(command)
+    lines = stdout.strip("\n").split("\n")
+    if not calls or len(lines) != len(calls):
+        return []
+    found: list[Mismatch] = []
+    for call, line in zip(calls, lines, strict=True):
+        printed = line.strip()
+        for path in files:
+            expected = docstring_examples(path).get(call)
+            if expected is not None:
+                if not _same(printed, expected):
+                    found.append(Mismatch(path, call, expected, printed))
+                break
+    return found
+
+
+def check_command(path: Path, root: Path) -> tuple[str, list[str]] | None:
+    """A command that prints the calls of the file's first docstring examples, and the functions
+    they call; None when the file has none a command can import and print."""
+    module = _module_name(path, root)
+    if module is None:
         return None
-    printed = stdout.strip()
-    if "\n" in printed:
+    functions = _top_level_functions(path)
+    calls: list[str] = []
+    names: list[str] = []
+    for call in docstring_examples(path):
+        name = call.split("(", 1)[0]
+        if name not in functions or UNSAFE_IN_QUOTES.search(call):
+            continue
+        calls.append(call)
+        names += [name] if name not in names else []
+        if len(calls) == CHECKED_EXAMPLES:
+            break
+    if not calls:
         return None
-    for path in files:
-        expected = _examples(path).get(call)
-        if expected is not None and not _same(printed, expected):
-            return Mismatch(path, call, expected, printed)
-    return None
+    prints = "; ".join(f"print({call})" for call in calls)
+    return f'python3 -c "from {module} import {", ".join(names)}; {prints}"', names
 
 
-def _printed_call(command: str) -> str | None:
-    """The one expression `python -c` code prints, in a canonical form; None for anything else."""
+def _module_name(path: Path, root: Path) -> str | None:
+    if path.suffix != ".py" or not path.is_relative_to(root):
+        return None
+    parts = path.relative_to(root).with_suffix("").parts
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts)
+
+
+def _top_level_functions(path: Path) -> set[str]:
+    tree = _tree(path)
+    if tree is None:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _printed_calls(command: str) -> list[str]:
+    """The values a `python -c` prints, one `print(value)` each, in a canonical form; [] when the
+    command is anything else or its code does more than import and print."""
     commands = parse(command).commands
     if len(commands) != 1:
-        return None
+        return []
     words = [word.text for word in commands[0].words if word.literal]
     if len(words) < 3 or not PYTHON.fullmatch(PurePosixPath(words[0]).name) or words[1] != "-c":
-        return None
+        return []
     try:
         tree = ast.parse(words[2])
     except (SyntaxError, ValueError):
-        return None
-    prints = [
-        node for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-    ]
-    if len(prints) != 1 or len(prints[0].args) != 1 or prints[0].keywords:
-        return None
-    return ast.unparse(prints[0].args[0])
+        return []
+    calls: list[str] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            continue
+        if not _is_print_of_one(statement):
+            return []
+        calls.append(ast.unparse(statement.value.args[0]))  # type: ignore[attr-defined]
+    return calls
 
 
-def _examples(path: Path) -> dict[str, str]:
-    """Each docstring example of a Python file: its call in canonical form, and the expected output."""
+def _is_print_of_one(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)
+        and isinstance(statement.value.func, ast.Name) and statement.value.func.id == "print"
+        and len(statement.value.args) == 1 and not statement.value.keywords
+    )
+
+
+def _tree(path: Path) -> ast.Module | None:
     try:
-        if path.suffix != ".py" or path.stat().st_size > MAX_FILE_BYTES:
-            return {}
-        tree = ast.parse(path.read_bytes())
+        if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+            return None
+        return ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def docstring_examples(path: Path) -> dict[str, str]:
+    """Each docstring example of a Python file, in order: its call in canonical form, and the expected output."""
+    tree = _tree(path)
+    if tree is None:
         return {}
     found: dict[str, str] = {}
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         docstring = ast.get_docstring(node)
-        if not docstring:
-            continue
-        try:
-            examples = doctest.DocTestParser().get_examples(docstring)
-        except ValueError:
-            continue
-        for example in examples:
-            try:
-                call = ast.unparse(ast.parse(example.source, mode="eval").body)
-            except (SyntaxError, ValueError):
-                continue
-            if example.want.strip():
-                found.setdefault(call, example.want.strip())
+        if docstring:
+            for call, want in [*_doctest_examples(docstring), *_one_line_examples(docstring)]:
+                found.setdefault(call, want)
     return found
+
+
+def _doctest_examples(docstring: str) -> list[tuple[str, str]]:
+    try:
+        examples = doctest.DocTestParser().get_examples(docstring)
+    except ValueError:
+        return []
+    found = []
+    for example in examples:
+        call = _canonical(example.source)
+        if call is not None and example.want.strip():
+            found.append((call, example.want.strip()))
+    return found
+
+
+def _one_line_examples(docstring: str) -> list[tuple[str, str]]:
+    """Examples written as `call ➞ value`; only where the value is a Python literal (a comment
+    after it is left out) once true/false/none are spelled as Python spells them: anything else
+    is prose, not a value."""
+    found = []
+    for line in docstring.splitlines():
+        match = ONE_LINE_EXAMPLE.match(line)
+        if match is None:
+            continue
+        call = _canonical(match["call"])
+        want = PLAIN_WORDS.get(match["want"].lower(), match["want"])
+        try:
+            value = ast.parse(want, mode="eval").body
+            ast.literal_eval(value)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        if call is not None:
+            found.append((call, ast.unparse(value)))
+    return found
+
+
+def _canonical(source: str) -> str | None:
+    """A call as ast.unparse writes it, so `f([1,2])` and `f([1, 2])` are one; None if not a call."""
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return ast.unparse(node) if isinstance(node, ast.Call) else None
 
 
 def _same(printed: str, expected: str) -> bool:

@@ -16,7 +16,7 @@ from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapsho
 from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.examples import example_mismatch
+from mzagent_tui.agent.tools.examples import example_mismatches, mismatch_note
 from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
@@ -100,14 +100,18 @@ class ShellTool:
         return ToolResult(ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
 
     def _against_examples(self, command: str, stdout: str) -> str:
-        """A note when the command printed a call a docstring example of a Python file the model
-        wrote gives another result for; the file is then not "a step done" if written again."""
+        """A note when the command printed calls that docstring examples of a Python file the model
+        wrote give other results for; the file is then not "a step done" if written again."""
         written = sorted(path for path in self._ctx.changed if path.suffix == ".py")
-        mismatch = example_mismatch(command, stdout, written) if written else None
-        if mismatch is None:
-            return ""
-        self._ctx.failed[mismatch.path] = f"a command printed {mismatch.printed} for {mismatch.call}, where its docstring says {mismatch.expected}"
-        return "\n" + mismatch.note(str(mismatch.path.relative_to(self._ctx.root)))
+        mismatches = example_mismatches(command, stdout, written) if written else []
+        notes = []
+        for path in dict.fromkeys(found.path for found in mismatches):
+            in_file = [found for found in mismatches if found.path == path]
+            self._ctx.failed[path] = "a command printed " + "; and ".join(
+                f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in in_file
+            )
+            notes.append("\n" + mismatch_note(str(path.relative_to(self._ctx.root)), in_file))
+        return "".join(notes)
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
