@@ -88,6 +88,36 @@ def test_one_line_examples_are_read_with_their_arrows_and_plain_words(tmp_path: 
     }
 
 
+INPUT_OUTPUT = """def top(arr, k):
+    \"\"\"The k largest numbers of arr, sorted.
+
+    Example 1:
+        Input: arr = [4, -4, 4], k = 2
+        Output: [4, 4]
+    Example 2:
+        Input: k = 1, arr = [1,2]
+
+        Output: [2]
+    Example 3:
+        Input: arr = [1]
+        Output: [1]
+    Example 4:
+        Input: arr = some list, k = 3
+        Output: its top three
+    \"\"\"
+"""
+
+
+def test_input_and_output_lines_make_an_example_when_they_give_every_parameter(tmp_path: Path) -> None:
+    """Keywords in any order, a blank line between; a missing parameter or prose is not an example."""
+    path = tmp_path / "top.py"
+    path.write_text(INPUT_OUTPUT + "    return sorted(arr)[-k:]\n")
+    assert docstring_examples(path) == {"top(arr=[4, -4, 4], k=2)": "[4, 4]", "top(k=1, arr=[1, 2])": "[2]"}
+    one = tmp_path / "first.py"
+    one.write_text("def first(items):\n    \"\"\"\n    Input: [3, 1]\n    Output: 3\n    \"\"\"\n    return items[0]\n")
+    assert docstring_examples(one) == {"first([3, 1])": "3"}
+
+
 def test_the_check_command_prints_the_first_examples_of_functions_the_file_defines(tmp_path: Path) -> None:
     path = tmp_path / "pkg" / "fly.py"
     path.parent.mkdir()

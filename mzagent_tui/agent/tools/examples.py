@@ -5,7 +5,7 @@ A small model ran its docstring's own example, got 4.0 where the docstring says 
 that the function "works correctly". Nothing extra runs: the command is the model's, approved as
 any other; only its printed lines are set beside the examples' expected ones. Examples are read in
 doctest form (`>>> f([1.0, 2.0])` then `1.0`) and in the one-line forms docstrings use
-(`f(3) ➞ True`, `f(3) => true`, `f(3) == 9`).
+(`f(3) ➞ True`, `f(3) => true`, `f(3) == 9`, `Input: x = 3` then `Output: 9`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
 MAX_FILE_BYTES = 200_000
 ONE_LINE_EXAMPLE = re.compile(r"^\s*(?:[*-]\s+)?(?P<call>[A-Za-z_]\w*\(.*\))\s*(?:➞|=>|==|->|→)\s*(?P<want>\S.*?)\s*$")
 """`will_it_fly([1, 2], 5) ➞ False`, `* sort_array([5]) => [5]`: a call, an arrow, the value."""
+INPUT = re.compile(r"^\s*Input\s*:\s*(?P<args>\S.*?)\s*$", re.IGNORECASE)
+OUTPUT = re.compile(r"^\s*Output\s*:\s*(?P<want>\S.*?)\s*$", re.IGNORECASE)
+"""`Input: arr = [4, -4, 4], k = 2` and on one of the next lines `Output: [4, 4]`: an example of the docstring's own function."""
 PLAIN_WORDS = {"true": "True", "false": "False", "none": "None", "null": "None"}
 CHECKED_EXAMPLES = 4
 UNSAFE_IN_QUOTES = re.compile(r'["\\$`!\n]')
@@ -155,9 +158,13 @@ def docstring_examples(path: Path) -> dict[str, str]:
         if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         docstring = ast.get_docstring(node)
-        if docstring:
-            for call, want in [*_doctest_examples(docstring), *_one_line_examples(docstring)]:
-                found.setdefault(call, want)
+        if not docstring:
+            continue
+        examples = [*_doctest_examples(docstring), *_one_line_examples(docstring)]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            examples += _input_output_examples(docstring, node)
+        for call, want in examples:
+            found.setdefault(call, want)
     return found
 
 
@@ -175,24 +182,53 @@ def _doctest_examples(docstring: str) -> list[tuple[str, str]]:
 
 
 def _one_line_examples(docstring: str) -> list[tuple[str, str]]:
-    """Examples written as `call ➞ value`; only where the value is a Python literal (a comment
-    after it is left out) once true/false/none are spelled as Python spells them: anything else
-    is prose, not a value."""
     found = []
     for line in docstring.splitlines():
         match = ONE_LINE_EXAMPLE.match(line)
-        if match is None:
+        call = _canonical(match["call"]) if match else None
+        want = _literal(match["want"]) if match else None
+        if call is not None and want is not None:
+            found.append((call, want))
+    return found
+
+
+def _input_output_examples(docstring: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """`Input:` lines whose text makes a call of the function with a value for each parameter
+    (`arr = [4, -4, 4], k = 2`, or `[4, 2, 3]` for one), each with the `Output:` line after it."""
+    parameters = [argument.arg for argument in function.args.args]
+    lines = docstring.splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        given = INPUT.match(line)
+        answers = [OUTPUT.match(after) for after in lines[index + 1:index + 3]]
+        answer = next((match for match in answers if match), None)
+        if given is None or answer is None:
             continue
-        call = _canonical(match["call"])
-        want = PLAIN_WORDS.get(match["want"].lower(), match["want"])
         try:
-            value = ast.parse(want, mode="eval").body
-            ast.literal_eval(value)
+            call = ast.parse(f"{function.name}({given['args']})", mode="eval").body
+            if not isinstance(call, ast.Call):
+                continue
+            for value in [*call.args, *(keyword.value for keyword in call.keywords)]:
+                ast.literal_eval(value)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             continue
-        if call is not None:
-            found.append((call, ast.unparse(value)))
+        named = [keyword.arg for keyword in call.keywords]
+        fits = len(call.args) + len(named) == len(parameters) and set(named) <= set(parameters[len(call.args):])
+        want = _literal(answer["want"])
+        if fits and want is not None:
+            found.append((ast.unparse(call), want))
     return found
+
+
+def _literal(text: str) -> str | None:
+    """An expected value as Python writes it, once true/false/none are spelled as Python spells
+    them, a comment after it left out; None when it is not a literal (prose, not a value)."""
+    try:
+        value = ast.parse(PLAIN_WORDS.get(text.lower(), text), mode="eval").body
+        ast.literal_eval(value)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return ast.unparse(value)
 
 
 def _canonical(source: str) -> str | None:
