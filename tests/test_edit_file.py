@@ -47,7 +47,7 @@ def test_the_one_place_is_replaced_and_reported_with_its_line(edit, project: Pat
 def test_an_edit_that_removes_a_function_names_it_without_asking_for_a_whole_write(edit, project: Path) -> None:
     (project / "util.py").write_text("def keep():\n    return 1\n\n\ndef drop():\n    return 2\n")
     text, ok, _ = edit("util.py", "\n\ndef drop():\n    return 2\n", "")
-    assert ok and text.endswith("Note: util.py no longer defines drop, which it defined before this edit. If the task did not ask to remove or rename them, put them back.")
+    assert ok and text.endswith("Note: util.py no longer defines drop, which it defined before this edit. If the task did not ask to remove or rename them, put them back. Before it, util.py had:\ndef drop():\n    return 2")
     assert (project / "util.py").read_text() == "def keep():\n    return 1\n"
 
 

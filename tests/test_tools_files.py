@@ -401,7 +401,25 @@ def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
     text, ok = write(tools, "util.py", "def hello(name):\n    return 'hi ' + name\n")
     assert ok and "Note: util.py no longer defines greet, wave, which it defined before this write." in text
     assert "if the task did not ask to remove or rename them, write the file again with them kept" in text
+    assert text.endswith("Before it, util.py had:\ndef greet(name):\n    return 'hi ' + name\ndef wave():\n    return 'o/'")
     assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
+
+
+def test_the_earlier_source_quoted_is_what_went_with_decorators_methods_and_constants(tools, project: Path) -> None:
+    """Only the lost definitions, in file order: a constant, a decorated function, a method with
+    its indentation; what stayed is not quoted."""
+    before = "import os\nNAME = 'tool'\n\n@staticmethod\ndef f(x):\n    return x\n\nclass K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 2\n"
+    (project / "util.py").write_text(before)
+    read(tools, "util.py")
+    text, _ = write(tools, "util.py", "import os\nclass K:\n    def n(self):\n        return 2\n")
+    assert text.endswith("Before it, util.py had:\nNAME = 'tool'\n@staticmethod\ndef f(x):\n    return x\n    def m(self):\n        return 1")
+
+
+def test_a_long_earlier_source_is_not_quoted(tools, project: Path) -> None:
+    (project / "util.py").write_text("def big():\n" + "    x = 1\n" * 400 + "    return x\n")
+    read(tools, "util.py")
+    text, _ = write(tools, "util.py", "x = 1\n")
+    assert "util.py no longer defines big," in text and "Before it" not in text
 
 
 def test_an_upper_case_suffix_is_python_too(tools, project: Path) -> None:

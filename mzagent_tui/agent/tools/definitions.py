@@ -8,6 +8,8 @@ import ast
 
 MAX_NAMED = 8
 """Names listed in the note; more are counted."""
+MAX_QUOTED = 2000
+"""The longest earlier source a note quotes; longer is left to a read of the backup."""
 
 
 def defined_names(source: bytes) -> list[str] | None:
@@ -19,10 +21,7 @@ def defined_names(source: bytes) -> list[str] | None:
         return None
     names: list[str] = []
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        names.extend(target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper() and target.id not in names)
+        names.extend(name for name in _defined_names(node) if name not in names)
         if isinstance(node, ast.ClassDef):
             names.extend(f"{node.name}.{item.name}" for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return names
@@ -98,12 +97,48 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     return [name for name in lost if "." not in name or name.partition(".")[0] not in lost]
 
 
-def removed_note(rel: str, names: list[str], whole: bool) -> str:
-    """The line the observation of a whole write (`whole`) or of an edit gets."""
+def removed_source(old: bytes, names: list[str]) -> str | None:
+    """The earlier source of the definitions `names` (a method as its own lines), in file order;
+    None when it does not parse or is longer than MAX_QUOTED. Told only that `NAME` was gone, a
+    small model wrote the same content again; with the lines to put back it can copy them."""
+    tree = _parsed(old)
+    if tree is None:
+        return None
+    text = old.decode(errors="replace")
+    wanted = set(names)
+    pieces: list[str] = []
+    for node in tree.body:
+        members = [(f"{node.name}.{item.name}", item) for item in node.body] if isinstance(node, ast.ClassDef) else []
+        for names_here, item in [(_defined_names(node), node), *(([name], member) for name, member in members)]:
+            if wanted.intersection(names_here):
+                pieces.append(_indented_segment(text, item))
+    source = "\n".join(piece for piece in pieces if piece)
+    return source if source and len(source) <= MAX_QUOTED else None
+
+
+def _defined_names(node: ast.stmt) -> list[str]:
+    """What one top-level statement defines: a function or class, or upper-case constants."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return [target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper()]
+
+
+def _indented_segment(text: str, node: ast.stmt) -> str:
+    """A node's lines as they stand in the file, decorators and leading indentation included."""
+    first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
+    lines = text.splitlines()[first - 1:node.end_lineno]
+    return "\n".join(lines)
+
+
+def removed_note(rel: str, names: list[str], whole: bool, earlier: str | None = None) -> str:
+    """The line the observation of a whole write (`whole`) or of an edit gets, with the removed
+    definitions' earlier source when it is short (`earlier`)."""
     shown = listed(names)
+    quoted = f" Before it, {rel} had:\n{earlier}" if earlier else ""
     if not whole:
-        return f"Note: {rel} no longer defines {shown}, which it defined before this edit. If the task did not ask to remove or rename them, put them back."
+        return f"Note: {rel} no longer defines {shown}, which it defined before this edit. If the task did not ask to remove or rename them, put them back.{quoted}"
     return (
         f"Note: {rel} no longer defines {shown}, which it defined before this write. The content you write replaces "
-        "the whole file: if the task did not ask to remove or rename them, write the file again with them kept."
+        f"the whole file: if the task did not ask to remove or rename them, write the file again with them kept.{quoted}"
     )

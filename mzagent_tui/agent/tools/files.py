@@ -27,7 +27,7 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note
+from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note, removed_source
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
@@ -221,7 +221,7 @@ class FileTools:
             written += "\n" + kept_stubs_note(rel, stubs)
         removed = removed_definitions(rel, old, data) if existed else []
         if removed:
-            written += "\n" + removed_note(rel, removed, whole=not how)
+            written += "\n" + removed_note(rel, removed, whole=not how, earlier=removed_source(old, removed))
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
