@@ -49,6 +49,16 @@ def files(project: Path) -> Path:
     return project
 
 
+def test_bytecode_caches_are_recorded_but_not_told_to_the_model(server, project: Path) -> None:
+    """A check that imports a module leaves __pycache__ behind; the observation does not list it."""
+    command = "mkdir -p __pycache__ pkg/__pycache__ && echo x > __pycache__/m.pyc && echo y > pkg/__pycache__/n.pyc"
+    _, rec = run_steps(server, project, command_reply(command), command_reply("echo z > __pycache__/m.pyc && echo new > made.txt"))
+    assert sorted(Path(e.path).name for e in rec.of(FileChanged)) == ["m.pyc", "m.pyc", "made.txt", "n.pyc"]
+    only_caches, with_file = (o.text for o in rec.of(Observation))
+    assert "Files changed" not in only_caches
+    assert with_file.endswith("Files changed by the command: made.txt (created).")
+
+
 def test_a_commands_changes_are_recorded_and_undone_exactly(server, files: Path) -> None:
     project = files
     command = "sed -i 's/one/ONE/' keep.txt && rm -r sub && echo new > made.txt && mkdir -p build && echo x > build/out.o && ln -s keep.txt link"

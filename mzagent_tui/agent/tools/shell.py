@@ -148,7 +148,9 @@ class ShellTool:
 
     def _record_changes(self, before: Snapshot) -> str:
         """A `FileChanged` for every file the command created, modified or deleted, with the old
-        content saved for undo; the line the observation gets about them ("" for none)."""
+        content saved for undo; the line the observation gets about them ("" for none). Python's
+        bytecode caches are recorded but not told: next to a check's output, "Files changed:
+        __pycache__/..." reads as if the check had changed something."""
         snapshots = self._snapshots
         after = self._snapshot()
         self._last_after = after
@@ -164,10 +166,11 @@ class ShellTool:
             return ""
         for change in changes:
             self._record(change, backups.get(change.path))
-        if not changes:
+        told = [change for change in changes if "__pycache__" not in change.path.split("/")]
+        if not told:
             return ""
-        named = ", ".join(f"{change.path} ({'permissions changed' if change.mode_only else VERBS[change.status]})" for change in changes[:LISTED_CHANGES])
-        more = f" and {len(changes) - LISTED_CHANGES} more" if len(changes) > LISTED_CHANGES else ""
+        named = ", ".join(f"{change.path} ({'permissions changed' if change.mode_only else VERBS[change.status]})" for change in told[:LISTED_CHANGES])
+        more = f" and {len(told) - LISTED_CHANGES} more" if len(told) > LISTED_CHANGES else ""
         return f"\nFiles changed by the command: {named}{more}."
 
     def _record(self, change: Change, backup: Path | None) -> None:
