@@ -11,7 +11,7 @@ import pytest
 
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.parsing import parse_reply
-from mzagent_tui.agent.tools.examples import check_command, docstring_examples, example_mismatches
+from mzagent_tui.agent.tools.examples import check_command, docstring_examples, printed_examples
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
@@ -37,8 +37,8 @@ def solution(tmp_path: Path) -> Path:
     ],
 )
 def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, code: str, printed: str, expected: str) -> None:
-    found = example_mismatches(f"python3 -c {json.dumps(code)}", printed + "\n", [solution])
-    assert [(one.printed, one.expected, one.path) for one in found] == [(printed, expected, solution)]
+    found = printed_examples(f"python3 -c {json.dumps(code)}", printed + "\n", [solution])
+    assert [(one.printed, one.expected, one.path, one.matches) for one in found] == [(printed, expected, solution, False)]
 
 
 @pytest.mark.parametrize(
@@ -56,13 +56,15 @@ def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, c
     ids=["same value", "a string printed bare", "same tuple", "no example for it", "two prints, one line", "code besides prints", "two commands", "no -c"],
 )
 def test_nothing_is_said_when_the_output_matches_or_cannot_be_matched(solution: Path, command: str, stdout: str) -> None:
-    assert example_mismatches(command, stdout, [solution]) == []
+    assert [found for found in printed_examples(command, stdout, [solution]) if not found.matches] == []
 
 
 def test_each_print_of_several_is_set_beside_its_own_example(solution: Path) -> None:
     command = 'python3 -c "from solution import *; print(mad([1.0, 2.0, 3.0, 4.0])); print(label(\'a\')); print(pair(1))"'
-    found = example_mismatches(command, "1.0\nb\n[1, 2]\n", [solution])
-    assert [(one.call, one.printed) for one in found] == [("label('a')", "b"), ("pair(1)", "[1, 2]")]
+    found = printed_examples(command, "1.0\nb\n[1, 2]\n", [solution])
+    assert [(one.call, one.printed, one.matches) for one in found] == [
+        ("mad([1.0, 2.0, 3.0, 4.0])", "1.0", True), ("label('a')", "b", False), ("pair(1)", "[1, 2]", False),
+    ]
 
 
 ONE_LINE = """def fly(q, w):
@@ -205,3 +207,22 @@ def test_a_write_after_the_command_needs_the_examples_tried_again(server, projec
     agent, rec = make_agent(server, project)
     agent.run("Implement fly in fly.py")
     assert server.requests[-1]["messages"][-1]["content"].startswith("<observation>Reminder: the docstring in fly.py gives examples")
+
+
+def test_once_every_checked_example_printed_right_since_the_last_change_the_model_is_told_once(server, project: Path) -> None:
+    """A small model tried each example in its own command, then invented more cases until the
+    step limit. Examples printed by two commands count together; a change starts the count again."""
+    fixed = WRONG_FLY.replace("return sum(q) <= w", "return q == q[::-1] and sum(q) <= w")
+    first = 'python3 -c "from fly import fly; print(fly([1, 2], 5)); print(fly([3], 5))"'
+    rest = 'python3 -c "from fly import fly; print(fly([3, 2, 3], 9)); print(fly([1], 0))"'
+    server.script(
+        write_reply("fly.py", fixed), run_reply(first), run_reply(rest), run_reply(rest.replace(", ", ",")),
+        write_reply("fly.py", fixed + "\n"), run_reply(first), run_reply(rest), answer_reply("Implemented fly."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Implement fly in fly.py")
+    told = ["now all print what the docstring says" in o.text for o in rec.of(Observation) if o.tool == "run_terminal_command"]
+    assert told == [False, True, False, False, True]
+    assert rec.of(Observation)[2].text.endswith(
+        "Note: the docstring examples of fly.py now all print what the docstring says. If nothing else is left, give your final answer."
+    )

@@ -33,61 +33,70 @@ UNSAFE_IN_QUOTES = re.compile(r'["\\$`!\n]')
 
 
 @dataclass(frozen=True)
-class Mismatch:
+class Printed:
+    """One printed line set beside the docstring example of its call."""
+
     path: Path
     call: str
     expected: str
     printed: str
 
+    @property
+    def matches(self) -> bool:
+        return _same(self.printed, self.expected)
+
     def says(self) -> str:
         return f"{self.call} gives {self.expected}, but this printed {self.printed}"
 
 
-def mismatch_note(rel: str, mismatches: list[Mismatch]) -> str:
+def mismatch_note(rel: str, mismatches: list[Printed]) -> str:
     return (
         f"Note: the docstring in {rel} says {'; and '.join(found.says() for found in mismatches)}: "
         "the code does not do what its docstring says yet."
     )
 
 
-def example_mismatches(command: str, stdout: str, files: list[Path]) -> list[Mismatch]:
-    """The printed lines that differ from a docstring example of one of `files`, when the command
-    is one `python -c` whose code is imports and prints of one value each, and each print gave one line."""
+def matched_note(rel: str) -> str:
+    """Said once the examples the check command prints have all printed what the docstring says
+    (in one command or several): a small model that had tried each went on inventing more
+    cases until the step limit, and never answered."""
+    return f"Note: the docstring examples of {rel} now all print what the docstring says. If nothing else is left, give your final answer."
+
+
+def printed_examples(command: str, stdout: str, files: list[Path]) -> list[Printed]:
+    """The printed lines that a docstring example of one of `files` has a call for, when the
+    command is one `python -c` whose code is imports and prints of one value each, and each print
+    gave one line; [] for any other command."""
     calls = _printed_calls(command)
     lines = stdout.strip("\n").split("\n")
     if not calls or len(lines) != len(calls):
         return []
-    found: list[Mismatch] = []
+    found: list[Printed] = []
     for call, line in zip(calls, lines, strict=True):
-        printed = line.strip()
         for path in files:
             expected = docstring_examples(path).get(call)
             if expected is not None:
-                if not _same(printed, expected):
-                    found.append(Mismatch(path, call, expected, printed))
+                found.append(Printed(path, call, expected, line.strip()))
                 break
     return found
 
 
-def check_command(path: Path, root: Path) -> tuple[str, list[str]] | None:
-    """A command that prints the calls of the file's first docstring examples, and the functions
-    they call; None when the file has none a command can import and print."""
-    module = _module_name(path, root)
-    if module is None:
-        return None
+def checked_calls(path: Path) -> list[str]:
+    """The calls of the file's first docstring examples that a command can print: calls of its
+    top-level functions with nothing a double-quoted shell word would change."""
     functions = _top_level_functions(path)
-    calls: list[str] = []
-    names: list[str] = []
-    for call in docstring_examples(path):
-        name = call.split("(", 1)[0]
-        if name not in functions or UNSAFE_IN_QUOTES.search(call):
-            continue
-        calls.append(call)
-        names += [name] if name not in names else []
-        if len(calls) == CHECKED_EXAMPLES:
-            break
+    calls = [call for call in docstring_examples(path) if call.split("(", 1)[0] in functions and not UNSAFE_IN_QUOTES.search(call)]
+    return calls[:CHECKED_EXAMPLES]
+
+
+def check_command(path: Path, root: Path) -> tuple[str, list[str]] | None:
+    """A command that prints the checked calls, and the functions they call; None when the file
+    has no example a command can import and print."""
+    module = _module_name(path, root)
+    calls = checked_calls(path) if module is not None else []
     if not calls:
         return None
+    names = list(dict.fromkeys(call.split("(", 1)[0] for call in calls))
     prints = "; ".join(f"print({call})" for call in calls)
     return f'python3 -c "from {module} import {", ".join(names)}; {prints}"', names
 

@@ -16,7 +16,7 @@ from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapsho
 from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.examples import example_mismatches, mismatch_note
+from mzagent_tui.agent.tools.examples import checked_calls, matched_note, mismatch_note, printed_examples
 from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
 from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
@@ -34,6 +34,8 @@ VERBS = {"A": "created", "M": "modified", "D": "deleted"}
 class ShellTool:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
+        self._matched: dict[Path, tuple[str, set[str]]] = {}
+        """Per Python file: its digest, and the example calls that printed what they should since it had that content."""
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
         self._said_unreadable: set[str] = set()
@@ -101,16 +103,34 @@ class ShellTool:
 
     def _against_examples(self, command: str, stdout: str) -> str:
         """A note when the command printed calls that docstring examples of a Python file the model
-        wrote give other results for; the file is then not "a step done" if written again."""
+        wrote give other results for (the file is then not "a step done" if written again), or when
+        every checked example of the file has now printed what it should since the file last changed."""
         written = sorted(path for path in self._ctx.changed if path.suffix == ".py")
-        mismatches = example_mismatches(command, stdout, written) if written else []
+        printed = printed_examples(command, stdout, written) if written else []
         notes = []
-        for path in dict.fromkeys(found.path for found in mismatches):
-            in_file = [found for found in mismatches if found.path == path]
-            self._ctx.failed[path] = "a command printed " + "; and ".join(
-                f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in in_file
-            )
-            notes.append("\n" + mismatch_note(str(path.relative_to(self._ctx.root)), in_file))
+        for path in dict.fromkeys(found.path for found in printed):
+            rel = str(path.relative_to(self._ctx.root))
+            in_file = [found for found in printed if found.path == path]
+            wrong = [found for found in in_file if not found.matches]
+            if wrong:
+                self._ctx.failed[path] = "a command printed " + "; and ".join(
+                    f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in wrong
+                )
+                notes.append("\n" + mismatch_note(rel, wrong))
+                continue
+            try:
+                digest = _file_digest(path)
+            except OSError:
+                continue
+            needed = set(checked_calls(path))
+            earlier, matched = self._matched.get(path, (None, set()))
+            if earlier != digest:
+                matched = set()
+            told = earlier == digest and needed <= matched
+            matched |= {found.call for found in in_file}
+            self._matched[path] = (digest, matched)
+            if needed and not told and needed <= matched:
+                notes.append("\n" + matched_note(rel))
         return "".join(notes)
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
