@@ -226,3 +226,13 @@ def test_once_every_checked_example_printed_right_since_the_last_change_the_mode
     assert rec.of(Observation)[2].text.endswith(
         "Note: the docstring examples of fly.py now all print what the docstring says. If nothing else is left, give your final answer."
     )
+
+
+def test_deeply_nested_code_in_a_docstring_or_a_command_is_no_example_and_raises_nothing(tmp_path: Path) -> None:
+    """50,000 terms: too deep for the parser's recursion, in every place an example is read from."""
+    deep = "+".join(["1"] * 50_000)
+    path = tmp_path / "deep.py"
+    path.write_text(f'def g(x):\n    """\n    >>> g({deep})\n    1\n    g([{deep}]) ➞ 2\n    Input: {deep}\n    Output: {deep}\n    """\n    return x\n')
+    assert docstring_examples(path) == {}
+    assert check_command(path, tmp_path) is None
+    assert printed_examples(f'python3 -c "print(g({deep}))"', "1\n", [path]) == []

@@ -71,10 +71,11 @@ def printed_examples(command: str, stdout: str, files: list[Path]) -> list[Print
     lines = stdout.strip("\n").split("\n")
     if not calls or len(lines) != len(calls):
         return []
+    examples = {path: docstring_examples(path) for path in files}
     found: list[Printed] = []
     for call, line in zip(calls, lines, strict=True):
         for path in files:
-            expected = docstring_examples(path).get(call)
+            expected = examples[path].get(call)
             if expected is not None:
                 found.append(Printed(path, call, expected, line.strip()))
                 break
@@ -128,7 +129,7 @@ def _printed_calls(command: str) -> list[str]:
         return []
     try:
         tree = ast.parse(words[2])
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     calls: list[str] = []
     for statement in tree.body:
@@ -153,7 +154,7 @@ def _tree(path: Path) -> ast.Module | None:
         if path.suffix != ".py" or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
             return None
         return ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
