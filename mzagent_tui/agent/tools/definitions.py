@@ -108,11 +108,11 @@ def removed_source(old: bytes, names: list[str]) -> str | None:
     wanted = set(names)
     pieces: list[str] = []
     for node in tree.body:
-        members = [(f"{node.name}.{item.name}", item) for item in node.body] if isinstance(node, ast.ClassDef) else []
-        for names_here, item in [(_defined_names(node), node), *(([name], member) for name, member in members)]:
-            if wanted.intersection(names_here):
-                pieces.append(_indented_segment(text, item))
-    source = "\n".join(piece for piece in pieces if piece)
+        if wanted.intersection(_defined_names(node)):
+            pieces.append(_indented_segment(text, node))
+        if isinstance(node, ast.ClassDef):
+            pieces += [_indented_segment(text, item) for item in node.body if f"{node.name}.{getattr(item, 'name', '')}" in wanted]
+    source = "\n".join(pieces)
     return source if source and len(source) <= MAX_QUOTED else None
 
 

@@ -86,7 +86,7 @@ def checked_calls(path: Path) -> list[str]:
     """The calls of the file's first docstring examples that a command can print: calls of its
     top-level functions with nothing a double-quoted shell word would change."""
     functions = _top_level_functions(path)
-    calls = [call for call in docstring_examples(path) if call.split("(", 1)[0] in functions and not UNSAFE_IN_QUOTES.search(call)]
+    calls = [call for call in docstring_examples(path) if _function_of(call) in functions and not UNSAFE_IN_QUOTES.search(call)]
     return calls[:CHECKED_EXAMPLES]
 
 
@@ -97,9 +97,14 @@ def check_command(path: Path, root: Path) -> tuple[str, list[str]] | None:
     calls = checked_calls(path) if module is not None else []
     if not calls:
         return None
-    names = list(dict.fromkeys(call.split("(", 1)[0] for call in calls))
+    names = list(dict.fromkeys(_function_of(call) for call in calls))
     prints = "; ".join(f"print({call})" for call in calls)
     return f'python3 -c "from {module} import {", ".join(names)}; {prints}"', names
+
+
+def _function_of(call: str) -> str:
+    """What a canonical call starts with, up to its first parenthesis: `f` of `f([1, 2])`."""
+    return call.split("(", 1)[0]
 
 
 def _module_name(path: Path, root: Path) -> str | None:
