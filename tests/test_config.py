@@ -102,10 +102,19 @@ def test_endpoint_problems_are_one_actionable_line(project: Path, flags: dict, f
     ({"MZAGENT_LANG": "fr"}, "lang must be en or zh"),
     ({"MZAGENT_MAX_STEPS": "0"}, "max_steps must be at least 1"),
     ({"MZAGENT_STOP_SEQUENCE": "maybe"}, "stop_sequence"),
+    ({"MZAGENT_SEED": "-5"}, "seed must be 0 or more, or -1 for none"),
+    ({"MZAGENT_SEED": "1.5"}, "seed from environment"),
 ])
 def test_bad_values_are_config_errors(project: Path, environ: dict, fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment):
         load_settings(project=project, environ=environ, cwd=project)
+
+
+def test_seed_from_the_environment_and_the_flag(project: Path) -> None:
+    assert load_settings(project=project, environ={}, cwd=project).seed == -1
+    assert load_settings(project=project, environ={"MZAGENT_SEED": "42"}, cwd=project).seed == 42
+    flagged = load_settings(project=project, flags={"seed": 7}, environ={"MZAGENT_SEED": "42"}, cwd=project)
+    assert flagged.seed == 7 and flagged.sources["seed"] == "command line"
 
 
 def test_broken_config_file(project: Path) -> None:

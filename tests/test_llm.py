@@ -9,7 +9,7 @@ import time
 import pytest
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.events import ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
+from mzagent_tui.agent.events import Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
 from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError
 from tests.conftest import Recorder, settings_for
 from tests.scripted_server import Fault, Reply
@@ -168,6 +168,23 @@ def test_server_rejecting_stream_options_then_stop_falls_back_and_remembers(serv
     assert "stream_options" in server.requests[0] and "stop" in server.requests[1]
     assert "stream_options" not in server.requests[2] and "stop" not in server.requests[2]
     assert "stream_options" not in server.requests[3] and "stop" not in server.requests[3]
+
+
+def test_a_seed_is_sent_only_when_set(server) -> None:
+    server.script(OK, OK)
+    complete(server)
+    complete(server, seed=42)
+    assert "seed" not in server.requests[0] and server.requests[1]["seed"] == 42
+
+
+def test_server_rejecting_the_seed_falls_back_once_with_a_notice(server) -> None:
+    server.script(Fault("status", 400, body={"error": {"message": "Unrecognized request argument supplied: seed"}}), OK, OK)
+    chat, recorder = client(server, seed=3)
+    chat.complete(MESSAGES, CancelToken())
+    chat.complete(MESSAGES, CancelToken())
+    assert server.requests[0]["seed"] == 3
+    assert "seed" not in server.requests[1] and "seed" not in server.requests[2] and "stop" in server.requests[2]
+    assert [e.text for e in recorder.of(Notice)] == ["the server rejected 'seed'; continuing without it"]
 
 
 def test_other_400_is_reported_with_url_and_model(server) -> None:

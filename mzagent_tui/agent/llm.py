@@ -138,6 +138,7 @@ class ChatClient:
         )
         self.send_stream_options = True
         self.send_stop = settings.stop_sequence
+        self.send_seed = settings.seed >= 0
         self.send_grammar = settings.grammar == "on" or (settings.grammar == "auto" and settings.provider in LLAMA_CPP_PROVIDERS)
         """Constrain replies with a grammar: on for llama.cpp servers, off once one rejects it."""
 
@@ -191,6 +192,8 @@ class ChatClient:
                     continue
                 if exc.field_name == "stream_options":
                     self.send_stream_options = False
+                elif exc.field_name == "seed":
+                    self.send_seed = False
                 else:
                     self.send_stop = False
                 self._emit(Notice(f"the server rejected '{exc.field_name}'; continuing without it"))
@@ -239,6 +242,8 @@ class ChatClient:
         }
         if self.send_stop:
             params["stop"] = [STOP_SEQUENCE]
+        if self.send_seed:
+            params["seed"] = self._settings.seed
         if grammar and self.send_grammar:
             params["extra_body"]["grammar"] = grammar
         if tools:
@@ -348,6 +353,8 @@ class ChatClient:
                 return _Unsupported("grammar")
             if self.send_stream_options and ("stream_options" in lowered or "include_usage" in lowered):
                 return _Unsupported("stream_options")
+            if self.send_seed and re.search(r"\bseed\b", lowered):
+                return _Unsupported("seed")
             if self.send_stop and re.search(r"\bstop\b", lowered):
                 return _Unsupported("stop")
         if status in (401, 403):
