@@ -37,8 +37,9 @@ TIME_LIMIT = 300.0
 """Seconds a run may take, for both runners: a model that repeats itself at 1,024 tokens a
 step would otherwise hold the machine for most of an hour."""
 SEED = 0
-"""Sent with every request, so the reply asked for at temperature 0.7 after a repeat or a format
-error is the same in every run: without it the same code changed two HumanEval results between runs."""
+"""The first request's sampling seed (later ones count up from it), so the reply asked for at
+temperature 0.7 after a repeat or a format error is the same in every run: without it the same
+code changed two HumanEval results between runs."""
 
 
 def half_of(task_id: str) -> str:

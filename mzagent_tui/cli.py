@@ -41,7 +41,7 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--api-key", dest="api_key", help="API key (prefer an environment variable or .env)")
     group.add_argument("--model", help="model name")
     group.add_argument("--temperature", type=float)
-    group.add_argument("--seed", type=int, help="sampling seed sent with every request, to repeat a run exactly (default: none)")
+    group.add_argument("--seed", type=int, help="sampling seed of the first request (later ones count up), to repeat a run exactly (default: none)")
     group.add_argument("--max-tokens", dest="max_tokens", type=int, help="maximum tokens per reply")
     group.add_argument("--max-steps", dest="max_steps", type=int, help="steps before the run stops (default 30)")
     group.add_argument("--command-timeout", dest="command_timeout", type=float, help="seconds before a command is stopped (default 120)")

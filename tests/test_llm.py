@@ -170,11 +170,16 @@ def test_server_rejecting_stream_options_then_stop_falls_back_and_remembers(serv
     assert "stream_options" not in server.requests[3] and "stop" not in server.requests[3]
 
 
-def test_a_seed_is_sent_only_when_set(server) -> None:
-    server.script(OK, OK)
+def test_a_seed_is_sent_only_when_set_and_moves_on_with_each_request(server) -> None:
+    server.script(OK, OK, OK, OK)
     complete(server)
-    complete(server, seed=42)
-    assert "seed" not in server.requests[0] and server.requests[1]["seed"] == 42
+    chat, _ = client(server, seed=42)
+    chat.complete(MESSAGES, CancelToken())
+    chat.complete(MESSAGES, CancelToken())
+    again, _ = client(server, seed=42)
+    again.complete(MESSAGES, CancelToken())
+    assert "seed" not in server.requests[0]
+    assert [request["seed"] for request in server.requests[1:]] == [42, 43, 42]
 
 
 def test_server_rejecting_the_seed_falls_back_once_with_a_notice(server) -> None:

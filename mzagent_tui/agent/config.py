@@ -46,10 +46,11 @@ class Settings:
     model: str = ""
     temperature: float = 0.0
     seed: int = -1
-    """Sampling seed sent with every request (OpenAI, llama.cpp, vLLM and Ollama take `seed`), so
-    that a run at a temperature above 0, or the varied reply after a repeat, can be repeated
-    exactly; -1: none sent. The benchmarks set it: without it one held-out run differed from the
-    next in two HumanEval problems with nothing changed."""
+    """Sampling seed of a session's first request (OpenAI, llama.cpp, vLLM and Ollama take `seed`);
+    each later request sends the next number, so a run at a temperature above 0, or with the
+    varied reply after a repeat, can be repeated exactly, while two varied replies in a row are
+    still sampled differently. -1: none sent. The benchmarks set it: without it one held-out run
+    differed from the next in two HumanEval problems with nothing changed."""
     max_tokens: int = 4096
     """Maximum tokens per reply."""
     max_steps: int = 30

@@ -139,6 +139,7 @@ class ChatClient:
         self.send_stream_options = True
         self.send_stop = settings.stop_sequence
         self.send_seed = settings.seed >= 0
+        self._requests = 0
         self.send_grammar = settings.grammar == "on" or (settings.grammar == "auto" and settings.provider in LLAMA_CPP_PROVIDERS)
         """Constrain replies with a grammar: on for llama.cpp servers, off once one rejects it."""
 
@@ -243,7 +244,8 @@ class ChatClient:
         if self.send_stop:
             params["stop"] = [STOP_SEQUENCE]
         if self.send_seed:
-            params["seed"] = self._settings.seed
+            params["seed"] = self._settings.seed + self._requests
+        self._requests += 1
         if grammar and self.send_grammar:
             params["extra_body"]["grammar"] = grammar
         if tools:
