@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.grammar import final_grammar, reply_grammar
+from mzagent_tui.agent.prompt import render_system_prompt
 from tests.conftest import make_agent
+from tests.test_prompt import TOOLS
 from tests.scripted_server import Fault, answer_reply
 
 LLAMA_SERVER_MODELS = [{"id": "scripted-model", "object": "model", "owned_by": "llamacpp"}]
@@ -166,6 +169,10 @@ def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
         ('<thought>t</thought>\n<action>delete_file("a.py")</action>', False),
         ('<thought>t</thought>\n<observation>', False),
         ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
+        ("<thought>t</thought>\n<action>write_to_file(\"a.py\", r'''def f():\n    \"\"\"Doc.\"\"\"\n    return '\\n'.join(x)\n''')</action>", True),
+        ("<thought>t</thought>\n<action>write_to_file(\"a.py\", '''x = 'a' + \"b\"\n''')</action>", True),
+        ("<thought>t</thought>\n<action>write_to_file(\"a.py\", r'''x = 1\n''' + \"y\")</action>", False),
+        ("<thought>t</thought>\n<action>write_to_file(\"a.py\", R'''x''')</action>", False),
     ],
 )
 def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, reply: str, allowed: bool) -> None:
@@ -173,6 +180,18 @@ def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, 
     A raw line break in a string is allowed: the parser reads it (forbidding it was measured, see
     the grammar's docstring)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
+
+
+@needs_local_model
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_example_call_in_the_prompt_passes_the_grammar(bundled_vocab: Any, project, lang: str) -> None:  # noqa: ANN001
+    """The prompt teaches a file's content as `r'''...'''`: the grammar must let the model write
+    exactly what the examples show."""
+    actions = re.findall(r"^<action>.*?</action>$", render_system_prompt(project, TOOLS, lang), re.MULTILINE | re.DOTALL)
+    examples = [action for action in actions if "tool_name" not in action]
+    assert any("r'''" in action for action in examples)
+    grammar = reply_grammar(TOOLS.signatures())
+    assert all(_sampler_allows(bundled_vocab, grammar, f"<thought>t</thought>\n{action}") for action in examples)
 
 
 def test_a_hosted_preset_is_never_asked_whether_it_is_llama_cpp(server, project) -> None:

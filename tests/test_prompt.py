@@ -54,7 +54,7 @@ def test_prompt_has_rules_tools_and_environment(project: Path, lang: str) -> Non
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     prompt = render_system_prompt(project, TOOLS, lang)
-    actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE)
+    actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE | re.DOTALL)
     examples = [a for a in actions if "tool_name" not in a]
     assert len(examples) == 7
     for action in examples:

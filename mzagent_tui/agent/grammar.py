@@ -3,9 +3,10 @@
 as the request's `grammar` field and can then only sample replies of that shape, so a small
 model cannot invent a tool, forget a tag, or write the observation itself.
 
-Arguments follow the prompt's rule: string literals (double or single quotes, backslash escapes;
-a raw line break is allowed because the parser reads it: allowing only `\n`, as the prompt asks,
-cost the bundled model two held-out HumanEval problems, see bench/README.md), numbers,
+Arguments follow the prompt's rule: string literals (a file's content as `r'''...'''`, others in
+double or single quotes with backslash escapes; a raw line break is allowed in those too because
+the parser reads it: allowing only `\n` cost the bundled model two held-out HumanEval problems,
+see bench/README.md), numbers,
 True/False/None, `name=` for the tool's own parameter names. A string may hold `</action>`:
 forbidding it (thirteenth session) did not make the model close its string; where it meant to end
 the call it wrote `</action` and a line break inside the string and went on with another thought
@@ -26,7 +27,8 @@ space ::= [ \t\n]{0,20}
 _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
-value ::= double | single | number | "True" | "False" | "None"
+value ::= triple | double | single | number | "True" | "False" | "None"
+triple ::= "r"? "'''" ( [^'] | "'" [^'] | "''" [^'] )* "'''"
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?

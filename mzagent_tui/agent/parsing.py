@@ -74,10 +74,19 @@ _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
 
 
 def call_source(tool: str, args: Sequence[Any]) -> str:
-    """A call written the way this parser reads it back as exactly `args` (strings double-quoted
-    with JSON escapes, other literals as Python writes them): shown to a model as the call to send."""
-    written = [json.dumps(arg, ensure_ascii=False) if isinstance(arg, str) else repr(arg) for arg in args]
+    """A call written the way this parser reads it back as exactly `args`, shown to a model as the
+    call to send: text of several lines as the prompt teaches a file's content, `r'''...'''`,
+    where that holds it verbatim; other strings double-quoted with JSON escapes; other literals
+    as Python writes them."""
+    written = [_string_source(arg) if isinstance(arg, str) else repr(arg) for arg in args]
     return f"{tool}({', '.join(written)})"
+
+
+def _string_source(text: str) -> str:
+    """A raw triple-quoted string cannot hold its own quotes, a backslash before a quote, or end in
+    a quote or a backslash."""
+    verbatim = "\n" in text and "'''" not in text and "\\'" not in text and not text.endswith(("'", "\\"))
+    return f"r'''{text}'''" if verbatim else json.dumps(text, ensure_ascii=False)
 
 
 def parse_reply(text: str, signatures: Mapping[str, Sequence[str]] | None = None) -> ParsedReply:
