@@ -202,7 +202,7 @@ def test_a_word_the_task_says_the_result_holds_is_reminded_of(server, project: P
     assert last_user(server.requests[2]) == (
         "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Call write_to_file with the "
         "earlier lines kept and your addition, License in it, in place of NEW TEXT:\n"
-        'write_to_file("GUIDE.md", r\'\'\'# tool\n\nUse it.\nNEW TEXT\'\'\')</observation>'
+        'write_to_file("GUIDE.md", r\'\'\'# tool\n\nUse it.\nNEW TEXT\n\'\'\')</observation>'
     )
     assert [n.text for n in rec.of(Notice)] == ["the task names License, which GUIDE.md does not hold; the model was reminded once"]
 
@@ -846,7 +846,7 @@ def test_a_task_that_adds_at_the_end_is_shown_the_write_that_keeps_the_old_lines
     assert "Write it again with the earlier lines kept, your addition in place of NEW TEXT:\n" in reminder
     shown = reminder.split("NEW TEXT:\n", 1)[1]
     call = parse_reply(f"<action>{shown}</action>")
-    assert (call.tool, call.args) == ("write_to_file", ["LOG.md", old + "\nNEW TEXT"])
+    assert (call.tool, call.args) == ("write_to_file", ["LOG.md", old + "\nNEW TEXT\n"])
 
 
 @pytest.mark.parametrize(
@@ -869,7 +869,7 @@ def test_an_unchanged_file_a_task_adds_to_at_the_end_is_shown_the_write(server, 
     agent.run("Add a section Help at the end of GUIDE.md")
     reminder = last_user(server.requests[2])
     assert reminder.endswith(
-        "your addition at the end, in place of NEW TEXT:\nwrite_to_file(\"GUIDE.md\", r'''# Guide\n\nUse it.\nNEW TEXT''')</observation>"
+        "your addition at the end, in place of NEW TEXT:\nwrite_to_file(\"GUIDE.md\", r'''# Guide\n\nUse it.\nNEW TEXT\n''')</observation>"
     )
 
 

@@ -238,7 +238,7 @@ def append_call(name: str, old: str) -> str:
     small model drops them or copies the reminder's own words into the file; a call to copy it keeps."""
     if old and not old.endswith("\n"):
         old += "\n"
-    return call_source("write_to_file", [name, old + ADDITION])
+    return call_source("write_to_file", [name, f"{old}{ADDITION}\n"])
 
 
 def _digest(path: Path) -> str | None:

@@ -3,16 +3,19 @@
 as the request's `grammar` field and can then only sample replies of that shape, so a small
 model cannot invent a tool, forget a tag, or write the observation itself.
 
-Arguments follow the prompt's rule: string literals (a file's content as `r'''...'''`, others in
-double or single quotes with backslash escapes; a raw line break is allowed in those too because
-the parser reads it: allowing only `\n` cost the bundled model two held-out HumanEval problems,
-see bench/README.md), numbers,
-True/False/None, `name=` for the tool's own parameter names. A string may hold `</action>`:
-forbidding it (thirteenth session) did not make the model close its string; where it meant to end
-the call it wrote `</action` and a line break inside the string and went on with another thought
-there, and the held-out fix tasks did worse. The parser's format error shows such a call closed
-instead. Free text may hold `<` but not `</`, which is how the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON
-grammar: where the model's preferred token was not allowed, it wrote spaces until the token limit.
+Arguments follow the prompt's rule: string literals, numbers, True/False/None, `name=` for the
+tool's own parameter names. A file's content is `r'''...'''` whose closing quotes start a line:
+the bundled model closed a file's multi-line docstring with `'''`, and so ended the content
+there, in every HumanEval stub it wrote. Other strings are in double or single quotes with
+backslash escapes; a raw line break is allowed in them too because the parser reads it:
+allowing only `\n` cost the bundled model two held-out HumanEval problems (bench/README.md).
+
+A string may hold `</action>`: forbidding it (thirteenth session) did not make the model close
+its string; where it meant to end the call it wrote `</action` and a line break inside the string
+and went on with another thought there, and the held-out fix tasks did worse. The parser's
+format error shows such a call closed instead. Free text may hold `<` but not `</`, which is how
+the tags end. Whitespace between the parts is bounded, as in llama.cpp's own JSON grammar: where
+the model's preferred token was not allowed, it wrote spaces until the token limit.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
 value ::= triple | double | single | number | "True" | "False" | "None"
-triple ::= "r"? "'''" ( [^'] | "'" [^'] | "''" [^'] )* "'''"
+triple ::= "r"? "'''" ( [^'] | "'" [^'] | "''" [^'] )* ( "'" | "''" )? "\n'''"
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?

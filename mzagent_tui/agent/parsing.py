@@ -83,9 +83,9 @@ def call_source(tool: str, args: Sequence[Any]) -> str:
 
 
 def _string_source(text: str) -> str:
-    """A raw triple-quoted string cannot hold its own quotes, a backslash before a quote, or end in
-    a quote or a backslash."""
-    verbatim = "\n" in text and "'''" not in text and "\\'" not in text and not text.endswith(("'", "\\"))
+    """A raw triple-quoted string cannot hold its own quotes or a backslash before a quote, and the
+    grammar has its closing quotes start a line."""
+    verbatim = text.endswith("\n") and "'''" not in text and "\\'" not in text
     return f"r'''{text}'''" if verbatim else json.dumps(text, ensure_ascii=False)
 
 

@@ -54,7 +54,7 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 - Arguments are Python string literals, separated by commas: "src/app.py" in double quotes.
 - Inside a double-quoted string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
 - Write a file's content as a raw triple-quoted string, r${raw}...${raw}: the text exactly as it goes in
-  the file, with real line breaks and nothing escaped.
+  the file, with real line breaks and nothing escaped, and the closing ${raw} at the start of a line.
 - Paths are relative to the project folder, for example "src/app.py".
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
 - write_to_file replaces the whole file: read a file before changing it and write all of it.$edit_rule
@@ -140,7 +140,7 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 # 规则
 - 参数是 Python 字符串，用逗号分隔：例如用双引号括起来的 "src/app.py"。
 - 双引号字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
-- 文件内容写成原始三引号字符串 r${raw}...${raw}：与文件中完全相同的文本，直接换行，不做任何转义。
+- 文件内容写成原始三引号字符串 r${raw}...${raw}：与文件中完全相同的文本，直接换行，不做任何转义，结尾的 ${raw} 写在新一行的开头。
 - 路径相对于项目文件夹，例如 "src/app.py"。
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
 - write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
