@@ -146,7 +146,7 @@ def test_a_replacement_that_lost_lines_is_shown_the_write_with_only_the_replacem
     assert agent.run("Replace the word foo with bar in b.txt.").steps == 5
     assert last_user(server.requests[3]) == (
         "<observation>Reminder: the task asks to replace words in b.txt, but it now has fewer lines than before, so lines were "
-        'lost. With only the replacements made, the call would be:\nwrite_to_file("b.txt", r\'\'\'two bar\nthree\nfood\n\'\'\')</observation>'
+        'lost. With only the replacements made, the call would be:\nwrite_to_file("b.txt", ```\ntwo bar\nthree\nfood\n```)</observation>'
     )
     assert (project / "b.txt").read_text() == "two bar\nthree\nfood\n"
 
@@ -202,7 +202,7 @@ def test_a_word_the_task_says_the_result_holds_is_reminded_of(server, project: P
     assert last_user(server.requests[2]) == (
         "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Call write_to_file with the "
         "earlier lines kept and your addition, License in it, in place of NEW TEXT:\n"
-        'write_to_file("GUIDE.md", r\'\'\'# tool\n\nUse it.\nNEW TEXT\n\'\'\')</observation>'
+        'write_to_file("GUIDE.md", ```\n# tool\n\nUse it.\nNEW TEXT\n```)</observation>'
     )
     assert [n.text for n in rec.of(Notice)] == ["the task names License, which GUIDE.md does not hold; the model was reminded once"]
 
@@ -869,7 +869,7 @@ def test_an_unchanged_file_a_task_adds_to_at_the_end_is_shown_the_write(server, 
     agent.run("Add a section Help at the end of GUIDE.md")
     reminder = last_user(server.requests[2])
     assert reminder.endswith(
-        "your addition at the end, in place of NEW TEXT:\nwrite_to_file(\"GUIDE.md\", r'''# Guide\n\nUse it.\nNEW TEXT\n''')</observation>"
+        'your addition at the end, in place of NEW TEXT:\nwrite_to_file("GUIDE.md", ```\n# Guide\n\nUse it.\nNEW TEXT\n```)</observation>'
     )
 
 

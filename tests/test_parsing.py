@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mzagent_tui.agent.parsing import parse_reply
+from mzagent_tui.agent.parsing import call_source, parse_reply
 
 SIGS = {
     "read_file": ["file_path", "start_line"],
@@ -247,3 +247,39 @@ def test_triple_quotes_that_end_a_string_early_are_named() -> None:
     reply = '<action>run_terminal_command("echo \\"def f():\\n    """ Doc. """\\n\\" > a.py\\"")</action>'
     parsed = parse_reply(reply, SIGS)
     assert parsed.error is not None and "the triple quotes (a docstring) inside the content end the string early" in parsed.error
+
+
+@pytest.mark.parametrize(
+    ("call", "content"),
+    [
+        ('write_to_file("a.py", ```\ndef f():\n    """Doc."""\n    return "\\n".join(x)\n```)', 'def f():\n    """Doc."""\n    return "\\n".join(x)\n'),
+        ('write_to_file("a.py", ```python\nx = 1\n```)', "x = 1\n"),
+        ('write_to_file("a.py", ```\n```)', ""),
+        ('write_to_file("a.md", ```markdown\n# A\n```\ncode </action> )\n```\n```  \n)', "# A\n```\ncode </action> )\n```\n"),
+        ('write_to_file(content=```\nC:\\new\\t\n```, file_path="a.txt")', "C:\\new\\t\n"),
+    ],
+    ids=["docstring and escapes kept", "language name", "empty", "inner fences and tags", "keyword, backslashes as they stand"],
+)
+def test_a_fenced_argument_is_the_text_as_it_stands(call: str, content: str) -> None:
+    parsed = parse_reply(f"<thought>t</thought><action>{call}</action>", SIGS)
+    assert parsed.error is None and parsed.tool == "write_to_file" and parsed.args[1] == content
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ('write_to_file("a.py", ```x = 1\n```)', "start the content on the line after ```"),
+        ('write_to_file("a.py", ```\nx = 1\n)', "without its end: put ``` on a line of its own"),
+        ('write_to_file("a.py", ```\nx = 1```)', "without its end"),
+    ],
+)
+def test_a_fenced_argument_without_its_lines_is_a_format_error(call: str, error: str) -> None:
+    parsed = parse_reply(f"<action>{call}</action>", SIGS)
+    assert parsed.tool is None and error in parsed.error
+
+
+@given(st.lists(st.sampled_from(["a", "`", "```", "\n", ")", ",", '"', "'", "\\", " "]), max_size=30).map("".join), st.text(max_size=20))
+@settings(max_examples=300, deadline=None)
+def test_a_call_shown_to_the_model_reads_back_as_the_same_arguments(content: str, path: str) -> None:
+    shown = call_source("write_to_file", [path, content])
+    assert parse_reply(f"<action>{shown}</action>", SIGS).args == [path, content]

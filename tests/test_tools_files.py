@@ -653,7 +653,7 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     text, ok = write(tools, "scores.csv", "name,score\n", "Ann,90\nBo,\"85\"\n")
     assert not ok and text == (
         "Error: write_to_file takes (file_path: str, content: str) -> str; it was called with 3 argument(s). "
-        'Its content is one string: join the pieces into one, as in write_to_file("scores.csv", r\'\'\'name,score\nAnn,90\nBo,"85"\n\'\'\')'
+        'Its content is one string: join the pieces into one, as in write_to_file("scores.csv", ```\nname,score\nAnn,90\nBo,"85"\n```)'
     )
     assert not (project / "scores.csv").exists()
     text, _ = write(tools, "palette.py", "COLORS = [", "red", "green", "blue", "]\n\n\ndef pick():\n    return COLORS[0]\n")

@@ -4,10 +4,10 @@ as the request's `grammar` field and can then only sample replies of that shape,
 model cannot invent a tool, forget a tag, or write the observation itself.
 
 Arguments follow the prompt's rule: string literals, numbers, True/False/None, `name=` for the
-tool's own parameter names. A file's content is `r'''...'''` whose closing quotes start a line:
-the bundled model closed a file's multi-line docstring with `'''`, and so ended the content
-there, in every HumanEval stub it wrote. Other strings are in double or single quotes with
-backslash escapes; a raw line break is allowed in them too because the parser reads it:
+tool's own parameter names. A file's content is a fenced block (``` on lines of their own), as it
+stands: as a raw `r'''...'''` string, the bundled model closed every multi-line docstring of the
+HumanEval stubs with `'''` and so ended the content there. Other strings are in double or single
+quotes with backslash escapes; a raw line break is allowed in them too because the parser reads it:
 allowing only `\n` cost the bundled model two held-out HumanEval problems (bench/README.md).
 
 A string may hold `</action>`: forbidding it (thirteenth session) did not make the model close
@@ -30,8 +30,9 @@ space ::= [ \t\n]{0,20}
 _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
-value ::= triple | double | single | number | "True" | "False" | "None"
-triple ::= "r"? "'''" ( [^'] | "'" [^'] | "''" [^'] )* ( "'" | "''" )? "\n'''"
+value ::= fenced | double | single | number | "True" | "False" | "None"
+fenced ::= "```" [A-Za-z0-9_+.-]{0,20} "\n" fenced-line* "```"
+fenced-line ::= [^\n]* "\n"
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?

@@ -50,6 +50,10 @@ _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.IGNORECASE | re.MULT
 _JSON_LINE = re.compile(r"^[ \t]*(?:```[A-Za-z]*[ \t]*\n[ \t]*)?(?=\{)", re.MULTILINE)
 _LEFTOVER_TAG = re.compile(r"<(action|observation|final_answer|tool_call)>", re.IGNORECASE)
 _FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
+FENCE = "```"
+"""Opens and closes a file's content written as it stands, on lines of its own (see the prompt)."""
+_FENCE_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]*")
+_FENCE_CLOSE = re.compile(r"\n```[ \t]*(?=[ \t\r\n]*[,)])")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:\\(?!\\)")
@@ -75,18 +79,20 @@ _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
 
 def call_source(tool: str, args: Sequence[Any]) -> str:
     """A call written the way this parser reads it back as exactly `args`, shown to a model as the
-    call to send: text of several lines as the prompt teaches a file's content, `r'''...'''`,
-    where that holds it verbatim; other strings double-quoted with JSON escapes; other literals
-    as Python writes them."""
+    call to send: text of whole lines as the prompt teaches a file's content, a fenced block,
+    where that holds it as it stands; other strings double-quoted with JSON escapes; other
+    literals as Python writes them."""
     written = [_string_source(arg) if isinstance(arg, str) else repr(arg) for arg in args]
     return f"{tool}({', '.join(written)})"
 
 
 def _string_source(text: str) -> str:
-    """A raw triple-quoted string cannot hold its own quotes or a backslash before a quote, and the
-    grammar has its closing quotes start a line."""
-    verbatim = text.endswith("\n") and "'''" not in text and "\\'" not in text
-    return f"r'''{text}'''" if verbatim else json.dumps(text, ensure_ascii=False)
+    """Text of whole lines as a fenced block, unless one of its lines would be read as the end."""
+    fenced = f"{FENCE}\n{text}{FENCE}"
+    end = _FENCE_CLOSE.search(f"{fenced})", len(FENCE))
+    if text.endswith("\n") and end is not None and end.end() == len(fenced):
+        return fenced
+    return json.dumps(text, ensure_ascii=False)
 
 
 def parse_reply(text: str, signatures: Mapping[str, Sequence[str]] | None = None) -> ParsedReply:
@@ -344,6 +350,10 @@ def _split_call_arguments(text: str, start: int) -> tuple[list[str], int]:
             literal, i = _read_string(text, i, "", len(args) + 1)
             current.append(repr(literal))
             continue
+        if text.startswith(FENCE, i):
+            literal, i = _read_fenced(text, i, len(args) + 1)
+            current.append(repr(literal))
+            continue
         if char == "#":
             newline = text.find("\n", i)
             i = len(text) if newline < 0 else newline
@@ -425,6 +435,19 @@ def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, i
         )
         raise _FormatError(f"argument {arg_index} is an unterminated string: it runs on to </action> ({last}</action>) without its closing {quote}. {how}{NEWLINE_RULE}")
     raise _FormatError(f"argument {arg_index} is an unterminated string; {NEWLINE_RULE} and close every quote")
+
+
+def _read_fenced(text: str, i: int, arg_index: int) -> tuple[str, int]:
+    """Read a fenced argument starting at its opening ``` (a language name may follow it): the
+    lines after that line, up to a line that is only ``` followed by the call's `,` or `)`. Its
+    text is taken as it stands, with nothing unescaped, and ends with a line break."""
+    line_end = text.find("\n", i)
+    if line_end < 0 or not _FENCE_LANGUAGE.fullmatch(text[i + len(FENCE): line_end].strip()):
+        raise _FormatError(f"argument {arg_index} opens a fenced block: start the content on the line after {FENCE}")
+    closing = _FENCE_CLOSE.search(text, line_end)
+    if closing is None:
+        raise _FormatError(f"argument {arg_index} is a fenced block without its end: put {FENCE} on a line of its own after the content, then the closing )")
+    return text[line_end + 1: closing.start() + 1], closing.end()
 
 
 def _closed_call(call: str, quote: str) -> str | None:

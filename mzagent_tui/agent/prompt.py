@@ -3,8 +3,7 @@
 Written with string.Template like the origin. The examples use only syntax the parser
 accepts, the `\n` rule is written with a literal backslash (a raw string keeps it), and
 paths are relative to the project, as the tools accept them. The two ReAct templates are
-`r'''` strings because an example shows a docstring's triple double quotes; the examples'
-own `'''` come in as `${raw}`.
+`r'''` strings because an example shows a docstring's triple double quotes.
 """
 
 from __future__ import annotations
@@ -51,10 +50,10 @@ After an <action>, stop. The system runs the tool and replies with <observation>
 Never write <observation> yourself. Never put an <action> and a <final_answer> in the same reply.
 
 # Rules
-- Arguments are Python string literals, separated by commas: "src/app.py" in double quotes.
-- Inside a double-quoted string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
-- Write a file's content as a raw triple-quoted string, r${raw}...${raw}: the text exactly as it goes in
-  the file, with real line breaks and nothing escaped, and the closing ${raw} at the start of a line.
+- Arguments are Python string literals in double quotes, separated by commas.
+- Inside a string write a new line as \n, a tab as \t, a double quote as \" and a backslash as \\.
+- Write a file's content as a fenced block instead: ``` and a line break, then the text exactly as it goes
+  in the file, with real line breaks and nothing escaped, then ``` on a line of its own.
 - Paths are relative to the project folder, for example "src/app.py".
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
 - write_to_file replaces the whole file: read a file before changing it and write all of it.$edit_rule
@@ -67,8 +66,9 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
 # Example 1
 <question>Create hello.py that prints Hello, then run it.</question>
 <thought>I will create the file first.</thought>
-<action>write_to_file("hello.py", r${raw}print("Hello")
-${raw})</action>
+<action>write_to_file("hello.py", ```
+print("Hello")
+```)</action>
 <observation>File written: hello.py (created, 1 line, 15 bytes).</observation>
 <thought>The file exists. Now I run it.</thought>
 <action>run_terminal_command("python3 hello.py")</action>
@@ -106,10 +106,11 @@ version = 1.4.2</observation>
     return minutes + 60
 </observation>
 <thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I write the whole file again with the fix.</thought>
-<action>write_to_file("timer.py", r${raw}def to_seconds(minutes):
+<action>write_to_file("timer.py", ```
+def to_seconds(minutes):
     """Return the number of seconds in the given minutes."""
     return minutes * 60
-${raw})</action>
+```)</action>
 <observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>Now I check that to_seconds(2) gives 120.</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
@@ -138,9 +139,9 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 不要自己写 <observation>。不要在同一次回复中同时写 <action> 和 <final_answer>。
 
 # 规则
-- 参数是 Python 字符串，用逗号分隔：例如用双引号括起来的 "src/app.py"。
-- 双引号字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
-- 文件内容写成原始三引号字符串 r${raw}...${raw}：与文件中完全相同的文本，直接换行，不做任何转义，结尾的 ${raw} 写在新一行的开头。
+- 参数是用双引号括起来的 Python 字符串，用逗号分隔。
+- 字符串中的换行写作 \n，制表符写作 \t，双引号写作 \"，反斜杠写作 \\。
+- 文件内容则写成代码块：先写 ``` 并换行，然后是与文件中完全相同的文本，直接换行，不做任何转义，最后单独一行写 ```。
 - 路径相对于项目文件夹，例如 "src/app.py"。
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
 - write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
@@ -151,8 +152,9 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 # 示例 1
 <question>创建 hello.py，打印 Hello，然后运行它。</question>
 <thought>先创建文件。</thought>
-<action>write_to_file("hello.py", r${raw}print("Hello")
-${raw})</action>
+<action>write_to_file("hello.py", ```
+print("Hello")
+```)</action>
 <observation>File written: hello.py (created, 1 line, 15 bytes).</observation>
 <thought>文件已创建，现在运行它。</thought>
 <action>run_terminal_command("python3 hello.py")</action>
@@ -190,10 +192,11 @@ version = 1.4.2</observation>
     return minutes + 60
 </observation>
 <thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我把修复后的完整文件重新写入。</thought>
-<action>write_to_file("timer.py", r${raw}def to_seconds(minutes):
+<action>write_to_file("timer.py", ```
+def to_seconds(minutes):
     """Return the number of seconds in the given minutes."""
     return minutes * 60
-${raw})</action>
+```)</action>
 <observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
 <thought>现在检查 to_seconds(2) 是否得到 120。</thought>
 <action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
@@ -249,8 +252,6 @@ EDIT_RULES = {
     '  edit_file("notes.md", "", "\\n## Done\\n") 会在 notes.md 末尾追加内容。',
 }
 """The rule for edit_file, where it is offered (not to the bundled model: see Settings.offers_edit_file)."""
-RAW_QUOTES = "'''"
-"""The quotes of a file's content in the examples (the templates are themselves `r'''` strings)."""
 TEMPLATES = {"en": TEMPLATE_EN, "zh": TEMPLATE_ZH}
 NATIVE_TEMPLATES = {"en": NATIVE_EN, "zh": NATIVE_ZH}
 """For native tool calls: no reply format to teach; the tools come with their schemas."""
@@ -278,5 +279,4 @@ def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", file
         shell=os.path.basename(shell_path()),
         project_name=root.name,
         file_list=format_file_list(files),
-        raw=RAW_QUOTES,
     )
