@@ -170,15 +170,19 @@ def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
         ('<thought>t</thought>\n<observation>', False),
         ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
         ('<thought>t</thought>\n<action>write_to_file("a.py", ```\ndef f():\n    """Doc."""\n    return "\\n".join(x)\n```)</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.md", ```markdown\n# A\n```\ncode\n```\n```)</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file("a.md", ```markdown\n# A\n```python\ncode\n```)</action>', True),
         ('<thought>t</thought>\n<action>write_to_file("a.py", ```x = 1\n```)</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n    ```\n)</action>', True),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n```)</action>\n', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.md", ```\n# A\n```\nmore\n```)</action>', False),
     ],
 )
 def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, reply: str, allowed: bool) -> None:
     """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary.
     A raw line break in a string is allowed: the parser reads it (forbidding it was measured, see
-    the grammar's docstring). A fenced block may hold any line, ``` ones too, so only its opening
-    line can be refused before it ends."""
+    the grammar's docstring). A fenced block ends at its first line that is only ```: once the
+    call is closed, nothing more may follow (a line break after `</action>` was read as more
+    content, and the model wrote line breaks until its token limit)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
 
 

@@ -257,8 +257,9 @@ def test_triple_quotes_that_end_a_string_early_are_named() -> None:
         ('write_to_file("a.py", ```\n```)', ""),
         ('write_to_file("a.md", ```markdown\n# A\n```\ncode </action> )\n```\n```  \n)', "# A\n```\ncode </action> )\n```\n"),
         ('write_to_file(content=```\nC:\\new\\t\n```, file_path="a.txt")', "C:\\new\\t\n"),
+        ('write_to_file("a.py", ```\n    x = 1\n    ```\n)', "    x = 1\n"),
     ],
-    ids=["docstring and escapes kept", "language name", "empty", "inner fences and tags", "keyword, backslashes as they stand"],
+    ids=["docstring and escapes kept", "language name", "empty", "inner fences and tags", "keyword, backslashes as they stand", "indented end"],
 )
 def test_a_fenced_argument_is_the_text_as_it_stands(call: str, content: str) -> None:
     parsed = parse_reply(f"<thought>t</thought><action>{call}</action>", SIGS)

@@ -6,7 +6,10 @@ model cannot invent a tool, forget a tag, or write the observation itself.
 Arguments follow the prompt's rule: string literals, numbers, True/False/None, `name=` for the
 tool's own parameter names. A file's content is a fenced block (``` on lines of their own), as it
 stands: as a raw `r'''...'''` string, the bundled model closed every multi-line docstring of the
-HumanEval stubs with `'''` and so ended the content there. Other strings are in double or single
+HumanEval stubs with `'''` and so ended the content there. The first line that is only ```
+(indented or not) ends the block; ```python and the like may stand inside it. Were any line
+allowed, the block would never have to end: after `</action>` the model wrote line breaks,
+as more content, until its token limit. Other strings are in double or single
 quotes with backslash escapes; a raw line break is allowed in them too because the parser reads it:
 allowing only `\n` cost the bundled model two held-out HumanEval problems (bench/README.md).
 
@@ -31,8 +34,9 @@ _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
 value ::= fenced | double | single | number | "True" | "False" | "None"
-fenced ::= "```" [A-Za-z0-9_+.-]{0,20} "\n" fenced-line* "```"
-fenced-line ::= [^\n]* "\n"
+fenced ::= "```" [A-Za-z0-9_+.-]{0,20} "\n" fenced-line* [ \t]* "```"
+fenced-line ::= [ \t]* ( fenced-start [^\n]* )? "\n"
+fenced-start ::= [^`\n \t] | "`" [^`\n] | "``" [^`\n] | "```" [A-Za-z0-9_+.-]
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?

@@ -53,7 +53,8 @@ _FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
 FENCE = "```"
 """Opens and closes a file's content written as it stands, on lines of its own (see the prompt)."""
 _FENCE_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]*")
-_FENCE_CLOSE = re.compile(r"\n```[ \t]*(?=[ \t\r\n]*[,)])")
+_FENCE_CLOSE = re.compile(r"\n[ \t]*```[ \t]*(?=[ \t\r\n]*[,)])")
+_BARE_FENCE_LINE = re.compile(r"^[ \t]*```[ \t]*$", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:\\(?!\\)")
@@ -87,11 +88,10 @@ def call_source(tool: str, args: Sequence[Any]) -> str:
 
 
 def _string_source(text: str) -> str:
-    """Text of whole lines as a fenced block, unless one of its lines would be read as the end."""
-    fenced = f"{FENCE}\n{text}{FENCE}"
-    end = _FENCE_CLOSE.search(f"{fenced})", len(FENCE))
-    if text.endswith("\n") and end is not None and end.end() == len(fenced):
-        return fenced
+    """Text of whole lines as a fenced block, unless a line of it is only ``` (which ends the block
+    under the grammar)."""
+    if text.endswith("\n") and not _BARE_FENCE_LINE.search(text):
+        return f"{FENCE}\n{text}{FENCE}"
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -439,8 +439,8 @@ def _read_string(text: str, i: int, prefix: str, arg_index: int) -> tuple[str, i
 
 def _read_fenced(text: str, i: int, arg_index: int) -> tuple[str, int]:
     """Read a fenced argument starting at its opening ``` (a language name may follow it): the
-    lines after that line, up to a line that is only ``` followed by the call's `,` or `)`. Its
-    text is taken as it stands, with nothing unescaped, and ends with a line break."""
+    lines after that line, up to a line that is only ``` (indented or not) followed by the call's
+    `,` or `)`. Its text is taken as it stands, with nothing unescaped, and ends with a line break."""
     line_end = text.find("\n", i)
     if line_end < 0 or not _FENCE_LANGUAGE.fullmatch(text[i + len(FENCE): line_end].strip()):
         raise _FormatError(f"argument {arg_index} opens a fenced block: start the content on the line after {FENCE}")
