@@ -49,12 +49,13 @@ _TOOL_CALL = re.compile(r"<tool_call>", re.IGNORECASE)
 _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 _JSON_LINE = re.compile(r"^[ \t]*(?:```[A-Za-z]*[ \t]*\n[ \t]*)?(?=\{)", re.MULTILINE)
 _LEFTOVER_TAG = re.compile(r"<(action|observation|final_answer|tool_call)>", re.IGNORECASE)
-_FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
+_LEADING_FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
 FENCE = "```"
 """Opens and closes a file's content written as it stands, on lines of its own (see the prompt)."""
 _FENCE_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]*")
 _FENCE_CLOSE = re.compile(r"\n[ \t]*```[ \t]*(?=[ \t\r\n]*[,)])")
-_BARE_FENCE_LINE = re.compile(r"^[ \t]*```[ \t]*$", re.MULTILINE)
+_FENCE_END_LINE = re.compile(r"^[ \t]*```(?![A-Za-z0-9_+.-])", re.MULTILINE)
+"""A line the grammar reads as a fenced block's end: ``` not followed by a language name."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:\\(?!\\)")
@@ -88,9 +89,8 @@ def call_source(tool: str, args: Sequence[Any]) -> str:
 
 
 def _string_source(text: str) -> str:
-    """Text of whole lines as a fenced block, unless a line of it is only ``` (which ends the block
-    under the grammar)."""
-    if text.endswith("\n") and not _BARE_FENCE_LINE.search(text):
+    """Text of whole lines as a fenced block, unless a line of it would end the block."""
+    if text.endswith("\n") and not _FENCE_END_LINE.search(text):
         return f"{FENCE}\n{text}{FENCE}"
     return json.dumps(text, ensure_ascii=False)
 
@@ -209,7 +209,7 @@ def _json_call_parts(obj: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
 
 
 def _parse_action_body(body: str, signatures: Mapping[str, Sequence[str]], closing: str = "</action>") -> ParsedReply:
-    stripped = _FENCE.sub("", body.lstrip(), count=1).lstrip("` \t\r\n")
+    stripped = _LEADING_FENCE.sub("", body.lstrip(), count=1).lstrip("` \t\r\n")
     if not stripped or stripped.lower().startswith(closing):
         raise _FormatError("the <action> is empty; write one tool call such as read_file(\"a.py\")")
     if stripped.startswith("{"):
