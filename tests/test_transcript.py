@@ -108,6 +108,22 @@ async def test_a_long_diff_is_collapsed_until_expanded_and_draws_only_what_shows
         assert len(entry.view.drawn) <= 40
 
 
+async def test_a_write_asking_for_approval_stays_folded_behind_the_dialog() -> None:
+    """The dialog for a write opens right after the write's entry mounts, and the screen below a
+    modal is not laid out again: the entry must be folded in its very first layout (it was drawn
+    open, 18 lines of code, in about four of five runs)."""
+    from tests import scenarios
+    from tests.scripted_server import ScriptedServer
+
+    scenarios.make_demo_project()
+    with ScriptedServer(scenarios.full_run_script()) as server:
+        app = scenarios.demo_app(server, writes="ask")
+        async with app.run_test(size=(120, 40)) as pilot:
+            await scenarios.to_approval(pilot)
+            write = next(entry for entry in app.query(".entry.-action") if entry.title_text.startswith("⚙ Action  write"))
+            assert write.size.height == 2, "the title and the folded body's one line"
+
+
 def test_a_short_diff_is_shown_whole() -> None:
     from mzagent_tui.widgets.entries import DiffEntry
 

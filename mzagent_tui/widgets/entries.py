@@ -126,6 +126,16 @@ class Entry(Vertical):
         view.update(text)
 
 
+def folded(body: Widget, title: str) -> Collapsible:
+    """A collapsed Collapsible that is drawn collapsed from its first frame.
+
+    Textual adds the `-collapsed` class only when the widget has mounted, so a layout before that
+    draws the body open; behind a dialog that opens at once (a write asking for approval) that
+    frame stays on screen, since a screen under a modal is not laid out again.
+    """
+    return Collapsible(body, title=title, collapsed=True, classes="-collapsed")
+
+
 def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
     shown = safe(text)
     view = Static(shown, classes="entry-body")
@@ -192,7 +202,7 @@ class ThinkingEntry(Entry):
     def __init__(self) -> None:
         self.text = ""
         self._view = Static("", classes="entry-body")
-        super().__init__("thinking", Collapsible(self._view, title="show reasoning", collapsed=True))
+        super().__init__("thinking", folded(self._view, "show reasoning"))
 
     def add(self, text: str) -> None:
         self.text += text
@@ -218,12 +228,12 @@ def action_entry(tool: str, args: list[object]) -> Entry:
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
         path, content = args
         code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
-        body = Collapsible(code, title=f"show the {lines_label(content)} written (the change follows as a diff)", collapsed=True)
+        body = folded(code, f"show the {lines_label(content)} written (the change follows as a diff)")
         return Entry("action", body, title=f"write {path} ({lines_label(content)})", plain=content)
     if tool == "edit_file" and len(args) == 3 and all(isinstance(arg, str) for arg in args):
         path, old_text, new_text = args
         code = Static(highlight(new_text, guess_lexer(path, new_text), line_numbers=True), classes="entry-body")
-        body = Collapsible(code, title=f"show the new text ({lines_label(new_text)}; the change follows as a diff)", collapsed=True)
+        body = folded(code, f"show the new text ({lines_label(new_text)}; the change follows as a diff)")
         return Entry("action", body, title=f"edit {path} ({edit_label(old_text, new_text)})", plain=f"{old_text}\n{new_text}")
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
@@ -332,7 +342,7 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
         case FileChanged():
             return [DiffEntry(event, root)]
         case Compacted(summary=summary):
-            body = Collapsible(Static(safe(summary), classes="entry-body"), title="show the summary", collapsed=True)
+            body = folded(Static(safe(summary), classes="entry-body"), "show the summary")
             return [Entry("notice", body, title=described.label, plain=summary)]
         case FinalAnswer(text=text):
             return [final_entry(text)]
