@@ -207,6 +207,43 @@ def test_a_reply_repeating_an_earlier_action_with_no_file_changed_since_is_asked
     assert any("repeated its action from an earlier step (run_terminal_command)" in n.text for n in rec.of(Notice))
 
 
+def test_a_write_refused_as_unread_runs_when_sent_again_after_the_read(server, project: Path) -> None:
+    """Told to read stack.py before overwriting it, a model read it and sent the same (right)
+    write again; taken for a repeat, it was asked for again at a higher temperature and wrote a
+    worse file. Reading a file changes what a write to it does, so the write runs."""
+    (project / "stack.py").write_text("class Stack:\n    pass\n")
+    write = 'write_to_file("stack.py", "class Stack:\\n    def size(self):\\n        return 0\\n")'
+    server.script(
+        Reply(f"<thought>add size</thought><action>{write}</action>"),
+        Reply('<thought>read first</thought><action>read_file("stack.py")</action>'),
+        Reply(f"<thought>add size</thought><action>{write}</action>"),
+        Reply("<final_answer>Stack has size.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Give Stack a size method.").final_answer == "Stack has size."
+    assert "you have not read it" in rec.of(Observation)[0].text
+    assert (project / "stack.py").read_text() == "class Stack:\n    def size(self):\n        return 0\n"
+    assert [r["temperature"] for r in server.requests] == [0.0] * 4
+    assert not any("repeated" in n.text for n in rec.of(Notice))
+
+
+def test_a_failed_action_is_still_a_repeat_when_no_new_file_was_seen(server, project: Path) -> None:
+    """Only the first sight of a file lets a failed call be sent again: a missing file read twice
+    in a row is a repeat."""
+    (project / "a.txt").write_text("same")
+    server.script(
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply('<action>read_file("b.txt")</action>'),
+        Reply('<action>read_file("b.txt")</action>'),
+        Reply("<final_answer>There is no b.txt.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("What does b.txt say?").final_answer == "There is no b.txt."
+    assert [a.args[0] for a in rec.of(Action)] == ["a.txt", "b.txt"], "the repeat was asked for again"
+    assert not rec.of(Observation)[1].ok
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
+
+
 def test_an_action_repeated_after_a_file_change_runs_at_once(server, project: Path) -> None:
     """Run the check, fix the file, run the check again: the second run is not a repeat."""
     (project / "a.txt").write_text("old")

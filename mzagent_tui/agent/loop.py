@@ -346,7 +346,10 @@ class Agent:
         commands: list[str] = []
         recent: list[tuple[str, str, str]] = []
         unchanged: list[tuple[str, str]] = []
-        """The actions since the last file change."""
+        """The actions since the last file change, less those that failed before a file was first
+        seen: a write refused because its file had not been read is the right call once it has."""
+        failed: set[tuple[str, str]] = set()
+        """Those of them that failed."""
         reminded: set[str] = set()
         """Final answers a reminder called a guess or an error, as `_plain` has them, with an action run since."""
         awaiting: set[str] = set()
@@ -401,7 +404,7 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            changes = self._file_changes
+            changes, seen = self._file_changes, len(self.ctx.seen)
             try:
                 result = self.tools.call(parsed.tool, parsed.args)
             except Cancelled:
@@ -423,7 +426,14 @@ class Agent:
             elif key in recent:
                 text += "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer."
             recent = (recent + [key])[-STUCK_WINDOW:]
-            unchanged = [] if self._file_changes != changes else unchanged + [key[:2]]
+            if self._file_changes != changes:
+                unchanged, failed = [], set()
+            else:
+                if len(self.ctx.seen) != seen:
+                    unchanged = [call for call in unchanged if call not in failed]
+                unchanged = unchanged + [key[:2]]
+                if not result.ok:
+                    failed.add(key[:2])
             for note in parsed.notes:
                 self.emit(Notice(note))
                 text += f"\nNote: {note}."
