@@ -65,7 +65,7 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
         if exc.lineno and exc.lineno <= len(lines) and one_line_block(lines[exc.lineno - 1]):
             problem += f"; {ONE_LINE_BLOCK}"
     except json.JSONDecodeError as exc:
-        problem = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        problem = _json_problem(exc)
     except tomllib.TOMLDecodeError as exc:
         problem = f"invalid TOML: {exc}"
     except configparser.Error as exc:
@@ -77,6 +77,43 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
     if "\n" not in text.rstrip("\n") and text.count("\\n") >= LITERAL_NEWLINES:
         problem += "; it is one line with \\n written out as backslash and n: in the string write \\n for a new line, not \\\\n"
     return problem
+
+
+TRAILING_COMMAS_NAMED = 10
+"""At most this many trailing commas are named in one message."""
+
+
+def _json_problem(exc: json.JSONDecodeError) -> str:
+    """The decoder's message, or the cause where it names only a symptom: after a trailing comma
+    ("[1, 2,]", '"open": true,\n}') it expects a value or a property name at the bracket, and a
+    small model told that line 5 column 1 expects a property name wrote the same file again.
+    Every trailing comma is named at once (the decoder stops at the first)."""
+    text, doc, error = exc.doc, exc.doc, exc
+    commas: list[int] = []
+    while error is not None and len(commas) < TRAILING_COMMAS_NAMED:
+        before = doc[: error.pos].rstrip()
+        if doc[error.pos : error.pos + 1] not in ("]", "}") or not before.endswith(","):
+            break
+        comma = len(before) - 1
+        commas.append(comma + len(commas))  # the commas removed so far all stood before this one
+        doc = doc[:comma] + doc[comma + 1 :]
+        try:
+            json.loads(doc)
+            error = None
+        except json.JSONDecodeError as later:
+            error = later
+    if not commas:
+        return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    places = " and ".join(_line_column(text, at) for at in commas)
+    if len(commas) == 1:
+        return f"invalid JSON: a comma after the last item of a list or object ({places}): JSON allows none there, remove it"
+    return f"invalid JSON: {len(commas)} commas after the last item of a list or object ({places}): JSON allows none there, remove them"
+
+
+def _line_column(text: str, at: int) -> str:
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    return f"line {line}, column {column}"
 
 
 def _shell_problem(data: bytes) -> str | None:
