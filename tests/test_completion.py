@@ -290,6 +290,54 @@ def test_no_failing_test_reminder_when_named_or_not_asked(server, project: Path,
     assert not [n for n in rec.of(Notice) if "failing" in n.text]
 
 
+STACK = "class Stack:\n    def __init__(self):\n        self.items = []\n"
+STACK_TEST = (
+    "import unittest\n\nfrom stack import Stack\n\n\nclass T(unittest.TestCase):\n"
+    "    def test_empty(self):\n        self.assertTrue(Stack().is_empty())\n\n"
+    "    def test_size(self):\n        self.assertEqual(Stack().size(), 0)\n"
+)
+RUN_TESTS = Reply('<action>run_terminal_command("python3 -m unittest test_stack")</action>')
+
+
+def test_a_fix_answered_without_running_the_failed_tests_again_is_sent_to_run_them(server, project: Path) -> None:
+    """A small model wrote a fix after a failing run and answered "the tests are now passing"
+    without running them; they were not (it had left out a method)."""
+    (project / "stack.py").write_text(STACK)
+    (project / "test_stack.py").write_text(STACK_TEST)
+    half = STACK + "\n    def is_empty(self):\n        return not self.items\n"
+    whole = half + "\n    def size(self):\n        return len(self.items)\n"
+    server.script(
+        RUN_TESTS, read_reply("stack.py"), write_reply("stack.py", half), answer_reply("The tests are now passing."),
+        RUN_TESTS, write_reply("stack.py", whole), RUN_TESTS, answer_reply("Both tests pass."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Make the tests in test_stack.py pass.").final_answer == "Both tests pass."
+    assert last_user(server.requests[4]) == (
+        "<observation>Reminder: when you last ran the tests, these failed: test_empty, test_size. You changed stack.py after that "
+        "and have not run them again, so whether they pass now is not known. Run them again:\n"
+        'run_terminal_command("python3 -m unittest test_stack")\n'
+        "If they pass, give your final answer; if not, fix the code.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice) if "tests failed" in n.text] == [
+        "tests failed, stack.py changed since, and the tests were not run again; the model was reminded once"
+    ]
+    assert rec.of(Observation)[-1].ok
+
+
+@pytest.mark.parametrize(
+    "check",
+    ['run_terminal_command("python3 -m pytest -q")', 'run_terminal_command("python3 -m unittest test_stack")'],
+    ids=["another test command", "the same command"],
+)
+def test_no_retest_reminder_when_tests_ran_after_the_change(server, project: Path, check: str) -> None:
+    (project / "stack.py").write_text(STACK)
+    (project / "test_stack.py").write_text(STACK_TEST)
+    server.script(RUN_TESTS, read_reply("stack.py"), write_reply("stack.py", STACK + "\n\nX = 1\n"), Reply(f"<action>{check}</action>"), answer_reply("Still failing."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Make the tests in test_stack.py pass.").final_answer == "Still failing."
+    assert not [n for n in rec.of(Notice) if "tests failed" in n.text], [n.text for n in rec.of(Notice)]
+
+
 def test_a_refused_test_write_shows_no_code_from_outside_the_project(server, project: Path, tmp_path: Path) -> None:
     """The code is shown through read_file's own checks: a module that links out of the project is not."""
     outside = tmp_path / "outside.py"

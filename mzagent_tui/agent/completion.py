@@ -36,6 +36,8 @@ WRITING_VERB = re.compile(
     re.IGNORECASE,
 )
 CLAIM_VERB = re.compile(f"{WRITING_VERB.pattern}|{CHANGE_CLAIM.pattern}", re.IGNORECASE)
+TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECASE)
+"""A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
 QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b", re.IGNORECASE)
@@ -304,6 +306,13 @@ class CompletionCheck:
     """The files the task names that held an old word of `replacements` when the task started."""
     unchecked: list[Path] = field(default_factory=list)
     """Python files written since the last command that named them (by file or module name)."""
+    last_tool: str = ""
+    last_command: str = ""
+    failed_run: tuple[str, list[str]] | None = None
+    """The last command that reported failing tests, and their names."""
+    changed_since_failure: list[Path] = field(default_factory=list)
+    """Files the model wrote after `failed_run` with no test command run since (a test run's own
+    changes, such as __pycache__, are not among them)."""
     last_missing: set[str] | None = None
     """The files the last reminder about missing files named: it is given again only when some of
     them were made since and some are still missing (a model made one of two modules and answered)."""
@@ -350,6 +359,11 @@ class CompletionCheck:
         if isinstance(event, FileChanged) and event.deleted:
             gone = [name for name in self.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
             self.gone += [name for name in gone if name in self.existed and not self._may_go(name)]
+        if isinstance(event, Action):
+            self.last_tool = event.tool
+        written_by_model = self.last_tool in ("write_to_file", "edit_file")
+        if isinstance(event, FileChanged) and written_by_model and self.failed_run is not None and Path(event.path) not in self.changed_since_failure:
+            self.changed_since_failure.append(Path(event.path))
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             if Path(event.path).suffix == ".py" and Path(event.path) not in self.unchecked:
@@ -364,9 +378,15 @@ class CompletionCheck:
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
             command = str(event.args[0]) if event.args else ""
+            self.last_command = command
+            if TEST_COMMAND.search(command) or (self.failed_run is not None and command == self.failed_run[0]):
+                self.changed_since_failure = []
             self.unchecked = [path for path in self.unchecked if not re.search(rf"(?<![A-Za-z0-9]){re.escape(path.stem)}(?![A-Za-z0-9])", command)]
         if isinstance(event, Observation) and event.tool == "run_terminal_command" and not event.ok:
-            self.failing += [name for name in failing_tests(event.text) if name not in self.failing]
+            failed = failing_tests(event.text)
+            self.failing += [name for name in failed if name not in self.failing]
+            if failed:
+                self.failed_run = (self.last_command, failed)
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
         """What is not done yet, or None to accept the answer.
@@ -386,6 +406,7 @@ class CompletionCheck:
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("examples", self._examples_unchecked),
+            ("retest", self._tests_not_run_again),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
             ("idle", self._idle),
@@ -721,6 +742,21 @@ class CompletionCheck:
                 "If a printed value differs from the docstring's, fix the code; if every value matches, give your final answer.",
             )
         return None
+
+    def _tests_not_run_again(self) -> Reminder | None:
+        """Tests failed, files changed, and no test command ran since: a small model wrote a fix
+        and answered "the tests are now passing" without running them (they were not)."""
+        if self.failed_run is None or not self.changed_since_failure:
+            return None
+        command, failed = self.failed_run
+        changed = ", ".join(str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path) for path in self.changed_since_failure)
+        return Reminder(
+            f"tests failed, {changed} changed since, and the tests were not run again",
+            f"Reminder: when you last ran the tests, these failed: {', '.join(failed)}. You changed {changed} after that "
+            "and have not run them again, so whether they pass now is not known. Run them again:\n"
+            f"{call_source('run_terminal_command', [command])}\n"
+            "If they pass, give your final answer; if not, fix the code.",
+        )
 
     def _absolute_path(self) -> Reminder | None:
         """A file the run wrote holds the project's absolute path (`cd /home/me/proj` in a script):
