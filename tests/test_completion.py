@@ -146,7 +146,7 @@ def test_a_replacement_that_lost_lines_is_shown_the_write_with_only_the_replacem
     assert agent.run("Replace the word foo with bar in b.txt.").steps == 5
     assert last_user(server.requests[3]) == (
         "<observation>Reminder: the task asks to replace words in b.txt, but it now has fewer lines than before, so lines were "
-        'lost. With only the replacements made, the call would be:\nwrite_to_file("b.txt", ```\ntwo bar\nthree\nfood\n```)</observation>'
+        'lost. Send this call, which makes only the replacements and keeps every other line:\nwrite_to_file("b.txt", ```\ntwo bar\nthree\nfood\n```)</observation>'
     )
     assert (project / "b.txt").read_text() == "two bar\nthree\nfood\n"
 
@@ -480,7 +480,7 @@ def test_a_rename_that_dropped_a_function_is_shown_the_renamed_file(server, proj
     )
     agent, _ = make_agent(server, project)
     agent.run("In text_utils.py, rename the function shout to yell. It should still do the same thing.")
-    assert last_user(server.requests[3]).endswith(f"the call would be:\n{call_source('write_to_file', ['text_utils.py', TEXT_UTILS.replace('shout', 'yell')])}</observation>")
+    assert last_user(server.requests[3]).endswith(f"keeps every other line:\n{call_source('write_to_file', ['text_utils.py', TEXT_UTILS.replace('shout', 'yell')])}</observation>")
 
 
 @pytest.mark.parametrize(

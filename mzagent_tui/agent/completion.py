@@ -593,7 +593,7 @@ class CompletionCheck:
                     return Reminder(
                         f"the task replaces {old} with {new}, but {name} lost lines",
                         f"Reminder: the task asks to replace words in {name}, but it now has fewer lines than before, so lines "
-                        f"were lost. With only the replacements made, the call would be:\n{call_source('write_to_file', [name, replaced])}",
+                        f"were lost. Send this call, which makes only the replacements and keeps every other line:\n{call_source('write_to_file', [name, replaced])}",
                         (self.root / name,),
                     )
                 else:
