@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from mzagent_tui.agent.parsing import LANGUAGE_CHARS
+
 _TEXT_RULES = r"""
 final ::= "<final_answer>" text "</final_answer>"
 text ::= ( [^<] | "<" [^/] )*
@@ -34,13 +36,13 @@ _ACTION_RULES = r"""
 root ::= space "<thought>" text "</thought>" space ( action | final )
 action ::= "<action>" call "</action>"
 value ::= fenced | double | single | number | "True" | "False" | "None"
-fenced ::= "```" [A-Za-z0-9_+.-]{0,20} "\n" fenced-line* [ \t]* "```"
+fenced ::= "```" [LANGUAGE]{0,20} "\n" fenced-line* [ \t]* "```"
 fenced-line ::= [ \t]* ( fenced-start [^\n]* )? "\n"
-fenced-start ::= [^`\n \t] | "`" [^`\n] | "``" [^`\n] | "```" [A-Za-z0-9_+.-]
+fenced-start ::= [^`\n \t] | "`" [^`\n] | "``" [^`\n] | "```" [LANGUAGE]
 double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
-"""
+""".replace("LANGUAGE", LANGUAGE_CHARS)
 
 
 def reply_grammar(signatures: Mapping[str, Sequence[str]]) -> str:

@@ -49,12 +49,15 @@ _TOOL_CALL = re.compile(r"<tool_call>", re.IGNORECASE)
 _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 _JSON_LINE = re.compile(r"^[ \t]*(?:```[A-Za-z]*[ \t]*\n[ \t]*)?(?=\{)", re.MULTILINE)
 _LEFTOVER_TAG = re.compile(r"<(action|observation|final_answer|tool_call)>", re.IGNORECASE)
-_LEADING_FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n?")
 FENCE = "```"
 """Opens and closes a file's content written as it stands, on lines of its own (see the prompt)."""
-_FENCE_LANGUAGE = re.compile(r"[A-Za-z0-9_+.-]*")
+LANGUAGE_CHARS = "A-Za-z0-9_+.-"
+"""What a language name after an opening fence (```python, ```c++) is made of, as the body of a
+character class; the reply grammar uses the same, so every call shown to the model can be sent."""
+_LEADING_FENCE = re.compile(rf"^```[{LANGUAGE_CHARS}]*[ \t]*\n?")
+_FENCE_LANGUAGE = re.compile(rf"[{LANGUAGE_CHARS}]*")
 _FENCE_CLOSE = re.compile(r"\n[ \t]*```[ \t]*(?=[ \t\r\n]*[,)])")
-_FENCE_END_LINE = re.compile(r"^[ \t]*```(?![A-Za-z0-9_+.-])", re.MULTILINE)
+_FENCE_END_LINE = re.compile(rf"^[ \t]*```(?![{LANGUAGE_CHARS}])", re.MULTILINE)
 """A line the grammar reads as a fenced block's end: ``` not followed by a language name."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
