@@ -9,6 +9,7 @@ import pytest
 
 from mzagent_tui.agent.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
+from mzagent_tui.agent.loop import VARIED_TEMPERATURE
 from mzagent_tui.agent.parsing import call_source, parse_reply
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.test_files import keeps_tests
@@ -83,7 +84,8 @@ def test_a_package_claimed_after_only_making_its_folder_gets_a_reminder(server, 
 
 def test_files_still_missing_after_some_were_made_get_another_reminder(server, project: Path) -> None:
     """Reminded of two missing modules, a small model wrote one and answered again: it is reminded
-    of the rest while each reminder finds fewer missing, and an answer that makes none stands."""
+    of the rest while each reminder finds fewer missing, and an answer that makes none stands (after
+    one more try at a higher temperature, since it claims what the disk contradicts)."""
     task = "Create a package named kit with three modules: alpha.py, beta.py and gamma.py."
     server.script(
         write_reply("kit/__init__.py", ""),
@@ -91,10 +93,12 @@ def test_files_still_missing_after_some_were_made_get_another_reminder(server, p
         write_reply("kit/alpha.py", "A = 1\n"),
         answer_reply("Created kit."),
         answer_reply("Created kit."),
+        answer_reply("Created kit."),
     )
     agent, rec = make_agent(server, project)
     result = agent.run(task)
     assert result.final_answer == "Created kit." and result.steps == 5
+    assert [r["temperature"] for r in server.requests] == [0.0] * 5 + [VARIED_TEMPERATURE]
     assert last_user(server.requests[4]) == (
         "<observation>Reminder: the task also asks for beta.py, gamma.py, which do not exist yet. Create each now with "
         "write_to_file, or give your final answer again if the task does not need them.</observation>"
@@ -102,6 +106,7 @@ def test_files_still_missing_after_some_were_made_get_another_reminder(server, p
     assert [n.text for n in rec.of(Notice)] == [
         "the task asks for alpha.py, beta.py, gamma.py, which do not exist; the model was reminded once",
         "the task still asks for beta.py, gamma.py; the model was reminded once",
+        f"the model gave again, word for word, the answer a reminder had called a guess or found untrue; asked again at temperature {VARIED_TEMPERATURE}",
     ]
 
 
@@ -536,6 +541,36 @@ def test_an_unchanged_target_gets_one_reminder_and_a_second_answer_is_accepted(s
     result = agent.run("Fix the bug in calc.py")
     assert result.reason is StopReason.FINAL_ANSWER and result.steps == 2
     assert "exactly as it was when the task started" in last_user(server.requests[1])
+
+
+GUIDE = "# widget\n\n## Usage\n\nImport it.\n"
+
+
+def test_a_claimed_change_given_again_with_the_file_unchanged_is_asked_for_again(server, project: Path) -> None:
+    """A small model answered "I added a section titled License" after only reading GUIDE.md, was
+    reminded that the file is unchanged, and gave the same answer; it stood. Now the copy is asked
+    for again at a higher temperature (once: the reply after that stands)."""
+    (project / "GUIDE.md").write_text(GUIDE)
+    claim = "I added a section titled License at the end of GUIDE.md."
+    server.script(
+        read_reply("GUIDE.md"), answer_reply(claim), answer_reply(claim),
+        write_reply("GUIDE.md", GUIDE + "\n## License\n\nMIT\n"), answer_reply(claim),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Add a section titled License with the text MIT at the end of GUIDE.md.")
+    assert result.final_answer == claim and result.steps == 4
+    assert (project / "GUIDE.md").read_text().endswith("## License\n\nMIT\n")
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE, 0.0]
+    assert any("found untrue" in n.text for n in rec.of(Notice))
+
+
+def test_an_answer_that_claims_no_change_stands_when_given_again(server, project: Path) -> None:
+    """ "It is correct already" is the model's judgement, not a claim the disk contradicts."""
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    server.script(answer_reply("It is correct already."), answer_reply("It is correct already."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Fix the bug in calc.py").final_answer == "It is correct already."
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0]
 
 
 def test_a_python_file_the_run_broke_is_pointed_out_once(server, project: Path) -> None:

@@ -163,7 +163,7 @@ def test_an_answer_a_reminder_answered_given_again_word_for_word_is_asked_for_ag
     assert result.final_answer == "The failing test is test_b."
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE]
     assert [n.text for n in rec.of(Notice) if "word for word" in n.text] == [
-        f"the model gave the answer a reminder had called a guess again, word for word; asked again at temperature {VARIED_TEMPERATURE}",
+        f"the model gave again, word for word, the answer a reminder had called a guess or found untrue; asked again at temperature {VARIED_TEMPERATURE}",
     ]
     assert [a.text for a in rec.of(FinalAnswer)] == ["The failing test is test_b."]
 

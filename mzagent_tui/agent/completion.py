@@ -60,6 +60,9 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
 GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
+UNDONE = ("missing", "unchanged")
+"""Reminders that a file the task asks for is not there or not changed: an answer claiming a
+change is then contradicted by the disk."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINKS = ("to", "into", "as")
@@ -276,6 +279,10 @@ class CompletionCheck:
     answer_was_guessed: bool = False
     """The last reminder said the answer itself was a guess or an error, not that work was left:
     the same answer after the model has acted is a copy, not a claim that became true."""
+    answer_contradicted: bool = False
+    """The last reminder found undone what the answer claims done ("I added a License section",
+    the file unchanged): the same answer again, with nothing done since, is still untrue. A small
+    model gave such an answer twice, word for word, and it stood."""
     originals: dict[Path, Path | None] = field(default_factory=dict)
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
@@ -421,6 +428,7 @@ class CompletionCheck:
             if found is not None:
                 self.given.add(kind)
                 self.answer_was_guessed = kind in GUESSED_ANSWERS
+                self.answer_contradicted = kind in UNDONE and CHANGE_CLAIM.search(answer) is not None
                 return found
         return None
 

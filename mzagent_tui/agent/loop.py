@@ -319,7 +319,9 @@ class Agent:
         pytest, run the tests" until it was stopped. So is a final answer that repeats word for
         word one a reminder called a guess, when an action has run since (`reminded`, taken out
         once used): told to run the tests, a model ran them, named the failing test in its
-        thought, and copied its earlier wrong answer. After a format error the reply is asked for
+        thought, and copied its earlier wrong answer. And one claiming a change a reminder found
+        undone, action or not: a model answered "I added the section" twice, the file unchanged.
+        After a format error the reply is asked for
         with more variety at once: the same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
@@ -331,7 +333,7 @@ class Agent:
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
         if answer in reminded:
             reminded.discard(answer)
-            self.emit(Notice(f"the model gave the answer a reminder had called a guess again, word for word; asked again at temperature {VARIED_TEMPERATURE}"))
+            self.emit(Notice(f"the model gave again, word for word, the answer a reminder had called a guess or found untrue; asked again at temperature {VARIED_TEMPERATURE}"))
         else:
             which = "last action" if done[-1] == (parsed.tool, repr(parsed.args)) else "action from an earlier step"
             self.emit(Notice(f"the model repeated its {which} ({parsed.tool}) word for word, with no file changed since; asked again at temperature {VARIED_TEMPERATURE}"))
@@ -351,9 +353,12 @@ class Agent:
         failed: set[tuple[str, str]] = set()
         """Those of them that failed."""
         reminded: set[str] = set()
-        """Final answers a reminder called a guess or an error, as `_plain` has them, with an action run since."""
+        """Final answers a reminder called a guess or an error, as `_plain` has them, with an action
+        run since, and those claiming a change a reminder found undone, with none run since."""
         awaiting: set[str] = set()
-        """Those with no action run since: given again, they stand."""
+        """Guesses with no action run since: given again, they stand."""
+        contradicted: set[str] = set()
+        """Claims found undone, with no action run since: after one, the claim may be true."""
         cost_before = self.meter.cost
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -395,7 +400,10 @@ class Agent:
                     self._observe(reminder.text)
                     for path in reminder.files:
                         self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
-                    if completion.answer_was_guessed:
+                    if completion.answer_contradicted:
+                        contradicted.add(_plain(parsed.final_answer))
+                        reminded.add(_plain(parsed.final_answer))
+                    elif completion.answer_was_guessed:
                         awaiting.add(_plain(parsed.final_answer))
                     continue
                 if reply.finish_reason == "length":
@@ -411,6 +419,8 @@ class Agent:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             acted = acted or (parsed.tool != "read_file" and result.ok)
+            reminded -= contradicted
+            contradicted.clear()
             reminded |= awaiting
             awaiting.clear()
             if parsed.tool == "run_terminal_command" and result.ok:
