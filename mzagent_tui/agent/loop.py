@@ -320,9 +320,9 @@ class Agent:
         word one a reminder called a guess, when an action has run since (`reminded`, taken out
         once used): told to run the tests, a model ran them, named the failing test in its
         thought, and copied its earlier wrong answer. And one claiming a change a reminder found
-        undone, action or not: a model answered "I added the section" twice, the file unchanged.
-        After a format error the reply is asked for
-        with more variety at once: the same conversation would bring back the same unusable reply."""
+        undone, with no action since: a model answered "I added the section" twice, the file
+        unchanged. After a format error the reply is asked for with more variety at once: the
+        same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
         parsed = self._parse(reply)
