@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -625,15 +626,41 @@ def test_a_reply_that_edits_nothing_under_a_question_is_accepted(server, project
 
 
 def test_a_named_file_that_does_not_parse_is_pointed_out_when_the_task_asks_for_a_fix(server, project: Path) -> None:
-    (project / "data.json").write_text('{"a": [1, 2,],}\n')
+    (project / "data.json").write_text('{"a": [1 2]}\n')
     server.script(Reply('<action>read_file("data.json")</action>'), answer_reply("It is valid already."), answer_reply("It is valid already."))
     agent, rec = make_agent(server, project)
     result = agent.run("data.json is not valid JSON. Fix it without changing its values.")
     assert result.steps == 3
     reminder = last_user(server.requests[2])
-    assert "Reminder: data.json, which the task names, does not parse: invalid JSON" in reminder
+    assert "Reminder: data.json, which the task names, does not parse: invalid JSON: Expecting ',' delimiter (line 1, column 10)" in reminder
     assert "You have read it: call write_to_file with the whole fixed data.json, or say in your final answer why" in reminder
     assert any(n.text == "data.json does not parse; the model was reminded once" for n in rec.of(Notice))
+
+
+def test_a_named_json_file_with_only_trailing_commas_is_shown_the_call_that_removes_them(server, project: Path) -> None:
+    """Told where the two trailing commas of data.json are, a small model read it again three
+    times; the reminder now shows the call to send, which the model can copy."""
+    (project / "data.json").write_text('{\n  "sizes": [1, 2,],\n  "open": true,\n}\n')
+    fixed = '{\n  "sizes": [1, 2],\n  "open": true\n}\n'
+    server.script(read_reply("data.json"), answer_reply("It is valid already."), write_reply("data.json", fixed), answer_reply("Fixed."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("data.json is not valid JSON. Fix it without changing its values.").final_answer == "Fixed."
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: data.json, which the task names, does not parse: invalid JSON: 2 commas after the last item of a "
+        "list or object (line 2, column 17 and line 3, column 15): JSON allows none there, remove them. "
+        f"Send this call, which removes only those commas:\n{call_source('write_to_file', ['data.json', fixed])}</observation>"
+    )
+    assert (project / "data.json").read_text() == fixed
+
+
+def test_no_call_is_shown_for_a_json_file_a_link_leads_out_of_the_project_to(server, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"secret": "OUTSIDE-SECRET",}\n')
+    (project / "data.json").symlink_to(outside)
+    server.script(read_reply("data.json"), answer_reply("It is valid already."), answer_reply("It is valid already."))
+    agent, _ = make_agent(server, project)
+    agent.run("data.json is not valid JSON. Fix it.")
+    assert not any("OUTSIDE-SECRET" in json.dumps(request) for request in server.requests)
 
 
 def test_a_replace_task_names_its_file_as_a_target(server, project: Path) -> None:

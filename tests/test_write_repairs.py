@@ -85,3 +85,21 @@ def test_an_escaped_substitution_in_a_shell_script_loses_its_backslash() -> None
 ])
 def test_a_shell_script_is_repaired_only_when_that_alone_makes_it_parse(name: str, content: str) -> None:
     assert repair(name, content) == (content, [])
+
+
+TRAILING = "It had a comma after the last item of a list or object, which JSON does not allow, so it was written without it."
+
+
+def test_trailing_commas_in_a_json_file_are_removed_and_nothing_else_changes() -> None:
+    content = '{\n  "name": "box, with commas,]",\n  "sizes": [1, 2, 3,],\n  "open": true,\n}\n'
+    assert repair("data.json", content) == ('{\n  "name": "box, with commas,]",\n  "sizes": [1, 2, 3],\n  "open": true\n}\n', [TRAILING])
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("data.json", '{"a": [1, 2]}\n'),  # parses already
+    ("data.json", '{"a": [1 2,]}\n'),  # another fault is left: written as it came, and the write says why it does not parse
+    ("data.json", "[,]\n"),  # a comma with no item before it is no trailing comma
+    ("list.txt", "[1, 2,]\n"),  # not JSON
+])
+def test_json_is_repaired_only_when_trailing_commas_are_its_only_fault(name: str, content: str) -> None:
+    assert repair(name, content) == (content, [])

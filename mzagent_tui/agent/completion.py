@@ -18,7 +18,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
-from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import removed_definitions
 from mzagent_tui.agent.tools.examples import check_command
@@ -163,6 +163,14 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
             names.append(match.group())
         since = match.end()
     return list(dict.fromkeys(names))
+
+
+def _json_without_trailing_commas(path: Path) -> str | None:
+    """A JSON file's text without its trailing commas, when that is all that is wrong with it."""
+    if path.suffix.lower() != ".json":
+        return None
+    text = _short_text(path)
+    return without_trailing_commas(text) if text is not None else None
 
 
 def _is_stub(path: Path) -> bool:
@@ -832,7 +840,16 @@ class CompletionCheck:
             self.broken.add(path)
             rel = path.relative_to(self.root) if path.is_relative_to(self.root) else path
             how = "which this task wrote" if path in self.written else "which the task names"
-            fix = f"You have read it: call write_to_file with the whole fixed {rel}" if path.resolve() in self.read else "Fix it"
+            known = path.resolve() in self.read | self.model_wrote
+            inside = path.resolve().is_relative_to(self.root.resolve())  # never quote a file a link leads out to
+            fixed = _json_without_trailing_commas(path) if known and inside else None
+            if fixed is not None:
+                return Reminder(
+                    f"{rel} does not parse",
+                    f"Reminder: {rel}, {how}, does not parse: {problem}. Send this call, which removes only those commas:\n"
+                    f"{call_source('write_to_file', [str(rel), fixed])}",
+                )
+            fix = f"You have read it: call write_to_file with the whole fixed {rel}" if known else "Fix it"
             return Reminder(
                 f"{rel} does not parse",
                 f"Reminder: {rel}, {how}, does not parse: {problem}. {fix}, or say in your final answer why it is left so.",

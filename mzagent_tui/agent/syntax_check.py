@@ -88,7 +88,32 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     ("[1, 2,]", '"open": true,\n}') it expects a value or a property name at the bracket, and a
     small model told that line 5 column 1 expects a property name wrote the same file again.
     Every trailing comma is named at once (the decoder stops at the first)."""
-    text, doc, error = exc.doc, exc.doc, exc
+    commas, _, _ = _strip_trailing_commas(exc)
+    if not commas:
+        return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    places = " and ".join(_line_column(exc.doc, at) for at in commas)
+    if len(commas) == 1:
+        return f"invalid JSON: a comma after the last item of a list or object ({places}): JSON allows none there, remove it"
+    return f"invalid JSON: {len(commas)} commas after the last item of a list or object ({places}): JSON allows none there, remove them"
+
+
+def without_trailing_commas(text: str) -> str | None:
+    """JSON text with its trailing commas removed, when that is all it takes to make it parse;
+    None when it parses already or has another fault."""
+    try:
+        json.loads(text)
+        return None
+    except json.JSONDecodeError as exc:
+        commas, fixed, error = _strip_trailing_commas(exc)
+    except (ValueError, RecursionError):
+        return None
+    return fixed if commas and error is None else None
+
+
+def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, json.JSONDecodeError | None]:
+    """(where the trailing commas the decoder runs into one after another stand, the text without
+    them, the error that is left if any); at most TRAILING_COMMAS_NAMED."""
+    doc, error = exc.doc, exc
     commas: list[int] = []
     while error is not None and len(commas) < TRAILING_COMMAS_NAMED:
         before = doc[: error.pos].rstrip()
@@ -102,12 +127,7 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
             error = None
         except json.JSONDecodeError as later:
             error = later
-    if not commas:
-        return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-    places = " and ".join(_line_column(text, at) for at in commas)
-    if len(commas) == 1:
-        return f"invalid JSON: a comma after the last item of a list or object ({places}): JSON allows none there, remove it"
-    return f"invalid JSON: {len(commas)} commas after the last item of a list or object ({places}): JSON allows none there, remove them"
+    return commas, doc, error
 
 
 def _line_column(text: str, at: int) -> str:

@@ -12,6 +12,9 @@ parse parse.
   JSON text belongs. Told it is not JSON, the model wrote the same expression again. A plain
   literal (strings, numbers, True/False/None, lists, dicts with string keys) is written as the
   JSON it stands for; nothing is run.
+- A comma after the last item of a JSON list or object (`[1, 2,]`, `"open": true,` before `}`),
+  which JavaScript and Python allow and JSON does not. Told where each one is, the model copied
+  the file, commas and all, or read it again three times.
 - `\\$((` in a shell script: the model escapes the dollar of an arithmetic or command
   substitution, which makes it a literal `$` and the script a syntax error (`bash -n`, which
   runs nothing, says whether it parses).
@@ -28,7 +31,7 @@ import json
 import math
 import tokenize
 
-from mzagent_tui.agent.syntax_check import syntax_problem
+from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 
 MAX_REPAIRED_CHARS = 1_000_000
 INDENT = "    "
@@ -52,7 +55,8 @@ def repair(name: str, content: str) -> tuple[str, list[str]]:
 
 
 def repair_json(content: str) -> tuple[str, list[str]]:
-    """A Python literal, or `json.dumps(literal, indent=n)`, that is not JSON becomes the JSON it stands for."""
+    """JSON whose only fault is commas after the last items loses them; a Python literal, or
+    `json.dumps(literal, indent=n)`, that is not JSON becomes the JSON it stands for."""
     if len(content) > MAX_REPAIRED_CHARS:
         return content, []
     try:
@@ -60,6 +64,9 @@ def repair_json(content: str) -> tuple[str, list[str]]:
         return content, []
     except ValueError:
         pass
+    fixed = without_trailing_commas(content)
+    if fixed is not None:
+        return fixed, ["It had a comma after the last item of a list or object, which JSON does not allow, so it was written without it."]
     try:
         expression = ast.parse(content.strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
