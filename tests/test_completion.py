@@ -565,6 +565,21 @@ def test_a_claimed_change_given_again_with_the_file_unchanged_is_asked_for_again
     assert any("found untrue" in n.text for n in rec.of(Notice))
 
 
+def test_a_claimed_change_given_again_after_only_a_read_is_asked_for_again(server, project: Path) -> None:
+    """Reminded that it changed nothing, a small model tried a write (refused: unread), read the
+    file, and gave its claim "I fixed the code in slug.py" again: the file was unchanged."""
+    (project / "slug.py").write_text("def slug(text):\n    return text.lower()\n")
+    claim = "I fixed the code in slug.py."
+    server.script(
+        answer_reply(claim), read_reply("slug.py"), answer_reply(claim),
+        write_reply("slug.py", "def slug(text):\n    return text.strip().lower()\n"), answer_reply(claim),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("slug.py does not strip spaces. Fix the code.").final_answer == claim
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE, 0.0]
+    assert "strip()" in (project / "slug.py").read_text()
+
+
 def test_an_answer_that_claims_no_change_stands_when_given_again(server, project: Path) -> None:
     """ "It is correct already" is the model's judgement, not a claim the disk contradicts."""
     (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")

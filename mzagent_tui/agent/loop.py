@@ -320,8 +320,8 @@ class Agent:
         word one a reminder called a guess, when an action has run since (`reminded`, taken out
         once used): told to run the tests, a model ran them, named the failing test in its
         thought, and copied its earlier wrong answer. And one claiming a change a reminder found
-        undone, with no action since: a model answered "I added the section" twice, the file
-        unchanged. After a format error the reply is asked for with more variety at once: the
+        undone, with no file changed since: a model answered "I added the section" twice, the
+        file unchanged; another read the file in between. After a format error the reply is asked for with more variety at once: the
         same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
@@ -354,11 +354,11 @@ class Agent:
         """Those of them that failed."""
         reminded: set[str] = set()
         """Final answers a reminder called a guess or an error, as `_plain` has them, with an action
-        run since, and those claiming a change a reminder found undone, with none run since."""
+        run since, and those claiming a change a reminder found undone, with no file changed since."""
         awaiting: set[str] = set()
         """Guesses with no action run since: given again, they stand."""
         contradicted: set[str] = set()
-        """Claims found undone, with no action run since: after one, the claim may be true."""
+        """Claims found undone, with no file changed since: after a change, the claim may be true."""
         cost_before = self.meter.cost
         for step in range(1, limit + 1):
             if cancel.cancelled:
@@ -419,8 +419,6 @@ class Agent:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             acted = acted or (parsed.tool != "read_file" and result.ok)
-            reminded -= contradicted
-            contradicted.clear()
             reminded |= awaiting
             awaiting.clear()
             if parsed.tool == "run_terminal_command" and result.ok:
@@ -438,6 +436,8 @@ class Agent:
             recent = (recent + [key])[-STUCK_WINDOW:]
             if self._file_changes != changes:
                 unchanged, failed = [], set()
+                reminded -= contradicted
+                contradicted.clear()
             else:
                 if len(self.ctx.seen) != seen:
                     unchanged = [call for call in unchanged if call not in failed]
