@@ -217,7 +217,7 @@ TASKS: list[SuiteTask] = [
     SuiteTask("modify-rename-function", "modify", (
         "In text_utils.py, rename the function shout to yell. It should still do the same thing.",
         "The function shout in text_utils.py should be called yell from now on; keep its behaviour.",
-    ), all_of(_py("text_utils", "yell('hey') == 'HEY!'"), _no_def("text_utils.py", "shout")),
+    ), all_of(_py("text_utils", "yell('hey') == 'HEY!' and whisper('HI') == 'hi'"), _no_def("text_utils.py", "shout")),
         files={"text_utils.py": "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"}),
     SuiteTask("modify-add-parameter", "modify", (
         "Change greet in greet.py so it takes a second parameter punctuation, defaulting to \"!\", which is put at the end instead of the fixed \"!\".",
