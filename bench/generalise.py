@@ -52,8 +52,11 @@ def all_tasks() -> list[SuiteTask]:
 
 
 def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
-    """A fresh project folder with the task's files, in `parent` (the system's temp folder by default)."""
-    root = Path(tempfile.mkdtemp(prefix="mzagent-suite-", dir=parent))
+    """A fresh project folder with the task's files, in a new folder in `parent` (the system's
+    temp folder by default). It is named `project` in every run: the prompt names the project
+    folder, and a random name made the same task's prompt differ from run to run."""
+    root = Path(tempfile.mkdtemp(prefix="mzagent-suite-", dir=parent)) / "project"
+    root.mkdir()
     for name, text in task.files_for(phrasing).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,7 +128,7 @@ def run(args: argparse.Namespace) -> None:
                 except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
                     passed = False
                 finally:
-                    shutil.rmtree(root, ignore_errors=True)  # the session log keeps what the run did
+                    shutil.rmtree(root.parent, ignore_errors=True)  # the session log keeps what the run did
                 record = {
                     "task": task.id, "category": task.category, "half": half_of(task.id), "phrasing": phrasing,
                     "runner": args.label or args.runner, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,
