@@ -81,3 +81,4 @@ def _non_empty_containers(value: object) -> int:
     if isinstance(value, dict):
         return bool(value) + sum(_non_empty_containers(item) for item in value.values())
     return 0
+

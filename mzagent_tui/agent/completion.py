@@ -224,7 +224,7 @@ def _records(path: Path) -> int | None:
     if suffix == ".json":
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return len(data) if isinstance(data, list) else None
     if suffix in TABLE_FILES:

@@ -107,7 +107,7 @@ def read_records(path: Path) -> tuple[list[dict[str, Any]], int]:
                 continue
             try:
                 record = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 bad += 1
                 continue
             if isinstance(record, dict):

@@ -64,6 +64,8 @@ def parse_native(text: str, reasoning: str, calls: Sequence[NativeCall], signatu
             arguments = json.loads(call.arguments or "{}", strict=False)
         except ValueError as exc:
             return ParsedReply(thought=thought, error=f"the arguments of {call.name} are not valid JSON ({exc.msg}); send the call again")
+        except RecursionError:
+            return ParsedReply(thought=thought, error=f"the arguments of {call.name} are nested too deeply to read; send the call again")
         if not isinstance(arguments, dict):
             return ParsedReply(thought=thought, error=f"the arguments of {call.name} must be a JSON object")
         parsed = bind_arguments(call.name, arguments, signatures)

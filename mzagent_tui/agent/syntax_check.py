@@ -70,7 +70,7 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
         problem = f"invalid TOML: {exc}"
     except configparser.Error as exc:
         problem = f"invalid INI: {str(exc).splitlines()[0]}"
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):  # a value or nesting the parser cannot hold: not checked
         return None
     else:
         return None
@@ -127,6 +127,8 @@ def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, j
             error = None
         except json.JSONDecodeError as later:
             error = later
+        except RecursionError:  # nested too deep to read on: left as it is, a fault of its own
+            break
     return commas, doc, error
 
 

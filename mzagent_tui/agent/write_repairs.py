@@ -62,7 +62,7 @@ def repair_json(content: str) -> tuple[str, list[str]]:
     try:
         json.loads(content)
         return content, []
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting too deep to read is written as it came
         pass
     fixed = without_trailing_commas(content)
     if fixed is not None:
