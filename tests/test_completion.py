@@ -574,7 +574,7 @@ def test_a_claimed_change_given_again_after_only_a_read_is_asked_for_again(serve
         answer_reply(claim), read_reply("slug.py"), answer_reply(claim),
         write_reply("slug.py", "def slug(text):\n    return text.strip().lower()\n"), answer_reply(claim),
     )
-    agent, rec = make_agent(server, project)
+    agent, _ = make_agent(server, project)
     assert agent.run("slug.py does not strip spaces. Fix the code.").final_answer == claim
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0, 0.0, VARIED_TEMPERATURE, 0.0]
     assert "strip()" in (project / "slug.py").read_text()
@@ -584,7 +584,7 @@ def test_an_answer_that_claims_no_change_stands_when_given_again(server, project
     """ "It is correct already" is the model's judgement, not a claim the disk contradicts."""
     (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     server.script(answer_reply("It is correct already."), answer_reply("It is correct already."))
-    agent, rec = make_agent(server, project)
+    agent, _ = make_agent(server, project)
     assert agent.run("Fix the bug in calc.py").final_answer == "It is correct already."
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0]
 
