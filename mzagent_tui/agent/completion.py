@@ -165,12 +165,12 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _json_without_trailing_commas(path: Path) -> str | None:
-    """A JSON file's text without its trailing commas, when that is all that is wrong with it."""
-    if path.suffix.lower() != ".json":
+def _json_without_trailing_commas(path: Path, data: bytes) -> str | None:
+    """A JSON file's text (`data`, already read) without its trailing commas, when that is all
+    that is wrong with it and it is short enough to quote."""
+    if path.suffix.lower() != ".json" or len(data) > MAX_QUOTED_BYTES:
         return None
-    text = _short_text(path)
-    return without_trailing_commas(text) if text is not None else None
+    return without_trailing_commas(data.decode(errors="replace"))
 
 
 def _is_stub(path: Path) -> bool:
@@ -832,9 +832,10 @@ class CompletionCheck:
             try:
                 original = self.originals.get(path)
                 before = original.read_bytes() if original is not None and original.is_file() else None
-                problem = syntax_problem(path.name, path.read_bytes(), before) if path.is_file() else None
+                data = path.read_bytes() if path.is_file() else None
             except OSError:
                 continue
+            problem = syntax_problem(path.name, data, before) if data is not None else None
             if problem is None:
                 continue
             self.broken.add(path)
@@ -842,7 +843,7 @@ class CompletionCheck:
             how = "which this task wrote" if path in self.written else "which the task names"
             known = path.resolve() in self.read | self.model_wrote
             inside = path.resolve().is_relative_to(self.root.resolve())  # never quote a file a link leads out to
-            fixed = _json_without_trailing_commas(path) if known and inside else None
+            fixed = _json_without_trailing_commas(path, data) if known and inside else None
             if fixed is not None:
                 return Reminder(
                     f"{rel} does not parse",
