@@ -1051,3 +1051,33 @@ def test_a_path_no_file_can_have_is_refused_by_the_tool_and_the_run_goes_on(serv
     agent, rec = make_agent(server, project)
     assert agent.run("Look around.").final_answer == "Could not."
     assert [("NUL" in o.text or "longer than" in o.text, o.ok) for o in rec.of(Observation)] == [(True, False)] * 3
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "The function total in util.py should be called sum_all from now on; keep its behaviour.",
+        "In util.py, total must be renamed to sum_all.",
+    ],
+)
+def test_a_name_the_task_says_should_be_called_otherwise_is_a_replacement(server, project: Path, task: str) -> None:
+    """Told that shout "should be called yell", a small model added yell beside shout and answered."""
+    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
+    server.script(
+        read_reply("util.py"),
+        write_reply("util.py", "def total(xs):\n    return sum(xs)\n\n\ndef sum_all(xs):\n    return sum(xs)\n"),
+        answer_reply("I added sum_all."),
+        answer_reply("I added sum_all."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    assert "the task asks to replace total with sum_all, but util.py still has total (line 1)." in last_user(server.requests[3])
+
+
+def test_a_file_the_task_says_should_be_called_so_is_no_replacement(server, project: Path) -> None:
+    (project / "run.py").write_text("output = 1\nprint(output)\n")
+    server.script(write_reply("result.txt", "1\n"), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run("Run run.py. The output should be called result.txt.")
+    assert not [n for n in rec.of(Notice) if "replaces" in n.text]
+    assert len(server.requests) == 2

@@ -95,6 +95,13 @@ REPLACING = re.compile(
     re.IGNORECASE,
 )
 """A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all")."""
+RENAMED_AS = re.compile(
+    rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:should|must|is\s+to|needs\s+to)\s+(?:now\s+)?be\s+"
+    rf"(?:called|named|renamed(?:\s+to)?)\s+(?P<new>{_TOKEN})",
+    re.IGNORECASE,
+)
+"""The same swap said of the name ("the function shout in text_utils.py should be called yell");
+not of a file ("the output should be called result.txt")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})\s+(?!executable\b|runnable\b)[a-z]", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"): the change goes in it. Not a test file ("make test_x.py pass": the code it tests changes),
@@ -344,10 +351,11 @@ class CompletionCheck:
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
         self.before_lines = {name: _line_count(self.root / name) for name in self.targets}
         self.before_code = {name: _code_of(self.root / name) for name in self.targets}
-        for found in REPLACING.finditer(self.task):
+        for found in [*REPLACING.finditer(self.task), *RENAMED_AS.finditer(self.task)]:
             pair = (_unquoted(found["old"]), _unquoted(found["new"]))
             holding = [name for name in self.named if self._inside(name) and _has_word(_short_text(self.root / name, MAX_PARSED_BYTES), pair[0])]
-            if holding and not _has_word(pair[1], pair[0]) and not FILE_NAME.fullmatch(pair[0]):
+            names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
+            if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
                 self.replacements.append(pair)
                 self.replaced_in += [name for name in holding if name not in self.replaced_in]
 
