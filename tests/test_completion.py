@@ -1081,3 +1081,42 @@ def test_a_file_the_task_says_should_be_called_so_is_no_replacement(server, proj
     agent.run("Run run.py. The output should be called result.txt.")
     assert not [n for n in rec.of(Notice) if "replaces" in n.text]
     assert len(server.requests) == 2
+
+
+def test_lines_the_answer_lists_that_the_file_lacks_are_sent_to_the_file(server, project: Path) -> None:
+    """Asked to write a folder's file names into a file, a small model wrote a temporary file's
+    name into it and listed the names only in its answer."""
+    (project / "images").mkdir()
+    for name in ("cat.png", "bird.gif"):
+        (project / "images" / name).write_text("x")
+    server.script(
+        write_reply("images.txt", "sorted_images.txt"),
+        answer_reply("The names, sorted, are:\n- bird.gif\n- cat.png"),
+        write_reply("images.txt", "bird.gif\ncat.png\n"),
+        answer_reply("Written."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Write the names of the files in the images folder, sorted, into images.txt.").final_answer == "Written."
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: your answer lists 2 lines (bird.gif, cat.png), but images.txt, where the task wants the "
+        "result, holds 'sorted_images.txt': none of those lines is in it. If they are the result, send this call:\n"
+        f"{call_source('write_to_file', ['images.txt', 'bird.gif' + chr(10) + 'cat.png' + chr(10)])}\n"
+        "Otherwise fix images.txt and give your final answer again.</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["the answer lists lines that images.txt does not hold; the model was reminded once"]
+
+
+@pytest.mark.parametrize(
+    ("written", "answer"),
+    [
+        ("bird.gif\ncat.png\n", "The names are:\nbird.gif\ncat.png"),
+        ("# Notes\n\nThe tool reads files.\nIt writes reports.\nIt is fast.\n", "notes.txt now has:\n- a heading\n- two lines"),
+        ("b\n", "Done: the file holds the names."),
+    ],
+    ids=["the file holds them", "a longer file the list describes", "no list"],
+)
+def test_no_reminder_when_the_file_holds_the_listed_lines_or_more(server, project: Path, written: str, answer: str) -> None:
+    server.script(write_reply("notes.txt", written), answer_reply(answer))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Write the notes into notes.txt.").final_answer == answer
+    assert not rec.of(Notice)

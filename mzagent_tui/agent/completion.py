@@ -127,6 +127,11 @@ CONVERTING = re.compile(
 TABLE_FILES = {".csv", ".tsv"}
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
+TEXT_SUFFIXES = frozenset({"", ".txt", ".md", ".csv", ".tsv", ".log", ".list"})
+"""Files whose content an answer may list line for line (not code, where an answer's snippet is
+an excerpt)."""
+_LIST_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
+_ANSWER_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 """A file's earlier content is quoted in a reminder up to this size."""
 
 
@@ -178,6 +183,23 @@ def _json_without_trailing_commas(path: Path, data: bytes) -> str | None:
     if path.suffix.lower() != ".json" or len(data) > MAX_QUOTED_BYTES:
         return None
     return without_trailing_commas(data.decode(errors="replace"))
+
+
+def listed_lines(answer: str, keep_markers: bool = False) -> list[str]:
+    """The lines an answer lists: a fenced block's, or those after its first line ending in a
+    colon; list markers ("- ", "1. ") taken off unless `keep_markers` (a Markdown file keeps them)
+    or some line has none."""
+    fenced = _ANSWER_FENCE.search(answer)
+    if fenced is not None:
+        lines = fenced.group(1).splitlines()
+    else:
+        all_lines = answer.splitlines()
+        start = next((number for number, line in enumerate(all_lines) if line.rstrip().endswith(":")), None)
+        lines = all_lines[start + 1:] if start is not None else []
+    lines = [line.rstrip() for line in lines if line.strip()]
+    if not keep_markers and lines and all(_LIST_MARKER.match(line.lstrip()) for line in lines):
+        lines = [_LIST_MARKER.sub("", line.lstrip()) for line in lines]
+    return lines
 
 
 def _is_stub(path: Path) -> bool:
@@ -423,6 +445,7 @@ class CompletionCheck:
             ("shrunk", self._shrunk),
             ("compile", self._broken_file),
             ("unchanged", lambda: self._unchanged(answer, acted)),
+            ("answer only", lambda: self._answer_not_in_file(answer)),
             ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
             ("named", self._named_word_missing),
@@ -596,6 +619,32 @@ class CompletionCheck:
                 "otherwise give your final answer again.",
             )
         return None
+
+    def _answer_not_in_file(self, answer: str) -> Reminder | None:
+        """The answer lists lines ("The names are:\nbird.gif\ncat.png") that the one text file the
+        task asks for holds none of, and it holds fewer lines than that: a small model wrote the
+        name of a temporary file into images.txt and gave the list it was asked to write there
+        only in its answer."""
+        if len(self.targets) != 1 or Path(self.targets[0]).suffix.lower() not in TEXT_SUFFIXES:
+            return None
+        name = self.targets[0]
+        text = _short_text(self.root / name, MAX_PARSED_BYTES)
+        lines = listed_lines(answer, keep_markers=Path(name).suffix.lower() == ".md")
+        if text is None or len(lines) < 2:
+            return None
+        held = {line.strip() for line in text.splitlines() if line.strip()}
+        if len(held) >= len(lines) or any(line.strip() in held for line in lines):
+            return None  # a file longer than the list is more likely described by it than missing it
+        shown = ", ".join(lines[:3]) + (", …" if len(lines) > 3 else "")
+        holds = f"holds {text.strip()!r}" if 0 < len(text) <= 200 else "is empty" if not text.strip() else "holds other lines"
+        return Reminder(
+            f"the answer lists lines that {name} does not hold",
+            f"Reminder: your answer lists {len(lines)} lines ({shown}), but {name}, where the task wants the result, "
+            f"{holds}: none of those lines is in it. If they are the result, send this call:\n"
+            f"{call_source('write_to_file', [name, chr(10).join(lines) + chr(10)])}\n"
+            f"Otherwise fix {name} and give your final answer again.",
+            (self.root / name,),
+        )
 
     def _not_replaced(self) -> Reminder | None:
         """A target that still holds the word the task asks to replace, or lacks its replacement:
