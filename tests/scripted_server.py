@@ -62,6 +62,11 @@ def answer_reply(text: str = "done") -> Reply:
     return Reply(f"<thought>finished</thought><final_answer>{text}</final_answer>")
 
 
+def last_user(request: dict[str, Any]) -> str:
+    """The last message of a request the server received: the observation or reminder the model was sent."""
+    return request["messages"][-1]["content"]
+
+
 class ScriptedServer:
     """Start with `with ScriptedServer() as server:`; `server.base_url` ends in /v1."""
 

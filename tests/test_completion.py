@@ -15,11 +15,7 @@ from mzagent_tui.agent.parsing import call_source, parse_reply
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.test_files import keeps_tests
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
-
-
-def last_user(request: dict) -> str:
-    return request["messages"][-1]["content"]
+from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
 
 @pytest.mark.parametrize(("task", "targets"), [

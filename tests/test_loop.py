@@ -25,13 +25,9 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.loop import VARIED_TEMPERATURE, wrap_observation
 from tests.conftest import make_agent
-from tests.scripted_server import Fault, Reply
+from tests.scripted_server import Fault, Reply, last_user
 
 KEY = "sk-test-secret-key-1234"
-
-
-def last_user(request: dict) -> str:
-    return request["messages"][-1]["content"]
 
 
 def test_multi_step_task_writes_runs_and_answers(server, project: Path) -> None:

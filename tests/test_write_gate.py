@@ -10,12 +10,8 @@ from mzagent_tui.agent.approval import ApprovalDecision, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
 from tests.conftest import RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 from tests.test_cli import endpoint, mzagent
-
-
-def last_user(request: dict) -> str:
-    return request["messages"][-1]["content"]
 
 
 def agent_with(server, project: Path, decision: ApprovalDecision, writes: str = "ask"):  # noqa: ANN001, ANN201
