@@ -12,13 +12,14 @@ import pytest
 
 from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import FileChanged, Notice
+from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import Recorder, make_agent
-from tests.scripted_server import Reply, answer_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
 
 @pytest.fixture
@@ -403,6 +404,51 @@ def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
     assert "if the task did not ask to remove or rename them, write the file again with them kept" in text
     assert text.endswith("Before it, util.py had:\ndef greet(name):\n    return 'hi ' + name\ndef wave():\n    return 'o/'")
     assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
+
+
+GEOMETRY = "def area(r):\n    return 3.14 * r\n"
+FIXED_UNDER_A_NEW_NAME = "def circle_area(r):\n    return 3.14 * r * r\n\n\nprint(circle_area(2))\n"
+
+
+def test_a_function_written_back_under_a_new_name_is_offered_the_write_with_its_old_name(server, project: Path) -> None:
+    """Asked to fix a formula, a small model wrote the fixed function under a name of its own and
+    wrote that again three times after being told the old name was gone."""
+    (project / "geometry.py").write_text(GEOMETRY)
+    kept = "def area(r):\n    return 3.14 * r * r\n\n\nprint(area(2))\n"
+    server.script(
+        read_reply("geometry.py"),
+        write_reply("geometry.py", FIXED_UNDER_A_NEW_NAME),
+        write_reply("geometry.py", kept),
+        answer_reply("Fixed."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("area in geometry.py gives wrong results. Fix the formula.").final_answer == "Fixed."
+    assert last_user(server.requests[2]) == (
+        "<observation>File written: geometry.py (overwrote, 5 lines, 68 bytes).\n"
+        "Note: geometry.py no longer defines area, which it defined before this write; it defines circle_area instead, "
+        "a name it did not have. If the task did not ask for the name circle_area, send this call, which keeps the name area:\n"
+        f"{call_source('write_to_file', ['geometry.py', kept])}</observation>"
+    )
+    assert (project / "geometry.py").read_text() == kept
+
+
+@pytest.mark.parametrize(
+    ("task", "content"),
+    [
+        ("Rename area to circle_area in geometry.py and fix it.", FIXED_UNDER_A_NEW_NAME),
+        ("Fix geometry.py.", "def circle_area(r):\n    return r\n\n\ndef square_area(s):\n    return s * s\n"),
+        ("Fix geometry.py.", "class Area:\n    pass\n"),
+    ],
+    ids=["the task names the new name", "two new functions", "a class for a function"],
+)
+def test_no_old_name_offered_unless_one_function_took_the_place_of_one(server, project: Path, task: str, content: str) -> None:
+    (project / "geometry.py").write_text(GEOMETRY)
+    server.script(read_reply("geometry.py"), write_reply("geometry.py", content), answer_reply("Done."))
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    observation = last_user(server.requests[2])
+    assert "Note: geometry.py no longer defines area, which it defined before this write. The content you write replaces" in observation
+    assert "send this call" not in observation
 
 
 def test_the_earlier_source_quoted_is_what_went_with_decorators_methods_and_constants(tools, project: Path) -> None:

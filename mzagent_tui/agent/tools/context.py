@@ -39,6 +39,9 @@ class ToolContext:
     then a step already done, not a change that did not happen."""
     keep_tests: bool = False
     """The task says not to change the tests: a write to a test file is refused."""
+    task: str = ""
+    """The current task's words: a note that offers a function's old name back stays silent
+    when the task names the new one."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

@@ -5,6 +5,9 @@ renamed function, and one asked to implement a stub wrote a single word over the
 from __future__ import annotations
 
 import ast
+import re
+
+from mzagent_tui.agent.parsing import call_source
 
 MAX_NAMED = 8
 """Names listed in the note; more are counted."""
@@ -95,6 +98,44 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     kept = set(after)
     lost = [name for name in before if name not in kept]
     return [name for name in lost if "." not in name or name.partition(".")[0] not in lost]
+
+
+def renamed_definition(old: bytes, new: bytes, removed: list[str]) -> tuple[str, str] | None:
+    """(the old name, the new one) when a write took away exactly one top-level function or class
+    and added exactly one of the same kind the file did not define: asked to fix to_fahrenheit, a
+    small model wrote a fixed celsius_to_fahrenheit in its place, and wrote that again three times
+    after being told to_fahrenheit was gone."""
+    if len(removed) != 1:
+        return None
+    before, after = _top_level_kinds(old), _top_level_kinds(new)
+    if before is None or after is None:
+        return None
+    added = [name for name in after if name not in before]
+    if len(added) != 1 or after[added[0]] != before.get(removed[0]):
+        return None
+    return removed[0], added[0]
+
+
+def _top_level_kinds(source: bytes) -> dict[str, str] | None:
+    tree = _parsed(source)
+    if tree is None:
+        return None
+    return {
+        node.name: "class" if isinstance(node, ast.ClassDef) else "function"
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def renamed_note(rel: str, content: str, old_name: str, new_name: str) -> str:
+    """The note for a whole write that put `new_name` where `old_name` was, with the same write
+    under the old name to send (every whole-word use renamed back)."""
+    kept = re.sub(rf"(?<![\w.]){re.escape(new_name)}(?!\w)", old_name, content)
+    return (
+        f"Note: {rel} no longer defines {old_name}, which it defined before this write; it defines {new_name} "
+        f"instead, a name it did not have. If the task did not ask for the name {new_name}, send this call, which "
+        f"keeps the name {old_name}:\n{call_source('write_to_file', [rel, kept])}"
+    )
 
 
 def removed_source(old: bytes, names: list[str]) -> str | None:

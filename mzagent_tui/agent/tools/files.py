@@ -27,7 +27,16 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note, removed_source
+from mzagent_tui.agent.tools.definitions import (
+    kept_stubs,
+    kept_stubs_note,
+    listed,
+    removed_definitions,
+    removed_note,
+    removed_source,
+    renamed_definition,
+    renamed_note,
+)
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
@@ -220,7 +229,10 @@ class FileTools:
         if stubs:
             written += "\n" + kept_stubs_note(rel, stubs)
         removed = removed_definitions(rel, old, data) if existed else []
-        if removed:
+        renamed = renamed_definition(old, data, removed) if removed and not how else None
+        if renamed is not None and not re.search(rf"(?<!\w){re.escape(renamed[1])}(?!\w)", self._ctx.task):
+            written += "\n" + renamed_note(rel, content, *renamed)
+        elif removed:
             written += "\n" + removed_note(rel, removed, whole=not how, earlier=removed_source(old, removed))
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         undefined = new_undefined_names(rel, old if existed else None, data)
