@@ -286,6 +286,33 @@ def test_a_missing_path_points_at_the_closest_existing_ones(tools, project: Path
     assert "No similar path exists" in read(tools, "zzz/qqq.txt")[0]
 
 
+@pytest.mark.parametrize(
+    "task", ["Write the names of the files in the images folder, sorted, into images.txt.", "Make images.txt: the sorted names in images/."]
+)
+def test_a_missing_file_the_task_asks_for_is_said_to_be_made_not_found(server, project: Path, task: str) -> None:
+    """A small model sorted images.txt before it had written it, then wrote the name of the sorted
+    copy into images.txt; a path that is not the task's still gets the closest existing ones."""
+    (project / "images").mkdir()
+    (project / "images" / "cat.png").write_text("x")
+    (project / "image.txt").write_text("x")
+    server.script(
+        Reply('<action>run_terminal_command("sort images.txt > sorted.txt")</action>'),
+        read_reply("images.txt"),
+        read_reply("imagez.txt"),
+        answer_reply("Done."),
+        answer_reply("Done."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    made = (
+        "It is the file the task asks you to create, so there is nothing in it to read or use yet: work out its content "
+        'from the other files, then write it with write_to_file("images.txt", ...).'
+    )
+    assert last_user(server.requests[1]).endswith(f"Note: images.txt does not exist. {made}</observation>")
+    assert last_user(server.requests[2]) == f"<observation>Error: images.txt does not exist. {made}</observation>"
+    assert last_user(server.requests[3]).startswith("<observation>Error: imagez.txt does not exist. Closest existing paths: image.txt")
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

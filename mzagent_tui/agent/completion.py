@@ -102,10 +102,10 @@ RENAMED_AS = re.compile(
 )
 """The same swap said of the name ("the function shout in text_utils.py should be called yell");
 not of a file ("the output should be called result.txt")."""
-MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})\s+(?!executable\b|runnable\b)[a-z]", re.IGNORECASE)
+MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
-there"): the change goes in it. Not a test file ("make test_x.py pass": the code it tests changes),
-not its mode ("make run.sh executable")."""
+there"), or to be made ("make images.txt: a sorted list of…"): the change goes in it. Not a test
+file ("make test_x.py pass": the code it tests changes), not its mode ("make run.sh executable")."""
 NAMED = re.compile(
     rf"\b(?:titled|entitled|called|named|headed)\s+(?P<name>{_TOKEN})"
     rf"|\bwith the (?:text|word|words|line|title|heading)\s+(?P<text>{_TOKEN})",

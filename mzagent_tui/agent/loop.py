@@ -219,6 +219,7 @@ class Agent:
         self._completion = CompletionCheck(self.root, task)
         self.ctx.keep_tests = keeps_tests(task)
         self.ctx.task = task
+        self.ctx.targets = tuple(self._completion.targets)
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))

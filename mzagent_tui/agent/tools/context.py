@@ -42,6 +42,9 @@ class ToolContext:
     task: str = ""
     """The current task's words: a note that offers a function's old name back stays silent
     when the task names the new one."""
+    targets: tuple[str, ...] = ()
+    """The files the current task asks to create or change: one that does not exist yet is
+    pointed out as such, not as a wrong path."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

@@ -67,7 +67,7 @@ class FileTools:
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
             raise ToolError("start_line must be a whole number, 1 or more")
         if not path.exists():
-            raise ToolError(f"{rel} does not exist. {missing_hint(self.root, rel)}")
+            raise ToolError(f"{rel} does not exist. {missing_hint(self.root, rel, self._ctx.targets)}")
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
@@ -159,7 +159,7 @@ class FileTools:
             if not isinstance(value, str):
                 raise ToolError(f"{name} must be a string, got {type(value).__name__}")
         if not path.exists():
-            raise ToolError(f"{rel} does not exist, so nothing was edited. {missing_hint(self.root, rel)} To create a file, use write_to_file")
+            raise ToolError(f"{rel} does not exist, so nothing was edited. {missing_hint(self.root, rel, self._ctx.targets)} To create a file, use write_to_file")
         if path.is_dir():
             raise ToolError(f"{rel} is a folder; give the path of a file inside it")
         if not stat.S_ISREG(path.stat().st_mode):

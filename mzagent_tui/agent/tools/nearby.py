@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.filelist import project_files
@@ -28,8 +29,15 @@ def closest_paths(root: Path, wanted: str) -> list[str]:
     return list(dict.fromkeys(same_name + similar + similar_names))[:SHOWN]
 
 
-def missing_hint(root: Path, wanted: str) -> str:
-    """The sentence that follows "X does not exist"."""
+def missing_hint(root: Path, wanted: str, targets: Collection[str] = ()) -> str:
+    """The sentence that follows "X does not exist". For a file the task asks to create
+    (`targets`), that it is made, not found: a small model sorted images.txt before it had
+    written it, then wrote the name of the sorted copy into it."""
+    if PurePosixPath(wanted).as_posix() in {PurePosixPath(target).as_posix() for target in targets}:
+        return (
+            f"It is the file the task asks you to create, so there is nothing in it to read or use yet: "
+            f"work out its content from the other files, then write it with write_to_file(\"{wanted}\", ...)."
+        )
     found = closest_paths(root, wanted)
     if found:
         return f"Closest existing paths: {', '.join(found)}."

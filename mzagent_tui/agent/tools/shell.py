@@ -93,7 +93,7 @@ class ShellTool:
             if failure is not None and failure.path in ctx.changed:
                 ctx.failed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
             for missing in missing_in_output(ctx.root, text):
-                text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing)}"
+                text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing, ctx.targets)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
                 text += f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file."
         text += advice
