@@ -334,10 +334,49 @@ def test_a_fix_answered_without_running_the_failed_tests_again_is_sent_to_run_th
 def test_no_retest_reminder_when_tests_ran_after_the_change(server, project: Path, check: str) -> None:
     (project / "stack.py").write_text(STACK)
     (project / "test_stack.py").write_text(STACK_TEST)
-    server.script(RUN_TESTS, read_reply("stack.py"), write_reply("stack.py", STACK + "\n\nX = 1\n"), Reply(f"<action>{check}</action>"), answer_reply("Still failing."))
+    server.script(RUN_TESTS, read_reply("stack.py"), write_reply("stack.py", STACK + "\n\nX = 1\n"), Reply(f"<action>{check}</action>"), answer_reply("Still failing."), answer_reply("Still failing."))
     agent, rec = make_agent(server, project)
     assert agent.run("Make the tests in test_stack.py pass.").final_answer == "Still failing."
-    assert not [n for n in rec.of(Notice) if "tests failed" in n.text], [n.text for n in rec.of(Notice)]
+    assert not [n for n in rec.of(Notice) if "not run again" in n.text], [n.text for n in rec.of(Notice)]
+
+
+def test_an_answer_after_a_failed_test_run_with_nothing_changed_since_is_sent_back(server, project: Path) -> None:
+    """A small model saw all three tests fail and answered "the test file should pass now"; given
+    again word for word, the claim is asked for once more at temperature 0.7."""
+    (project / "stack.py").write_text(STACK)
+    (project / "test_stack.py").write_text(STACK_TEST)
+    claim = "I fixed stack.py. The tests should pass now."
+    server.script(RUN_TESTS, answer_reply(claim), answer_reply(claim), answer_reply("They still fail: Stack has no is_empty."))
+    agent, rec = make_agent(server, project)
+    assert agent.run("Make the tests in test_stack.py pass.").final_answer == "They still fail: Stack has no is_empty."
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: when the tests last ran (python3 -m unittest test_stack), these failed: test_empty, test_size, "
+        "and no file was written since, so they still fail. Fix the code (each failure shows what the test expected and what "
+        "it got), run the tests again, then answer; or say in your final answer why they cannot pass.</observation>"
+    )
+    assert server.requests[3]["temperature"] == 0.7
+
+
+@pytest.mark.parametrize(
+    ("task", "last"),
+    [
+        ("Which test in test_stack.py fails?", RUN_TESTS),
+        ("Make the tests in test_stack.py pass.", Reply('<action>run_terminal_command("python3 -m unittest test_stack")</action>')),
+    ],
+    ids=["a question", "a passing run since"],
+)
+def test_no_failing_tests_reminder_for_a_question_or_after_a_passing_run(server, project: Path, task: str, last: Reply) -> None:
+    (project / "stack.py").write_text(STACK)
+    (project / "test_stack.py").write_text(STACK_TEST)
+    fixed = STACK + "\n    def is_empty(self):\n        return not self.items\n\n    def size(self):\n        return len(self.items)\n"
+    steps = [RUN_TESTS, answer_reply("test_empty and test_size.")] if task.startswith("Which") else [
+        RUN_TESTS, read_reply("stack.py"), write_reply("stack.py", fixed), last, answer_reply("Fixed."),
+    ]
+    server.script(*steps)
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert not [n for n in rec.of(Notice) if "nothing changed since" in n.text], [n.text for n in rec.of(Notice)]
+    assert len(server.requests) == len(steps)
 
 
 def test_a_refused_test_write_shows_no_code_from_outside_the_project(server, project: Path, tmp_path: Path) -> None:

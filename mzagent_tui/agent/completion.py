@@ -40,6 +40,10 @@ TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECAS
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
+PASSING = re.compile(r"\bpass(?:es|ing)?\b", re.IGNORECASE)
+FAILING = re.compile(r"\bfail(?:s|ing|ed)?\b", re.IGNORECASE)
+"""With PASSING: a task that wants tests to pass ("make test_x.py pass", "the tests fail: fix
+the code"), not one that only asks about them ("find out which test fails")."""
 QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b", re.IGNORECASE)
 ANSWER_REQUEST = re.compile(
     r"^\s*(?:please\s+)?(tell|show|list|find|count|explain|describe|summari[sz]e|give|report|check|look|read|say|name|compare)\b",
@@ -60,9 +64,9 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
 GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
-UNDONE = ("missing", "unchanged")
-"""Reminders that a file the task asks for is not there or not changed: an answer claiming a
-change is then contradicted by the disk."""
+UNDONE = ("missing", "unchanged", "failing")
+"""Reminders that a file the task asks for is not there or not changed, or that the tests still
+fail: an answer claiming a change is then contradicted by the disk."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINKS = ("to", "into", "as")
@@ -354,6 +358,8 @@ class CompletionCheck:
     last_command: str = ""
     failed_run: tuple[str, list[str]] | None = None
     """The last command that reported failing tests, and their names."""
+    tests_failing: bool = False
+    """The last test command failed with failing tests (a test command that succeeds clears it)."""
     changed_since_failure: list[Path] = field(default_factory=list)
     """Files the model wrote after `failed_run` with no test command run since (a test run's own
     changes, such as __pycache__, are not among them)."""
@@ -432,6 +438,9 @@ class CompletionCheck:
             self.failing += [name for name in failed if name not in self.failing]
             if failed:
                 self.failed_run = (self.last_command, failed)
+                self.tests_failing = True
+        if isinstance(event, Observation) and event.tool == "run_terminal_command" and event.ok and TEST_COMMAND.search(self.last_command):
+            self.tests_failing = False
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
         """What is not done yet, or None to accept the answer.
@@ -444,6 +453,7 @@ class CompletionCheck:
             ("records", self._records_lost),
             ("shrunk", self._shrunk),
             ("compile", self._broken_file),
+            ("failing", self._tests_still_failing),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("answer only", lambda: self._answer_not_in_file(answer)),
             ("replace", self._not_replaced),
@@ -614,7 +624,7 @@ class CompletionCheck:
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return Reminder(
                 "the answer claims a change, but nothing was written or run",
-                "Reminder: your answer says you changed something, but no file was written and no command was run "
+                f"Reminder: your answer says you changed something, but no file was written{'' if self.ran else ' and no command was run'} "
                 "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
                 "otherwise give your final answer again.",
             )
@@ -829,6 +839,22 @@ class CompletionCheck:
             "and have not run them again, so whether they pass now is not known. Run them again:\n"
             f"{call_source('run_terminal_command', [command])}\n"
             "If they pass, give your final answer; if not, fix the code.",
+        )
+
+    def _tests_still_failing(self) -> Reminder | None:
+        """The last test run failed, nothing was written since, and the task asks for a change: a
+        small model saw three tests fail and answered "the tests should pass now"."""
+        if not self.tests_failing or self.failed_run is None or self.changed_since_failure:
+            return None
+        wants_passing = PASSING.search(self.task) is not None or (self.asks_for_change and FAILING.search(self.task) is not None)
+        if not wants_passing or QUESTION.search(self.task):
+            return None  # "which test fails?": the failing tests are the answer
+        command, failed = self.failed_run
+        return Reminder(
+            "the tests failed when last run, and nothing changed since",
+            f"Reminder: when the tests last ran ({command}), these failed: {', '.join(failed)}, and no file was written "
+            "since, so they still fail. Fix the code (each failure shows what the test expected and what it got), run "
+            "the tests again, then answer; or say in your final answer why they cannot pass.",
         )
 
     def _absolute_path(self) -> Reminder | None:
