@@ -153,7 +153,11 @@ def test_a_replacement_that_lost_lines_is_shown_the_write_with_only_the_replacem
     assert (project / "b.txt").read_text() == "two bar\nthree\nfood\n"
 
 
-def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path) -> None:
+@pytest.mark.parametrize(
+    "task",
+    ["Rename the function total to sum_all in util.py and in app.py, which calls it.", "Rename the function total in util.py to sum_all; app.py calls it."],
+)
+def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path, task: str) -> None:
     """A sed whose pattern was not in the file changed nothing; the model reported the rename done."""
     (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
     (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
@@ -164,7 +168,7 @@ def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, proj
         answer_reply("Renamed."),
     )
     agent, _ = make_agent(server, project)
-    agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
+    agent.run(task)
     assert "the task asks to replace total with sum_all, but app.py still has total (line 1)." in last_user(server.requests[3])
 
 

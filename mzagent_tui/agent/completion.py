@@ -95,10 +95,11 @@ _TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{0,79}\w)"
 REPLACING = re.compile(
     rf"\b(?:replace|rename)\s+(?:(?:all|every|each)\s+)?(?:(?:the|its)\s+)?"
     rf"(?:(?:word|text|string|name|function|method|class|variable|constant|key|field|value|heading|title)s?\s+)?"
-    rf"(?P<old>{_TOKEN})\s+(?:with|to|by|into)\s+(?:the\s+(?:word|text|string|name)\s+)?(?P<new>{_TOKEN})",
+    rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:with|to|by|into)\s+(?:the\s+(?:word|text|string|name)\s+)?(?P<new>{_TOKEN})",
     re.IGNORECASE,
 )
-"""A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all")."""
+"""A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all",
+"rename load in config.py to load_words")."""
 RENAMED_AS = re.compile(
     rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:should|must|is\s+to|needs\s+to)\s+(?:now\s+)?be\s+"
     rf"(?:called|named|renamed(?:\s+to)?)\s+(?P<new>{_TOKEN})",
