@@ -92,6 +92,28 @@ def test_code_written_again_after_it_failed_is_said_to_fail_until_the_file_chang
     assert observations(rec)[-1].startswith(said)
 
 
+def test_a_failure_is_forgotten_once_another_file_changes(server, project: Path) -> None:
+    """The traceback ended in a.py, but the cause was the helper the model had written in utils.py;
+    after it rewrote utils.py, writing a.py again was still refused as "it failed when a command
+    ran it", and the model broke utils.py again to get past that."""
+    caller = "from utils import helper\nprint(helper(4))\n"
+    server.script(
+        write_reply("utils.py", "def helper():\n    return 1\n"),
+        write_reply("a.py", caller),
+        run_reply(f"{sys.executable} a.py"),
+        write_reply("a.py", caller),
+        write_reply("utils.py", "def helper(x):\n    return x * 3\n"),
+        write_reply("a.py", caller),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Write a.py and utils.py")
+    said = observations(rec)
+    assert "TypeError: helper() takes 0 positional arguments but 1 was given" in said[2]
+    assert said[3].startswith("Nothing written: a.py already holds exactly this content (2 lines, 42 bytes), and it failed when a command ran it")
+    assert said[5].startswith("Nothing written: a.py already holds exactly this content (2 lines, 42 bytes), from your earlier write, so that step is done")
+
+
 def test_a_failure_in_a_file_the_model_did_not_write_is_not_remembered(server, project: Path) -> None:
     (project / "pick.py").write_text(FAILING)
     server.script(

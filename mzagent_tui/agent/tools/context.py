@@ -45,6 +45,9 @@ class ToolContext:
     targets: tuple[str, ...] = ()
     """The files the current task asks to create or change: one that does not exist yet is
     pointed out as such, not as a wrong path."""
+    crashed: dict[Path, str] = field(default_factory=dict)
+    """Files a command's Python traceback ended in, since the last change to any file: the cause
+    may lie in another file (a call into a module the model wrote), so any change clears them."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

@@ -209,11 +209,12 @@ class FileTools:
         if unchanged:
             written = _same_content(
                 rel, content, len(data), done_before=path in self._ctx.changed, unfinished=broken is not None or bool(stubs),
-                failed=self._ctx.failed.get(path),
+                failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
             )
         else:
             self._ctx.changed.add(path)
             self._ctx.failed.pop(path, None)
+            self._ctx.crashed.clear()
             same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
             change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, file_diff
@@ -91,7 +91,7 @@ class ShellTool:
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
-                ctx.failed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
+                ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
             for missing in missing_in_output(ctx.root, text):
                 text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing, ctx.targets)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
@@ -198,6 +198,8 @@ class ShellTool:
         by now gets no digest, so undo refuses it."""
         path = self._ctx.root / change.path
         self._ctx.failed.pop(path, None)
+        if "__pycache__" not in PurePosixPath(change.path).parts:
+            self._ctx.crashed.clear()
         digest = None
         data = None
         if change.status != "D":
