@@ -462,7 +462,7 @@ def test_a_function_written_back_under_a_new_name_is_offered_the_write_with_its_
 @pytest.mark.parametrize(
     ("task", "content"),
     [
-        ("Rename area to circle_area in geometry.py and fix it.", FIXED_UNDER_A_NEW_NAME),
+        ("Fix geometry.py; its function may be called circle_area.", FIXED_UNDER_A_NEW_NAME),
         ("Fix geometry.py.", "def circle_area(r):\n    return r\n\n\ndef square_area(s):\n    return s * s\n"),
         ("Fix geometry.py.", "class Area:\n    pass\n"),
     ],
@@ -476,6 +476,31 @@ def test_no_old_name_offered_unless_one_function_took_the_place_of_one(server, p
     observation = last_user(server.requests[2])
     assert "Note: geometry.py no longer defines area, which it defined before this write. The content you write replaces" in observation
     assert "send this call" not in observation
+
+
+GREET = "def greet(name):\n    return 'Hello ' + name\n"
+
+
+def test_a_rename_task_write_that_changed_more_is_shown_the_rename_alone(server, project: Path) -> None:
+    """Told to rename greet to welcome, a small model wrote a welcome of its own; told greet was
+    gone, it wrote greet back. The rename alone, as it should be, is silent."""
+    (project / "greet.py").write_text(GREET)
+    renamed = GREET.replace("greet", "welcome")
+    server.script(
+        read_reply("greet.py"),
+        write_reply("greet.py", 'def welcome():\n    return "Hello, world!"\n'),
+        write_reply("greet.py", renamed),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("Rename greet to welcome in greet.py and in every file that uses it.").final_answer == "Renamed."
+    assert last_user(server.requests[2]) == (
+        "<observation>File written: greet.py (overwrote, 2 lines, 42 bytes).\n"
+        "Note: the task renames greet to welcome, and this write changed more of greet.py than that. If the task asks "
+        "only for the rename, send this call, which makes only the rename and keeps everything else as it was:\n"
+        f"{call_source('write_to_file', ['greet.py', renamed])}</observation>"
+    )
+    assert last_user(server.requests[3]) == "<observation>File written: greet.py (overwrote, 2 lines, 46 bytes).</observation>"
 
 
 def test_the_earlier_source_quoted_is_what_went_with_decorators_methods_and_constants(tools, project: Path) -> None:

@@ -220,6 +220,7 @@ class Agent:
         self.ctx.keep_tests = keeps_tests(task)
         self.ctx.task = task
         self.ctx.targets = tuple(self._completion.targets)
+        self.ctx.renames = tuple(self._completion.replacements)
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))

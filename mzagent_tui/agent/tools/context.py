@@ -42,6 +42,9 @@ class ToolContext:
     task: str = ""
     """The current task's words: a note that offers a function's old name back stays silent
     when the task names the new one."""
+    renames: tuple[tuple[str, str], ...] = ()
+    """The (old, new) names the current task swaps ("rename greet to welcome"): a write that drops
+    the old name is shown the rename alone, not told to put the old name back."""
     targets: tuple[str, ...] = ()
     """The files the current task asks to create or change: one that does not exist yet is
     pointed out as such, not as a wrong path."""

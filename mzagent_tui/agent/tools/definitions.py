@@ -138,6 +138,26 @@ def renamed_note(rel: str, content: str, old_name: str, new_name: str) -> str:
     )
 
 
+def with_renames(old: bytes, renames: tuple[tuple[str, str], ...]) -> str:
+    """The earlier content with each old name of `renames`, as a whole word, made the new one."""
+    text = old.decode(errors="replace")
+    for before, after in renames:
+        text = re.sub(rf"(?<!\w){re.escape(before)}(?!\w)", lambda _: after, text)
+    return text
+
+
+def rename_note(rel: str, renames: tuple[tuple[str, str], ...], kept: str) -> str:
+    """The note for a write that took away a name the task renames and changed more than that
+    (a small model wrote `def welcome(): return "Hello, world!"` for `def greet(name)`, was told
+    greet was gone, and wrote greet back)."""
+    asked = ", ".join(f"{before} to {after}" for before, after in renames)
+    return (
+        f"Note: the task renames {asked}, and this write changed more of {rel} than that. If the task asks only "
+        f"for the rename, send this call, which makes only the rename and keeps everything else as it was:\n"
+        f"{call_source('write_to_file', [rel, kept])}"
+    )
+
+
 def removed_source(old: bytes, names: list[str]) -> str | None:
     """The earlier source of the definitions `names` (a method as its own lines), in file order;
     None when it does not parse or is longer than MAX_QUOTED. Told only that `NAME` was gone, a

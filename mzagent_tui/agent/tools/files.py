@@ -34,8 +34,10 @@ from mzagent_tui.agent.tools.definitions import (
     removed_definitions,
     removed_note,
     removed_source,
+    rename_note,
     renamed_definition,
     renamed_note,
+    with_renames,
 )
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
@@ -230,11 +232,16 @@ class FileTools:
         if stubs:
             written += "\n" + kept_stubs_note(rel, stubs)
         removed = removed_definitions(rel, old, data) if existed else []
+        renames = tuple((before, after) for before, after in self._ctx.renames if before in removed)
         renamed = renamed_definition(old, data, removed) if removed and not how else None
-        if renamed is not None and not re.search(rf"(?<!\w){re.escape(renamed[1])}(?!\w)", self._ctx.task):
+        kept = with_renames(old, self._ctx.renames) if renames else None
+        if kept is not None and kept != content:
+            written += "\n" + rename_note(rel, renames, kept)
+        elif renamed is not None and not re.search(rf"(?<!\w){re.escape(renamed[1])}(?!\w)", self._ctx.task):
             written += "\n" + renamed_note(rel, content, *renamed)
-        elif removed:
+        elif removed and kept is None:
             written += "\n" + removed_note(rel, removed, whole=not how, earlier=removed_source(old, removed))
+        if removed and kept != content:
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
