@@ -1159,3 +1159,26 @@ def test_no_reminder_when_the_file_holds_the_listed_lines_or_more(server, projec
     agent, rec = make_agent(server, project)
     assert agent.run("Write the notes into notes.txt.").final_answer == answer
     assert not rec.of(Notice)
+
+
+def test_an_answer_while_a_written_file_uses_undefined_names_is_sent_back_with_the_imports(server, project: Path) -> None:
+    """Told by the write that app.py uses VERSION without importing it, a small model read the
+    file and answered that it prints the version."""
+    (project / "app.py").write_text("print('version ' + '1.0')\n")
+    uses = "print('version ' + VERSION)\n"
+    server.script(
+        write_reply("version.py", "VERSION = '1.2'\n"),
+        read_reply("app.py"),
+        write_reply("app.py", uses),
+        answer_reply("app.py prints the VERSION now."),
+        write_reply("app.py", "from version import VERSION\n" + uses),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Create version.py with VERSION = '1.2' and make app.py print it.").final_answer == "Done."
+    assert last_user(server.requests[4]) == (
+        "<observation>Reminder: app.py uses VERSION (line 1), which it never defines or imports, so the code stops with "
+        "NameError when that line runs. from version import VERSION brings it in from beside app.py: send this call, which "
+        f"adds that import at the top:\n{call_source('write_to_file', ['app.py', 'from version import VERSION' + chr(10) + uses])}</observation>"
+    )
+    assert [n.text for n in rec.of(Notice)] == ["app.py uses names it never defines or imports; the model was reminded once"]

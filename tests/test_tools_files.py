@@ -609,6 +609,32 @@ def test_a_name_the_write_leaves_undefined_is_named_with_its_line(tools, project
     assert ok and "never defines" not in text
 
 
+def test_names_a_module_beside_the_file_defines_are_shown_as_the_write_with_their_imports(tools, project: Path) -> None:
+    """A small model created version.py with VERSION, then wrote app.py using VERSION and a
+    helper from util.py without importing them, was told they were undefined, and answered."""
+    (project / "version.py").write_text("VERSION = '1.2'\n")
+    (project / "util.py").write_text("def shout(text):\n    return text.upper()\n")
+    (project / "app.py").write_text('"""The app."""\nprint(1)\n')
+    read(tools, "app.py")
+    content = '"""The app."""\nprint(shout("version " + VERSION))\n'
+    text, ok = write(tools, "app.py", content)
+    fixed = '"""The app."""\nfrom util import shout\nfrom version import VERSION\nprint(shout("version " + VERSION))\n'
+    assert ok and text.endswith(
+        "Note: app.py uses shout (line 2), VERSION (line 2), which it never defines or imports, so the code stops with "
+        "NameError when that line runs. from util import shout; from version import VERSION brings them in from beside "
+        f"app.py: send this call, which adds those imports at the top:\n{call_source('write_to_file', ['app.py', fixed])}"
+    )
+    text, ok = write(tools, "app.py", fixed)
+    assert ok and "Note" not in text
+    assert subprocess.run([sys.executable, "app.py"], cwd=project, capture_output=True, text=True).stdout == "VERSION 1.2\n"
+
+
+def test_a_name_only_some_modules_beside_define_gets_the_plain_note(tools, project: Path) -> None:
+    (project / "version.py").write_text("VERSION = '1.2'\n")
+    text, ok = write(tools, "app.py", "print(VERSION, missing)\n")
+    assert ok and text.endswith("Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant.")
+
+
 def test_the_same_content_again_after_an_undefined_name_note_is_not_a_step_done(tools, project: Path) -> None:
     """A model wrote `COLORS = [red,\ngreen,\nblue]`, was told red, green and blue are undefined,
     wrote the same again, was told "that step is done" and answered that it had fixed the file."""

@@ -23,6 +23,7 @@ from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import removed_definitions
 from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.shell import failing_tests
+from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
@@ -454,6 +455,7 @@ class CompletionCheck:
             ("records", self._records_lost),
             ("shrunk", self._shrunk),
             ("compile", self._broken_file),
+            ("undefined", self._undefined_names),
             ("failing", self._tests_still_failing),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("answer only", lambda: self._answer_not_in_file(answer)),
@@ -906,6 +908,23 @@ class CompletionCheck:
             "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
             "answer why nothing needs doing.",
         )
+
+    def _undefined_names(self) -> Reminder | None:
+        """A Python file the model wrote that uses names it never defines or imports (and did not
+        before the run): told so by the write, a small model answered that app.py prints VERSION."""
+        for path in sorted(self.model_wrote):
+            original = self.originals.get(path)
+            try:
+                now = path.read_bytes() if path.suffix == ".py" and path.is_file() else None
+                before = original.read_bytes() if now is not None and original is not None and original.is_file() else None
+            except OSError:
+                continue
+            rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+            names = new_undefined_names(rel, before, now) if now is not None else {}
+            if names:
+                note = undefined_note(rel, names, now.decode(errors="replace"), sibling_imports(path, names))
+                return Reminder(f"{rel} uses names it never defines or imports", "Reminder: " + note.removeprefix("Note: "), (path,))
+        return None
 
     def _broken_file(self) -> Reminder | None:
         """A Python, JSON, TOML, INI or shell file the run wrote that does not parse; or one the task

@@ -42,7 +42,7 @@ from mzagent_tui.agent.tools.definitions import (
 from mzagent_tui.agent.tools.nearby import missing_hint
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
-from mzagent_tui.agent.tools.undefined import new_undefined_names, undefined_note
+from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.write_repairs import repair
 
 READ_MAX_CHARS = 60_000
@@ -245,7 +245,7 @@ class FileTools:
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
-            written += "\n" + undefined_note(rel, undefined)
+            written += "\n" + undefined_note(rel, undefined, content, sibling_imports(path, undefined))
             self._ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
         if str(self.root) in content:
             written += (

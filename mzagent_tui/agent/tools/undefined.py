@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyflakes import checker, messages
 
-from mzagent_tui.agent.tools.definitions import listed
+from mzagent_tui.agent.parsing import call_source
+from mzagent_tui.agent.tools.definitions import defined_names, listed
 
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
+MAX_SIBLINGS = 200
+"""Modules beside the written file searched for an undefined name; more are not read."""
 
 
 @dataclass(frozen=True)
@@ -66,11 +70,61 @@ def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, Us
     return {name: use for name, use in after.items() if not before or name not in before}
 
 
-def undefined_note(rel: str, names: dict[str, Use]) -> str:
+def sibling_imports(path: Path, names: dict[str, Use]) -> dict[str, str]:
+    """For each undefined name that a module beside `path` defines at its top level, or that is
+    such a module's own name, the import line that brings it in: a small model created version.py
+    with VERSION, then wrote app.py using VERSION without importing it."""
+    modules: dict[str, list[str]] = {}
+    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
+        if sibling.name == path.name or not sibling.stem.isidentifier() or not sibling.is_file():
+            continue
+        try:
+            source = sibling.read_bytes() if sibling.stat().st_size <= MAX_CHECKED_BYTES else b""
+        except OSError:
+            continue
+        modules[sibling.stem] = [name for name in defined_names(source) or [] if "." not in name]
+    imports: dict[str, str] = {}
+    for name in names:
+        if name in modules:
+            imports[name] = f"import {name}"
+            continue
+        found = next((module for module, defined in modules.items() if name in defined), None)
+        if found is not None:
+            imports[name] = f"from {found} import {name}"
+    return imports
+
+
+def with_imports(source: str, imports: list[str]) -> str | None:
+    """`source` with the import lines added after its shebang, docstring and __future__ imports;
+    None if it does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = source.splitlines(keepends=True)
+    after = 1 if lines and lines[0].startswith("#!") else 0
+    for index, node in enumerate(tree.body):
+        docstring = index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        if not docstring and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+            break
+        after = node.end_lineno or after
+    if after and not lines[after - 1].endswith("\n"):
+        lines[after - 1] += "\n"
+    return "".join(lines[:after] + [line + "\n" for line in imports] + lines[after:])
+
+
+def undefined_note(rel: str, names: dict[str, Use], content: str = "", imports: dict[str, str] | None = None) -> str:
     """The line a write's observation gets. Told only "define it", a small model put `mean = 0.0`
-    under the function that needed the mean: the note says which function uses the name."""
+    under the function that needed the mean: the note says which function uses the name. When
+    modules beside the file define every one of them, the write with the imports added is shown."""
     shown = listed([f"{name} ({use})" for name, use in names.items()])
-    return (
-        f"Note: {rel} uses {shown}, which it never defines or imports, so the code stops with NameError when that line runs. "
-        "Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant."
-    )
+    said = f"Note: {rel} uses {shown}, which it never defines or imports, so the code stops with NameError when that line runs."
+    lines = list(dict.fromkeys(imports.values())) if imports and set(imports) == set(names) else []
+    fixed = with_imports(content, lines) if lines else None
+    if fixed is not None:
+        return (
+            f"{said} {'; '.join(lines)} brings {'it' if len(names) == 1 else 'them'} in from beside {rel}: send this call, "
+            f"which adds {'that import' if len(lines) == 1 else 'those imports'} at the top:\n"
+            f"{call_source('write_to_file', [rel, fixed])}"
+        )
+    return f"{said} Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant."
