@@ -313,6 +313,23 @@ def test_a_missing_file_the_task_asks_for_is_said_to_be_made_not_found(server, p
     assert last_user(server.requests[3]).startswith("<observation>Error: imagez.txt does not exist. Closest existing paths: image.txt")
 
 
+def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_itself(server, tmp_path: Path) -> None:
+    """Told the project folder's name, a small model ran `find project -name '*.txt'` from inside
+    it, was told only that project does not exist, and made an empty folder named project."""
+    root = tmp_path / "shop"
+    root.mkdir()
+    (root / "a.txt").write_text("a\n")
+    server.script(Reply('<action>run_terminal_command("find shop -name \'*.txt\'")</action>'), read_reply("shop/a.txt"), answer_reply("Done."))
+    agent, _ = make_agent(server, root)
+    agent.run("List the text files.")
+    itself = (
+        "shop is the name of the project folder itself, the current folder of every command and the start of every "
+        "relative path: leave shop/ out of paths, and write . for the folder itself."
+    )
+    assert last_user(server.requests[1]).endswith(f"Note: shop does not exist. {itself}</observation>")
+    assert last_user(server.requests[2]) == f"<observation>Error: shop/a.txt does not exist. {itself}</observation>"
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

@@ -38,6 +38,11 @@ def missing_hint(root: Path, wanted: str, targets: Collection[str] = ()) -> str:
             f"It is the file the task asks you to create, so there is nothing in it to read or use yet: "
             f"work out its content from the other files, then write it with write_to_file(\"{wanted}\", ...)."
         )
+    if PurePosixPath(wanted).parts[:1] == (root.name,):
+        return (
+            f"{root.name} is the name of the project folder itself, the current folder of every command and the start "
+            f"of every relative path: leave {root.name}/ out of paths, and write . for the folder itself."
+        )
     found = closest_paths(root, wanted)
     if found:
         return f"Closest existing paths: {', '.join(found)}."
