@@ -652,6 +652,26 @@ def test_a_name_only_some_modules_beside_define_gets_the_plain_note(tools, proje
     assert ok and text.endswith("Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant.")
 
 
+def test_code_the_task_moves_written_before_its_origin_was_read_is_pointed_at_the_origin(server, project: Path) -> None:
+    """Asked to move helper from a.py into utils.py, a small model wrote a helper of its own into
+    utils.py before it had read a.py. Once a.py is read, or for a name the task does not mention, nothing is said."""
+    (project / "calc.py").write_text("def double(x):\n    return x * 2\n\n\ndef main():\n    print(double(4))\n")
+    server.script(
+        write_reply("helpers.py", "def double():\n    return 0\n"),
+        read_reply("calc.py"),
+        write_reply("helpers.py", "def double(x):\n    return x * 2\n"),
+        answer_reply("Moved."),
+    )
+    agent, _ = make_agent(server, project, provider="local")  # the bundled model's files are not read ahead
+    agent.run("Move the function double from calc.py into helpers.py, and make calc.py import it.")
+    assert last_user(server.requests[1]) == (
+        "<observation>File written: helpers.py (created, 2 lines, 27 bytes).\n"
+        "Note: calc.py defines double too, and you have not read it. If the task moves or copies code from there, read it "
+        "first and write the code as it stands there.</observation>"
+    )
+    assert last_user(server.requests[3]) == "<observation>File written: helpers.py (overwrote, 2 lines, 32 bytes).</observation>"
+
+
 def test_the_same_content_again_after_an_undefined_name_note_is_not_a_step_done(tools, project: Path) -> None:
     """A model wrote `COLORS = [red,\ngreen,\nblue]`, was told red, green and blue are undefined,
     wrote the same again, was told "that step is done" and answered that it had fixed the file."""

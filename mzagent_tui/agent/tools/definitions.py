@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from mzagent_tui.agent.parsing import call_source
 
@@ -13,6 +14,9 @@ MAX_NAMED = 8
 """Names listed in the note; more are counted."""
 MAX_QUOTED = 2000
 """The longest earlier source a note quotes; longer is left to a read of the backup."""
+MAX_SIBLINGS = 200
+"""Modules beside a written file that are searched for its names; more are not read."""
+MAX_SIBLING_BYTES = 500_000
 
 
 def defined_names(source: bytes) -> list[str] | None:
@@ -28,6 +32,45 @@ def defined_names(source: bytes) -> list[str] | None:
         if isinstance(node, ast.ClassDef):
             names.extend(f"{node.name}.{item.name}" for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return names
+
+
+def sibling_definitions(path: Path) -> dict[str, list[str]]:
+    """The top-level names each Python module beside `path` defines, by module name (the first
+    MAX_SIBLINGS modules, none larger than MAX_SIBLING_BYTES)."""
+    modules: dict[str, list[str]] = {}
+    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
+        if sibling.name == path.name or not sibling.stem.isidentifier() or not sibling.is_file():
+            continue
+        try:
+            source = sibling.read_bytes() if sibling.stat().st_size <= MAX_SIBLING_BYTES else b""
+        except OSError:
+            continue
+        modules[sibling.stem] = [name for name in defined_names(source) or [] if "." not in name]
+    return modules
+
+
+def unread_origins(path: Path, source: bytes, task: str, seen: set[Path]) -> dict[str, list[str]]:
+    """Names the task mentions that `source` defines and an unread module beside it defines too, by
+    that module's file name: asked to move helper from a.py into utils.py, a small model wrote a
+    helper of its own into utils.py before it had read a.py."""
+    mentioned = [name for name in defined_names(source) or [] if "." not in name and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", task)]
+    if not mentioned:
+        return {}
+    origins: dict[str, list[str]] = {}
+    for module, names in sibling_definitions(path).items():
+        sibling = path.parent / f"{module}.py"
+        both = [name for name in mentioned if name in names]
+        if both and sibling.resolve() not in seen:
+            origins[sibling.name] = both
+    return origins
+
+
+def unread_origins_note(origins: dict[str, list[str]]) -> str:
+    said = "; ".join(f"{module} defines {listed(names)} too" for module, names in origins.items())
+    return (
+        f"Note: {said}, and you have not read {'it' if len(origins) == 1 else 'them'}. If the task moves or copies code "
+        f"from there, read it first and write the code as it stands there."
+    )
 
 
 def listed(names: list[str]) -> str:

@@ -37,6 +37,8 @@ from mzagent_tui.agent.tools.definitions import (
     rename_note,
     renamed_definition,
     renamed_note,
+    unread_origins,
+    unread_origins_note,
     with_renames,
 )
 from mzagent_tui.agent.tools.nearby import missing_hint
@@ -243,6 +245,9 @@ class FileTools:
             written += "\n" + removed_note(rel, removed, whole=not how, earlier=removed_source(old, removed))
         if removed and kept != content:
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
+        origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
+        if origins:
+            written += "\n" + unread_origins_note(origins)
         undefined = new_undefined_names(rel, old if existed else None, data)
         if undefined:
             written += "\n" + undefined_note(rel, undefined, content, sibling_imports(path, undefined))

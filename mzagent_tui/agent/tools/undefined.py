@@ -12,12 +12,10 @@ from pathlib import Path
 from pyflakes import checker, messages
 
 from mzagent_tui.agent.parsing import call_source
-from mzagent_tui.agent.tools.definitions import defined_names, listed
+from mzagent_tui.agent.tools.definitions import listed, sibling_definitions
 
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
-MAX_SIBLINGS = 200
-"""Modules beside the written file searched for an undefined name; more are not read."""
 
 
 @dataclass(frozen=True)
@@ -74,15 +72,7 @@ def sibling_imports(path: Path, names: dict[str, Use]) -> dict[str, str]:
     """For each undefined name that a module beside `path` defines at its top level, or that is
     such a module's own name, the import line that brings it in: a small model created version.py
     with VERSION, then wrote app.py using VERSION without importing it."""
-    modules: dict[str, list[str]] = {}
-    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
-        if sibling.name == path.name or not sibling.stem.isidentifier() or not sibling.is_file():
-            continue
-        try:
-            source = sibling.read_bytes() if sibling.stat().st_size <= MAX_CHECKED_BYTES else b""
-        except OSError:
-            continue
-        modules[sibling.stem] = [name for name in defined_names(source) or [] if "." not in name]
+    modules = sibling_definitions(path)
     imports: dict[str, str] = {}
     for name in names:
         if name in modules:
