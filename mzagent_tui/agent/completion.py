@@ -20,7 +20,7 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
-from mzagent_tui.agent.tools.definitions import removed_definitions
+from mzagent_tui.agent.tools.definitions import has_word, removed_definitions, replace_word
 from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.shell import failing_tests
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -273,12 +273,7 @@ def _unquoted(token: str) -> str:
 
 def _has_word(text: str | None, word: str) -> bool:
     """Whether `text` holds `word` as a whole word (not "total" in "subtotal")."""
-    return text is not None and _whole_word(word).search(text) is not None
-
-
-def _whole_word(word: str) -> re.Pattern[str]:
-    """`word` where it stands as a whole word (not "total" in "subtotal")."""
-    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    return text is not None and has_word(text, word)
 
 
 def append_call(name: str, old: str) -> str:
@@ -700,7 +695,7 @@ class CompletionCheck:
         if earlier is None or len(text.splitlines()) >= len(earlier.splitlines()) or REMOVING.search(self.task):
             return None
         for old, new in self.replacements:
-            earlier = _whole_word(old).sub(lambda _: new, earlier)
+            earlier = replace_word(earlier, old, new)
         return earlier
 
     def _failing_not_named(self, answer: str) -> Reminder | None:

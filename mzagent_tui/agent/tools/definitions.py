@@ -53,7 +53,7 @@ def unread_origins(path: Path, source: bytes, task: str, seen: set[Path]) -> dic
     """Names the task mentions that `source` defines and an unread module beside it defines too, by
     that module's file name: asked to move helper from a.py into utils.py, a small model wrote a
     helper of its own into utils.py before it had read a.py."""
-    mentioned = [name for name in defined_names(source) or [] if "." not in name and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", task)]
+    mentioned = [name for name in defined_names(source) or [] if "." not in name and has_word(task, name)]
     if not mentioned:
         return {}
     origins: dict[str, list[str]] = {}
@@ -170,10 +170,24 @@ def _top_level_kinds(source: bytes) -> dict[str, str] | None:
     }
 
 
+def _word(word: str) -> re.Pattern[str]:
+    """`word` where it stands as a whole word (not "total" in "subtotal")."""
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+
+
+def has_word(text: str, word: str) -> bool:
+    return _word(word).search(text) is not None
+
+
+def replace_word(text: str, old: str, new: str) -> str:
+    """`text` with every whole-word `old` made `new`."""
+    return _word(old).sub(lambda _: new, text)
+
+
 def renamed_note(rel: str, content: str, old_name: str, new_name: str) -> str:
     """The note for a whole write that put `new_name` where `old_name` was, with the same write
     under the old name to send (every whole-word use renamed back)."""
-    kept = re.sub(rf"(?<![\w.]){re.escape(new_name)}(?!\w)", old_name, content)
+    kept = replace_word(content, new_name, old_name)
     return (
         f"Note: {rel} no longer defines {old_name}, which it defined before this write; it defines {new_name} "
         f"instead, a name it did not have. If the task did not ask for the name {new_name}, send this call, which "
@@ -185,7 +199,7 @@ def with_renames(old: bytes, renames: tuple[tuple[str, str], ...]) -> str:
     """The earlier content with each old name of `renames`, as a whole word, made the new one."""
     text = old.decode(errors="replace")
     for before, after in renames:
-        text = re.sub(rf"(?<!\w){re.escape(before)}(?!\w)", lambda _: after, text)
+        text = replace_word(text, before, after)
     return text
 
 

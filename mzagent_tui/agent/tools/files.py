@@ -28,6 +28,7 @@ from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, writ
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
 from mzagent_tui.agent.tools.definitions import (
+    has_word,
     kept_stubs,
     kept_stubs_note,
     listed,
@@ -233,25 +234,7 @@ class FileTools:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
         if stubs:
             written += "\n" + kept_stubs_note(rel, stubs)
-        removed = removed_definitions(rel, old, data) if existed else []
-        renames = tuple((before, after) for before, after in self._ctx.renames if before in removed)
-        renamed = renamed_definition(old, data, removed) if removed and not how else None
-        kept = with_renames(old, self._ctx.renames) if renames else None
-        if kept is not None and kept != content:
-            written += "\n" + rename_note(rel, renames, kept)
-        elif renamed is not None and not re.search(rf"(?<!\w){re.escape(renamed[1])}(?!\w)", self._ctx.task):
-            written += "\n" + renamed_note(rel, content, *renamed)
-        elif removed and kept is None:
-            written += "\n" + removed_note(rel, removed, whole=not how, earlier=removed_source(old, removed))
-        if removed and kept != content:
-            self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
-        origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
-        if origins:
-            written += "\n" + unread_origins_note(origins)
-        undefined = new_undefined_names(rel, old if existed else None, data)
-        if undefined:
-            written += "\n" + undefined_note(rel, undefined, content, sibling_imports(path, undefined))
-            self._ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
+        written += self._definition_notes(path, rel, old if existed else None, data, content, whole=not how)
         if str(self.root) in content:
             written += (
                 f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "
@@ -265,6 +248,32 @@ class FileTools:
             f"{written}\nWarning: most of the old content of {rel} is gone, and it now holds nearly the same lines as {source}. "
             f"If that was not intended, write {rel} again with its own correct content."
         )
+
+    def _definition_notes(self, path: Path, rel: str, old: bytes | None, data: bytes, content: str, whole: bool) -> str:
+        """What a Python write did to the names the file defines and uses: names taken away (or
+        renamed where the task renames, or put back under a new name), names the task mentions
+        written before the module they come from was read, names used but never defined."""
+        notes = ""
+        removed = removed_definitions(rel, old, data) if old is not None else []
+        renames = tuple((before, after) for before, after in self._ctx.renames if before in removed)
+        kept = with_renames(old, self._ctx.renames) if old is not None and renames else None
+        renamed = renamed_definition(old, data, removed) if old is not None and removed and whole else None
+        if kept is not None and kept != content:
+            notes += "\n" + rename_note(rel, renames, kept)
+        elif renamed is not None and not has_word(self._ctx.task, renamed[1]):
+            notes += "\n" + renamed_note(rel, content, *renamed)
+        elif removed and kept is None:
+            notes += "\n" + removed_note(rel, removed, whole=whole, earlier=removed_source(old or b"", removed))
+        if removed and kept != content:
+            self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
+        origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
+        if origins:
+            notes += "\n" + unread_origins_note(origins)
+        undefined = new_undefined_names(rel, old, data)
+        if undefined:
+            notes += "\n" + undefined_note(rel, undefined, content, sibling_imports(path, undefined))
+            self._ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
+        return notes
 
     def _tests_kept(self, path: Path, rel: str) -> str:
         """Why a write to a test file was refused, with the code the test imports. Told only where
