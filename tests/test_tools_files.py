@@ -436,6 +436,23 @@ def test_a_command_that_names_a_file_counts_as_seeing_it(server, project: Path) 
     assert "other.txt already exists and you have not read it" in server.requests[4]["messages"][-1]["content"]
 
 
+def test_a_file_an_in_place_edit_names_is_not_seen(server, project: Path) -> None:
+    """After `sed -i` matched nothing in main.py, a small model wrote main.py from its guess and its
+    import was gone: sed names the file without showing it."""
+    (project / "main.py").write_text("from config import load\n")
+    (project / "notes.txt").write_text("old\n")
+    server.script(
+        Reply("<action>run_terminal_command(\"sed -i 's/nothing/here/' main.py && cat notes.txt\")</action>"),
+        write_reply("main.py", "def load():\n    pass\n"),
+        write_reply("notes.txt", "new\n"),
+        answer_reply(),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("t")
+    assert "main.py already exists and you have not read it" in last_user(server.requests[2])
+    assert [(project / name).read_text() for name in ("main.py", "notes.txt")] == ["from config import load\n", "new\n"]
+
+
 UTIL = "def greet(name):\n    return 'hi ' + name\n\n\ndef wave():\n    return 'o/'\n"
 
 

@@ -19,6 +19,18 @@ NOTHING_CHANGED = (
 def edits_in_place(command: str) -> bool:
     """Whether a simple command of `command` is sed or perl with an in-place option (`-i`,
     `-i.bak`, `-Ei`, `-pi`, `--in-place`)."""
+    return bool(_in_place_commands(command))
+
+
+def in_place_words(command: str) -> set[str]:
+    """The words of the in-place edits in `command` (their files among them): such a command
+    names a file without showing it, so it does not count as the model having seen the file."""
+    return {word for words in _in_place_commands(command) for word in words[1:]}
+
+
+def _in_place_commands(command: str) -> list[list[str]]:
+    """The literal words of each simple command of `command` that edits in place."""
+    found = []
     for simple in parse(command).commands:
         words = [word.text for word in simple.words if word.literal]
         if not words or PurePosixPath(words[0]).name not in IN_PLACE_PROGRAMS:
@@ -27,5 +39,6 @@ def edits_in_place(command: str) -> bool:
             if word == "--":
                 break
             if word.startswith("--in-place") or (word.startswith("-") and not word.startswith("--") and "i" in word[1:].split(".")[0]):
-                return True
-    return False
+                found.append(words)
+                break
+    return found

@@ -10,13 +10,17 @@ import shlex
 from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.tools.in_place import in_place_words
 from mzagent_tui.agent.tools.paths import resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 
 
 def named_files(command: str, root: Path) -> set[Path]:
     """The project's files a command names (`cat plan.txt`, `python3 build_index.py > out.log`): the model
-    has seen them, or chose them, so write_to_file may overwrite them afterwards."""
+    has seen them, or chose them, so write_to_file may overwrite them afterwards. Not the files of an
+    in-place edit (`sed -i 's/a/b/' main.py`): after one that matched nothing, a small model wrote
+    main.py from its guess, and the file's import was gone."""
+    edited = in_place_words(command)
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -25,7 +29,7 @@ def named_files(command: str, root: Path) -> set[Path]:
         words = command.split()
     found = set()
     for word in words:
-        if word.startswith("-"):
+        if word.startswith("-") or word in edited:
             continue
         try:
             path = (root / word).resolve()
