@@ -689,6 +689,47 @@ def test_code_the_task_moves_written_before_its_origin_was_read_is_pointed_at_th
     assert last_user(server.requests[3]) == "<observation>File written: helpers.py (overwrote, 2 lines, 32 bytes).</observation>"
 
 
+A_PY = "def helper(x):\n    return x * 3\n\n\ndef main():\n    print(helper(4))\n"
+A_IMPORTING = "from utils import helper\n\n\ndef main():\n    print(helper(4))\n"
+
+
+def test_a_function_moved_out_and_imported_back_is_not_lost(tools, project: Path) -> None:
+    (project / "a.py").write_text(A_PY)
+    (project / "utils.py").write_text("def helper(x):\n    return x * 3\n")
+    read(tools, "a.py")
+    text, ok = write(tools, "a.py", A_IMPORTING)
+    assert ok and text == "File written: a.py (overwrote, 5 lines, 60 bytes)."
+
+
+def test_a_moved_function_that_differs_from_the_original_is_shown_the_move_as_it_was(tools, project: Path) -> None:
+    """Asked to move helper from a.py into utils.py, a small model wrote a helper of its own into
+    utils.py, then took helper out of a.py and imported it from there."""
+    (project / "a.py").write_text(A_PY)
+    (project / "utils.py").write_text('import os\n\n\n@staticmethod\ndef helper():\n    """A helper."""\n    return "Hello"\n\n\nX = 1\n')
+    read(tools, "a.py")
+    text, ok = write(tools, "a.py", A_IMPORTING)
+    fixed = "import os\n\n\ndef helper(x):\n    return x * 3\n\n\nX = 1\n"
+    assert ok and text == (
+        "File written: a.py (overwrote, 5 lines, 60 bytes).\n"
+        "Note: a.py now imports helper from utils.py, but utils.py defines it otherwise than a.py did. To move code, keep "
+        "it as it was: send this call, which puts a.py's helper into utils.py unchanged:\n"
+        f"{call_source('write_to_file', ['utils.py', fixed])}"
+    )
+    read(tools, "utils.py")
+    write(tools, "utils.py", fixed)
+    assert subprocess.run([sys.executable, "-c", "import a; a.main()"], cwd=project, capture_output=True, text=True).stdout == "12\n"
+
+
+def test_a_module_beside_that_links_out_of_the_project_is_not_quoted(tools, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("def helper():\n    return 'OUTSIDE-SECRET'\n")
+    (project / "utils.py").symlink_to(outside)
+    (project / "a.py").write_text(A_PY)
+    read(tools, "a.py")
+    text, ok = write(tools, "a.py", A_IMPORTING)
+    assert ok and "OUTSIDE-SECRET" not in text and "utils.py" not in text
+
+
 def test_the_same_content_again_after_an_undefined_name_note_is_not_a_step_done(tools, project: Path) -> None:
     """A model wrote `COLORS = [red,\ngreen,\nblue]`, was told red, green and blue are undefined,
     wrote the same again, was told "that step is done" and answered that it had fixed the file."""

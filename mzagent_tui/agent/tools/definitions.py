@@ -39,7 +39,7 @@ def sibling_definitions(path: Path) -> dict[str, list[str]]:
     MAX_SIBLINGS modules, none larger than MAX_SIBLING_BYTES)."""
     modules: dict[str, list[str]] = {}
     for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
-        if sibling.name == path.name or not sibling.stem.isidentifier() or not sibling.is_file():
+        if sibling.name == path.name or not sibling.stem.isidentifier() or not _beside(sibling, path):
             continue
         try:
             source = sibling.read_bytes() if sibling.stat().st_size <= MAX_SIBLING_BYTES else b""
@@ -47,6 +47,12 @@ def sibling_definitions(path: Path) -> dict[str, list[str]]:
             continue
         modules[sibling.stem] = [name for name in defined_names(source) or [] if "." not in name]
     return modules
+
+
+def _beside(sibling: Path, path: Path) -> bool:
+    """A regular file in `path`'s folder, not a link that leads elsewhere (whose content must not
+    reach the model through a note)."""
+    return sibling.is_file() and sibling.resolve().parent == path.resolve().parent
 
 
 def unread_origins(path: Path, source: bytes, task: str, seen: set[Path]) -> dict[str, list[str]]:
@@ -138,9 +144,71 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     before, after = defined_names(old), defined_names(new)
     if before is None or after is None:
         return []
-    kept = set(after)
+    kept = set(after) | set(imported_from(new))
     lost = [name for name in before if name not in kept]
     return [name for name in lost if "." not in name or name.partition(".")[0] not in lost]
+
+
+def imported_from(source: bytes) -> dict[str, str]:
+    """The names a module's top-level `from m import name` lines bind, with their module: a
+    function moved out and imported back is not lost."""
+    tree = _parsed(source)
+    if tree is None:
+        return {}
+    return {
+        alias.asname or alias.name: node.module
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+        for alias in node.names
+    }
+
+
+def moved_changed(path: Path, old: bytes, new: bytes) -> tuple[Path, list[str], str] | None:
+    """When a write took definitions out of a file and imports them from a module beside it that
+    defines them otherwise: that module, the names, and its content with the definitions as the
+    file had them. Asked to move helper from a.py into utils.py, a small model wrote a helper of
+    its own into utils.py, then took helper out of a.py and imported it from there."""
+    before, after = _parsed(old), _parsed(new)
+    if before is None or after is None:
+        return None
+    defined_after = {name for node in after.body for name in _defined_names(node)}
+    imported = imported_from(new)
+    old_text = old.decode(errors="replace")
+    for module in dict.fromkeys(imported.values()):
+        sibling = path.parent / f"{module}.py"
+        try:
+            sibling_source = sibling.read_bytes() if "." not in module and _beside(sibling, path) else None
+        except OSError:
+            continue
+        there = _parsed(sibling_source) if sibling_source is not None else None
+        if there is None:
+            continue
+        text = sibling_source.decode(errors="replace")
+        lines = text.splitlines(keepends=True)
+        names = []
+        for node in sorted(there.body, key=lambda item: item.lineno, reverse=True):  # from the end, so earlier lines keep their numbers
+            moved = [name for name in _defined_names(node) if imported.get(name) == module and name not in defined_after]
+            original = next((item for item in before.body if moved and moved[0] in _defined_names(item)), None)
+            if original is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            wanted = _indented_segment(old_text, original)
+            if _indented_segment(text, node).strip() == wanted.strip():
+                continue
+            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            lines[first - 1:node.end_lineno] = [wanted + "\n"]
+            names.insert(0, moved[0])
+        if names:
+            return sibling, names, "".join(lines)
+    return None
+
+
+def moved_changed_note(rel: str, sibling: str, names: list[str], content: str) -> str:
+    shown = listed(names)
+    return (
+        f"Note: {rel} now imports {shown} from {sibling}, but {sibling} defines {'it' if len(names) == 1 else 'them'} "
+        f"otherwise than {rel} did. To move code, keep it as it was: send this call, which puts {rel}'s {shown} into "
+        f"{sibling} unchanged:\n{call_source('write_to_file', [sibling, content])}"
+    )
 
 
 def renamed_definition(old: bytes, new: bytes, removed: list[str]) -> tuple[str, str] | None:

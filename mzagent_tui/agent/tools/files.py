@@ -32,6 +32,8 @@ from mzagent_tui.agent.tools.definitions import (
     kept_stubs,
     kept_stubs_note,
     listed,
+    moved_changed,
+    moved_changed_note,
     removed_definitions,
     removed_note,
     removed_source,
@@ -266,6 +268,9 @@ class FileTools:
             notes += "\n" + removed_note(rel, removed, whole=whole, earlier=removed_source(old or b"", removed))
         if removed and kept != content:
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
+        moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
+        if moved is not None:
+            notes += "\n" + moved_changed_note(rel, relative(self.root, moved[0]), moved[1], moved[2])
         origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
         if origins:
             notes += "\n" + unread_origins_note(origins)
