@@ -1182,3 +1182,38 @@ def test_an_answer_while_a_written_file_uses_undefined_names_is_sent_back_with_t
         f"adds that import at the top:\n{call_source('write_to_file', ['app.py', 'from version import VERSION' + chr(10) + uses])}</observation>"
     )
     assert [n.text for n in rec.of(Notice)] == ["app.py uses names it never defines or imports; the model was reminded once"]
+
+
+def test_modules_still_importing_a_renamed_name_are_reminded_of_with_the_first_one_s_rename(server, project: Path) -> None:
+    """Asked to rename greet "in greet.py and in every file that uses it", a small model renamed it
+    in greet.py and answered; one.py and two.py still imported greet."""
+    (project / "greet.py").write_text("def greet(name):\n    return 'Hello ' + name\n")
+    (project / "one.py").write_text("from greet import greet\n\nprint(greet('Ann'))\n")
+    (project / "two.py").write_text("from greet import greet\n\nprint(greet('Bo'))\n")
+    server.script(
+        read_reply("greet.py"),
+        write_reply("greet.py", "def welcome(name):\n    return 'Hello ' + name\n"),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Rename greet to welcome in greet.py and in every file that uses it.")
+    fixed = "from greet import welcome\n\nprint(welcome('Ann'))\n"
+    assert last_user(server.requests[3]) == (
+        "<observation>Reminder: greet.py no longer defines what modules beside it import from it (one.py imports greet; "
+        "two.py imports greet), so importing them fails with ImportError. Send this call, which makes the task's rename in "
+        f"one.py (then do the same in two.py):\n{call_source('write_to_file', ['one.py', fixed])}</observation>"
+    )
+
+
+def test_no_importer_reminder_when_the_importers_changed_too(server, project: Path) -> None:
+    (project / "hello.py").write_text("def greet(name):\n    return 'Hello ' + name\n")
+    (project / "one.py").write_text("from hello import greet\n")
+    server.script(  # both files are read ahead
+        write_reply("hello.py", "def welcome(name):\n    return 'Hello ' + name\n"),
+        write_reply("one.py", "from hello import welcome\n"),
+        answer_reply("Renamed."),
+    )
+    agent, rec = make_agent(server, project)
+    assert agent.run("Rename greet to welcome in hello.py and one.py.").final_answer == "Renamed."
+    assert not rec.of(Notice)

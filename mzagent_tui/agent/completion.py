@@ -14,13 +14,13 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
-from mzagent_tui.agent.tools.definitions import has_word, removed_definitions, replace_word
+from mzagent_tui.agent.tools.definitions import MAX_SIBLINGS, has_word, imported_from, removed_definitions, replace_word
 from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.shell import failing_tests
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -206,6 +206,20 @@ def listed_lines(answer: str, keep_markers: bool = False) -> list[str]:
     if not keep_markers and lines and all(_LIST_MARKER.match(line.lstrip()) for line in lines):
         lines = [_LIST_MARKER.sub("", line.lstrip()) for line in lines]
     return lines
+
+
+def _modules_beside(path: Path) -> list[tuple[Path, bytes]]:
+    """The Python modules in `path`'s folder (not `path`, not links out of it), with their content."""
+    found = []
+    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
+        if sibling.name == path.name or not sibling.is_file() or sibling.resolve().parent != path.resolve().parent:
+            continue
+        try:
+            if sibling.stat().st_size <= MAX_PARSED_BYTES:
+                found.append((sibling, sibling.read_bytes()))
+        except OSError:
+            continue
+    return found
 
 
 def _is_stub(path: Path) -> bool:
@@ -456,6 +470,7 @@ class CompletionCheck:
             ("answer only", lambda: self._answer_not_in_file(answer)),
             ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
+            ("importers", self._importers_broken),
             ("named", self._named_word_missing),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
@@ -767,6 +782,47 @@ class CompletionCheck:
                 f"ask to remove {'it' if len(lost) == 1 else 'them'}. write_to_file replaces the whole file.{how}"
                 f"Write {name} again with {names} kept and your change made, or give your final answer again if {names} should be gone.",
                 (path,),
+            )
+        return None
+
+    def _importers_broken(self) -> Reminder | None:
+        """A module the run rewrote no longer defines a name that a module beside it still imports
+        from it: asked to rename greet "in greet.py and in every file that uses it", a small model
+        renamed it in greet.py and answered, one.py and two.py still importing greet. With the
+        task's rename, the first importer's write is shown."""
+        for path in sorted(self.written):
+            backup = self.originals.get(path)
+            earlier = _short_text(backup, MAX_PARSED_BYTES) if backup is not None else None
+            now = _short_text(path, MAX_PARSED_BYTES)
+            if path.suffix != ".py" or earlier is None or now is None:
+                continue
+            rel = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+            lost = set(removed_definitions(rel, earlier.encode(), now.encode()))
+            importers = [
+                (sibling, sorted(name for name, module in imported_from(source).items() if module == path.stem and name in lost))
+                for sibling, source in _modules_beside(path)
+            ]
+            importers = [(sibling, names) for sibling, names in importers if names]
+            if not importers:
+                continue
+            beside = [(str(PurePosixPath(rel).parent / sibling.name), names) for sibling, names in importers]
+            said = "; ".join(f"{name} imports {', '.join(names)}" for name, names in beside)
+            first, names = beside[0]
+            renamed = [(old, new) for old, new in self.replacements if old in names]
+            text = _short_text(importers[0][0])
+            how = "Change those imports and the uses that go with them (write_to_file with each whole file), or put the names back."
+            if renamed and text is not None:
+                for old, new in renamed:
+                    text = replace_word(text, old, new)
+                    if old == path.stem:  # greet.py's greet: the module keeps its name
+                        text = re.sub(rf"^(\s*from\s+){re.escape(new)}(\s+import\b)", rf"\g<1>{path.stem}\g<2>", text, flags=re.MULTILINE)
+                then = f" (then do the same in {', '.join(name for name, _ in beside[1:])})" if len(beside) > 1 else ""
+                how = f"Send this call, which makes the task's rename in {first}{then}:\n{call_source('write_to_file', [first, text])}"
+            return Reminder(
+                f"modules beside {rel} import names it no longer defines",
+                f"Reminder: {rel} no longer defines what modules beside it import from it ({said}), so importing them "
+                f"fails with ImportError. {how}",
+                tuple(sibling for sibling, _ in importers),
             )
         return None
 
