@@ -70,6 +70,25 @@ def test_anything_else_is_written_as_it_came(name: str, content: str) -> None:
     assert repair_python(name, content) == (content, [])
 
 
+TABBED = "Line{} began with \\t written out (a backslash and a t, not a tab), so it became indentation."
+
+
+@pytest.mark.parametrize(("content", "repaired", "lines"), [
+    ("def is_even(n):\n    \\treturn n % 2 == 0\n", "def is_even(n):\n        return n % 2 == 0\n", " 2"),
+    ("def f(x):\n\\tif x:\n\\t\\treturn '\\t'\n\\treturn 0\n", "def f(x):\n    if x:\n        return '\\t'\n    return 0\n", "s 2, 3, 4"),
+])
+def test_written_out_tab_escapes_at_line_starts_become_indentation(content: str, repaired: str, lines: str) -> None:
+    """The model's own write (a fenced block, where nothing is escaped), sent twice after the
+    file was said not to parse. A \\t inside a string stays as it is."""
+    assert repair_python("even.py", content) == (repaired, [TABBED.format(lines)])
+    compile(repaired, "even.py", "exec")
+
+
+@pytest.mark.parametrize("content", ["print('\\tx')\n", "x = 1\n\\tprint(x)\n"], ids=["compiles already", "still does not compile"])
+def test_written_out_tabs_are_left_unless_that_alone_makes_the_file_compile(content: str) -> None:
+    assert repair_python("m.py", content) == (content, [])
+
+
 def test_an_escaped_substitution_in_a_shell_script_loses_its_backslash() -> None:
     """The model's own script, written four times after it was told that \\$ is a literal dollar."""
     content, said = repair("squares.sh", "#!/bin/bash\nfor i in {1..5}; do\n  echo \\$((i * i))\ndone\n")

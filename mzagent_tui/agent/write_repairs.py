@@ -15,6 +15,8 @@ parse parse.
 - A comma after the last item of a JSON list or object (`[1, 2,]`, `"open": true,` before `}`),
   which JavaScript and Python allow and JSON does not. Told where each one is, the model copied
   the file, commas and all, or read it again three times.
+- A written `\\t` at the start of a Python line in a fenced block, where nothing is escaped: it
+  is a backslash and a t, not a tab. Told the file did not parse, the model wrote it again.
 - `\\$((` in a shell script: the model escapes the dollar of an arithmetic or command
   substitution, which makes it a literal `$` and the script a syntax error (`bash -n`, which
   runs nothing, says whether it parses).
@@ -29,6 +31,7 @@ import io
 import itertools
 import json
 import math
+import re
 import tokenize
 
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
@@ -40,6 +43,7 @@ BLOCK_KEYWORDS = frozenset({"if", "for", "while", "with", "def", "class", "try",
 """Statements that open a block. A line with `else`, `elif`, `except` or `finally` is left alone:
 which block each belongs to cannot be read from one line."""
 CONTINUATIONS = frozenset({"else", "elif", "except", "finally"})
+LEADING_TAB_ESCAPES = re.compile(r"^([ \t]*)((?:\\t)+)(?=\S)")
 SHELL_SUFFIXES = (".sh", ".bash")
 ESCAPED_SUBSTITUTION = "\\$("
 """A substitution whose dollar the model escaped: `\\$((i * i))` is a literal `$` and a syntax error."""
@@ -132,9 +136,26 @@ def repair_python(name: str, content: str) -> tuple[str, list[str]]:
     fixed, split = split_block_lines(fixed)
     if split:
         said.append(f"Line{_plural(split)} {_numbers(split)} put a block statement after ; so {'they were' if len(split) > 1 else 'it was'} written as separate, indented lines.")
+    fixed, tabbed = unescape_indentation(fixed)
+    if tabbed:
+        said.append(f"Line{_plural(tabbed)} {_numbers(tabbed)} began with \\t written out (a backslash and a t, not a tab), so it became indentation.")
     if said and _error_line(fixed) is None:
         return fixed, said
     return content, []
+
+
+def unescape_indentation(content: str) -> tuple[str, list[int]]:
+    """A line that begins (after any spaces) with written `\\t` escapes gets four spaces for each:
+    (content, line numbers). In a fenced block nothing is escaped, and a small model indented
+    `return` with `\\t` there, twice, after being told the file did not parse."""
+    lines = content.split("\n")
+    changed: list[int] = []
+    for number, line in enumerate(lines, 1):
+        match = LEADING_TAB_ESCAPES.match(line)
+        if match is not None:
+            lines[number - 1] = match.group(1) + INDENT * (len(match.group(2)) // 2) + line[match.end():]
+            changed.append(number)
+    return "\n".join(lines), changed
 
 
 def close_docstrings(content: str) -> tuple[str, list[int]]:
