@@ -881,3 +881,31 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     assert text.endswith("it was called with 3 argument(s). Its content is one string: join the pieces into one.")
     text, _ = write(tools, "a.txt", "x", 3)
     assert text.endswith("it was called with 3 argument(s).")
+
+
+TEXT_TOOLS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
+
+
+def test_a_rename_is_checked_against_the_file_as_the_task_found_it(server, project: Path) -> None:
+    """Told its rename lost whisper, a small model wrote shout back, then the same yell-only file:
+    checked against the last write alone it was "that step is done"; against the file as the task
+    found it, whisper is still lost, and the rename alone is shown again."""
+    (project / "tools.py").write_text(TEXT_TOOLS)
+    yell_only = "def yell(text):\n    return text.upper() + '!'\n"
+    server.script(
+        read_reply("tools.py"),
+        write_reply("tools.py", yell_only),
+        write_reply("tools.py", yell_only.replace("yell", "shout")),
+        write_reply("tools.py", yell_only),
+        write_reply("tools.py", yell_only),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project, provider="local")
+    agent.run("In tools.py, rename the function shout to yell.")
+    rename_alone = call_source("write_to_file", ["tools.py", TEXT_TOOLS.replace("shout", "yell")])
+    assert f"send this call, which makes only the rename and keeps everything else as it was:\n{rename_alone}\n" in last_user(server.requests[4])
+    assert last_user(server.requests[5]).startswith(
+        "<observation>Nothing written: tools.py already holds exactly this content (2 lines, 46 bytes), and the write that put it "
+        "there was told it changed more than the task's rename."
+    )

@@ -221,6 +221,7 @@ class Agent:
         self.ctx.task = task
         self.ctx.targets = tuple(self._completion.targets)
         self.ctx.renames = tuple(self._completion.replacements)
+        self.ctx.task_start = {}
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))

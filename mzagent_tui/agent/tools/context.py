@@ -45,6 +45,9 @@ class ToolContext:
     renames: tuple[tuple[str, str], ...] = ()
     """The (old, new) names the current task swaps ("rename greet to welcome"): a write that drops
     the old name is shown the rename alone, not told to put the old name back."""
+    task_start: dict[Path, bytes | None] = field(default_factory=dict)
+    """Each file's content before the current task's first write to it (None: it did not exist):
+    a rename is checked against it, not against the model's last write, which may have lost more."""
     targets: tuple[str, ...] = ()
     """The files the current task asks to create or change: one that does not exist yet is
     pointed out as such, not as a wrong path."""

@@ -257,16 +257,19 @@ class FileTools:
         written before the module they come from was read, names used but never defined."""
         notes = ""
         removed = removed_definitions(rel, old, data) if old is not None else []
-        renames = tuple((before, after) for before, after in self._ctx.renames if before in removed)
-        kept = with_renames(old, self._ctx.renames) if old is not None and renames else None
+        start = self._ctx.task_start.setdefault(path, old)
+        lost_since_start = removed_definitions(rel, start, data) if start is not None else []
+        renames = tuple((before, after) for before, after in self._ctx.renames if before in lost_since_start)
+        kept = with_renames(start, self._ctx.renames) if start is not None and renames else None
         renamed = renamed_definition(old, data, removed) if old is not None and removed and whole else None
         if kept is not None and kept != content:
             notes += "\n" + rename_note(rel, renames, kept)
-        elif renamed is not None and not has_word(self._ctx.task, renamed[1]):
-            notes += "\n" + renamed_note(rel, content, *renamed)
-        elif removed and kept is None:
-            notes += "\n" + removed_note(rel, removed, whole=whole, earlier=removed_source(old or b"", removed))
-        if removed and kept != content:
+            self._ctx.failed[path] = "the write that put it there was told it changed more than the task's rename"
+        elif kept is None and removed:
+            if renamed is not None and not has_word(self._ctx.task, renamed[1]):
+                notes += "\n" + renamed_note(rel, content, *renamed)
+            else:
+                notes += "\n" + removed_note(rel, removed, whole=whole, earlier=removed_source(old or b"", removed))
             self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
         moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
         if moved is not None:
