@@ -20,7 +20,7 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
-from mzagent_tui.agent.tools.definitions import MAX_SIBLINGS, has_word, imported_from, removed_definitions, replace_word
+from mzagent_tui.agent.tools.definitions import has_word, imported_from, modules_beside, removed_definitions, replace_word
 from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.shell import failing_tests
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -133,12 +133,12 @@ CONVERTING = re.compile(
 TABLE_FILES = {".csv", ".tsv"}
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
+"""A file's earlier content is quoted in a reminder up to this size."""
 TEXT_SUFFIXES = frozenset({"", ".txt", ".md", ".csv", ".tsv", ".log", ".list"})
 """Files whose content an answer may list line for line (not code, where an answer's snippet is
 an excerpt)."""
 _LIST_MARKER = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
 _ANSWER_FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
-"""A file's earlier content is quoted in a reminder up to this size."""
 
 
 def task_targets(task: str) -> list[str]:
@@ -206,20 +206,6 @@ def listed_lines(answer: str, keep_markers: bool = False) -> list[str]:
     if not keep_markers and lines and all(_LIST_MARKER.match(line.lstrip()) for line in lines):
         lines = [_LIST_MARKER.sub("", line.lstrip()) for line in lines]
     return lines
-
-
-def _modules_beside(path: Path) -> list[tuple[Path, bytes]]:
-    """The Python modules in `path`'s folder (not `path`, not links out of it), with their content."""
-    found = []
-    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
-        if sibling.name == path.name or not sibling.is_file() or sibling.resolve().parent != path.resolve().parent:
-            continue
-        try:
-            if sibling.stat().st_size <= MAX_PARSED_BYTES:
-                found.append((sibling, sibling.read_bytes()))
-        except OSError:
-            continue
-    return found
 
 
 def _is_stub(path: Path) -> bool:
@@ -800,7 +786,7 @@ class CompletionCheck:
             lost = set(removed_definitions(rel, earlier.encode(), now.encode()))
             importers = [
                 (sibling, sorted(name for name, module in imported_from(source).items() if module == path.stem and name in lost))
-                for sibling, source in _modules_beside(path)
+                for sibling, source in modules_beside(path)
             ]
             importers = [(sibling, names) for sibling, names in importers if names]
             if not importers:

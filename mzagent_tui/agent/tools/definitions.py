@@ -34,24 +34,29 @@ def defined_names(source: bytes) -> list[str] | None:
     return names
 
 
-def sibling_definitions(path: Path) -> dict[str, list[str]]:
-    """The top-level names each Python module beside `path` defines, by module name (the first
-    MAX_SIBLINGS modules, none larger than MAX_SIBLING_BYTES)."""
-    modules: dict[str, list[str]] = {}
+def modules_beside(path: Path) -> list[tuple[Path, bytes]]:
+    """The Python modules in `path`'s folder that an import can name, with their content: not
+    `path`, not one larger than MAX_SIBLING_BYTES, not a link that leads elsewhere (its content
+    must not reach the model through a note); the first MAX_SIBLINGS."""
+    found = []
     for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
         if sibling.name == path.name or not sibling.stem.isidentifier() or not _beside(sibling, path):
             continue
         try:
-            source = sibling.read_bytes() if sibling.stat().st_size <= MAX_SIBLING_BYTES else b""
+            if sibling.stat().st_size <= MAX_SIBLING_BYTES:
+                found.append((sibling, sibling.read_bytes()))
         except OSError:
             continue
-        modules[sibling.stem] = [name for name in defined_names(source) or [] if "." not in name]
-    return modules
+    return found
+
+
+def sibling_definitions(path: Path) -> dict[str, list[str]]:
+    """The top-level names each Python module beside `path` defines, by module name."""
+    return {sibling.stem: [name for name in defined_names(source) or [] if "." not in name] for sibling, source in modules_beside(path)}
 
 
 def _beside(sibling: Path, path: Path) -> bool:
-    """A regular file in `path`'s folder, not a link that leads elsewhere (whose content must not
-    reach the model through a note)."""
+    """A regular file in `path`'s folder, not a link that leads elsewhere."""
     return sibling.is_file() and sibling.resolve().parent == path.resolve().parent
 
 
@@ -177,7 +182,8 @@ def moved_changed(path: Path, old: bytes, new: bytes) -> tuple[Path, list[str], 
     for module in dict.fromkeys(imported.values()):
         sibling = path.parent / f"{module}.py"
         try:
-            sibling_source = sibling.read_bytes() if "." not in module and _beside(sibling, path) else None
+            readable = "." not in module and _beside(sibling, path) and sibling.stat().st_size <= MAX_SIBLING_BYTES
+            sibling_source = sibling.read_bytes() if readable else None
         except OSError:
             continue
         there = _parsed(sibling_source) if sibling_source is not None else None
