@@ -242,3 +242,17 @@ def test_a_link_to_the_home_or_into_a_secret_folder_does_not_open_it(server, pro
     (home / "keys").symlink_to(home / ".ssh")
     texts, _ = run(server, project, f"cat {outside}/to-home/.ssh/id_rsa; cat {home}/keys/id_rsa; cat {outside}/to-home/notes.txt")
     assert "PRIVATE KEY" not in texts[0] and "my notes" in texts[0]
+
+
+def test_a_script_without_the_execute_permission_is_said_so_not_blamed_on_the_sandbox(server, project: Path, home: Path) -> None:
+    """`./lines.sh` after write_to_file: exit 126, "Permission denied". Told the sandbox may have
+    blocked it, a small model tried sudo eight times."""
+    (project / "lines.sh").write_text("#!/bin/bash\necho ran\n")
+    texts, recorder = run(server, project, "./lines.sh", "bash lines.sh", mode="yolo")
+    assert texts[0].endswith(
+        "Note: ./lines.sh is not executable: the file has no execute permission (files write_to_file creates have none), "
+        "not a sandbox rule. Run it through its interpreter (bash lines.sh, python3 lines.sh), or make it executable first: "
+        "chmod +x lines.sh"
+    )
+    assert "may have blocked" not in texts[0] and not recorder.of(Notice)
+    assert texts[1].startswith("Command succeeded (exit code 0).\nOutput:\nran")

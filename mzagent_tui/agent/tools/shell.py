@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -79,7 +80,10 @@ class ShellTool:
         ctx.seen.update(named_files(to_run, ctx.root))
         answer = exit_answer(to_run, result.exit_code, ctx.root)
         text = _describe(result, ctx.command_timeout, str(output_path), answer)
-        if confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
+        unrunnable = not_executable(_whole(result.output), ctx.root) if result.exit_code == 126 else []
+        if unrunnable:
+            text += "\n" + not_executable_note(unrunnable)
+        elif confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             changes = self._record_changes(before)
@@ -244,6 +248,31 @@ _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|C
 
 def _looks_blocked(result: ProcessResult) -> bool:
     return bool(_BLOCKED.search(_whole(result.output)))
+
+
+_DENIED = re.compile(r"(?:^|: )([\w./-]+): Permission denied$", re.MULTILINE)
+
+
+def not_executable(output: str, root: Path) -> list[str]:
+    """Project files a shell could not run for want of the execute permission (exit code 126,
+    "./lines.sh: Permission denied"), as the command named them: write_to_file makes files without
+    it, and a small model read the refusal as the sandbox's and went on to try sudo."""
+    found = []
+    for name in dict.fromkeys(_DENIED.findall(output)):
+        path = (root / name).resolve()
+        if path.is_relative_to(root) and path.is_file() and not os.access(path, os.X_OK):
+            found.append(name)
+    return found
+
+
+def not_executable_note(names: list[str]) -> str:
+    shown = ", ".join(names)
+    first = names[0].removeprefix("./")
+    return (
+        f"Note: {shown} {'is' if len(names) == 1 else 'are'} not executable: the file has no execute permission (files "
+        f"write_to_file creates have none), not a sandbox rule. Run it through its interpreter (bash {first}, python3 "
+        f"{first}), or make it executable first: chmod +x {first}"
+    )
 
 
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)
