@@ -100,17 +100,17 @@ REPLACING = re.compile(
     re.IGNORECASE,
 )
 """A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all",
-"rename load in config.py to load_words")."""
+"rename load in store.py to load_rows")."""
 RENAMED_AS = re.compile(
     rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:should|must|is\s+to|needs\s+to)\s+(?:now\s+)?be\s+"
     rf"(?:called|named|renamed(?:\s+to)?)\s+(?P<new>{_TOKEN})",
     re.IGNORECASE,
 )
-"""The same swap said of the name ("the function shout in text_utils.py should be called yell");
-not of a file ("the output should be called result.txt")."""
+"""The same swap said of the name ("the function shout in speech.py should be called yell");
+not of a file ("the output should be called report.log")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
-there"), or to be made ("make images.txt: a sorted list of…"): the change goes in it. Not a test
+there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
 file ("make test_x.py pass": the code it tests changes), not its mode ("make run.sh executable")."""
 NAMED = re.compile(
     rf"\b(?:titled|entitled|called|named|headed)\s+(?P<name>{_TOKEN})"
@@ -630,9 +630,9 @@ class CompletionCheck:
         return None
 
     def _answer_not_in_file(self, answer: str) -> Reminder | None:
-        """The answer lists lines ("The names are:\nbird.gif\ncat.png") that the one text file the
+        """The answer lists lines ("The names are:\nred.png\nblue.png") that the one text file the
         task asks for holds none of, and it holds fewer lines than that: a small model wrote the
-        name of a temporary file into images.txt and gave the list it was asked to write there
+        name of a temporary file into listing.txt and gave the list it was asked to write there
         only in its answer."""
         if len(self.targets) != 1 or Path(self.targets[0]).suffix.lower() not in TEXT_SUFFIXES:
             return None
@@ -773,8 +773,8 @@ class CompletionCheck:
 
     def _importers_broken(self) -> Reminder | None:
         """A module the run rewrote no longer defines a name that a module beside it still imports
-        from it: asked to rename greet "in greet.py and in every file that uses it", a small model
-        renamed it in greet.py and answered, one.py and two.py still importing greet. With the
+        from it: asked to rename greet "in hello.py and in every file that uses it", a small model
+        renamed it in hello.py and answered, one.py and two.py still importing greet. With the
         task's rename, the first importer's write is shown."""
         for path in sorted(self.written):
             backup = self.originals.get(path)
@@ -800,7 +800,7 @@ class CompletionCheck:
             if renamed and text is not None:
                 for old, new in renamed:
                     text = replace_word(text, old, new)
-                    if old == path.stem:  # greet.py's greet: the module keeps its name
+                    if old == path.stem:  # hello.py's hello: the module keeps its name
                         text = re.sub(rf"^(\s*from\s+){re.escape(new)}(\s+import\b)", rf"\g<1>{path.stem}\g<2>", text, flags=re.MULTILINE)
                 then = f" (then do the same in {', '.join(name for name, _ in beside[1:])})" if len(beside) > 1 else ""
                 how = f"Send this call, which makes the task's rename in {first}{then}:\n{call_source('write_to_file', [first, text])}"

@@ -219,9 +219,9 @@ def moved_changed_note(rel: str, sibling: str, names: list[str], content: str) -
 
 def renamed_definition(old: bytes, new: bytes, removed: list[str]) -> tuple[str, str] | None:
     """(the old name, the new one) when a write took away exactly one top-level function or class
-    and added exactly one of the same kind the file did not define: asked to fix to_fahrenheit, a
-    small model wrote a fixed celsius_to_fahrenheit in its place, and wrote that again three times
-    after being told to_fahrenheit was gone."""
+    and added exactly one of the same kind the file did not define: asked to fix a conversion
+    function, a small model wrote the fixed code under a longer name of its own, and wrote that
+    again three times after being told the old name was gone."""
     if len(removed) != 1:
         return None
     before, after = _top_level_kinds(old), _top_level_kinds(new)

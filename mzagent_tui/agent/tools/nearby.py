@@ -31,7 +31,7 @@ def closest_paths(root: Path, wanted: str) -> list[str]:
 
 def missing_hint(root: Path, wanted: str, targets: Collection[str] = ()) -> str:
     """The sentence that follows "X does not exist". For a file the task asks to create
-    (`targets`), that it is made, not found: a small model sorted images.txt before it had
+    (`targets`), that it is made, not found: a small model sorted listing.txt before it had
     written it, then wrote the name of the sorted copy into it."""
     if PurePosixPath(wanted).as_posix() in {PurePosixPath(target).as_posix() for target in targets}:
         return (

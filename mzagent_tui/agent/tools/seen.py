@@ -18,8 +18,8 @@ from mzagent_tui.agent.tools.registry import ToolError
 def named_files(command: str, root: Path) -> set[Path]:
     """The project's files a command names (`cat plan.txt`, `python3 build_index.py > out.log`): the model
     has seen them, or chose them, so write_to_file may overwrite them afterwards. Not the files of an
-    in-place edit (`sed -i 's/a/b/' main.py`): after one that matched nothing, a small model wrote
-    main.py from its guess, and the file's import was gone."""
+    in-place edit (`sed -i 's/a/b/' run.py`): after one that matched nothing, a small model wrote
+    run.py from its guess, and the file's import was gone."""
     edited = in_place_words(command)
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True

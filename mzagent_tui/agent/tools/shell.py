@@ -255,7 +255,7 @@ _DENIED = re.compile(r"(?:^|: )([\w./-]+): Permission denied$", re.MULTILINE)
 
 def not_executable(output: str, root: Path) -> list[str]:
     """Project files a shell could not run for want of the execute permission (exit code 126,
-    "./lines.sh: Permission denied"), as the command named them: write_to_file makes files without
+    "./count.sh: Permission denied"), as the command named them: write_to_file makes files without
     it, and a small model read the refusal as the sandbox's and went on to try sudo."""
     found = []
     for name in dict.fromkeys(_DENIED.findall(output)):
