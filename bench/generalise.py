@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.suite.dev import DEV_TASKS  # noqa: E402
 from bench.suite.humaneval import humaneval_tasks  # noqa: E402
 from bench.suite.tasks import TASKS, SuiteTask  # noqa: E402
 
@@ -104,7 +105,8 @@ def run(args: argparse.Namespace) -> None:
         for line in out.read_text().splitlines():
             record = json.loads(line)
             done.add((record["task"], record["phrasing"]))
-    chosen = [t for t in all_tasks() if (args.half == "all" or half_of(t.id) == args.half) and (not args.only or t.id in args.only)]
+    pool = DEV_TASKS if args.half == "dev" else [t for t in all_tasks() if args.half == "all" or half_of(t.id) == args.half]
+    chosen = [t for t in pool if not args.only or t.id in args.only]
     server = LocalServer(model_path())
     server.launch()
     try:
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> None:
                 finally:
                     shutil.rmtree(root.parent, ignore_errors=True)  # the session log keeps what the run did
                 record = {
-                    "task": task.id, "category": task.category, "half": half_of(task.id), "phrasing": phrasing,
+                    "task": task.id, "category": task.category, "half": "dev" if args.half == "dev" else half_of(task.id), "phrasing": phrasing,
                     "runner": args.label or args.runner, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,
                 }
                 with out.open("a") as handle:
@@ -146,7 +148,7 @@ def report(paths: list[str]) -> str:
     records = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
     runners = list(dict.fromkeys(r["runner"] for r in records))
     lines = []
-    for half in HALVES:
+    for half in (*HALVES, "dev"):
         mine = [r for r in records if r["half"] == half]
         if not mine:
             continue
@@ -182,7 +184,7 @@ def main() -> None:
     go = commands.add_parser("run")
     go.add_argument("--runner", choices=("agent", "baseline"), required=True)
     go.add_argument("--label", default="", help="the column name in the report (default: the runner)")
-    go.add_argument("--half", choices=HALVES + ("all",), required=True)
+    go.add_argument("--half", choices=(*HALVES, "all", "dev"), required=True, help="dev: the development tasks of bench/suite/dev.py, in neither half")
     go.add_argument("--phrasing", type=int, nargs="+", default=[0, 1])
     go.add_argument("--grammar", choices=("auto", "off"), default="auto", help="auto: as measured in bench/README.md (the app's default too)")
     go.add_argument("--only", nargs="*")

@@ -13,6 +13,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from bench.generalise import HALVES, _setup, all_tasks, half_of  # noqa: E402
 from bench.suite.checks import answer_has, answer_number  # noqa: E402
+from bench.suite.dev import DEV_TASKS  # noqa: E402
 from bench.suite.humaneval import humaneval_tasks  # noqa: E402
 from bench.suite.tasks import TASKS  # noqa: E402
 
@@ -33,7 +34,7 @@ def test_the_split_is_fixed_and_both_halves_are_used() -> None:
     assert half_of("create-greeting") == half_of("create-greeting")
 
 
-@pytest.mark.parametrize("task", all_tasks(), ids=lambda task: task.id)
+@pytest.mark.parametrize("task", all_tasks() + DEV_TASKS, ids=lambda task: task.id)
 def test_no_checker_passes_before_the_work_is_done(task, tmp_path) -> None:  # noqa: ANN001
     for phrasing in range(len(task.phrasings)):
         assert not task.check(_setup(task, phrasing, tmp_path), None)
@@ -52,6 +53,35 @@ def test_a_humaneval_checker_passes_the_reference_solution(task, tmp_path) -> No
     assert not task.check(root, None)
 
 
+def _shell(root: pathlib.Path, script: str) -> None:
+    import subprocess
+
+    subprocess.run(["bash", "-c", script], cwd=root, check=True, capture_output=True)
+
+
+DEV_SOLUTIONS = {
+    "dev-rename-across": "sed -i 's/def load(/def load_words(/' loader.py && sed -i 's/import load$/import load_words/; s/(load(/(load_words(/' report.py",
+    "dev-port-both": "sed -i 's/8000/9000/' site.json serve.py",
+    "dev-move-function": "printf 'def triple(x):\\n    return x * 3\\n' > mathbits.py && sed -i '1,2d' tripler.py && sed -i '1i from mathbits import triple' tripler.py",
+    "dev-rename-users": "sed -i 's/def salute/def hail/' salute.py && sed -i 's/import salute$/import hail/; s/salute(/hail(/' first_user.py second_user.py",
+    "dev-package": "mkdir store && touch store/__init__.py && printf 'class Basket:\\n    def __init__(self):\\n        self.prices = []\\n    def add(self, price):\\n        self.prices.append(price)\\n    def total(self):\\n        return sum(self.prices)\\n' > store/basket.py",
+    "dev-release-two": "echo \"RELEASE = '1.2'\" > release.py && printf 'from release import RELEASE\\nprint(\"release \" + RELEASE)\\n' > marquee.py",
+    "dev-folders-make": "mkdir src tests docs && touch src/.keep tests/.keep docs/.keep",
+    "dev-folders-move-txt": "mkdir texts && mv *.txt texts/",
+    "dev-folders-catalog": "ls fruit | sort > catalog.txt",
+    "dev-run-save": "python3 countdown.py > launch.txt",
+    "dev-run-mean": "python3 meanie.py values.txt | cut -d' ' -f2 > average.txt",
+    "dev-run-lines": "python3 rows.py | wc -l > rowcount.txt",
+}
+
+
+@pytest.mark.parametrize("task", DEV_TASKS, ids=lambda task: task.id)
+def test_a_development_task_s_checker_passes_a_solution(task, tmp_path) -> None:  # noqa: ANN001
+    root = _setup(task, 0, tmp_path)
+    _shell(root, DEV_SOLUTIONS[task.id])
+    assert task.check(root, "Done.")
+
+
 def test_answer_checks_read_values_not_wording() -> None:
     assert answer_number(40)(pathlib.Path("."), "The total is 40.00 dollars.")
     assert not answer_number(40)(pathlib.Path("."), "The amounts are 3.50, 12.25, 20.00 and 4.25.")
@@ -63,8 +93,8 @@ def test_the_agent_names_no_suite_task_or_its_files() -> None:
     """Aids must be general: nothing in the package may name a task id, a file a task starts with,
     or a file a task's words name (the files it asks to create)."""
     source = "\n".join(path.read_text() for path in PACKAGE.rglob("*.py"))
-    mentioned = {name for task in TASKS for words in task.phrasings for name in re.findall(r"(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,5}\b", words)}
-    names = {pathlib.PurePath(name).name for task in TASKS for name in task.files} | mentioned | {task.id for task in all_tasks()}
+    mentioned = {name for task in TASKS + DEV_TASKS for words in task.phrasings for name in re.findall(r"(?<![\w./-])[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{1,5}\b", words)}
+    names = {pathlib.PurePath(name).name for task in TASKS + DEV_TASKS for name in task.files} | mentioned | {task.id for task in all_tasks() + DEV_TASKS}
     universal = {"__init__.py", "package.json", "requirements.txt", "pyproject.toml", "docker-compose.yml"}
     named = sorted(name for name in names - universal if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", source))
     assert named == []
