@@ -742,21 +742,30 @@ class CompletionCheck:
                 )
         return None
 
-    def _lost_definitions(self) -> Reminder | None:
-        """A Python file the run rewrote that no longer defines a function, class or constant it had,
-        which the task does not name: told at the write, a small model renamed one function, dropped the other
-        and answered. The file's earlier content is quoted so that it can be written back whole."""
+    def _rewritten_losses(self) -> list[tuple[Path, str, list[str]]]:
+        """(file, its name in the project, what it no longer defines) for each Python file the run
+        rewrote that lost definitions since the task started: what both the lost-definition and
+        the importer checks start from."""
+        losses = []
         for path in sorted(self.written):
             backup = self.originals.get(path)
             earlier = _short_text(backup, MAX_PARSED_BYTES) if backup is not None else None
             now = _short_text(path, MAX_PARSED_BYTES)
             if earlier is None or now is None:
                 continue
-            name = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
-            lost = [
-                gone for gone in removed_definitions(name, earlier.encode(), now.encode())
-                if not any(_has_word(self.task, part) for part in gone.split("."))
-            ]
+            rel = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
+            removed = removed_definitions(rel, earlier.encode(), now.encode())
+            if removed:
+                losses.append((path, rel, removed))
+        return losses
+
+    def _lost_definitions(self) -> Reminder | None:
+        """A Python file the run rewrote that no longer defines a function, class or constant it had,
+        which the task does not name: told at the write, a small model renamed one function, dropped the other
+        and answered. The file's earlier content is quoted so that it can be written back whole."""
+        for path, name, removed in self._rewritten_losses():
+            lost = [gone for gone in removed if not any(_has_word(self.task, part) for part in gone.split("."))]
+            backup = self.originals.get(path)
             if not lost:
                 continue
             names = ", ".join(lost)
@@ -776,14 +785,8 @@ class CompletionCheck:
         from it: asked to rename greet "in hello.py and in every file that uses it", a small model
         renamed it in hello.py and answered, one.py and two.py still importing greet. With the
         task's rename, the first importer's write is shown."""
-        for path in sorted(self.written):
-            backup = self.originals.get(path)
-            earlier = _short_text(backup, MAX_PARSED_BYTES) if backup is not None else None
-            now = _short_text(path, MAX_PARSED_BYTES)
-            if path.suffix != ".py" or earlier is None or now is None:
-                continue
-            rel = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else str(path)
-            lost = set(removed_definitions(rel, earlier.encode(), now.encode()))
+        for path, rel, removed in self._rewritten_losses():
+            lost = set(removed)
             importers = [
                 (sibling, sorted(name for name, module in imported_from(source).items() if module == path.stem and name in lost))
                 for sibling, source in modules_beside(path)
