@@ -315,7 +315,8 @@ def test_a_missing_file_the_task_asks_for_is_said_to_be_made_not_found(server, p
 
 def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_itself(server, tmp_path: Path) -> None:
     """Told the project folder's name, a small model ran `find project -name '*.txt'` from inside
-    it, was told only that project does not exist, and made an empty folder named project."""
+    it, was told only that project does not exist, and made an empty folder named project; told
+    "project does not exist" before the explanation, it still made the folder."""
     root = tmp_path / "shop"
     root.mkdir()
     (root / "a.txt").write_text("a\n")
@@ -326,8 +327,9 @@ def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_i
         "shop is the name of the project folder itself, the current folder of every command and the start of every "
         "relative path: leave shop/ out of paths, and write . for the folder itself."
     )
-    assert last_user(server.requests[1]).endswith(f"Note: shop does not exist. {itself}</observation>")
-    assert last_user(server.requests[2]) == f"<observation>Error: shop/a.txt does not exist. {itself}</observation>"
+    assert last_user(server.requests[1]).endswith(f"Note: {itself}</observation>")
+    assert last_user(server.requests[2]) == f"<observation>Error: {itself} shop/a.txt is a.txt.</observation>"
+    assert "does not exist" not in last_user(server.requests[1]) + last_user(server.requests[2])
 
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

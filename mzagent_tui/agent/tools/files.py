@@ -44,7 +44,7 @@ from mzagent_tui.agent.tools.definitions import (
     unread_origins_note,
     with_renames,
 )
-from mzagent_tui.agent.tools.nearby import missing_hint
+from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -74,7 +74,7 @@ class FileTools:
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
             raise ToolError("start_line must be a whole number, 1 or more")
         if not path.exists():
-            raise ToolError(f"{rel} does not exist. {missing_hint(self.root, rel, self._ctx.targets)}")
+            raise ToolError(missing_text(self.root, rel, self._ctx.targets))
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
@@ -166,7 +166,7 @@ class FileTools:
             if not isinstance(value, str):
                 raise ToolError(f"{name} must be a string, got {type(value).__name__}")
         if not path.exists():
-            raise ToolError(f"{rel} does not exist, so nothing was edited. {missing_hint(self.root, rel, self._ctx.targets)} To create a file, use write_to_file")
+            raise ToolError(f"{missing_text(self.root, rel, self._ctx.targets)} Nothing was edited; to create a file, use write_to_file")
         if path.is_dir():
             raise ToolError(f"{rel} is a folder; give the path of a file inside it")
         if not stat.S_ISREG(path.stat().st_mode):

@@ -20,7 +20,7 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.examples import checked_calls, matched_note, mismatch_note, printed_examples
 from mzagent_tui.agent.tools.exit_answer import exit_answer
 from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
-from mzagent_tui.agent.tools.nearby import missing_hint, missing_in_output
+from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 from mzagent_tui.agent.tools.seen import named_files
@@ -97,7 +97,7 @@ class ShellTool:
             if failure is not None and failure.path in ctx.changed:
                 ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
             for missing in missing_in_output(ctx.root, text):
-                text += f"\nNote: {missing} does not exist. {missing_hint(ctx.root, missing, ctx.targets)}"
+                text += f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}"
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
                 text += f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file."
         text += advice
