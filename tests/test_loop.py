@@ -126,6 +126,36 @@ def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) ->
     assert any(n.text.endswith("the model was asked for its final answer") for n in rec.of(Notice))
 
 
+def test_a_stuck_runs_closing_answer_must_still_name_the_failing_test(server, project: Path) -> None:
+    """Asked which test fails, a small model ran the tests three times and then answered without
+    the test's name: the closing answer is reminded once, like any answer, and the next one stands."""
+    (project / "test_calc.py").write_text("def test_adds():\n    assert 1 + 1 == 2\n\n\ndef test_halves():\n    assert 3 // 2 == 1.5\n")
+    server.script(
+        *[Reply('<action>run_terminal_command("python3 -m pytest -q")</action>')] * 4,
+        Reply("<thought>done</thought><final_answer>One test fails.</final_answer>"),
+        Reply("<thought>named</thought><final_answer>test_halves fails.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Which test fails?")
+    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "test_halves fails."
+    assert len(rec.of(Action)) == 3 and len(server.requests) == 6
+    reminder = last_user(server.requests[5])
+    assert "test_calc.py::test_halves" in reminder and "does not name them" in reminder
+    assert rec.of(FinalAnswer)[0].text == "test_halves fails." and len(rec.of(FinalAnswer)) == 1
+
+
+def test_a_stuck_runs_closing_answer_is_reminded_only_once(server, project: Path) -> None:
+    (project / "test_calc.py").write_text("def test_halves():\n    assert 3 // 2 == 1.5\n")
+    server.script(
+        *[Reply('<action>run_terminal_command("python3 -m pytest -q")</action>')] * 4,
+        *[Reply("<final_answer>One test fails.</final_answer>")] * 3,
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Which test fails?")
+    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "One test fails."
+    assert len(server.requests) == 6
+
+
 def test_a_reply_repeating_the_last_action_is_asked_for_again_with_more_variety(server, project: Path) -> None:
     """At temperature 0 the same conversation gives the same reply: a word-for-word repeat of the
     last action is dropped (never run) and asked for once more at a higher temperature."""

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -66,6 +67,8 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
 UNDONE = ("missing", "unchanged", "failing")
+ANSWERABLE = ("unnamed",)
+"""Checks another answer can satisfy with no tool call: the only ones left to a stuck run's closing answer."""
 """Reminders that a file the task asks for is not there or not changed, or that the tests still
 fail: an answer claiming a change is then contradicted by the disk."""
 STUB = "raise NotImplementedError"
@@ -439,8 +442,8 @@ class CompletionCheck:
         if isinstance(event, Observation) and event.tool == "run_terminal_command" and event.ok and TEST_COMMAND.search(self.last_command):
             self.tests_failing = False
 
-    def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
-        """What is not done yet, or None to accept the answer.
+    def reminder(self, answer: str, acted: bool, commands: list[str], kinds: Collection[str] | None = None) -> Reminder | None:
+        """What is not done yet, or None to accept the answer; `kinds` limits the checks run.
 
         A file a successful command named may be gone on purpose (`mv`, `rm`): it is not missing.
         """
@@ -470,6 +473,8 @@ class CompletionCheck:
             ("unnamed", lambda: self._failing_not_named(answer)),
         )
         for kind, check in checks:
+            if kinds is not None and kind not in kinds:
+                continue
             if kind in self.given and kind != "missing":  # _missing itself says when to remind again
                 continue
             found = check()

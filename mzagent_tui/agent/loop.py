@@ -21,7 +21,7 @@ from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.completion import CompletionCheck
+from mzagent_tui.agent.completion import ANSWERABLE, CompletionCheck
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
@@ -456,7 +456,7 @@ class Agent:
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             if stuck:
-                return self._closing_answer(cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
+                return self._closing_answer(completion, cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
         return RunResult(
             StopReason.MAX_STEPS,
             f"reached the step limit ({limit}) without a final answer; send a follow-up to continue",
@@ -464,26 +464,34 @@ class Agent:
             limit,
         )
 
-    def _closing_answer(self, cancel: CancelToken, step: int, why: str) -> RunResult:
+    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
-        command three times had usually seen what the task asked about, and said it when asked."""
+        command three times had usually seen what the task asked about, and said it when asked.
+        The checks another answer can satisfy still apply, once: asked which test fails, a small
+        model that had run the tests three times answered without the test's name."""
         message = f"stuck: {why}"
         self.emit(Notice(f"{message}; the model was asked for its final answer"))
-        try:
-            reply = self._ask_model(cancel, final_only=True)
-        except Cancelled:
-            self._append("assistant", "[reply interrupted by the user]")
-            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-        except LLMError as exc:
-            self.emit(Error(str(exc)))
-            return RunResult(StopReason.STUCK, message, None, step)
-        parsed = self._parse(reply)
-        self._show(reply, parsed)
-        if parsed.error is not None or parsed.final_answer is None:
-            if self._open_call is not None:
-                self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
-            return RunResult(StopReason.STUCK, message, None, step)
+        for _ in range(2):
+            try:
+                reply = self._ask_model(cancel, final_only=True)
+            except Cancelled:
+                self._append("assistant", "[reply interrupted by the user]")
+                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+            except LLMError as exc:
+                self.emit(Error(str(exc)))
+                return RunResult(StopReason.STUCK, message, None, step)
+            parsed = self._parse(reply)
+            self._show(reply, parsed)
+            if parsed.error is not None or parsed.final_answer is None:
+                if self._open_call is not None:
+                    self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
+                return RunResult(StopReason.STUCK, message, None, step)
+            reminder = completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
+            if reminder is None:
+                break
+            self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
+            self._observe(reminder.text)
         self.emit(FinalAnswer(parsed.final_answer))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
