@@ -72,6 +72,29 @@ DEV_SOLUTIONS = {
     "dev-run-save": "python3 countdown.py > launch.txt",
     "dev-run-mean": "python3 meanie.py values.txt | cut -d' ' -f2 > average.txt",
     "dev-run-lines": "python3 rows.py | wc -l > rowcount.txt",
+    "dev-answer-mailhost": "true",
+    "dev-answer-defs": "true",
+    "dev-data-sales-total": "echo 61 > total.txt",
+    "dev-data-options-key": "echo '{\"name\": \"kestrel\", \"workers\": 4, \"debug\": false}' > options.json",
+    "dev-data-pets-table": "printf '| name | kind |\\n|---|---|\\n| Rex | dog |\\n| Tom | cat |\\n' > pets.md",
+    "dev-modify-greeting": "sed -i \"s/'Hello'/'Hi'/\" greeter.py",
+    "dev-modify-scale": "printf 'def area(w, h, scale=1):\\n    return w * h * scale\\n' > shapes.py",
+    "dev-fix-largest": "sed -i 's/best = 0/best = xs[0]/' picks.py",
+    "dev-fix-stopwatch": "printf 'def seconds(minutes):\\n    return minutes * 60\\n\\nprint(seconds(3))\\n' > stopwatch.py",
+    "dev-tests-limits": (
+        "printf 'import unittest\\nfrom limits import clamp\\n\\nclass T(unittest.TestCase):\\n    def test_low(self):\\n        self.assertEqual(clamp(-5, 0, 9), 0)\\n"
+        "    def test_high(self):\\n        self.assertEqual(clamp(50, 0, 9), 9)\\n' > test_limits.py"
+    ),
+    "dev-tests-wordcounter": "printf 'def count_words(text):\\n    return len(text.split())\\n' > wordcounter.py",
+    "dev-shell-backup": "printf 'cp diary.md diary.md.bak\\n' > backup.sh && bash backup.sh",
+    "dev-run-errors": "python3 signals.py | grep -c '^ERROR' > errors.txt",
+    "dev-folders-flat": "mkdir flat && find lib -name '*.py' -exec cp {} flat/ \\;",
+}
+
+
+DEV_ANSWERS = {
+    "dev-answer-mailhost": "It sends through smtp.kestrel.test.",
+    "dev-answer-defs": "geometry.py defines 4 functions.",
 }
 
 
@@ -79,7 +102,7 @@ DEV_SOLUTIONS = {
 def test_a_development_task_s_checker_passes_a_solution(task, tmp_path) -> None:  # noqa: ANN001
     root = _setup(task, 0, tmp_path)
     _shell(root, DEV_SOLUTIONS[task.id])
-    assert task.check(root, "Done.")
+    assert task.check(root, DEV_ANSWERS.get(task.id, "Done."))
 
 
 def test_answer_checks_read_values_not_wording() -> None:
