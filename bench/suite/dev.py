@@ -1,6 +1,6 @@
 """Development tasks: outside the suite and its split, for trying aids on kinds of task the
 tuning half has few of (it has no multi-file task). Written in the eighteenth session from the
-category names alone, before that session's held-out result was seen; the second twelve, from the
+category names alone, before that session's held-out result was seen; the next fourteen, from the
 categories the first twelve lacked, in the nineteenth session, the same way. Run them with
 `python bench/generalise.py run --runner agent --half dev --phrasing 0 --out FILE`; they count
 toward neither half, and the package may name their ids and files no more than the suite's
