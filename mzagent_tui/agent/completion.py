@@ -21,8 +21,10 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
-from mzagent_tui.agent.tools.definitions import has_word, imported_from, modules_beside, removed_definitions, replace_word
+from mzagent_tui.agent.tools.definitions import imported_from, removed_definitions
 from mzagent_tui.agent.tools.examples import check_command
+from mzagent_tui.agent.tools.moves import modules_beside
+from mzagent_tui.agent.tools.renames import has_word, replace_word
 from mzagent_tui.agent.tools.shell import failing_tests
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
 

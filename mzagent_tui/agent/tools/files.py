@@ -27,26 +27,12 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import (
-    has_word,
-    kept_stubs,
-    kept_stubs_note,
-    listed,
-    moved_changed,
-    moved_changed_note,
-    removed_definitions,
-    removed_note,
-    removed_source,
-    rename_note,
-    renamed_definition,
-    renamed_note,
-    unread_origins,
-    unread_origins_note,
-    with_renames,
-)
+from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note, removed_source
+from mzagent_tui.agent.tools.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
+from mzagent_tui.agent.tools.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.write_repairs import repair
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from pyflakes import checker, messages
 
 from mzagent_tui.agent.parsing import call_source
-from mzagent_tui.agent.tools.definitions import listed, sibling_definitions
+from mzagent_tui.agent.tools.definitions import listed
+from mzagent_tui.agent.tools.moves import sibling_definitions
 
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
