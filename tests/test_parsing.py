@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mzagent_tui.agent.parsing import call_source, parse_reply
+from mzagent_tui.agent.parsing import UNCLOSED_STRING_NOTE, call_source, parse_reply
 
 SIGS = {
     "read_file": ["file_path", "start_line"],
@@ -227,6 +227,23 @@ def test_a_last_argument_with_unescaped_quotes_is_read_to_the_closing_parenthesi
     parsed = parse_reply(reply, SIGS)
     assert parsed.error is None and parsed.tool == "write_to_file" and parsed.args == args
     assert parsed.notes and "check the result" in parsed.notes[0]
+
+
+UNCLOSED = [
+    # The content's own `')` taken for the string's close: the string runs to the end of the action.
+    ("<action>write_to_file(\"serve.py\", 'PORT = 9000\n\nprint(f\\'serving on {PORT}\\')</action>\n\nuser\n", ["serve.py", "PORT = 9000\n\nprint(f'serving on {PORT}')"]),
+    ('<action>write_to_file("a.py", "print(\\"hi\\")</action>', ["a.py", 'print("hi")']),
+    # No parenthesis in the content to close: the `)` is the call's.
+    ("<action>write_to_file('a.py', 'x = \\'a\\')</action>", ["a.py", "x = 'a'"]),
+    ('<action>write_to_file("a.txt", "say \\"hi\\" )  </action>', ["a.txt", 'say "hi"']),
+]
+
+
+@pytest.mark.parametrize(("reply", "args"), UNCLOSED)
+def test_a_last_string_never_closed_is_read_to_the_end_of_the_action(reply: str, args: list) -> None:
+    parsed = parse_reply(reply, SIGS)
+    assert parsed.error is None and parsed.tool == "write_to_file" and parsed.args == args
+    assert parsed.notes == [UNCLOSED_STRING_NOTE]
 
 
 @pytest.mark.parametrize(

@@ -77,6 +77,12 @@ UNESCAPED_QUOTES_NOTE = (
     "the last argument held quotes of its own kind without a backslash; it was read up to the quote before the "
     "closing parenthesis, so check the result (write \\\" inside a double-quoted string)"
 )
+UNCLOSED_STRING_NOTE = (
+    "the last argument's string was never closed (the quote before the closing parenthesis had a backslash); "
+    "it was read to the end of the action, so check the result"
+)
+_LOOSE_NOTES = {-1: UNESCAPED_QUOTES_NOTE, -2: UNCLOSED_STRING_NOTE}
+"""The note for each loose reading, by the end `_parse_call` returns for it."""
 _CLOSING_TAG = re.compile(r"</(action|tool_call)>", re.IGNORECASE)
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
@@ -222,7 +228,7 @@ def _parse_action_body(body: str, signatures: Mapping[str, Sequence[str]], closi
     args = _bind(name, positional, keywords, signatures)
     notes = _leftover_notes(stripped[end:], closing)
     if end < 0:
-        notes = [UNESCAPED_QUOTES_NOTE]
+        notes = [_LOOSE_NOTES[end]]
     return ParsedReply(tool=name, args=args, notes=notes)
 
 
@@ -294,17 +300,23 @@ def _parse_call(text: str) -> tuple[str, list[Any], list[tuple[str, Any]], int]:
         loose = _last_string_to_the_end(text, pos + 1)
         if loose is None:
             raise
-        return name, loose, [], -1
+        args, unclosed = loose
+        return name, args, [], -2 if unclosed else -1
     return name, positional, keywords, end
 
 
-def _last_string_to_the_end(text: str, start: int) -> list[Any] | None:
+def _last_string_to_the_end(text: str, start: int) -> tuple[list[Any], bool] | None:
     """The one reading of a call whose last string holds unescaped quotes of its own kind
     (`write_to_file("a.py", "def f():\n    \"\"\"Doc.\"\"\"\n")` written without the backslashes):
     the last argument runs from its opening quote to the quote just before the call's closing
     `)` at the end of the action. Only for two positional strings, where the second is content
     (a lone argument such as `"a" + "b"` stays an error), and never for a reply cut off before
-    its `)` (None)."""
+    its `)` (None).
+
+    When that quote has a backslash, the string was never closed (True with the arguments): a
+    small model wrote `'print(f\\'on {PORT}\\')` and the action's end, the content's own `')`
+    taken for the string's close. The content then runs to the end of the action, the `)` in it
+    where it closes a parenthesis the content opened."""
     tag = _CLOSING_TAG.search(text, start)
     closing = _CLOSING_CALL.search(text[: tag.start() if tag else len(text)], start)
     if closing is None:
@@ -323,7 +335,13 @@ def _last_string_to_the_end(text: str, start: int) -> list[Any] | None:
     second_start = _skip_spaces(text, comma + 1)
     if second_start >= last_end or text[second_start] != quote:
         return None
-    return [first, _decode(text[second_start + 1 : last_end], raw_string=False)]
+    backslashes = len(text[second_start + 1 : last_end]) - len(text[second_start + 1 : last_end].rstrip("\\"))
+    if backslashes % 2 == 0:
+        return [first, _decode(text[second_start + 1 : last_end], raw_string=False)], False
+    content = _decode(text[second_start + 1 : last_end + 1], raw_string=False)
+    if content.count("(") > content.count(")"):
+        content += ")"
+    return [first, content], True
 
 
 def _skip_spaces(text: str, index: int) -> int:
