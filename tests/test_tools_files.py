@@ -332,6 +332,25 @@ def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_i
     assert "does not exist" not in last_user(server.requests[1]) + last_user(server.requests[2])
 
 
+def test_a_write_under_the_project_folder_s_own_name_is_refused_until_that_folder_exists(tools, project: Path) -> None:
+    """Told the project folder's name, a small model wrote a whole package under `proj/` inside
+    the project: nothing is written, and the error names the path meant and how to mean the folder."""
+    text, ok = write(tools, "proj/store/__init__.py", "")
+    assert not ok and not (project / "proj").exists()
+    assert "proj is the name of the project folder itself" in text and "Write to store/__init__.py instead" in text
+    assert 'run_terminal_command("mkdir proj")' in text
+    assert write(tools, "store/__init__.py", "")[1] and (project / "store" / "__init__.py").is_file()
+    (project / "proj").mkdir()
+    assert write(tools, "proj/__init__.py", "")[1] and (project / "proj" / "__init__.py").is_file()
+
+
+def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_that_path(project: Path, tmp_path: Path) -> None:
+    session = Session(tmp_path / "session", Redactor([]))
+    ctx = ToolContext(project, session, Recorder(), PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
+    ctx.task = "Create proj/__init__.py for the proj package."
+    assert FileTools(ctx).write_to_file("proj/__init__.py", "").startswith("File written: proj/__init__.py")
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

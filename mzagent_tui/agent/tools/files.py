@@ -15,7 +15,7 @@ import json
 import os
 import re
 import stat
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
@@ -131,6 +131,7 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
+        self._refuse_root_name_folder(rel)
         if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
             raise ToolError(
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
@@ -143,6 +144,20 @@ class FileTools:
             first += " " + " ".join(repaired) + " So it parses."
             written = first + ("\n" + rest if rest else "")
         return written
+
+    def _refuse_root_name_folder(self, rel: str) -> None:
+        """A write that would make a folder named like the project folder inside it, unless the task
+        names such a path: told the project folder's name, a small model wrote its whole package
+        under `project/` inside the project. To mean such a folder, make it first."""
+        first, *rest = PurePosixPath(rel).parts
+        if first != self.root.name or not rest or (self.root / first).exists() or f"{first}/" in self._ctx.task:
+            return
+        inside = PurePosixPath(*rest).as_posix()
+        raise ToolError(
+            f"nothing was written: {first} is the name of the project folder itself, and relative paths already start "
+            f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead; to make "
+            f"a folder named {first} inside the project on purpose, create it first with run_terminal_command(\"mkdir {first}\")"
+        )
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
