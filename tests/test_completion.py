@@ -172,6 +172,27 @@ def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, proj
     assert "the task asks to replace total with sum_all, but app.py still has total (line 1)." in last_user(server.requests[3])
 
 
+def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_it_back(server, project: Path) -> None:
+    """Told to rename a function in loader.py, a small model ran `mv loader.py loader_words.py`,
+    was told to put the file back under its name, and went on without it."""
+    (project / "loader.py").write_text("def load(p):\n    return p\n")
+    (project / "other.py").write_text("def load(p):\n    return p\n")
+    back = 'run_terminal_command("mv \'new dir/loader_words.py\' loader.py")'
+    server.script(
+        Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>"),
+        Reply(f"<action>{back}</action>"),
+        answer_reply("Done."),
+    )
+    agent, rec = make_agent(server, project)
+    agent.run("Rename the function load in loader.py to load_words.")
+    assert next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command").endswith(
+        "\nNote: loader.py, which the task names, is gone now: the command moved it to new dir/loader_words.py. The task asks "
+        f"to change what is in loader.py, not to move or rename the file: put it back with {back}, then change its content if "
+        "the task asks for that."
+    )
+    assert (project / "loader.py").read_text() == "def load(p):\n    return p\n"
+
+
 def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project: Path) -> None:
     """Told to rename a function, a small model renamed the file that defined it."""
     (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import json
 import re
+import shlex
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -24,6 +25,7 @@ from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import imported_from, removed_definitions
 from mzagent_tui.agent.tools.examples import check_command
 from mzagent_tui.agent.tools.moves import modules_beside
+from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.tools.renames import has_word, replace_word
 from mzagent_tui.agent.tools.shell import failing_tests
 from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -334,6 +336,10 @@ class CompletionCheck:
     """The files the task names that existed when it started."""
     gone: list[str] = field(default_factory=list)
     """Files the task names that a command removed since the last observation (see gone_note)."""
+    gone_content: dict[str, str] = field(default_factory=dict)
+    """The digest of each of those files' last content, from its backup."""
+    created_now: dict[str, Path] = field(default_factory=dict)
+    """The files the last action created, by the digest of their content: where a gone file went."""
     failing: list[str] = field(default_factory=list)
     """The failing tests the commands of this run reported (unittest's "test_x", pytest's
     "test_m.py::Case::test_x"), kept when a later run passed: asked which test fails, a small model
@@ -398,6 +404,17 @@ class CompletionCheck:
         to rename a function in util.py, a small model ran `mv util.py util_old.py` and went on."""
         if not self.gone:
             return None
+        moves = {name: self.created_now[self.gone_content[name]] for name in self.gone if self.gone_content.get(name) in self.created_now}
+        if len(self.gone) == 1 and moves:
+            name, there = next(iter(moves.items()))
+            there_rel = relative(self.root, there)
+            self.gone = []
+            return (
+                f"{name}, which the task names, is gone now: the command moved it to {there_rel}. The task asks to change what "
+                f"is in {name}, not to move or rename the file: put it back with "
+                f"{call_source('run_terminal_command', [f'mv {shlex.quote(there_rel)} {shlex.quote(name)}'])}, then change "
+                "its content if the task asks for that."
+            )
         names, self.gone = ", ".join(self.gone), []
         return (
             f"{names}, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
@@ -411,9 +428,17 @@ class CompletionCheck:
     def observe(self, event: Event) -> None:
         if isinstance(event, FileChanged) and event.deleted:
             gone = [name for name in self.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
-            self.gone += [name for name in gone if name in self.existed and not self._may_go(name)]
+            for name in gone:
+                if name in self.existed and not self._may_go(name):
+                    self.gone.append(name)
+                    digest = _digest(Path(event.backup)) if event.backup else None
+                    if digest is not None:
+                        self.gone_content[name] = digest
+        if isinstance(event, FileChanged) and event.created and event.sha256:
+            self.created_now[event.sha256] = Path(event.path)
         if isinstance(event, Action):
             self.last_tool = event.tool
+            self.created_now = {}
         written_by_model = self.last_tool in ("write_to_file", "edit_file")
         if isinstance(event, FileChanged) and written_by_model and self.failed_run is not None and Path(event.path) not in self.changed_since_failure:
             self.changed_since_failure.append(Path(event.path))
