@@ -1238,3 +1238,51 @@ def test_no_importer_reminder_when_the_importers_changed_too(server, project: Pa
     agent, rec = make_agent(server, project)
     assert agent.run("Rename greet to welcome in hello.py and one.py.").final_answer == "Renamed."
     assert not rec.of(Notice)
+
+
+GEOMETRY = "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n\n\ndef d():\n    pass\n"
+
+
+def test_a_count_made_by_reading_is_counted_again_with_a_command(server, project: Path) -> None:
+    """A small model read four functions and answered five."""
+    (project / "shapes.py").write_text(GEOMETRY)
+    server.script(
+        read_reply("shapes.py"),
+        answer_reply("shapes.py defines 5 functions."),
+        Reply('<action>run_terminal_command("grep -c \'^def \' shapes.py")</action>'),
+        answer_reply("shapes.py defines 4 functions."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("How many functions does shapes.py define?")
+    assert result.final_answer == "shapes.py defines 4 functions."
+    assert last_user(server.requests[2]).startswith("<observation>Reminder: the question asks how many, and your count comes from reading")
+    assert "Count with a command" in last_user(server.requests[2])
+
+
+@pytest.mark.parametrize(
+    ("task", "answer"),
+    [
+        ("How many functions does shapes.py define?", "It defines 3 functions."),  # small counts are read right
+        ("What does shapes.py define?", "It defines 4 functions: a, b, c and d."),  # not a count question
+    ],
+)
+def test_a_count_needs_no_command_when_small_or_not_asked(server, project: Path, task: str, answer: str) -> None:
+    (project / "shapes.py").write_text(GEOMETRY)
+    server.script(read_reply("shapes.py"), answer_reply(answer), answer_reply("again"))
+    agent, _ = make_agent(server, project)
+    assert agent.run(task).final_answer == answer
+
+
+def test_a_count_written_into_the_file_the_task_names_is_left_to_the_file_checks(server, project: Path) -> None:
+    (project / "shapes.py").write_text(GEOMETRY)
+    server.script(read_reply("shapes.py"), Reply('<action>write_to_file("count.txt", "4\\n")</action>'), answer_reply("I wrote 4 into count.txt."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("How many functions does shapes.py define? Write the number into count.txt.").final_answer == "I wrote 4 into count.txt."
+
+
+def test_the_same_count_again_without_a_command_stands(server, project: Path) -> None:
+    (project / "shapes.py").write_text(GEOMETRY)
+    server.script(read_reply("shapes.py"), answer_reply("It defines 4 functions."), answer_reply("It defines 4 functions."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("How many functions does shapes.py define?").final_answer == "It defines 4 functions."
+    assert len(server.requests) == 3

@@ -46,6 +46,10 @@ TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECAS
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
+COUNT_QUESTION = re.compile(r"\bhow\s+many\b|^\s*count\b", re.IGNORECASE)
+COUNTED = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+SURE_COUNT = 3
+"""Counts up to this are trusted from reading; a larger one is counted with a command."""
 PASSING = re.compile(r"\bpass(?:es|ing)?\b", re.IGNORECASE)
 FAILING = re.compile(r"\bfail(?:s|ing|ed)?\b", re.IGNORECASE)
 """With PASSING: a task that wants tests to pass ("make test_x.py pass", "the tests fail: fix
@@ -68,7 +72,7 @@ _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
 """What stands between two names of one list ("alpha.py, beta.py and gamma.py"): the second shares the first's verb."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
-GUESSED_ANSWERS = ("unrun", "error", "promise", "unnamed")
+GUESSED_ANSWERS = ("unrun", "counted", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
 UNDONE = ("missing", "unchanged", "failing")
 ANSWERABLE = ("unnamed",)
@@ -494,6 +498,7 @@ class CompletionCheck:
             ("retest", self._tests_not_run_again),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
+            ("counted", lambda: self._counted_by_eye(answer)),
             ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
             ("promise", lambda: self._promise(answer)),
@@ -963,6 +968,19 @@ class CompletionCheck:
             "the question is about running something, and nothing was run",
             "Reminder: the question is about what happens when something runs, and no command was run in this task, "
             "so the answer is a guess. Run it with run_terminal_command and answer from its output.",
+        )
+
+    def _counted_by_eye(self, answer: str) -> Reminder | None:
+        """A "how many" question answered with a count above SURE_COUNT when no command ran: the
+        count was made by reading, and a small model that read four functions answered five."""
+        if self.ran or self.targets or not COUNT_QUESTION.search(self.task):
+            return None
+        if not any(int(number) > SURE_COUNT for number in COUNTED.findall(answer)):
+            return None
+        return Reminder(
+            "the answer counts by reading, and no command counted",
+            "Reminder: the question asks how many, and your count comes from reading, which is easily off by one. "
+            "Count with a command (for example grep -c, wc -l or ls | wc -l) and answer from its output.",
         )
 
     def _idle(self) -> Reminder | None:
