@@ -351,6 +351,20 @@ def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_
     assert FileTools(ctx).write_to_file("proj/__init__.py", "").startswith("File written: proj/__init__.py")
 
 
+def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) -> None:
+    """Asked to change a default greeting, a small model wrote the new greeting into the body, so
+    the parameter did nothing."""
+    (project / "greeter.py").write_text("def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n")
+    read(tools, "greeter.py")
+    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n")
+    assert ok and text.endswith(
+        "\nNote: in greeter.py, greet takes greeting but no longer uses it, though it used it before this write, so what a "
+        "caller passes for it changes nothing. If the task did not ask for that, use the parameter in the code again instead of a fixed value."
+    )
+    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n")
+    assert ok and "no longer uses" not in text
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

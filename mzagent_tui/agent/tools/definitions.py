@@ -97,6 +97,54 @@ def removed_definitions(rel: str, old: bytes, new: bytes) -> list[str]:
     return [name for name in lost if "." not in name or name.partition(".")[0] not in lost]
 
 
+def dropped_parameters(rel: str, old: bytes, new: bytes) -> list[tuple[str, str]]:
+    """(function, parameter) for each parameter a function still takes but no longer uses, where
+    it used it before the write: asked to change a default greeting, a small model changed the
+    default and wrote the new greeting into the body, so the parameter did nothing."""
+    if not rel.lower().endswith(".py"):
+        return []
+    before, after = _functions(old), _functions(new)
+    dropped = []
+    for name, function in after.items():
+        earlier = before.get(name)
+        if earlier is None:
+            continue
+        used_before, used_now = _used_names(earlier), _used_names(function)
+        dropped += [(name, param) for param in _parameters(function) if param in _parameters(earlier) and param in used_before and param not in used_now]
+    return dropped
+
+
+def dropped_parameters_note(rel: str, dropped: list[tuple[str, str]]) -> str:
+    said = "; ".join(f"{function} takes {param} but no longer uses it" for function, param in dropped[:MAX_NAMED])
+    return (
+        f"Note: in {rel}, {said}, though it used it before this write, so what a caller passes for it changes nothing. "
+        "If the task did not ask for that, use the parameter in the code again instead of a fixed value."
+    )
+
+
+def _functions(source: bytes) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The top-level functions and the methods of top-level classes (as `Class.method`)."""
+    tree = parsed(source)
+    if tree is None:
+        return {}
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            found.update({f"{node.name}.{item.name}": item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))})
+    return found
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    arguments = function.args
+    return [arg.arg for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs] if arg.arg not in ("self", "cls")]
+
+
+def _used_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    return {node.id for statement in function.body for node in ast.walk(statement) if isinstance(node, ast.Name)}
+
+
 def imported_from(source: bytes) -> dict[str, str]:
     """The names a module's top-level `from m import name` lines bind, with their module: a
     function moved out and imported back is not lost."""

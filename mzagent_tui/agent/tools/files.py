@@ -27,7 +27,16 @@ from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import kept_stubs, kept_stubs_note, listed, removed_definitions, removed_note, removed_source
+from mzagent_tui.agent.tools.definitions import (
+    dropped_parameters,
+    dropped_parameters_note,
+    kept_stubs,
+    kept_stubs_note,
+    listed,
+    removed_definitions,
+    removed_note,
+    removed_source,
+)
 from mzagent_tui.agent.tools.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
@@ -275,6 +284,9 @@ class FileTools:
         moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
         if moved is not None:
             notes += "\n" + moved_changed_note(rel, relative(self.root, moved[0]), moved[1], moved[2])
+        dropped = dropped_parameters(rel, old, data) if old is not None else []
+        if dropped:
+            notes += "\n" + dropped_parameters_note(rel, dropped)
         origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
         if origins:
             notes += "\n" + unread_origins_note(origins)
