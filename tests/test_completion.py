@@ -1286,3 +1286,34 @@ def test_the_same_count_again_without_a_command_stands(server, project: Path) ->
     agent, _ = make_agent(server, project)
     assert agent.run("How many functions does shapes.py define?").final_answer == "It defines 4 functions."
     assert len(server.requests) == 3
+
+
+def test_a_file_meant_to_hold_only_a_number_that_holds_words_around_it_is_shown_the_write(server, project: Path) -> None:
+    """Asked for the mean only, a small model wrote the program's whole `mean: 4.25` line."""
+    server.script(
+        Reply('<action>write_to_file("average.txt", "mean: 4.25")</action>'),
+        answer_reply("I wrote the mean."),
+        Reply('<action>write_to_file("average.txt", "4.25\\n")</action>'),
+        answer_reply("I wrote 4.25."),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Run stats.py and write just the mean it prints into average.txt.")
+    assert result.final_answer == "I wrote 4.25." and (project / "average.txt").read_text() == "4.25\n"
+    assert last_user(server.requests[2]) == (
+        "<observation>Reminder: the task wants only the number in average.txt, but it holds 'mean: 4.25'. If 4.25 is the "
+        'number, send this call:\nwrite_to_file("average.txt", "4.25")\nOtherwise fix it and give your final answer again.</observation>'
+    )
+
+
+@pytest.mark.parametrize(
+    ("task", "content"),
+    [
+        ("Write just the mean of 2, 4, 5 and 6 into average.txt.", "4.25\n"),
+        ("Write the mean of 2, 4, 5 and 6 into average.txt.", "mean: 4.25\n"),  # words allowed
+        ("Write only the numbers 4 and 5 into average.txt.", "4 and 5\n"),  # two numbers: which one is not clear
+    ],
+)
+def test_a_number_file_is_left_alone_when_bare_or_not_asked_bare(server, project: Path, task: str, content: str) -> None:
+    server.script(Reply(f"<action>write_to_file(\"average.txt\", {json.dumps(content)})</action>"), answer_reply("Done."), answer_reply("again"))
+    agent, _ = make_agent(server, project)
+    assert agent.run(task).final_answer == "Done."

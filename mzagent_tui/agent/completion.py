@@ -46,6 +46,13 @@ TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECAS
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
+ONLY_A_NUMBER = re.compile(
+    r"\b(?:just|only)\s+(?:the\s+)?(?:number|count|total|sum|mean|average|value|result)\b"
+    r"|\b(?:number|count|total|sum|mean|average|value)\s+only\b|\bbare\s+number\b",
+    re.IGNORECASE,
+)
+"""A task that wants a file to hold a number and nothing else."""
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]|\.\d)")
 COUNT_QUESTION = re.compile(r"\bhow\s+many\b|^\s*count\b", re.IGNORECASE)
 COUNTED = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 SURE_COUNT = 3
@@ -488,6 +495,7 @@ class CompletionCheck:
             ("failing", self._tests_still_failing),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("answer only", lambda: self._answer_not_in_file(answer)),
+            ("number only", self._more_than_a_number),
             ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
             ("importers", self._importers_broken),
@@ -689,6 +697,24 @@ class CompletionCheck:
             f"{holds}: none of those lines is in it. If they are the result, send this call:\n"
             f"{call_source('write_to_file', [name, chr(10).join(lines) + chr(10)])}\n"
             f"Otherwise fix {name} and give your final answer again.",
+            (self.root / name,),
+        )
+
+    def _more_than_a_number(self) -> Reminder | None:
+        """The task wants just a number in its one text file, and the file holds words around the one
+        number in it: asked for the mean only, a small model wrote the program's `mean: 4.25` line."""
+        if len(self.targets) != 1 or Path(self.targets[0]).suffix.lower() not in TEXT_SUFFIXES or not ONLY_A_NUMBER.search(self.task):
+            return None
+        name = self.targets[0]
+        text = _short_text(self.root / name)
+        numbers = NUMBER.findall(text or "")
+        if text is None or len(numbers) != 1 or text.strip() == numbers[0]:
+            return None
+        return Reminder(
+            f"{name} holds more than the number the task asks for",
+            f"Reminder: the task wants only the number in {name}, but it holds {text.strip()!r}. If {numbers[0]} is the "
+            f"number, send this call:\n{call_source('write_to_file', [name, numbers[0]])}\n"
+            "Otherwise fix it and give your final answer again.",
             (self.root / name,),
         )
 
