@@ -1317,3 +1317,16 @@ def test_a_number_file_is_left_alone_when_bare_or_not_asked_bare(server, project
     server.script(Reply(f"<action>write_to_file(\"average.txt\", {json.dumps(content)})</action>"), answer_reply("Done."), answer_reply("again"))
     agent, _ = make_agent(server, project)
     assert agent.run(task).final_answer == "Done."
+
+
+def test_the_module_a_task_writes_tests_for_is_not_a_file_to_change(server, project: Path) -> None:
+    """Told that limits.py was unchanged, a small model asked to write tests for it rewrote it."""
+    (project / "limits.py").write_text("def clamp(value, low, high):\n    return max(low, min(value, high))\n")
+    test = "import unittest\nfrom limits import clamp\n\n\nclass T(unittest.TestCase):\n    def test_low(self):\n        self.assertEqual(clamp(-1, 0, 9), 0)\n"
+    server.script(
+        Reply(f"<action>write_to_file(\"test_limits.py\", {json.dumps(test)})</action>"),
+        Reply('<action>run_terminal_command("python3 -m unittest test_limits")</action>'),
+        answer_reply("The tests pass."),
+    )
+    agent, _ = make_agent(server, project)
+    assert agent.run("Write unittest tests for clamp from limits.py in test_limits.py, and run them.").final_answer == "The tests pass."

@@ -392,7 +392,8 @@ class CompletionCheck:
         self.targets = [name for name in task_targets(self.task) if self._inside(name)]
         existing = [name for name in self.named if self._inside(name) and (self.root / name).is_file()]
         self.existed = set(existing)
-        if not self.targets and len(existing) == 1 and self.asks_for_change and not TEST_FILE.search(existing[0]):
+        tested = TESTS_OF.search(self.task[: self.task.find(existing[0])]) is not None if len(existing) == 1 else False
+        if not self.targets and len(existing) == 1 and self.asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
             self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
         self.before = {name: _digest(self.root / name) for name in self.targets}
         self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
