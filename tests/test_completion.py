@@ -1330,3 +1330,45 @@ def test_the_module_a_task_writes_tests_for_is_not_a_file_to_change(server, proj
     )
     agent, _ = make_agent(server, project)
     assert agent.run("Write unittest tests for clamp from limits.py in test_limits.py, and run them.").final_answer == "The tests pass."
+
+
+WC = "def count_words(text):\n    return len(text.split(' '))\n"
+TEST_WC = "import unittest\n\nfrom wc import count_words\n\n\nclass T(unittest.TestCase):\n    def test_spaces(self):\n        self.assertEqual(count_words('a  b'), 2)\n"
+
+
+FIXED_WC = "def count_words(text):\n    return len(text.split())\n"
+
+
+def test_an_unchanged_fix_for_failing_tests_is_shown_how_to_run_them_when_none_ran(server, project: Path) -> None:
+    """Told the tests in a file fail, a small model read only the code, found it right, and wrote it back unchanged."""
+    (project / "wc.py").write_text(WC)
+    (project / "test_wc.py").write_text(TEST_WC)
+    server.script(
+        read_reply("wc.py"),
+        answer_reply("wc.py already passes the tests."),
+        Reply('<action>run_terminal_command("python3 -m unittest test_wc")</action>'),
+        Reply(f"<action>write_to_file(\"wc.py\", {json.dumps(FIXED_WC)})</action>"),
+        Reply('<action>run_terminal_command("python3 -m unittest test_wc")</action>'),
+        answer_reply("Fixed."),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("The tests in test_wc.py fail. Fix wc.py so they pass.")
+    assert result.final_answer == "Fixed."
+    assert last_user(server.requests[2]).endswith(
+        "No test has run in this task: run the tests in test_wc.py first to see what fails, with "
+        'run_terminal_command("python3 -m unittest test_wc")</observation>'
+    )
+
+
+def test_the_unchanged_reminder_says_nothing_of_tests_once_they_ran(server, project: Path) -> None:
+    (project / "wc.py").write_text(WC)
+    (project / "test_wc.py").write_text(TEST_WC.replace("import unittest\n", "import unittest as u\n"))
+    server.script(
+        Reply('<action>run_terminal_command("python3 -m pytest -q test_wc.py")</action>'),
+        answer_reply("wc.py already passes the tests."),
+        answer_reply("again"),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("The tests in test_wc.py fail. Fix wc.py so they pass.")
+    assert "Reminder: the task asks to write or change wc.py" in last_user(server.requests[2])
+    assert "No test has run" not in last_user(server.requests[2])

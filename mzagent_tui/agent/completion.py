@@ -343,6 +343,8 @@ class CompletionCheck:
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
     """The model ran a command in this run (whether or not it succeeded)."""
+    tests_ran: bool = False
+    """The model ran a command that runs tests in this run."""
     existed: set[str] = field(default_factory=set)
     """The files the task names that existed when it started."""
     gone: list[str] = field(default_factory=list)
@@ -467,6 +469,7 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
+            self.tests_ran = self.tests_ran or TEST_COMMAND.search(str(event.args[0]) if event.args else "") is not None
             command = str(event.args[0]) if event.args else ""
             self.last_command = command
             if TEST_COMMAND.search(command) or (self.failed_run is not None and command == self.failed_run[0]):
@@ -664,7 +667,7 @@ class CompletionCheck:
             return Reminder(
                 f"the task asks to change {names}, which is unchanged",
                 f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
-                f"so the task is not done yet{stub_note}. {how}",
+                f"so the task is not done yet{stub_note}. {how}{self._run_tests_first()}",
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return Reminder(
@@ -674,6 +677,21 @@ class CompletionCheck:
                 "otherwise give your final answer again.",
             )
         return None
+
+    def _run_tests_first(self) -> str:
+        """For a reminder that the code is unchanged, when the task names a test file and no test has
+        run yet: the command that shows what fails. Told the tests in a file fail, a small model read
+        only the code, found it right, and rewrote it unchanged three times."""
+        tests = [name for name in self.existed if TEST_FILE.search(name) and name.endswith(".py")]
+        if self.tests_ran or len(tests) != 1:
+            return ""
+        text = _short_text(self.root / tests[0], MAX_PARSED_BYTES) or ""
+        module = tests[0].removesuffix(".py").replace("/", ".")
+        command = f"python3 -m unittest {module}" if "import unittest" in text and module.isidentifier() else f"python3 -m pytest -q {shlex.quote(tests[0])}"
+        return (
+            f" No test has run in this task: run the tests in {tests[0]} first to see what fails, with "
+            f"{call_source('run_terminal_command', [command])}"
+        )
 
     def _answer_not_in_file(self, answer: str) -> Reminder | None:
         """The answer lists lines ("The names are:\nred.png\nblue.png") that the one text file the
@@ -907,7 +925,7 @@ class CompletionCheck:
                 f"{name} was rewritten, but its code is the same",
                 f"Reminder: the task asks to change {name}, but its code is the same as when the task started: only "
                 "docstrings, comments or layout changed, so it behaves exactly as before. Compare what the code does "
-                f"with what the task asks for. {how} with the code itself changed.",
+                f"with what the task asks for. {how} with the code itself changed.{self._run_tests_first()}",
                 (self.root / name,),
             )
         return None
