@@ -365,6 +365,21 @@ def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) ->
     assert ok and "no longer uses" not in text
 
 
+def test_a_write_that_leaves_a_script_running_nothing_says_so(tools, project: Path) -> None:
+    """Asked to use a renamed function, a small model wrapped the script's one line in `def main():`
+    and never called main: the script printed nothing."""
+    (project / "report.py").write_text("from loader import load\n\nprint(len(load('nouns.txt')))\n")
+    read(tools, "report.py")
+    text, ok = write(tools, "report.py", "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n")
+    assert ok and text.endswith(
+        "\nNote: report.py no longer does anything when it runs: before this write, code at its top level ran, and now it "
+        "only defines main, which nothing calls. If it should still do its work when run, end it with a call such as main()."
+    )
+    called = "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n\n\nif __name__ == '__main__':\n    main()\n"
+    text, ok = write(tools, "report.py", called)
+    assert ok and "no longer does anything" not in text
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

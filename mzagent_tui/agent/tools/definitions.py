@@ -145,6 +145,34 @@ def _used_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {node.id for statement in function.body for node in ast.walk(statement) if isinstance(node, ast.Name)}
 
 
+def stopped_running(rel: str, old: bytes, new: bytes) -> list[str] | None:
+    """The functions a script defines when a write left it running nothing: before, a top-level
+    statement called something (`print(...)`, `main()`, `if __name__ == "__main__":`); now none
+    does. None when it still runs code, or never did. Asked to use a renamed function, a small
+    model wrapped the script's one line in `def main():` and never called main."""
+    if not rel.lower().endswith(".py"):
+        return None
+    before, after = parsed(old), parsed(new)
+    if before is None or after is None or not _runs_code(before) or _runs_code(after):
+        return None
+    functions = [node.name for node in after.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return functions or None
+
+
+def stopped_running_note(rel: str, functions: list[str]) -> str:
+    main = "main" if "main" in functions else functions[-1]
+    return (
+        f"Note: {rel} no longer does anything when it runs: before this write, code at its top level ran, and now it "
+        f"only defines {listed(functions)}, which nothing calls. If it should still do its work when run, end it with "
+        f"a call such as {main}()."
+    )
+
+
+def _runs_code(tree: ast.Module) -> bool:
+    skipped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, ast.Call) for statement in tree.body if not isinstance(statement, skipped) for node in ast.walk(statement))
+
+
 def imported_from(source: bytes) -> dict[str, str]:
     """The names a module's top-level `from m import name` lines bind, with their module: a
     function moved out and imported back is not lost."""

@@ -36,6 +36,8 @@ from mzagent_tui.agent.tools.definitions import (
     removed_definitions,
     removed_note,
     removed_source,
+    stopped_running,
+    stopped_running_note,
 )
 from mzagent_tui.agent.tools.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
 from mzagent_tui.agent.tools.nearby import missing_text
@@ -284,6 +286,9 @@ class FileTools:
         moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
         if moved is not None:
             notes += "\n" + moved_changed_note(rel, relative(self.root, moved[0]), moved[1], moved[2])
+        idle = stopped_running(rel, old, data) if old is not None else None
+        if idle is not None:
+            notes += "\n" + stopped_running_note(rel, idle)
         dropped = dropped_parameters(rel, old, data) if old is not None else []
         if dropped:
             notes += "\n" + dropped_parameters_note(rel, dropped)
