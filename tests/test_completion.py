@@ -1372,3 +1372,38 @@ def test_the_unchanged_reminder_says_nothing_of_tests_once_they_ran(server, proj
     agent.run("The tests in test_wc.py fail. Fix wc.py so they pass.")
     assert "Reminder: the task asks to write or change wc.py" in last_user(server.requests[2])
     assert "No test has run" not in last_user(server.requests[2])
+
+
+TRIPLER = "def triple(x):\n    return x * 3\n\n\ndef main():\n    print(triple(4))\n\n\nif __name__ == '__main__':\n    main()\n"
+
+
+def test_a_move_that_left_the_definition_behind_is_shown_the_write_that_imports_it(server, project: Path) -> None:
+    """A small model copied triple into the new module and left a wrapper of its own in the old one."""
+    (project / "tripler.py").write_text(TRIPLER)
+    wrapper = TRIPLER.replace("def triple(x):\n    return x * 3\n", "import mathbits\n\n\ndef triple(x):\n    return mathbits.triple(x)\n")
+    kept = "import mathbits\nfrom mathbits import triple\n\n\ndef main():\n    print(triple(4))\n\n\nif __name__ == '__main__':\n    main()\n"
+    server.script(
+        Reply('<action>write_to_file("mathbits.py", "def triple(x):\\n    return x * 3\\n")</action>'),
+        read_reply("tripler.py"),
+        Reply(f"<action>write_to_file(\"tripler.py\", {json.dumps(wrapper)})</action>"),
+        answer_reply("Moved."),
+        Reply(f"<action>{call_source('write_to_file', ['tripler.py', kept])}</action>"),
+        answer_reply("Moved."),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("Move the function triple from tripler.py into a new file mathbits.py, and make tripler.py import it from there.")
+    assert result.final_answer == "Moved."
+    assert last_user(server.requests[4]) == (
+        "<observation>Reminder: the task moves triple from tripler.py to mathbits.py, but tripler.py still defines triple. "
+        "After a move, only mathbits.py defines it, and tripler.py imports it from there. Send this call, which does that to "
+        f"tripler.py:\n{call_source('write_to_file', ['tripler.py', kept])}</observation>"
+    )
+    assert (project / "tripler.py").read_text() == kept
+
+
+def test_a_move_is_not_reminded_of_when_the_new_module_lacks_the_definition(server, project: Path) -> None:
+    (project / "tripler.py").write_text(TRIPLER)
+    server.script(Reply('<action>write_to_file("mathbits.py", "X = 1\\n")</action>'), answer_reply("Moved."), answer_reply("again"))
+    agent, _ = make_agent(server, project)
+    agent.run("Move the function triple from tripler.py into mathbits.py.")
+    assert all("still defines triple" not in last_user(request) for request in server.requests)

@@ -22,9 +22,9 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
-from mzagent_tui.agent.tools.definitions import imported_from, removed_definitions
+from mzagent_tui.agent.tools.definitions import defined_names, imported_from, removed_definitions
 from mzagent_tui.agent.tools.examples import check_command
-from mzagent_tui.agent.tools.moves import modules_beside
+from mzagent_tui.agent.tools.moves import modules_beside, without_definition
 from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.tools.renames import has_word, replace_word
 from mzagent_tui.agent.tools.shell import failing_tests
@@ -126,6 +126,13 @@ RENAMED_AS = re.compile(
 )
 """The same swap said of the name ("the function shout in speech.py should be called yell");
 not of a file ("the output should be called report.log")."""
+MOVING = re.compile(
+    rf"\bmove\s+(?:the\s+)?(?:(?:function|class|constant|helper)\s+)?`?(?P<name>[A-Za-z_]\w*)`?(?:\(\))?\s+"
+    rf"(?:from|out\s+of)\s+(?P<source>{FILE_NAME.pattern})\s+(?:in)?to\s+(?:(?:a|the)\s+(?:new\s+)?(?:file|module)\s+)?"
+    rf"(?P<target>{FILE_NAME.pattern})",
+    re.IGNORECASE,
+)
+"""A task that moves a definition between modules ("move the function triple from a.py into a new file b.py")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
@@ -503,6 +510,7 @@ class CompletionCheck:
             ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
             ("importers", self._importers_broken),
+            ("moved", self._not_moved),
             ("named", self._named_word_missing),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
@@ -794,6 +802,29 @@ class CompletionCheck:
             f"Reminder: the test runs in this task reported these failing tests: {names}. Your answer does not name them. "
             "Answer the question again with what those runs showed.",
         )
+
+    def _not_moved(self) -> Reminder | None:
+        """A task that moves a Python definition from one module to another, answered while the
+        source module still defines it: a small model copied triple into the new module and left a
+        wrapper of its own in the old one. The write that leaves only the import is shown."""
+        for found in MOVING.finditer(self.task):
+            name, source, target = found["name"], found["source"], found["target"]
+            if not source.endswith(".py") or not target.endswith(".py") or not self._inside(source) or not self._inside(target):
+                continue
+            old = _short_text(self.root / source, MAX_PARSED_BYTES)
+            there = _short_text(self.root / target, MAX_PARSED_BYTES)
+            module = PurePosixPath(target).stem
+            kept = without_definition(old.encode(), name, module) if old is not None and PurePosixPath(target).parent == PurePosixPath(source).parent else None
+            if kept is None or there is None or name not in (defined_names(there.encode()) or []):
+                continue
+            return Reminder(
+                f"the task moves {name} to {target}, but {source} still defines it",
+                f"Reminder: the task moves {name} from {source} to {target}, but {source} still defines {name}. After a move, "
+                f"only {target} defines it, and {source} imports it from there. Send this call, which does that to {source}:\n"
+                f"{call_source('write_to_file', [source, kept])}",
+                (self.root / source,),
+            )
+        return None
 
     def _named_word_missing(self) -> Reminder | None:
         """A word the task says the result holds is in none of the files the task writes: asked to
