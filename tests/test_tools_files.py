@@ -17,7 +17,7 @@ from mzagent_tui.agent.secrets import Redactor
 from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
-from mzagent_tui.agent.tools.registry import ToolRegistry
+from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry
 from tests.conftest import Recorder, make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
@@ -334,50 +334,37 @@ def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_i
 
 def test_a_write_under_the_project_folder_s_own_name_is_refused_until_that_folder_exists(tools, project: Path) -> None:
     """Told the project folder's name, a small model wrote a whole package under `proj/` inside
-    the project: nothing is written, and the error names the path meant and how to mean the folder."""
+    the project: nothing is written, and the error names the path meant (and no way around it:
+    offered `mkdir proj`, the model ran it)."""
     text, ok = write(tools, "proj/store/__init__.py", "")
     assert not ok and not (project / "proj").exists()
-    assert "proj is the name of the project folder itself" in text and "Write to store/__init__.py instead" in text
-    assert 'run_terminal_command("mkdir proj")' in text
+    assert text.endswith(
+        "nothing was written: proj is the name of the project folder itself, and relative paths already start in it, "
+        "so proj/store/__init__.py would make a new folder proj/ inside the project. Write to store/__init__.py instead"
+    )
     assert write(tools, "store/__init__.py", "")[1] and (project / "store" / "__init__.py").is_file()
     (project / "proj").mkdir()
     assert write(tools, "proj/__init__.py", "")[1] and (project / "proj" / "__init__.py").is_file()
 
 
-def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_that_path(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("task", "allowed"),
+    [
+        ("Create proj/__init__.py.", True),
+        ("Create a package proj holding cli.py.", True),
+        ("Add a proj folder with cli.py in it.", True),
+        ("Move every .txt file of the proj into texts.", False),
+    ],
+)
+def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_that_folder(project: Path, tmp_path: Path, task: str, allowed: bool) -> None:
     session = Session(tmp_path / "session", Redactor([]))
     ctx = ToolContext(project, session, Recorder(), PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
-    ctx.task = "Create proj/__init__.py for the proj package."
-    assert FileTools(ctx).write_to_file("proj/__init__.py", "").startswith("File written: proj/__init__.py")
-
-
-def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) -> None:
-    """Asked to change a default greeting, a small model wrote the new greeting into the body, so
-    the parameter did nothing."""
-    (project / "greeter.py").write_text("def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n")
-    read(tools, "greeter.py")
-    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n")
-    assert ok and text.endswith(
-        "\nNote: in greeter.py, greet takes greeting but no longer uses it, though it used it before this write, so what a "
-        "caller passes for it changes nothing. If the task did not ask for that, use the parameter in the code again instead of a fixed value."
-    )
-    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n")
-    assert ok and "no longer uses" not in text
-
-
-def test_a_write_that_leaves_a_script_running_nothing_says_so(tools, project: Path) -> None:
-    """Asked to use a renamed function, a small model wrapped the script's one line in `def main():`
-    and never called main: the script printed nothing."""
-    (project / "report.py").write_text("from loader import load\n\nprint(len(load('nouns.txt')))\n")
-    read(tools, "report.py")
-    text, ok = write(tools, "report.py", "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n")
-    assert ok and text.endswith(
-        "\nNote: report.py no longer does anything when it runs: before this write, code at its top level ran, and now it "
-        "only defines main, which nothing calls. If it should still do its work when run, end it with a call such as main()."
-    )
-    called = "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n\n\nif __name__ == '__main__':\n    main()\n"
-    text, ok = write(tools, "report.py", called)
-    assert ok and "no longer does anything" not in text
+    ctx.task = task
+    try:
+        written = FileTools(ctx).write_to_file("proj/cli.py", "")
+    except ToolError:
+        written = None
+    assert (written is not None) is allowed and (project / "proj" / "cli.py").exists() is allowed
 
 
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"

@@ -157,17 +157,21 @@ class FileTools:
         return written
 
     def _refuse_root_name_folder(self, rel: str) -> None:
-        """A write that would make a folder named like the project folder inside it, unless the task
-        names such a path: told the project folder's name, a small model wrote its whole package
-        under `project/` inside the project. To mean such a folder, make it first."""
+        """A write that would make a folder named like the project folder inside it, unless that folder
+        exists or the task names it as a folder (`name/`, "the package name"): told the project
+        folder's name, a small model wrote its whole package under `project/` inside the project.
+        The error offers no way to make the folder anyway: offered `mkdir project`, the model ran it."""
         first, *rest = PurePosixPath(rel).parts
-        if first != self.root.name or not rest or (self.root / first).exists() or f"{first}/" in self._ctx.task:
+        if first != self.root.name or not rest or (self.root / first).exists():
+            return
+        named = re.escape(first)
+        as_folder = rf"{named}/|\b(?:package|folder|directory|module|subfolder)\s+{named}\b|\b{named}\s+(?:package|folder|directory|subfolder)\b"
+        if re.search(as_folder, self._ctx.task, re.IGNORECASE):
             return
         inside = PurePosixPath(*rest).as_posix()
         raise ToolError(
             f"nothing was written: {first} is the name of the project folder itself, and relative paths already start "
-            f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead; to make "
-            f"a folder named {first} inside the project on purpose, create it first with run_terminal_command(\"mkdir {first}\")"
+            f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead"
         )
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
