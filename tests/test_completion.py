@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -179,13 +180,13 @@ def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_
     (project / "other.py").write_text("def load(p):\n    return p\n")
     back = 'run_terminal_command("mv \'new dir/loader_words.py\' loader.py")'
     server.script(
-        Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>"),
+        *[Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>")] * 2,
         Reply(f"<action>{back}</action>"),
         answer_reply("Done."),
     )
     agent, rec = make_agent(server, project)
     agent.run("Rename the function load in loader.py to load_words.")
-    assert next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command").endswith(
+    assert [o for o in rec.of(Observation) if o.tool == "run_terminal_command"][1].text.endswith(
         "\nNote: loader.py, which the task names, is gone now: the command moved it to new dir/loader_words.py. The task asks "
         f"to change what is in loader.py, not to move or rename the file: put it back with {back}, then change its content if "
         "the task asks for that."
@@ -198,17 +199,17 @@ def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project
     (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
     (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
     server.script(
-        Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>"),
+        *[Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>")] * 2,
         answer_reply("Renamed."),
         answer_reply("Renamed."),
     )
     agent, rec = make_agent(server, project)
     agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
-    assert next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command").endswith(
+    assert rec.of(Observation)[-1].text.endswith(
         "\nNote: util.py, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
         "rename the file: put it back under its name, with its content changed if the task asks for that."
     ), "said at once, not only before the answer"
-    assert last_user(server.requests[2]) == (
+    assert last_user(server.requests[3]) == (
         "<observation>Reminder: the task asks to replace total with sum_all, but util.py, which had total in it, is gone: "
         "the change goes inside util.py, which keeps its name. Make the change now (write_to_file with the whole new content), "
         "or give your final answer again if it is right as it is.</observation>"
@@ -1407,3 +1408,41 @@ def test_a_move_is_not_reminded_of_when_the_new_module_lacks_the_definition(serv
     agent, _ = make_agent(server, project)
     agent.run("Move the function triple from tripler.py into mathbits.py.")
     assert all("still defines triple" not in last_user(request) for request in server.requests)
+
+
+@pytest.mark.parametrize("command", ["mv salute.py hail.py", "git mv -f salute.py hail.py", "mkdir old && mv -v salute.py notes.md old/"])
+def test_a_command_that_moves_a_file_the_task_asks_to_change_is_held_back_once(server, project: Path, command: str) -> None:
+    """Told to rename a function, a small model renamed its module first, and went on with the
+    file moved although told to put it back: the command is not run the first time."""
+    (project / "salute.py").write_text("def salute(name):\n    return 'Hi ' + name\n")
+    (project / "notes.md").write_text("# notes\n")
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "add", "."], cwd=project, check=True)
+    server.script(*[Reply(f"<action>{call_source('run_terminal_command', [command])}</action>")] * 2, answer_reply("Done."), answer_reply("Done."))
+    agent, rec = make_agent(server, project)
+    agent.run("Rename salute to hail in salute.py and in every file that uses it.")
+    held = last_user(server.requests[1])
+    assert held == (
+        "<observation>Not run: this command would move or rename salute.py, and the task asks to change what is in salute.py, "
+        "not to move or rename the file. Change it where it is (read_file, then write_to_file). If the task does mean to "
+        "move the file, run the same command again.</observation>"
+    )
+    assert not (project / "salute.py").exists(), "the same command again runs"
+    assert any("it was not run" in notice.text for notice in rec.of(Notice))
+
+
+@pytest.mark.parametrize(
+    ("task", "command"),
+    [
+        ("Rename salute.py to hail.py.", "mv salute.py hail.py"),  # the task moves it
+        ("Rename salute to hail in salute.py.", "mv notes.md old.md"),  # another file
+        ("Rename salute to hail in salute.py.", "cp salute.py hail.py"),  # a copy moves nothing
+    ],
+)
+def test_a_move_the_task_asks_for_or_of_another_file_runs_at_once(server, project: Path, task: str, command: str) -> None:
+    (project / "salute.py").write_text("def salute(name):\n    return 'Hi ' + name\n")
+    (project / "notes.md").write_text("# notes\n")
+    server.script(Reply(f"<action>{call_source('run_terminal_command', [command])}</action>"), answer_reply("Done."), answer_reply("Done."))
+    agent, _ = make_agent(server, project)
+    agent.run(task)
+    assert not last_user(server.requests[1]).startswith("<observation>Not run")

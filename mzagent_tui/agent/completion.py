@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.parsing import call_source
+from mzagent_tui.agent.shell_parse import parse
 from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.test_files import TEST_FILE
 from mzagent_tui.agent.tools.definitions import defined_names, imported_from, removed_definitions
@@ -352,6 +353,8 @@ class CompletionCheck:
     """The model ran a command in this run (whether or not it succeeded)."""
     tests_ran: bool = False
     """The model ran a command that runs tests in this run."""
+    held_moves: set[str] = field(default_factory=set)
+    """Commands held back once by held_move: the same command again runs."""
     existed: set[str] = field(default_factory=set)
     """The files the task names that existed when it started."""
     gone: list[str] = field(default_factory=list)
@@ -441,6 +444,31 @@ class CompletionCheck:
             f"{names}, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
             "rename the file: put it back under its name, with its content changed if the task asks for that."
         )
+
+    def held_move(self, command: str) -> str | None:
+        """Why `command` is not run, the first time it would move or rename a file the task names
+        and asks to change rather than move: told to rename a function in a module, a small model
+        ran `mv salute.py hail.py` first, and went on with the file moved although told to put it
+        back. Run again, the same command runs: the task may mean the move after all."""
+        if command in self.held_moves:
+            return None
+        for simple in parse(command).commands:
+            words = [word.text for word in simple.words if word.literal]
+            if words[:2] == ["git", "mv"]:
+                words = words[1:]
+            if len(words) < 3 or PurePosixPath(words[0]).name != "mv":
+                continue
+            sources = [word for word in words[1:-1] if not word.startswith("-")]
+            for name in self.named:
+                moved = any(self._inside(name) and (self.root / source).resolve() == (self.root / name).resolve() for source in sources)
+                if moved and name in self.existed and (self.root / name).exists() and not self._may_go(name):
+                    self.held_moves.add(command)
+                    return (
+                        f"Not run: this command would move or rename {name}, and the task asks to change what is in {name}, "
+                        f"not to move or rename the file. Change it where it is (read_file, then write_to_file). If the task "
+                        "does mean to move the file, run the same command again."
+                    )
+        return None
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()

@@ -416,6 +416,12 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
+            held = completion.held_move(str(parsed.args[0])) if parsed.tool == "run_terminal_command" and parsed.args else None
+            if held is not None:
+                self.emit(Notice("the command would move a file the task asks to change; it was not run, and the model was told why once"))
+                self.emit(Observation(parsed.tool, held, False, None, None))
+                self._observe(held)
+                continue
             changes, seen = self._file_changes, len(self.ctx.seen)
             try:
                 result = self.tools.call(parsed.tool, parsed.args)
