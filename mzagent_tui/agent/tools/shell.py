@@ -32,6 +32,16 @@ LISTED_CHANGES = 20
 VERBS = {"A": "created", "M": "modified", "D": "deleted"}
 
 
+SAME_FILE = re.compile(r"^(?:mv|cp): '(?P<first>[^'\n]+)' and '(?P<second>[^'\n]+)' are the same file$", re.MULTILINE)
+SAME_FILE_NOTE = (
+    "Note: mv or cp said {first} and {second} are the same file: that file was already where the command put it "
+    "(find lists the files it has just moved into a folder below the current one, and mv or cp then skips them). "
+    "Nothing was copied twice, and no duplicate was made."
+)
+"""`find . -name '*.txt' -exec mv {} texts/ \\;` prints this, and a small model took it for a
+duplicate and deleted the only copy."""
+
+
 class ShellTool:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
@@ -92,6 +102,9 @@ class ShellTool:
                 text += "\n" + NOTHING_CHANGED
         if result.exit_code == 0:
             text += self._against_examples(to_run, _whole(result.stdout))
+        same = SAME_FILE.search(_whole(result.output))
+        if same is not None:
+            text += "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"])
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
