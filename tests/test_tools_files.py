@@ -367,6 +367,41 @@ def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_
     assert (written is not None) is allowed and (project / "proj" / "cli.py").exists() is allowed
 
 
+def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) -> None:
+    """Asked to change a default greeting, a small model wrote the new greeting into the body, so
+    the parameter did nothing."""
+    (project / "greeter.py").write_text("def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n")
+    read(tools, "greeter.py")
+    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n")
+    kept = "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n"
+    assert ok and text.endswith(
+        "\nNote: in greeter.py, greet takes greeting but no longer uses it, though it used it before this write, so what a "
+        "caller passes for it changes nothing. If the task did not ask for that, use the parameter in the code again instead of a fixed value. "
+        f"This call keeps the new signature with the body as it was:\n{call_source('write_to_file', ['greeter.py', kept])}"
+    )
+    text, ok = write(tools, "greeter.py", kept)
+    assert ok and "no longer uses" not in text
+    (project / "one.py").write_text("def f(x): return x\n")
+    read(tools, "one.py")
+    text, ok = write(tools, "one.py", "def f(x): return 1\n")
+    assert ok and "f takes x but no longer uses it" in text and "This call keeps" not in text
+
+
+def test_a_write_that_leaves_a_script_running_nothing_says_so(tools, project: Path) -> None:
+    """Asked to use a renamed function, a small model wrapped the script's one line in `def main():`
+    and never called main: the script printed nothing."""
+    (project / "report.py").write_text("from loader import load\n\nprint(len(load('nouns.txt')))\n")
+    read(tools, "report.py")
+    text, ok = write(tools, "report.py", "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n")
+    assert ok and text.endswith(
+        "\nNote: report.py no longer does anything when it runs: before this write, code at its top level ran, and now it "
+        "only defines main, which nothing calls. If it should still do its work when run, end it with a call such as main()."
+    )
+    called = "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n\n\nif __name__ == '__main__':\n    main()\n"
+    text, ok = write(tools, "report.py", called)
+    assert ok and "no longer does anything" not in text
+
+
 CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
 TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 
+from mzagent_tui.agent.parsing import call_source
+
 MAX_NAMED = 8
 """Names listed in the note; more are counted."""
 MAX_QUOTED = 2000
@@ -114,12 +116,31 @@ def dropped_parameters(rel: str, old: bytes, new: bytes) -> list[tuple[str, str]
     return dropped
 
 
-def dropped_parameters_note(rel: str, dropped: list[tuple[str, str]]) -> str:
+def dropped_parameters_note(rel: str, dropped: list[tuple[str, str]], old: bytes, new: bytes) -> str:
     said = "; ".join(f"{function} takes {param} but no longer uses it" for function, param in dropped[:MAX_NAMED])
-    return (
+    note = (
         f"Note: in {rel}, {said}, though it used it before this write, so what a caller passes for it changes nothing. "
         "If the task did not ask for that, use the parameter in the code again instead of a fixed value."
     )
+    functions = {function for function, _ in dropped}
+    kept = with_old_body(old, new, functions.pop()) if len(functions) == 1 else None
+    if kept is not None:
+        note += f" This call keeps the new signature with the body as it was:\n{call_source('write_to_file', [rel, kept])}"
+    return note
+
+
+def with_old_body(old: bytes, new: bytes, name: str) -> str | None:
+    """`new` with the body of function `name` as `old` had it (the signature as `new` has it)."""
+    before, after = _functions(old).get(name), _functions(new).get(name)
+    if before is None or after is None or before.body[0].lineno == before.lineno or after.body[0].lineno == after.lineno:
+        return None  # a one-line function: its body shares the line of its signature
+    old_lines = old.decode(errors="replace").splitlines(keepends=True)
+    new_lines = new.decode(errors="replace").splitlines(keepends=True)
+    body = old_lines[before.body[0].lineno - 1 : before.end_lineno]
+    if body and not body[-1].endswith("\n"):
+        body[-1] += "\n"
+    new_lines[after.body[0].lineno - 1 : after.end_lineno] = body
+    return "".join(new_lines)
 
 
 def _functions(source: bytes) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:

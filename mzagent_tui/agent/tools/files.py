@@ -295,7 +295,7 @@ class FileTools:
             notes += "\n" + stopped_running_note(rel, idle)
         dropped = dropped_parameters(rel, old, data) if old is not None else []
         if dropped:
-            notes += "\n" + dropped_parameters_note(rel, dropped)
+            notes += "\n" + dropped_parameters_note(rel, dropped, old or b"", data)
         origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
         if origins:
             notes += "\n" + unread_origins_note(origins)
