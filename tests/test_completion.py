@@ -1256,7 +1256,7 @@ def test_a_count_made_by_reading_is_counted_again_with_a_command(server, project
     agent, rec = make_agent(server, project)
     result = agent.run("How many functions does shapes.py define?")
     assert result.final_answer == "shapes.py defines 4 functions."
-    assert last_user(server.requests[2]).startswith("<observation>Reminder: the question asks how many, and your count comes from reading")
+    assert last_user(server.requests[2]).startswith("<observation>Reminder: the task asks how many, and your count comes from reading")
     assert "Count with a command" in last_user(server.requests[2])
 
 
@@ -1274,11 +1274,21 @@ def test_a_count_needs_no_command_when_small_or_not_asked(server, project: Path,
     assert agent.run(task).final_answer == answer
 
 
-def test_a_count_written_into_the_file_the_task_names_is_left_to_the_file_checks(server, project: Path) -> None:
+def test_a_count_written_into_the_file_the_task_names_is_counted_again_unless_a_command_counted(server, project: Path) -> None:
+    """A small model that saw three ERROR lines printed wrote four into the file."""
     (project / "shapes.py").write_text(GEOMETRY)
-    server.script(read_reply("shapes.py"), Reply('<action>write_to_file("count.txt", "4\\n")</action>'), answer_reply("I wrote 4 into count.txt."))
+    task = "How many functions does shapes.py define? Write the number into count.txt."
+    server.script(
+        read_reply("shapes.py"),
+        Reply('<action>write_to_file("count.txt", "5\\n")</action>'),
+        answer_reply("I wrote 5 into count.txt."),
+        Reply("<action>run_terminal_command(\"grep -c '^def ' shapes.py > count.txt\")</action>"),
+        answer_reply("I wrote 4 into count.txt."),
+    )
     agent, _ = make_agent(server, project)
-    assert agent.run("How many functions does shapes.py define? Write the number into count.txt.").final_answer == "I wrote 4 into count.txt."
+    assert agent.run(task).final_answer == "I wrote 4 into count.txt."
+    assert "Count with a command" in last_user(server.requests[3])
+    assert (project / "count.txt").read_text() == "4\n"
 
 
 def test_the_same_count_again_without_a_command_stands(server, project: Path) -> None:
@@ -1446,3 +1456,11 @@ def test_a_move_the_task_asks_for_or_of_another_file_runs_at_once(server, projec
     agent, _ = make_agent(server, project)
     agent.run(task)
     assert not last_user(server.requests[1]).startswith("<observation>Not run")
+
+
+def test_a_count_a_command_made_stands_at_once(server, project: Path) -> None:
+    (project / "shapes.py").write_text(GEOMETRY)
+    server.script(Reply("<action>run_terminal_command(\"grep -c '^def ' shapes.py\")</action>"), answer_reply("4 functions."), answer_reply("again"))
+    agent, _ = make_agent(server, project)
+    assert agent.run("How many functions does shapes.py define?").final_answer == "4 functions."
+    assert len(server.requests) == 2

@@ -56,6 +56,8 @@ ONLY_A_NUMBER = re.compile(
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]|\.\d)")
 COUNT_QUESTION = re.compile(r"\bhow\s+many\b|^\s*count\b", re.IGNORECASE)
 COUNTED = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+COUNTING = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b|\buniq\s+-c\b|\blen\(|\.count\(|\bsum\(|\bawk\b|\bnl\b")
+"""A command that counts: its number is not read off by eye."""
 SURE_COUNT = 3
 """Counts up to this are trusted from reading; a larger one is counted with a command."""
 PASSING = re.compile(r"\bpass(?:es|ing)?\b", re.IGNORECASE)
@@ -353,6 +355,8 @@ class CompletionCheck:
     """The model ran a command in this run (whether or not it succeeded)."""
     tests_ran: bool = False
     """The model ran a command that runs tests in this run."""
+    counted: bool = False
+    """The model ran a command that counts (wc, grep -c, len(), ...) in this run."""
     held_moves: set[str] = field(default_factory=set)
     """Commands held back once by held_move: the same command again runs."""
     existed: set[str] = field(default_factory=set)
@@ -507,6 +511,7 @@ class CompletionCheck:
             self.tests_ran = self.tests_ran or TEST_COMMAND.search(str(event.args[0]) if event.args else "") is not None
             command = str(event.args[0]) if event.args else ""
             self.last_command = command
+            self.counted = self.counted or COUNTING.search(command) is not None
             if TEST_COMMAND.search(command) or (self.failed_run is not None and command == self.failed_run[0]):
                 self.changed_since_failure = []
             self.unchecked = [path for path in self.unchecked if not re.search(rf"(?<![A-Za-z0-9]){re.escape(path.stem)}(?![A-Za-z0-9])", command)]
@@ -1075,16 +1080,18 @@ class CompletionCheck:
         )
 
     def _counted_by_eye(self, answer: str) -> Reminder | None:
-        """A "how many" question answered with a count above SURE_COUNT when no command ran: the
-        count was made by reading, and a small model that read four functions answered five."""
-        if self.ran or self.targets or not COUNT_QUESTION.search(self.task):
+        """A "how many" task answered with a count above SURE_COUNT (in the answer, or in the file the
+        task writes it into) when no command counted: the count was made by reading. A small model
+        that read four functions answered five; one that saw three ERROR lines printed wrote four."""
+        if self.counted or not COUNT_QUESTION.search(self.task):
             return None
-        if not any(int(number) > SURE_COUNT for number in COUNTED.findall(answer)):
+        texts = [answer, *(_short_text(self.root / name) or "" for name in self.targets)]
+        if not any(int(number) > SURE_COUNT for text in texts for number in COUNTED.findall(text)):
             return None
         return Reminder(
-            "the answer counts by reading, and no command counted",
-            "Reminder: the question asks how many, and your count comes from reading, which is easily off by one. "
-            "Count with a command (for example grep -c, wc -l or ls | wc -l) and answer from its output.",
+            "the count was made by reading, and no command counted",
+            "Reminder: the task asks how many, and your count comes from reading, which is easily off by one. "
+            "Count with a command (for example grep -c, wc -l or ls | wc -l) and use the number it prints.",
         )
 
     def _idle(self) -> Reminder | None:
