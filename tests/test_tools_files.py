@@ -969,6 +969,7 @@ def test_a_rename_is_checked_against_the_file_as_the_task_found_it(server, proje
         write_reply("tools.py", yell_only),
         write_reply("tools.py", yell_only.replace("yell", "shout")),
         write_reply("tools.py", yell_only),
+        read_reply("tools.py"),  # no call offered in its observation: the next write is not completed to one
         write_reply("tools.py", yell_only),
         answer_reply("Renamed."),
         answer_reply("Renamed."),
@@ -977,7 +978,45 @@ def test_a_rename_is_checked_against_the_file_as_the_task_found_it(server, proje
     agent.run("In tools.py, rename the function shout to yell.")
     rename_alone = call_source("write_to_file", ["tools.py", TEXT_TOOLS.replace("shout", "yell")])
     assert f"send this call, which makes only the rename and keeps everything else as it was:\n{rename_alone}\n" in last_user(server.requests[4])
-    assert last_user(server.requests[5]).startswith(
+    assert last_user(server.requests[6]).startswith(
         "<observation>Nothing written: tools.py already holds exactly this content (2 lines, 46 bytes), and the write that put it "
         "there was told it changed more than the task's rename."
     )
+
+
+TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
+
+
+def test_a_write_that_stops_partway_through_the_offered_call_is_completed_to_it(server, project: Path) -> None:
+    """A small model said it would send the call a note offered, copied its first function and
+    stopped, three times: the write is completed to the call, and the model is told so."""
+    (project / "text_utils.py").write_text(TEXT_UTILS)
+    first_only = "def yell(text):\n    return text.upper() + '!'\n"
+    server.script(
+        read_reply("text_utils.py"),
+        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
+        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("In text_utils.py, rename the function shout to yell.")
+    renamed = TEXT_UTILS.replace("shout", "yell")
+    assert call_source("write_to_file", ["text_utils.py", renamed]) in last_user(server.requests[2])
+    assert (project / "text_utils.py").read_text() == renamed
+    assert "Your content stopped partway through the call the last note offered (2 of 6 lines), so that call's whole content was written." in last_user(server.requests[3])
+
+
+def test_a_write_that_differs_from_the_offered_call_is_written_as_it_is(server, project: Path) -> None:
+    (project / "text_utils.py").write_text(TEXT_UTILS)
+    first_only = "def yell(text):\n    return text.upper() + '!'\n"
+    other = "def yell(text):\n    return text.upper()\n"
+    server.script(
+        read_reply("text_utils.py"),
+        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
+        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', other])}</action>"),
+        answer_reply("Renamed."),
+        answer_reply("Renamed."),
+    )
+    agent, _ = make_agent(server, project)
+    agent.run("In text_utils.py, rename the function shout to yell.")
+    assert (project / "text_utils.py").read_text() == other

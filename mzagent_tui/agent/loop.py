@@ -63,7 +63,8 @@ from mzagent_tui.agent.session import Session
 from mzagent_tui.agent.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
-from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
+from mzagent_tui.agent.tools.paths import resolve_inside
+from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.usage import Meter, money
@@ -76,6 +77,8 @@ STUCK_NOTE = (
     "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
 )
 VARIED_TEMPERATURE = 0.7
+OFFERED_WRITE = "\nwrite_to_file("
+"""How a note or reminder offers a write to send: the call on a line of its own."""
 """A reply that repeats an action done since the last file change word for word (so it would most
 likely give the same result) is asked for once more at this temperature,
 and the reply after a format error is asked for at it (when the settings' is lower): at a low
@@ -283,11 +286,25 @@ class Agent:
 
     def _observe(self, text: str) -> None:
         """A result for the model: the answer to its open native call, else an <observation>."""
+        self._remember_offers(text)
         if self._open_call is not None:
             self._add(tool_message(self._open_call, text))
             self._open_call = None
         else:
             self._append("user", wrap_observation(text))
+
+    def _remember_offers(self, text: str) -> None:
+        """The write_to_file calls `text` offers, by file: only the last observation's offers stand."""
+        self.ctx.offered = {}
+        start = text.find(OFFERED_WRITE)
+        while start >= 0:
+            offer = parse_reply(f"<action>{text[start:]}</action>", self.tools.signatures())
+            if offer.tool == "write_to_file" and len(offer.args) == 2 and all(isinstance(arg, str) for arg in offer.args):
+                try:
+                    self.ctx.offered[resolve_inside(self.root, offer.args[0])] = offer.args[1]
+                except ToolError:
+                    pass
+            start = text.find(OFFERED_WRITE, start + 1)
 
     def _parse(self, reply: Reply) -> ParsedReply:
         """The reply's decision, in either protocol."""

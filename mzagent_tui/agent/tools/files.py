@@ -57,6 +57,13 @@ BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
 
 
+def _stops_partway(content: str, offered: str) -> bool:
+    """`content` is the first lines of `offered`, cut short at the end of a line: a small model said
+    it would send the call a note offered, copied its first function, and stopped, three times."""
+    cut = content.rstrip()
+    return bool(cut.strip()) and len(cut) < len(offered.rstrip()) and offered.startswith(cut + "\n")
+
+
 class FileTools:
     """The file tools, bound to one project root and session."""
 
@@ -148,6 +155,14 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
+        offered = self._ctx.offered.get(path)
+        if offered is not None and _stops_partway(content, offered):
+            shown = f"{len(content.rstrip().splitlines())} of {len(offered.rstrip().splitlines())} lines"
+            content = offered
+            written = self._write(path, rel, content)
+            first, _, rest = written.partition("\n")
+            first += f" Your content stopped partway through the call the last note offered ({shown}), so that call's whole content was written."
+            return first + ("\n" + rest if rest else "")
         content, repaired = repair(rel, content)
         written = self._write(path, rel, content)
         if repaired and not written.startswith("The user edited"):
