@@ -77,13 +77,13 @@ STUCK_NOTE = (
     "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
 )
 VARIED_TEMPERATURE = 0.7
-OFFERED_WRITE = "\nwrite_to_file("
-"""How a note or reminder offers a write to send: the call on a line of its own."""
 """A reply that repeats an action done since the last file change word for word (so it would most
 likely give the same result) is asked for once more at this temperature,
 and the reply after a format error is asked for at it (when the settings' is lower): at a low
 temperature the same conversation gives the same reply, so a note alone rarely gets a small model
 out of a loop."""
+OFFERED_WRITE = "\nwrite_to_file("
+"""How a note or reminder offers a write to send: the call on a line of its own."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
