@@ -85,10 +85,10 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 GUESSED_ANSWERS = ("unrun", "counted", "error", "promise", "unnamed")
 """Reminders about what an answer says, not about work left undone."""
 UNDONE = ("missing", "unchanged", "failing")
-ANSWERABLE = ("unnamed",)
-"""Checks another answer can satisfy with no tool call: the only ones left to a stuck run's closing answer."""
 """Reminders that a file the task asks for is not there or not changed, or that the tests still
 fail: an answer claiming a change is then contradicted by the disk."""
+ANSWERABLE = ("unnamed",)
+"""Checks another answer can satisfy with no tool call: the only ones left to a stuck run's closing answer."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINKS = ("to", "into", "as")
@@ -508,9 +508,9 @@ class CompletionCheck:
             (self.read if event.tool == "read_file" else self.model_wrote).add(path)
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
-            self.tests_ran = self.tests_ran or TEST_COMMAND.search(str(event.args[0]) if event.args else "") is not None
             command = str(event.args[0]) if event.args else ""
             self.last_command = command
+            self.tests_ran = self.tests_ran or TEST_COMMAND.search(command) is not None
             self.counted = self.counted or COUNTING.search(command) is not None
             if TEST_COMMAND.search(command) or (self.failed_run is not None and command == self.failed_run[0]):
                 self.changed_since_failure = []
