@@ -135,7 +135,7 @@ MOVING = re.compile(
     rf"(?P<target>{FILE_NAME.pattern})",
     re.IGNORECASE,
 )
-"""A task that moves a definition between modules ("move the function triple from a.py into a new file b.py")."""
+"""A task that moves a definition between modules ("move the function f from one module into a new file")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
@@ -452,7 +452,7 @@ class CompletionCheck:
     def held_move(self, command: str) -> str | None:
         """Why `command` is not run, the first time it would move or rename a file the task names
         and asks to change rather than move: told to rename a function in a module, a small model
-        ran `mv salute.py hail.py` first, and went on with the file moved although told to put it
+        ran `mv` on the module first, and went on with the file moved although told to put it
         back. Run again, the same command runs: the task may mean the move after all."""
         if command in self.held_moves:
             return None
