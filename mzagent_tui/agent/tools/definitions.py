@@ -235,10 +235,14 @@ def statement_names(node: ast.stmt) -> list[str]:
     return [target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper()]
 
 
+def first_line(node: ast.stmt) -> int:
+    """The line a statement starts on, its decorators included."""
+    return min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
+
+
 def indented_segment(text: str, node: ast.stmt) -> str:
     """A node's lines as they stand in the file, decorators and leading indentation included."""
-    first = min([node.lineno, *(decorator.lineno for decorator in getattr(node, "decorator_list", []))])
-    lines = text.splitlines()[first - 1:node.end_lineno]
+    lines = text.splitlines()[first_line(node) - 1:node.end_lineno]
     return "\n".join(lines)
 
 

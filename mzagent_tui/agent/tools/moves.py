@@ -10,6 +10,7 @@ from pathlib import Path
 from mzagent_tui.agent.parsing import call_source
 from mzagent_tui.agent.tools.definitions import (
     defined_names,
+    first_line,
     imported_from,
     indented_segment,
     listed,
@@ -105,7 +106,7 @@ def moved_changed(path: Path, old: bytes, new: bytes) -> tuple[Path, list[str], 
             wanted = indented_segment(old_text, original)
             if indented_segment(text, node).strip() == wanted.strip():
                 continue
-            first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            first = first_line(node)
             lines[first - 1:node.end_lineno] = [wanted + "\n"]
             names.insert(0, moved[0])
         if names:
@@ -133,7 +134,7 @@ def without_definition(source: bytes, name: str, module: str) -> str | None:
     if node is None:
         return None
     lines = source.decode(errors="replace").splitlines(keepends=True)
-    first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    first = first_line(node)
     end = node.end_lineno or node.lineno
     while end < len(lines) and not lines[end].strip():
         end += 1  # the blank lines after it go with it
