@@ -10,9 +10,9 @@ a blob (`git show 3f2a…`, a tag on a blob, `for-each-ref --format=%(raw)`) ask
 it was is not known. A commit named by its id that no ref or reflog reaches (a dropped stash) is
 looked at with its parents.
 
-The answer comes from running git itself (`log --name-only`, `ls-files`), only after the
-repository's config was found to run no programs, and is kept per repository until its index,
-refs or reflogs change.
+The answer comes from running git itself (`log --name-only`, `ls-files`) through own_programs
+(hardened: a planted fsmonitor, hook or partial-clone config runs nothing, and a missing object
+is not fetched), and is kept per repository until its index, refs or reflogs change.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from mzagent_tui.agent import own_programs
 from mzagent_tui.agent.git_config import git_folders, repository_folder
 from mzagent_tui.agent.sensitive import is_secret
 
@@ -40,8 +41,6 @@ _OBJECT_CONTENT = re.compile(r"%\(\*?(raw|contents)")
 """for-each-ref atoms that print the object a ref names (`%(*raw)` the object a tag names)."""
 _CAT_FILE_PRINTS = {"-p", "blob", "commit", "tree", "tag"}
 _RANGE = re.compile(r"\.\.\.?")
-_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"}
-_SAFE_CONFIG = ["-c", "core.fsmonitor=false", "-c", "log.showSignature=false", "-c", "core.untrackedCache=false"]
 
 _cache: dict[str, tuple[tuple[tuple[str, int, int], ...], str | None]] = {}
 
@@ -98,10 +97,8 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
 
 
 def _git(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        ["git", *_SAFE_CONFIG, "--no-pager", "-C", str(cwd), *args], input=stdin.encode(), capture_output=True,
-        timeout=SCAN_TIMEOUT, env={**os.environ, **_GIT_ENV}, check=False,
-    )
+    """Git through own_programs: the repository may be the model's work, its config planted."""
+    return own_programs.git(*args, cwd=cwd, input=stdin.encode(), timeout=SCAN_TIMEOUT, readable=[repository_folder(cwd) or cwd])
 
 
 def _named_objects(args: list[str], cwd: Path) -> list[tuple[str, str]]:

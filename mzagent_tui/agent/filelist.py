@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pathspec
 
+from mzagent_tui.agent import own_programs
 from mzagent_tui.agent.textfiles import read_regular
 
 SKIP_DIRS = frozenset({
@@ -42,11 +43,10 @@ def format_file_list(files: list[str], cap: int = DEFAULT_CAP) -> str:
 
 def _git_files(root: Path) -> list[str] | None:
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, timeout=10, check=True,
-        )
+        done = own_programs.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, timeout=10)
     except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
         return None
     names = dict.fromkeys(done.stdout.decode("utf-8", errors="replace").split("\0"))
     skipped: dict[str, bool] = {}

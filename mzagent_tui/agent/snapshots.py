@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from mzagent_tui.agent import leftovers
+from mzagent_tui.agent import leftovers, own_programs
 
 SNAPSHOT_TIMEOUT = 30.0
 """Seconds one snapshot may take; a project that needs longer is not snapshotted."""
@@ -149,9 +149,7 @@ class Snapshots:
         if not targets:
             return
         ids = "".join(f"{change.old_blob}\n" for change, _ in targets).encode()
-        with subprocess.Popen(
-            ["git", *_CONFIG, "cat-file", "--batch"], cwd=self.root, env=self._env(False), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        ) as process:
+        with own_programs.git_process(*_CONFIG, "cat-file", "--batch", cwd=self.root, env=self._env(False)) as process:
             assert process.stdin is not None and process.stdout is not None
             writer = threading.Thread(target=_feed, args=(process.stdin, ids), daemon=True)
             writer.start()
@@ -164,13 +162,14 @@ class Snapshots:
             writer.join()
 
     def _init(self) -> None:
-        if shutil.which("git") is None:
+        if not own_programs.have_git():
             raise SnapshotError("git is not installed")
         if self._too_slow.exists():
             raise SnapshotError(f"{self._too_slow.read_text(errors='replace').strip()} (delete {self._too_slow} to try again)")
         if not (self.git_dir / "HEAD").exists():
+            self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of every project file, .env included: the user's alone
             self._git("init", "--quiet", "--bare", work_tree=False)
-            self.git_dir.chmod(0o700)  # copies of every project file, .env included: the user's alone
+        self.index.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_lock(self.index.with_name(self.index.name + ".lock"))
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():
@@ -195,13 +194,8 @@ class Snapshots:
 
     def _git(self, *args: str, work_tree: bool = True) -> str:
         try:
-            result = subprocess.run(
-                ["git", *_CONFIG, *args],
-                cwd=self.root,
-                env=self._env(work_tree),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=SNAPSHOT_TIMEOUT,
+            result = own_programs.git(
+                *_CONFIG, *args, cwd=self.root, env=self._env(work_tree), timeout=SNAPSHOT_TIMEOUT, writable=(self.git_dir, self.index.parent)
             )
         except subprocess.TimeoutExpired:
             message = f"a snapshot of the project took longer than {SNAPSHOT_TIMEOUT:.0f} s"
@@ -216,8 +210,9 @@ class Snapshots:
         return result.stdout.decode("utf-8", errors="surrogateescape")
 
     def _env(self, work_tree: bool) -> Mapping[str, str]:
-        env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
-        env["GIT_DIR"] = str(self.git_dir)
+        """Our private repository, never one the project holds (git runs through own_programs:
+        hardened, confined, writing only there and to the session's index)."""
+        env = {"GIT_DIR": str(self.git_dir)}
         env["GIT_INDEX_FILE"] = str(self.index)
         if work_tree:
             env["GIT_WORK_TREE"] = str(self.root)

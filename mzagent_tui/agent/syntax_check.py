@@ -13,6 +13,9 @@ import json
 import re
 import subprocess
 import tomllib
+from pathlib import Path
+
+from mzagent_tui.agent import own_programs
 
 LITERAL_NEWLINES = 2
 """A one-line file holding at least this many backslash-n pairs was most likely escaped twice."""
@@ -140,12 +143,9 @@ def _line_column(text: str, at: int) -> str:
 
 def _shell_problem(data: bytes) -> str | None:
     """`bash -n` reads the script without running any of it; its first complaint, if any. It
-    starts with no start-up files and a minimal environment, so nothing of the user's runs either."""
+    starts with no start-up files, confined, in our own programs' minimal environment."""
     try:
-        checked = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-n"], input=data, capture_output=True, env={"PATH": "/usr/bin:/bin"},
-            timeout=SHELL_CHECK_SECONDS, check=False,
-        )
+        checked = own_programs.run(["bash", "--noprofile", "--norc", "-n"], Path("/"), input=data, timeout=SHELL_CHECK_SECONDS)
     except (OSError, subprocess.TimeoutExpired):
         return None
     if checked.returncode == 0:

@@ -10,7 +10,6 @@ the first and last few kilobytes.
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import shutil
 import signal
@@ -23,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent import own_programs
 from mzagent_tui.agent.cancel import CancelToken
 
 HEAD_BYTES = 5_000
@@ -74,7 +74,6 @@ $3 "$2" -c "$1" &
 wait $!
 """
 _PR_SET_PDEATHSIG = 1
-_RESET_SIGNALS = "env --default-signal=INT,QUIT"
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -108,16 +107,6 @@ def _child_setup(confine: Callable[[], None] | None) -> Callable[[], None] | Non
             confine()
 
     return setup
-
-
-@functools.cache
-def _signal_reset() -> str:
-    """`env --default-signal` where this `env` has it (GNU coreutils 8.31+), else nothing."""
-    try:
-        ok = subprocess.run(_RESET_SIGNALS.split() + ["true"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return _RESET_SIGNALS if ok else ""
 
 
 def shell_path() -> str:
@@ -183,7 +172,7 @@ def run_command(
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
     proc = subprocess.Popen(
-        [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), _signal_reset()],
+        [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix()],
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,
