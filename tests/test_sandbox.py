@@ -52,7 +52,7 @@ def outside(tmp_path: Path) -> Path:
 def run(server, project: Path, *commands: str, sandbox: str = "workspace", approver=None, mode: str = "yolo", rules: Rules | None = None, env=None) -> tuple[list[str], Recorder]:  # noqa: ANN001
     server.script(*[run_reply(c) for c in commands], answer_reply())
     environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], **(env or {})}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ, sandbox=sandbox)
+    agent, recorder = make_agent(server, project, approver=approver, env=environ, sandbox=sandbox, pass_env=list(env or {}))
     agent.policy = Policy(mode, rules)
     agent.approver.policy = agent.policy
     agent.run("work")
@@ -85,9 +85,9 @@ def test_secret_folders_of_the_home_are_not_readable_but_the_rest_is(server, pro
 def test_history_tokens_and_browser_profiles_are_not_readable(server, project: Path, home: Path, entry: str) -> None:
     (home / entry).parent.mkdir(parents=True, exist_ok=True)
     (home / entry).write_text("SECRET TOKEN\n")
-    (home / ".cache" / "pip.log").parent.mkdir(parents=True, exist_ok=True)
-    (home / ".cache" / "pip.log").write_text("cache ok\n")
-    texts, _ = run(server, project, f"cat {home}/{entry}; cat {home}/.cache/pip.log")
+    (home / ".cache" / "pip" / "pip.log").parent.mkdir(parents=True, exist_ok=True)
+    (home / ".cache" / "pip" / "pip.log").write_text("cache ok\n")
+    texts, _ = run(server, project, f"cat {home}/{entry}; cat {home}/.cache/pip/pip.log")
     assert "SECRET TOKEN" not in texts[0] and "Permission denied" in texts[0]
     assert "cache ok" in texts[0]
 
@@ -256,3 +256,123 @@ def test_a_script_without_the_execute_permission_is_said_so_not_blamed_on_the_sa
     )
     assert "may have blocked" not in texts[0] and not recorder.of(Notice)
     assert texts[1].startswith("Command succeeded (exit code 0).\nOutput:\nran")
+
+
+# The home by allow-list ---------------------------------------------------------------------------
+
+UNLISTED_HOME_FILES = [
+    ".my.cnf", ".pgpass", ".s3cfg", ".boto", ".config/rclone/rclone.conf", ".docker/config.json", ".m2/settings.xml",
+    ".gradle/gradle.properties", ".npmrc", ".config/pip/pip.conf", ".viminfo", ".lesshst", ".local/share/recently-used.xbel",
+    ".config/Code/User/globalStorage/state.vscdb", ".cache/huggingface/token", ".cargo/credentials.toml", ".ssh/config",
+    ".terraform.d/credentials.tfrc.json", ".config/git/credentials", ".kube/config", ".sqlite_history", ".wallet/seed.txt",
+]
+
+
+@pytest.mark.parametrize("entry", UNLISTED_HOME_FILES)
+def test_dot_files_of_the_home_not_on_the_allow_list_are_not_readable(server, project: Path, home: Path, entry: str) -> None:
+    (home / entry).parent.mkdir(parents=True, exist_ok=True)
+    (home / entry).write_text("SECRET VALUE\n")
+    texts, _ = run(server, project, f"cat {home}/{entry}; cat {home}/notes.txt; ls -a {home} | wc -l")
+    assert "SECRET VALUE" not in texts[0] and "my notes" in texts[0]
+
+
+@pytest.mark.parametrize("entry", [".gitconfig", ".config/git/ignore", ".cargo/bin/tool", ".rustup/settings.toml", ".cache/pip/wheels/w.txt", ".nvm/alias/default", ".local/lib/python3.11/site-packages/m.py", ".m2/repository/r.pom"])
+def test_what_toolchains_need_from_the_home_stays_readable(server, project: Path, home: Path, entry: str) -> None:
+    (home / entry).parent.mkdir(parents=True, exist_ok=True)
+    (home / entry).write_text("TOOLCHAIN FILE\n")
+    texts, _ = run(server, project, f"cat {home}/{entry}")
+    assert "TOOLCHAIN FILE" in texts[0]
+
+
+def test_the_user_can_add_to_the_home_allow_list_but_never_a_secret_folder(project: Path, home: Path, outside: Path) -> None:
+    (home / ".npmrc").write_text("//registry/:_authToken=abc\n")
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("token: gho_x\n")
+    sandbox = Sandbox(project, home=home, home_allow=(".npmrc", ".config"))
+    confine = sandbox.preexec(sandbox.confinement())
+    npmrc = subprocess.run(["cat", str(home / ".npmrc")], capture_output=True, text=True, preexec_fn=confine)
+    gh = subprocess.run(["cat", str(home / ".config" / "gh" / "hosts.yml")], capture_output=True, text=True, preexec_fn=confine)
+    sandbox.close()
+    assert "_authToken" in npmrc.stdout and "gho_x" not in gh.stdout and "Permission denied" in gh.stderr
+
+
+# No network at all, and no side doors -------------------------------------------------------------
+
+needs_namespaces = pytest.mark.skipif(not sandbox_module.namespaces_work(), reason="needs unprivileged user namespaces")
+
+
+@needs_namespaces
+def test_udp_leaves_neither_through_bash_nor_a_socket(server, project: Path, home: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        script = (
+            f"echo via-bash > /dev/udp/127.0.0.1/{port}; "
+            f"python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'via-python', ('127.0.0.1', {port})); print('SENT')\"; "
+            "getent hosts example.com || echo no-dns"
+        )
+        texts, _ = run(server, project, script)
+        with pytest.raises(TimeoutError):
+            listener.recvfrom(100)
+    assert "SENT" not in texts[0] and "no-dns" in texts[0]
+
+
+@needs_namespaces
+@pytest.mark.parametrize("family_protocol", ["socket.AF_INET, socket.SOCK_STREAM, 262", "socket.AF_INET6, socket.SOCK_STREAM, 0", "socket.AF_INET, socket.SOCK_DGRAM, 0"])
+def test_mptcp_ipv6_and_other_sockets_reach_nothing(server, project: Path, home: Path, family_protocol: str) -> None:
+    """MPTCP (protocol 262) is a TCP-compatible stream Landlock's TCP rule does not cover."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        address = "('::1', port)" if "INET6" in family_protocol else "('127.0.0.1', port)"
+        code = f"import socket; port={port}; s=socket.socket({family_protocol}); s.settimeout(2); s.connect({address}); s.send(b'x'); print('CONNECTED')"
+        texts, _ = run(server, project, f'python3 -c "{code}"')
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    assert "CONNECTED" not in texts[0]
+
+
+@needs_namespaces
+def test_shm_is_private_to_the_session_and_other_terminals_are_out_of_reach(server, project: Path, home: Path) -> None:
+    marker = f"mzagent-test-{os.getpid()}-{id(project)}"
+    Path("/dev/shm", marker + "-outside").write_text("outside\n")
+    try:
+        texts, _ = run(server, project, f"echo inside > /dev/shm/{marker}-inside && cat /dev/shm/{marker}-inside; ls /dev/shm; for t in /dev/pts/[0-9]*; do echo hi > $t && echo wrote-$t; done; ls /run | wc -l")
+        assert "inside" in texts[0] and f"{marker}-outside" not in texts[0] and "wrote-" not in texts[0]
+        assert not Path("/dev/shm", marker + "-inside").exists()
+    finally:
+        Path("/dev/shm", marker + "-outside").unlink()
+
+
+@needs_namespaces
+def test_daemon_sockets_under_run_are_hidden(server, project: Path, home: Path, tmp_path: Path) -> None:
+    if not os.access("/run", os.W_OK):
+        pytest.skip("needs a writable /run to place a socket there")
+    path = Path("/run", f"mzagent-test-{os.getpid()}.sock")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen()
+        listener.settimeout(0.5)
+        try:
+            texts, _ = run(server, project, f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); print('CONNECTED')\"")
+            with pytest.raises(TimeoutError):
+                listener.accept()
+        finally:
+            path.unlink()
+    assert "CONNECTED" not in texts[0]
+
+
+def test_with_network_granted_udp_and_dns_files_work(server, project: Path, home: Path) -> None:
+    rules = Rules()
+    rules.add("allow", "python3 udp.py", network=True)
+    (project / "udp.py").write_text("import socket, sys\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\ns.sendto(b'hello', ('127.0.0.1', int(sys.argv[1])))\nprint('SENT')\n")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.settimeout(5)
+        port = listener.getsockname()[1]
+        texts, _ = run(server, project, f"python3 udp.py {port}", mode="ask", rules=rules, approver=RecordingApprover(ApprovalDecision(False)))
+        assert listener.recvfrom(100)[0] == b"hello"
+    assert "SENT" in texts[0]
