@@ -22,6 +22,7 @@ from mzagent_tui.agent import sandbox as sandbox_module
 from mzagent_tui.agent.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
 from mzagent_tui.agent.sandbox import Sandbox, landlock_abi
+from mzagent_tui.agent.sensitive import is_secret
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 
@@ -376,3 +377,23 @@ def test_with_network_granted_udp_and_dns_files_work(server, project: Path, home
         texts, _ = run(server, project, f"python3 udp.py {port}", mode="ask", rules=rules, approver=RecordingApprover(ApprovalDecision(False)))
         assert listener.recvfrom(100)[0] == b"hello"
     assert "SENT" in texts[0]
+
+
+@pytest.mark.parametrize("entry", UNLISTED_HOME_FILES)
+def test_the_analyser_calls_secret_what_the_sandbox_hides(home: Path, entry: str) -> None:
+    assert is_secret(home / entry, home)
+
+
+@pytest.mark.parametrize("entry", [".gitconfig", ".cargo/bin/tool", ".cache/pip/wheels/w.txt", "notes.txt", "src/app.py"])
+def test_the_analyser_reads_freely_what_the_sandbox_lets_through(home: Path, entry: str) -> None:
+    assert not is_secret(home / entry, home)
+
+
+def test_reading_a_home_dot_file_in_a_project_at_the_home_asks(server, home: Path) -> None:
+    (home / ".config" / "rclone").mkdir(parents=True)
+    (home / ".config" / "rclone" / "rclone.conf").write_text("[s3]\nsecret_access_key = hunter2\n")
+    (home / "notes.txt").write_text("my notes\n")
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, home, "cat .config/rclone/rclone.conf", "cat notes.txt", mode="auto-safe", approver=user)
+    assert "hunter2" not in texts[0] and [r.command for r in user.requests] == ["cat .config/rclone/rclone.conf"]
+    assert "my notes" in texts[1]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent import leftovers
+from mzagent_tui.agent.sensitive import HOME_ALLOWED, SECRET_HOME_ENTRIES
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -56,29 +57,6 @@ READ = _EXECUTE | _READ_FILE | _READ_DIR
 _FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
 """The only rights a rule on a file (not a folder) may carry."""
 
-HOME_ALLOWED = (
-    # language installs and their tools
-    ".local/bin", ".local/lib", ".local/share/virtualenvs", ".local/share/pipx", ".local/pipx", ".pyenv", ".rye",
-    ".nvm", ".volta", ".bun", ".deno", ".rustup", ".cargo/bin", ".cargo/env", ".cargo/registry", ".cargo/git",
-    ".sdkman", ".jdks", ".ghcup", ".elan", ".opam", ".dotnet", ".conda", ".local/share/mise", ".asdf",
-    # package caches
-    ".npm/_cacache", ".cache/pip", ".cache/uv", ".cache/pypoetry", ".cache/go-build", ".cache/yarn", ".yarn/berry/cache",
-    ".local/share/pnpm", ".cache/node-gyp", ".node-gyp", ".m2/repository", ".gradle/caches", ".gradle/wrapper",
-    ".nuget/packages", ".cache/pre-commit", ".cache/ms-playwright", ".cache/huggingface/hub", ".cache/torch",
-    # git's settings (not its credentials store)
-    ".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
-)
-"""Dot-entries of the home that confined commands may read: what toolchains need. The rest of
-the home's dot-files (shell histories, database clients, cloud and registry credentials, editor
-state) is unreadable unless the user adds it (`home_allow`). Settings files that often hold
-tokens (`.npmrc`, `.pypirc`, `.m2/settings.xml`, `.gradle/gradle.properties`) are left out."""
-SECRET_HOME_ENTRIES = (
-    ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh",
-    ".git-credentials", ".pgpass", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-    ".vault-token", ".cache/huggingface/token", ".huggingface/token", ".local/share/keyrings", ".codex/auth.json",
-    ".claude/.credentials.json",
-)
-"""Never readable, even when a user's `home_allow` names a folder holding them."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
 
 

@@ -30,7 +30,30 @@ SECRET_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in (
     "service-account*.json", "service_account*.json", ".boto", ".s3cfg", ".vault-token", "kubeconfig", "*.kubeconfig", "auth.json",
     ".terraformrc", "terraform.rc", ".git-credentials*",
 )))
-SECRET_HOME_FOLDERS = (".ssh", ".aws", ".gnupg", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh")
+HOME_ALLOWED = (
+    # language installs and their tools
+    ".local/bin", ".local/lib", ".local/share/virtualenvs", ".local/share/pipx", ".local/pipx", ".pyenv", ".rye",
+    ".nvm", ".volta", ".bun", ".deno", ".rustup", ".cargo/bin", ".cargo/env", ".cargo/registry", ".cargo/git",
+    ".sdkman", ".jdks", ".ghcup", ".elan", ".opam", ".dotnet", ".conda", ".local/share/mise", ".asdf",
+    # package caches
+    ".npm/_cacache", ".cache/pip", ".cache/uv", ".cache/pypoetry", ".cache/go-build", ".cache/yarn", ".yarn/berry/cache",
+    ".local/share/pnpm", ".cache/node-gyp", ".node-gyp", ".m2/repository", ".gradle/caches", ".gradle/wrapper",
+    ".nuget/packages", ".cache/pre-commit", ".cache/ms-playwright", ".cache/huggingface/hub", ".cache/torch",
+    # git's settings (not its credentials store)
+    ".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+)
+"""The home's dot-entries that confined commands may read and that reading does not ask for:
+what toolchains need. The rest of the home's dot-files (shell histories, database clients,
+cloud and registry credentials, editor state) is secret unless the user adds it to the
+sandbox (`home_allow`). Settings files that often hold tokens (`.npmrc`, `.pypirc`,
+`.m2/settings.xml`, `.gradle/gradle.properties`) are left out."""
+SECRET_HOME_ENTRIES = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh",
+    ".git-credentials", ".pgpass", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+    ".vault-token", ".cache/huggingface/token", ".huggingface/token", ".local/share/keyrings", ".codex/auth.json",
+    ".claude/.credentials.json",
+)
+"""Never readable by commands, even when a user's `home_allow` names a folder holding them."""
 _PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
 
 # Files a tool reads as configuration and obeys by running code: writing one is planting code.
@@ -66,8 +89,8 @@ CODE_PLANTING = (
 
 
 def is_secret(path: Path, home: Path | None = None) -> bool:
-    """Files that usually hold secrets (by name), anything in the user's secret folders or a
-    process's environment or memory under /proc, and a repository config whose remote URL
+    """Files that usually hold secrets (by name), the home's dot-entries outside `HOME_ALLOWED`,
+    a process's environment or memory under /proc, and a repository config whose remote URL
     carries a password or token."""
     name = path.name.lower()
     if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
@@ -79,8 +102,18 @@ def is_secret(path: Path, home: Path | None = None) -> bool:
     text = path.as_posix()
     if _PROC_SECRET.match(text):
         return True
-    home = home or Path.home()
-    return any(path.is_relative_to(home / folder) for folder in SECRET_HOME_FOLDERS)
+    return _unlisted_home_entry(path, home or Path.home())
+
+
+def _unlisted_home_entry(path: Path, home: Path) -> bool:
+    if not path.is_relative_to(home) or path == home:
+        return False
+    inside = path.relative_to(home)
+    if not inside.parts[0].startswith("."):
+        return False
+    if any(inside.is_relative_to(entry) for entry in SECRET_HOME_ENTRIES):
+        return True
+    return not any(inside.is_relative_to(entry) for entry in HOME_ALLOWED)
 
 
 def _holds_url_password(config: Path) -> bool:
