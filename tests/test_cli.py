@@ -255,7 +255,8 @@ def test_max_cost_flag(server, project: Path) -> None:
 
 def test_commands_cannot_read_the_agents_key_from_proc(server, project: Path) -> None:
     """`tr` defeats output redaction, so the key must not be there to read: the agent overwrote it
-    in its own start-up environment and argv before running anything."""
+    in its own start-up environment and argv before running anything, and where the sandbox gives
+    commands a user namespace of their own, the agent's environment is not readable at all."""
     server.script(
         Reply('<action>run_terminal_command("A=$(cut -d\' \' -f4 /proc/$PPID/stat); tr a-z A-Z < /proc/$A/environ; echo; tr a-z A-Z < /proc/$A/cmdline")</action>'),
         Reply("<final_answer>read</final_answer>"),
@@ -265,7 +266,7 @@ def test_commands_cannot_read_the_agents_key_from_proc(server, project: Path) ->
     assert done.returncode == 0, done.stderr
     observation = next(json.loads(line) for line in done.stdout.splitlines() if json.loads(line)["type"] == "observation")
     text = observation["text"]
-    assert "GITHUB_TOKEN=" in text.upper() and "PATH=" in text, text[:500]
+    assert ("GITHUB_TOKEN=" in text.upper() and "PATH=" in text) or "/ENVIRON: PERMISSION DENIED" in text.upper(), text[:500]
     for secret in ("sk-cli-secret-key-777", "sk-envkey-abcdefghijklmnop", "ghp_abcdefghijklmnopqrstuvwxyz0123", "hunter2hunter2"):
         assert secret.upper() not in text
     assert "--API-KEY" in text

@@ -12,6 +12,7 @@ import pytest
 
 from mzagent_tui.agent import committed_secrets
 from mzagent_tui.agent.approval import ALLOW, Policy, Rules
+from mzagent_tui.agent.git_config import Repository
 
 
 def git(root: Path, *args: str) -> str:
@@ -193,10 +194,11 @@ def test_refs_linked_to_a_large_folder_are_not_walked_through(repo: Path, tmp_pa
     big.mkdir()
     for n in range(30):
         (big / str(n)).write_text("x")
-    assert committed_secrets._signature(repo) is not None
+    repository = Repository(repo / ".git", repo / ".git", repo)
+    assert committed_secrets._signature(repository) is not None
     (repo / ".git" / "logs").rename(tmp_path / "old-logs")
     (repo / ".git" / "logs").symlink_to(big, target_is_directory=True)
-    assert committed_secrets._signature(repo) is None
+    assert committed_secrets._signature(repository) is None
 
 
 @pytest.mark.parametrize("operand", [":0:.netrc", ":2:.netrc", "HEAD:.netrc", ":.netrc", "main:./.netrc"])

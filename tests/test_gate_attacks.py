@@ -747,50 +747,6 @@ def test_no_attack_runs_without_asking(command: str, mode: str, project: Path) -
     assert overall != ALLOW, parts
 
 
-def test_repository_config_that_runs_programs_makes_git_ask(project: Path) -> None:
-    (project / ".git").mkdir()
-    (project / ".git" / "config").write_text('[core]\n\tfsMonitor = "touch X"\n')
-    overall, parts = verdict("git status", "auto-safe", project)
-    assert overall != ALLOW and "fsmonitor" in " ".join(parts)
-    (project / ".git" / "config").write_text('[diff "x"]\n\ttextconv = ./evil\n[core]\n\tfsmonitor = false\n')
-    overall, parts = verdict("git log -p", "auto-safe", project)
-    assert overall != ALLOW and "diff.….textconv" in " ".join(parts)
-
-
-def _git_dir(folder: Path, config: str) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "HEAD").write_text("ref: refs/heads/main\n")
-    (folder / "config").write_text(config)
-
-
-def test_a_submodules_config_makes_git_ask_in_the_superproject(project: Path, tmp_path: Path) -> None:
-    """`git status` runs git in every submodule, with the submodule's own config."""
-    _git_dir(project / ".git", "[core]\n\tbare = false\n")
-    _git_dir(project / ".git" / "modules" / "libs" / "sub", "[core]\n\tworktree = ../../../../libs/sub\n")
-    assert verdict("git status", "auto-safe", project)[0] == ALLOW  # git's own core.worktree, inside the project
-    _git_dir(project / ".git" / "modules" / "libs" / "sub" / "modules" / "inner", '[core]\n\tfsmonitor = "touch X"\n')
-    overall, parts = verdict("git status", "auto-safe", project)
-    assert overall != ALLOW and "modules/inner/config sets core.fsmonitor" in " ".join(parts)
-
-
-def test_a_submodule_whose_git_file_points_elsewhere_is_followed(project: Path, tmp_path: Path) -> None:
-    _git_dir(project / ".git", "[core]\n\tbare = false\n")
-    (project / ".gitmodules").write_text('[submodule "lib"]\n\tpath = lib\n\turl = ../lib\n')
-    (project / "lib").mkdir()
-    (project / "lib" / ".git").write_text(f"gitdir: {tmp_path / 'elsewhere.git'}\n")
-    _git_dir(tmp_path / "elsewhere.git", "[diff]\n\texternal = ./evil\n")
-    overall, parts = verdict("git diff", "auto-safe", project)
-    assert overall != ALLOW and "elsewhere.git/config sets diff.external" in " ".join(parts)
-
-
-def test_a_submodule_work_tree_outside_the_repository_asks(project: Path) -> None:
-    """A work tree elsewhere: `git diff --submodule=diff` would show files from there."""
-    _git_dir(project / ".git", "[core]\n\tbare = false\n")
-    _git_dir(project / ".git" / "modules" / "sub", "[core]\n\tworktree = /home\n")
-    overall, parts = verdict("git diff --submodule=diff", "auto-safe", project)
-    assert overall != ALLOW and "sets core.worktree" in " ".join(parts)
-
-
 def test_planted_fifos_in_the_repository_do_not_block_the_judgement(project: Path) -> None:
     """A plain read of a FIFO waits for a writer forever; the checks open without blocking."""
     (project / ".git").mkdir()
@@ -801,23 +757,6 @@ def test_planted_fifos_in_the_repository_do_not_block_the_judgement(project: Pat
     (project / ".git").rmdir()
     os.mkfifo(project / ".git")
     assert verdict("git status", "auto-safe", project)[0] == ALLOW
-
-
-def test_a_config_too_large_to_read_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """What git obeys past the part read is not seen, so a config that large asks."""
-    monkeypatch.setattr("mzagent_tui.agent.git_config.CONFIG_READ", 64)
-    _git_dir(project / ".git", "# padding\n" * 20 + '[core]\n\tfsmonitor = "touch X"\n')
-    overall, parts = verdict("git status", "auto-safe", project)
-    assert overall != ALLOW and "too large to check" in " ".join(parts)
-
-
-def test_a_worktree_git_file_is_followed_to_its_config(project: Path, tmp_path: Path) -> None:
-    real = tmp_path / "real.git"
-    real.mkdir()
-    (real / "config").write_text("[filter \"lfs\"]\n\tclean = ./evil\n")
-    (project / ".git").write_text(f"gitdir: {real}\n")
-    overall, parts = verdict("git status", "auto-safe", project)
-    assert overall != ALLOW and "filter" in " ".join(parts)
 
 
 def test_a_folder_read_that_follows_links_asks_for_a_link_out(project: Path) -> None:

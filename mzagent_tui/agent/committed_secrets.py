@@ -23,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 from mzagent_tui.agent import own_programs
-from mzagent_tui.agent.git_config import git_folders, repository_folder
+from mzagent_tui.agent.git_config import GitUnanswered, Repository, find_repository
 from mzagent_tui.agent.sensitive import is_secret
 
 SCAN_TIMEOUT = 5.0
@@ -78,30 +78,36 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
     Call it only when the repository's config runs no programs: this runs git there."""
     if len(words) < 2 or not prints_contents(words):
         return None
-    top = repository_folder(cwd)
-    if top is None:
+    try:
+        repository = find_repository(cwd)
+    except GitUnanswered as exc:
+        return str(exc)
+    if repository is None:
         return None
+    top = repository.work_tree or repository.git_dir
     into = next((a for a in words[2:] if a == "--recurse-submodules" or a.startswith("--submodule=diff")), None)
     if into and (top / ".gitmodules").exists():
         return f"git {words[1]} {into}: prints what submodules hold (not checked for secrets)"
     if words[1] == "for-each-ref":
-        return _blob_ref(top)
-    named = _named_objects(words[2:], cwd)
+        return _blob_ref(repository)
+    named = _named_objects(words[2:], repository)
     blob = next((name for name, kind in named if kind == "blob"), None)
     if blob and words[1] in ("show", "cat-file"):
         return f"git {words[1]} {blob}: prints a file by its object id, so which file it was is not known"
     if named and named[0][1] == "unknown":
         return f"git {words[1]} {named[0][0]}: the objects it names could not be listed"
-    found = _secret_in_history(top) or _secret_outside_history(top, [name for name, kind in named if kind == "commit"])
+    found = _secret_in_history(top, repository) or _secret_outside_history(top, repository, [name for name, kind in named if kind == "commit"])
     return f"the repository {found}" if found else None
 
 
-def _git(cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
-    """Git through own_programs: the repository may be the model's work, its config planted."""
-    return own_programs.git(*args, cwd=cwd, input=stdin.encode(), timeout=SCAN_TIMEOUT, readable=[repository_folder(cwd) or cwd])
+def _git(repository: Repository, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:
+    """Git through own_programs, in the repository's top folder: the repository may be the
+    model's work, its config planted."""
+    top = repository.work_tree or repository.git_dir
+    return own_programs.git(*args, cwd=top, input=stdin.encode(), timeout=SCAN_TIMEOUT, readable=[repository.git_dir, repository.common_dir])
 
 
-def _named_objects(args: list[str], cwd: Path) -> list[tuple[str, str]]:
+def _named_objects(args: list[str], repository: Repository) -> list[tuple[str, str]]:
     """Each revision operand with the type of object it names (`blob`, `commit`, `tree`, `tag`,
     `missing`): a range's ends are looked at one by one. `HEAD:.env` is a path, checked as one.
     [("…", "unknown")] when git could not be asked."""
@@ -119,20 +125,20 @@ def _named_objects(args: list[str], cwd: Path) -> list[tuple[str, str]]:
     if odd is not None:
         return [(odd, "unknown")]  # one line per operand is how git answers
     try:
-        listed = _git(cwd, "cat-file", "--batch-check=%(objecttype)", stdin="".join(f"{o}\n" for o in operands))
+        listed = _git(repository, "cat-file", "--batch-check=%(objecttype)", stdin="".join(f"{o}\n" for o in operands))
     except (OSError, subprocess.TimeoutExpired):
         return [(operands[0], "unknown")]
     types = [line.rsplit(" ", 1)[-1] for line in listed.stdout.decode(errors="replace").splitlines()]
     return list(zip(operands, types))
 
 
-def _secret_outside_history(top: Path, commits: list[str]) -> str | None:
+def _secret_outside_history(top: Path, repository: Repository, commits: list[str]) -> str | None:
     """A secrets file in commits named by id that no ref or reflog reaches (a dropped stash, an
     amended commit whose reflog expired): the history scan never saw them."""
     if not commits:
         return None
     try:
-        listed = _git(top, "log", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--diff-merges=first-parent",
+        listed = _git(repository, "log", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff", "--diff-merges=first-parent",
                       "--root", *commits, "--not", "--all", "--reflog")
     except (OSError, subprocess.TimeoutExpired):
         return f"could not be checked for secrets files in {commits[0]}"
@@ -142,10 +148,10 @@ def _secret_outside_history(top: Path, commits: list[str]) -> str | None:
     return None
 
 
-def _blob_ref(top: Path) -> str | None:
+def _blob_ref(repository: Repository) -> str | None:
     """`%(raw)` prints the object a ref names: a ref to a blob prints a file whose name is not known."""
     try:
-        listed = _git(top, "for-each-ref", "--format=%(refname) %(objecttype) %(*objecttype)")
+        listed = _git(repository, "for-each-ref", "--format=%(refname) %(objecttype) %(*objecttype)")
     except (OSError, subprocess.TimeoutExpired):
         return "git for-each-ref: the refs could not be listed to see whether one names a file's content"
     for line in listed.stdout.decode(errors="replace").splitlines():
@@ -155,23 +161,23 @@ def _blob_ref(top: Path) -> str | None:
     return None
 
 
-def _secret_in_history(top: Path) -> str | None:
+def _secret_in_history(top: Path, repository: Repository) -> str | None:
     """'tracks .env (secrets)', 'history holds …', a reason it could not be checked, or None."""
     key = str(top.resolve())
-    signature = _signature(top)
+    signature = _signature(repository)
     cached = _cache.get(key)
     if signature is not None and cached is not None and cached[0] == signature:
         return cached[1]
-    found = _scan(top)
+    found = _scan(top, repository)
     if signature is not None:
         _cache[key] = (signature, found)
     return found
 
 
-def _scan(top: Path) -> str | None:
+def _scan(top: Path, repository: Repository) -> str | None:
     try:
-        index = _git(top, "ls-files", "-z", "--cached")
-        history = _git(top, "log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff",
+        index = _git(repository, "ls-files", "-z", "--cached")
+        history = _git(repository, "log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames", "--no-ext-diff",
                        "--diff-merges=first-parent", "--root")
     except subprocess.TimeoutExpired:
         return f"history could not be checked for secrets files in {SCAN_TIMEOUT:.0f} s"
@@ -186,7 +192,7 @@ def _scan(top: Path) -> str | None:
         for path in _names(history.stdout):
             if is_secret(top / path):
                 return f"history holds {path} (secrets)"
-    elif _git(top, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
+    elif _git(repository, "rev-parse", "--verify", "-q", "HEAD").returncode == 0:
         return "history could not be checked for secrets files (git log failed)"
     return None
 
@@ -195,12 +201,10 @@ def _names(output: bytes) -> set[str]:
     return {name for name in output.decode(errors="replace").split("\0") if name.strip()}
 
 
-def _signature(top: Path) -> tuple[tuple[str, int, int], ...] | None:
+def _signature(repository: Repository) -> tuple[tuple[str, int, int], ...] | None:
     """Size and time of every file that changes when the index, a ref or a reflog does; None
-    (scan every time) when there are more than SIGNATURE_FILES of them or no git folder."""
-    folders = git_folders(top / ".git")
-    if not folders:
-        return None
+    (scan every time) when there are more than SIGNATURE_FILES of them."""
+    folders = dict.fromkeys((repository.git_dir, repository.common_dir))
     stats: list[tuple[str, int, int]] = []
     for folder in folders:
         files = [folder / name for name in ("index", "HEAD", "packed-refs")]
