@@ -209,6 +209,7 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
 
 def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.sandbox import Sandbox
+    from mzagent_tui.agent.secrets import command_env
 
     rows = describe(settings)
     sandbox = Sandbox(project, settings.sandbox)
@@ -222,6 +223,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
         prefixes = [" ".join(words) for words in getattr(policy.rules, kind)]
         if prefixes:
             rows.append((f"rules.{kind}", ", ".join(prefixes), "user config [approval]"))
+    passed = ", ".join(sorted(command_env(os.environ, settings.pass_env)))
+    rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     for server in servers:
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
     width = max(len(name) for name, _, _ in rows)

@@ -12,7 +12,7 @@ SECRET_NAMES = [
     "NPM_TOKEN", "HF_TOKEN", "STRIPE_SECRET", "REDIS_PASSWORD", "GOOGLE_APPLICATION_CREDENTIALS", "ANTHROPIC_API_KEY",
     "CLIENT_SECRET", "APIKEY", "SESSION_KEY", "JWT_SECRET", "MONGO_DB_URL",
 ]
-HARMLESS = {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "PWD": "/w", "OLDPWD": "/", "SHELL": "/bin/bash", "USER": "u", "VIRTUAL_ENV": "/w/.venv"}
+HARMLESS = {"PATH": "/usr/bin:/bin", "HOME": "/home/u", "LANG": "C.UTF-8", "PWD": "/w", "SHELL": "/bin/bash", "USER": "u", "VIRTUAL_ENV": "/w/.venv"}
 SHAPED = [
     "sk-proj-abcdefghijklmnopqrstuv", "ghp_abcdefghijklmnopqrstuvwxyz012345", "github_pat_11AAAAAAAAAAAAAAAAAAAAAA",
     "xoxb-1234567890-abcdefghij", "AKIAIOSFODNN7EXAMPLE", "glpat-abcdefghijklmnopqrst", "hf_abcdefghijklmnopqrstuvwxyz",
@@ -32,9 +32,10 @@ def test_pass_env_lets_one_through() -> None:
     assert command_env({"GITHUB_TOKEN": "x" * 20}, pass_env=["GITHUB_TOKEN"])["GITHUB_TOKEN"] == "x" * 20
 
 
-def test_harmless_variables_stay() -> None:
-    env = command_env(HARMLESS)
+def test_allowed_variables_stay_and_others_go_however_harmless() -> None:
+    env = command_env({**HARMLESS, "OLDPWD": "/", "MY_SETTING": "on"})
     assert {k: env[k] for k in HARMLESS} == HARMLESS
+    assert "OLDPWD" not in env and "MY_SETTING" not in env
 
 
 @pytest.mark.parametrize("value", SHAPED)
@@ -50,6 +51,7 @@ def test_key_shaped_values_are_secrets_under_any_name_and_redacted_anywhere(valu
     [
         ("origin\thttps://x-access-token:abc123def@github.com/o/r.git (fetch)", "origin\thttps://x-access-token:[redacted]@github.com/o/r.git (fetch)"),
         ("postgres://app:s3cret!@db:5432/main", "postgres://app:[redacted]@db:5432/main"),
+        ("REDIS_URL=redis://:s3cret@cache:6379 https://:tok@host/x", "REDIS_URL=redis://:[redacted]@cache:6379 https://:[redacted]@host/x"),
         ("see https://example.com/a:b and user@host and ssh://git@host:22/r", "see https://example.com/a:b and user@host and ssh://git@host:22/r"),
     ],
 )

@@ -39,7 +39,7 @@ class Shell:
         self.tag = f"{tmp_path.name}-{time.monotonic_ns()}"
         self.recorder = Recorder()
         self.session = Session(tmp_path / "session", Redactor(["sk-redact-me-please"]))
-        env = command_env({"PATH": os.environ["PATH"], MARK: self.tag, **(environ or {})})
+        env = command_env({"PATH": os.environ["PATH"], MARK: self.tag, **(environ or {})}, pass_env=[MARK])
         self.ctx = ToolContext(project, self.session, self.recorder, approver or StaticApprover(True), self.session.redact, env=env, command_timeout=timeout)
         self.tool = ShellTool(self.ctx)
 
@@ -219,11 +219,11 @@ def test_escape_sequences_are_stripped(shell) -> None:
     assert "plain red" in result.text and "ZXZpbA" not in result.text
 
 
-def test_secret_variables_are_not_inherited(shell) -> None:
-    sh = shell(environ={"OPENAI_API_KEY": "sk-redact-me-please", "GITHUB_TOKEN": "ghp_x", "HARMLESS": "ok"})
+def test_only_allowed_variables_are_inherited(shell) -> None:
+    sh = shell(environ={"OPENAI_API_KEY": "sk-redact-me-please", "GITHUB_TOKEN": "ghp_x", "MAIL_PASS": "pw", "LANG": "C.UTF-8"})
     result = sh.run("env")
-    assert "HARMLESS=ok" in result.text
-    assert "OPENAI_API_KEY" not in result.text and "GITHUB_TOKEN" not in result.text
+    assert "LANG=C.UTF-8" in result.text
+    assert "OPENAI_API_KEY" not in result.text and "GITHUB_TOKEN" not in result.text and "MAIL_PASS" not in result.text
 
 
 def test_secret_values_are_redacted_from_output(shell) -> None:

@@ -72,7 +72,8 @@ class Settings:
     """The longest a stalled or failing endpoint may hold one step, retries included, in seconds
     (0: 180, or 600 for the bundled model, whose first reply to a long prompt is slow)."""
     pass_env: list[str] = field(default_factory=list)
-    """Secret-looking environment variables that commands may still see."""
+    """Environment variables commands see beyond the built-in allow-list (secrets.INHERITED),
+    secret-looking or not; the password of a URL in them is still removed."""
     price_in: float = 0.0
     """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
     price_out: float = 0.0
