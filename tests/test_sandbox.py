@@ -397,3 +397,19 @@ def test_reading_a_home_dot_file_in_a_project_at_the_home_asks(server, home: Pat
     texts, _ = run(server, home, "cat .config/rclone/rclone.conf", "cat notes.txt", mode="auto-safe", approver=user)
     assert "hunter2" not in texts[0] and [r.command for r in user.requests] == ["cat .config/rclone/rclone.conf"]
     assert "my notes" in texts[1]
+
+
+def test_home_allow_reaches_the_sessions_sandbox_from_the_environment_not_from_a_project_env(server, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mzagent_tui.agent.config import load_settings
+
+    (home / ".npmrc").write_text("//registry/:_authToken=npm-token-value\n")
+    (project / ".env").write_text("MZAGENT_HOME_ALLOW=.npmrc\n")
+    assert load_settings(project, environ={"HOME": str(home)}).home_allow == []
+    assert load_settings(project, environ={"HOME": str(home), "MZAGENT_HOME_ALLOW": ".npmrc"}).home_allow == [".npmrc"]
+    server.script(run_reply(f"cat {home}/.npmrc"), answer_reply())
+    agent, recorder = make_agent(server, project, env={"PATH": os.environ["PATH"], "HOME": str(home)}, home_allow=[".npmrc"])
+    agent.policy = Policy("yolo", None)
+    agent.approver.policy = agent.policy
+    agent.run("work")
+    agent.close()
+    assert "npm-token-value" in "".join(o.text for o in recorder.of(Observation))

@@ -74,6 +74,9 @@ class Settings:
     pass_env: list[str] = field(default_factory=list)
     """Environment variables commands see beyond the built-in allow-list (secrets.INHERITED),
     secret-looking or not; the password of a URL in them is still removed."""
+    home_allow: list[str] = field(default_factory=list)
+    """Dot-entries of the home (`.npmrc`, `.config/mytool`) confined commands may read beyond the
+    built-in allow-list (sensitive.HOME_ALLOWED); the secret folders (`.ssh`, …) never."""
     price_in: float = 0.0
     """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
     price_out: float = 0.0

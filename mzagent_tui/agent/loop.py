@@ -146,7 +146,7 @@ class Agent:
             redact=redact,
             env=command_env(environ, settings.pass_env),
             command_timeout=settings.command_timeout,
-            sandbox=Sandbox(self.root, settings.sandbox, private_folders=app_folders()),
+            sandbox=Sandbox(self.root, settings.sandbox, private_folders=app_folders(), home_allow=tuple(settings.home_allow)),
         )
         atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)
