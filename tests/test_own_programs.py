@@ -238,3 +238,25 @@ def test_mzagent_run_on_a_planted_project_runs_nothing_planted(server, planted: 
     observations = [e["text"] for e in events if e["type"] == "observation"]
     assert len(observations) == 3 and "a.txt" in observations[1]
     assert list(markers.iterdir()) == []
+
+
+async def test_the_app_on_a_planted_project_runs_nothing_planted(server, planted: tuple[Path, Path], unwalled: None) -> None:
+    """The full-screen app opens the planted project, the user asks a question and approves an
+    `ls`: the file list, both snapshots and the judgement of a git command run nothing planted."""
+    from tests.test_app import approval, make_app, state, submit, wait_for
+
+    project, markers = planted
+    server.script(
+        Reply('<thought>look</thought><action>run_terminal_command("git log -p")</action>'),
+        Reply('<thought>list</thought><action>run_terminal_command("ls")</action>'),
+        answer_reply(),
+    )
+    app = make_app(server, project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await submit(pilot, "what is here?")
+        first = await approval(pilot)
+        await pilot.press("n")
+        await approval(pilot, after=first)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: state(app) == "done", timeout=60)
+    assert list(markers.iterdir()) == []
