@@ -89,7 +89,36 @@ class GitUnanswered(Exception):
 
 def find_repository(cwd: Path) -> Repository | None:
     """The repository git works in from `cwd`, as the user's git would find it (a bare layout
-    too), or None. Raises GitUnanswered when git cannot tell."""
+    too), or None. Raises GitUnanswered when git cannot tell.
+
+    One command is judged several times (the dialog, the transcript, the checks after it), so
+    the answer is kept while nothing git's search looks at has changed: `cwd` and every folder
+    above it (a `.git`, `HEAD` or `objects` made or removed changes the folder) and each `.git`
+    file or folder on the way (a `gitdir:` line rewritten in place)."""
+    key = _search_signature(cwd)
+    if key in _found:
+        return _found[key]
+    found = _ask_for_repository(cwd)
+    _found[key] = found
+    return found
+
+
+_found: dict[tuple[tuple[str, int, int], ...], Repository | None] = {}
+
+
+def _search_signature(cwd: Path) -> tuple[tuple[str, int, int], ...]:
+    stats: list[tuple[str, int, int]] = []
+    for folder in (cwd, *cwd.parents):
+        for path in (folder, folder / ".git", folder / ".git" / "commondir"):
+            try:
+                info = path.stat()
+            except OSError:
+                continue
+            stats.append((str(path), info.st_mtime_ns, info.st_ino))
+    return tuple(stats)
+
+
+def _ask_for_repository(cwd: Path) -> Repository | None:
     try:
         done = own_programs.git(
             "-c", "safe.bareRepository=all", "rev-parse", "--absolute-git-dir", "--git-common-dir", "--is-bare-repository",
@@ -182,24 +211,38 @@ def _module_dirs(common_dir: Path) -> list[Path]:
 
 
 def _gitlink_dirs(repository: Repository) -> list[Path]:
-    """The git dir of each submodule the index records (a gitlink), wherever its `.git` points."""
+    """The git dir of each submodule the index records (a gitlink), wherever its `.git` points;
+    the list of gitlinks is kept until the index changes."""
+    assert repository.work_tree is not None
+    try:
+        index = (repository.git_dir / "index").stat()
+        key = (str(repository.git_dir), index.st_mtime_ns, index.st_size)
+    except OSError:
+        return []
+    if key not in _gitlinks:
+        _gitlinks[key] = _list_gitlinks(repository)
+    found: list[Path] = []
+    for path in _gitlinks[key]:
+        try:
+            nested = find_repository(repository.work_tree / path)
+        except GitUnanswered:
+            continue
+        if nested is not None and nested.git_dir != repository.git_dir:
+            found.append(nested.git_dir)
+    return found
+
+
+_gitlinks: dict[tuple[str, int, int], list[str]] = {}
+
+
+def _list_gitlinks(repository: Repository) -> list[str]:
     assert repository.work_tree is not None
     try:
         done = own_programs.git("ls-files", "--stage", "-z", cwd=repository.work_tree, timeout=ASK_TIMEOUT)
     except (OSError, subprocess.TimeoutExpired):
         return []
-    found: list[Path] = []
-    for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
-        if entry.startswith("160000 ") and "\t" in entry:
-            try:
-                nested = find_repository(repository.work_tree / entry.split("\t", 1)[1])
-            except GitUnanswered:
-                continue
-            if nested is not None and nested.git_dir != repository.git_dir:
-                found.append(nested.git_dir)
-        if len(found) >= MODULE_LIMIT:
-            break
-    return found
+    entries = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [entry.split("\t", 1)[1] for entry in entries if entry.startswith("160000 ") and "\t" in entry][:MODULE_LIMIT]
 
 
 _cache: dict[tuple[str, int, int, str], list[str]] = {}
