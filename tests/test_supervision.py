@@ -186,7 +186,7 @@ def test_a_snapshot_lock_left_by_a_kill_does_not_stop_recording_in_the_reopened_
     server.script(Reply('<action>run_terminal_command("echo one > a.txt")</action>'), Reply("<final_answer>1</final_answer>"))
     agent, _ = make_agent(server, project)
     agent.run("first")
-    lock = agent.session.folder / "snapshot.index.lock"
+    lock = agent.session.folder / "snapshot" / "index.lock"
     lock.write_text("")
     os.utime(lock, (time.time() - 600, time.time() - 600))
     server.script(Reply('<action>run_terminal_command("echo two > b.txt")</action>'), Reply("<final_answer>2</final_answer>"))

@@ -134,12 +134,21 @@ def _ask_for_repository(cwd: Path) -> Repository | None:
     if done.returncode != 0 or len(lines) < 3:
         message = done.stderr.decode("utf-8", "replace")
         if "not a git repository" in message:
-            return None
+            return _unreadable_git(cwd)
         raise GitUnanswered(f"git could not read the repository at {cwd}: {message.strip().splitlines()[-1] if message.strip() else 'no answer'}")
     git_dir = Path(lines[0])
     common = Path(os.path.normpath(cwd / lines[1]))  # relative to the folder git was asked in
     work_tree = None if lines[2] == "true" else _top(cwd)
     return Repository(git_dir, common, work_tree)
+
+
+def _unreadable_git(cwd: Path) -> None:
+    """None when there is no `.git` on the way up; a `.git` that git could not follow from here
+    (a `gitdir:` into a folder our git does not see) asks: the command's git may see it."""
+    for folder in (cwd, *cwd.parents):
+        if os.path.lexists(folder / ".git"):
+            raise GitUnanswered(f"{folder / '.git'} names a repository git could not read from here")
+    return None
 
 
 def _top(cwd: Path) -> Path | None:
@@ -159,8 +168,12 @@ def repository_config_concerns(cwd: Path) -> list[str]:
     if repository is None:
         return []
     inside = repository.common_dir.parent if repository.common_dir.name == ".git" else repository.work_tree or repository.common_dir
+    try:
+        configs = _configs(repository)
+    except GitUnanswered as exc:
+        return [str(exc)]
     concerns: list[str] = []
-    for config in _configs(repository):
+    for config in configs:
         concerns.extend(c for c in _concerns_of(config, inside) if c not in concerns)
     for hook in _READ_ONLY_HOOKS:
         path = repository.common_dir / "hooks" / hook
@@ -179,6 +192,8 @@ def _configs(repository: Repository) -> list[Path]:
         folders.append(git_dir)
     if repository.work_tree is not None:
         for git_dir in _gitlink_dirs(repository):
+            if isinstance(git_dir, str):
+                raise GitUnanswered(git_dir)
             files.extend((git_dir / "config", git_dir / "config.worktree"))
     seen: set[Path] = set()
     unique = []
@@ -210,7 +225,7 @@ def _module_dirs(common_dir: Path) -> list[Path]:
     return found
 
 
-def _gitlink_dirs(repository: Repository) -> list[Path]:
+def _gitlink_dirs(repository: Repository) -> list[Path | str]:
     """The git dir of each submodule the index records (a gitlink), wherever its `.git` points;
     the list of gitlinks is kept until the index changes."""
     assert repository.work_tree is not None
@@ -221,11 +236,12 @@ def _gitlink_dirs(repository: Repository) -> list[Path]:
         return []
     if key not in _gitlinks:
         _gitlinks[key] = _list_gitlinks(repository)
-    found: list[Path] = []
+    found: list[Path | str] = []
     for path in _gitlinks[key]:
         try:
             nested = find_repository(repository.work_tree / path)
-        except GitUnanswered:
+        except GitUnanswered as exc:
+            found.append(f"the submodule {path}: {exc}")
             continue
         if nested is not None and nested.git_dir != repository.git_dir:
             found.append(nested.git_dir)

@@ -76,8 +76,10 @@ BASE_ENV_NAMES = ("PATH", "HOME", "TZ")
 
 
 def base_env() -> dict[str, str]:
+    """PATH keeps only absolute folders: an empty or relative entry (`:/usr/bin`, `.`) would find
+    the project's own `git` first."""
     env = {name: os.environ[name] for name in BASE_ENV_NAMES if name in os.environ}
-    env.setdefault("PATH", os.defpath)
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)) or "/usr/bin:/bin"
     env["LC_ALL"] = "C"  # git's messages are read (snapshots look for "Permission denied")
     return env
 

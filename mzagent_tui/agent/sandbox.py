@@ -43,7 +43,7 @@ _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
-_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 
 # File system rights by ABI version (include/uapi/linux/landlock.h).
@@ -225,7 +225,7 @@ def enter_namespaces(network: bool, shm: Path) -> Callable[[], None]:
     never run less confined than the session says."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWNS | (0 if network else _CLONE_NEWNET)
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
     shm_source, shm_target = bytes(shm), os.path.realpath("/dev/shm").encode()
 

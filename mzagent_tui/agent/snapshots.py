@@ -75,10 +75,15 @@ class Snapshots:
     def __init__(self, root: Path, session_folder: Path) -> None:
         self.root = root
         self.git_dir = session_folder.parent / "snapshots.git"
-        self.index = session_folder / "snapshot.index"
+        self.index = session_folder / "snapshot" / "index"
+        """In a folder of its own: our git may write there, and must not reach the session's log."""
         self._ready = False
         self.skipped: set[str] = set()
         """Files git cannot read (no read permission): left out of every snapshot of the session."""
+        self.nested: set[str] = set()
+        """Nested repositories the index records: left out of later snapshots, since `git add`
+        runs `git status` inside each one, under that repository's own config (a filter driver
+        would run). Their content is never a change to restore anyway."""
 
     def take(self, modes_from: Snapshot | None = None) -> Snapshot:
         """A snapshot of the project's files now; files git cannot read are left out (see
@@ -91,17 +96,19 @@ class Snapshots:
         first = not self._ready
         if first:
             self._init()
+            self.nested = self._listing()[1] if self.index.exists() else set()  # an index an earlier session left
         self._add()
         tree = self._git("write-tree").strip()
         if first:
             self._share_index()
         if modes_from is not None and modes_from.tree == tree:
             return Snapshot(tree, modes_from.modes)
-        return Snapshot(tree, self._modes())
+        modes, self.nested = self._listing()
+        return Snapshot(tree, modes)
 
     def _add(self) -> None:
         for _ in range(3):
-            excluded = [f":(exclude,literal){path}" for path in sorted(self.skipped)]
+            excluded = [f":(exclude,literal){path}" for path in sorted(self.skipped | self.nested)]
             try:
                 self._git("add", "--all", "--", ".", *excluded)
                 return
@@ -112,16 +119,22 @@ class Snapshots:
                 self.skipped |= unreadable
         raise SnapshotError("git add kept failing on files it cannot read")
 
-    def _modes(self) -> dict[str, int]:
+    def _listing(self) -> tuple[dict[str, int], set[str]]:
+        """The permission bits of every file the index holds, and its nested repositories."""
         modes: dict[str, int] = {}
+        nested: set[str] = set()
         prefix = f"{self.root}/"  # plain strings: a Path per file tripled the cost
-        for name in self._git("ls-files", "-z").split("\0"):
-            if name:
-                try:
-                    modes[name] = stat.S_IMODE(os.lstat(prefix + name).st_mode)
-                except OSError:
-                    continue
-        return modes
+        for entry in self._git("ls-files", "--stage", "-z").split("\0"):
+            header, _, name = entry.partition("\t")
+            if not name:
+                continue
+            if header.startswith("160000 "):
+                nested.add(name)
+            try:
+                modes[name] = stat.S_IMODE(os.lstat(prefix + name).st_mode)
+            except OSError:
+                continue
+        return modes, nested
 
     def changes(self, before: Snapshot, after: Snapshot) -> list[Change]:
         """Regular files added, modified (content or permissions) or deleted between two
@@ -166,10 +179,10 @@ class Snapshots:
             raise SnapshotError("git is not installed")
         if self._too_slow.exists():
             raise SnapshotError(f"{self._too_slow.read_text(errors='replace').strip()} (delete {self._too_slow} to try again)")
+        self.index.parent.mkdir(parents=True, exist_ok=True)  # before any git: only folders that exist are made writable
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of every project file, .env included: the user's alone
             self._git("init", "--quiet", "--bare", work_tree=False)
-        self.index.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_lock(self.index.with_name(self.index.name + ".lock"))
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():

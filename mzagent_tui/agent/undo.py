@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Literal
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
 from mzagent_tui.agent.history import load_session
 from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.session import Session, project_slug
 from mzagent_tui.agent.textfiles import atomic_write
 
 Scope = Literal["last", "run"] | int
@@ -116,14 +117,20 @@ def _check(write: Write, chosen: list[Write]) -> None:
             raise UndoRefused(f"the previous content of {name} was not found in the session folder ({earlier.backup})")
 
 
-def undo(session: Session, events: Iterable[Event], scope: Scope) -> list[Undone]:
+def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | None = None) -> list[Undone]:
     """Take back writes and log one `Undone` per file change.
 
     The checks run before anything is touched; a file-system error part-way stops the undo and
-    reports what was done (UndoRefused.done), so the log and the screen stay true.
+    reports what was done (UndoRefused.done), so the log and the screen stay true. Given the
+    project `root`, a write the log places outside it is refused: undo writes without a
+    sandbox, so a log forged by anything that could write it must not choose where.
     """
     done: list[Undone] = []
-    for write in plan(writes_of(events), scope):
+    chosen = plan(writes_of(events), scope)
+    for write in chosen if root is not None else ():
+        if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
+            raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
+    for write in chosen:
         try:
             if write.created:
                 write.path.unlink()
@@ -163,7 +170,11 @@ def undo_session(folder: Path, scope: Scope, redact: Redactor, session: Session 
     own = session is None
     session = Session.reopen(folder, redact) if session is None else session
     try:
-        return UndoOutcome(undo(session, load_session(folder).events, scope), None)
+        history = load_session(folder)
+        root = Path(history.project)
+        if folder.parent.name != project_slug(root):
+            raise UndoRefused(f"the session log says its project is {root}, but it is kept with another project's sessions; nothing was undone")
+        return UndoOutcome(undo(session, history.events, scope, root), None)
     except UndoRefused as exc:
         return UndoOutcome(exc.done, str(exc))
     finally:
