@@ -155,14 +155,43 @@ def prefix_words(prefix: str) -> list[str] | None:
     return words or None
 
 
-_SHELL_SPLIT = re.compile(r"[\s;&|()<>{}`$]+")
+_SHELL_SPLIT = re.compile(r"[\s;&|()<>{}`$=!]+")
 _QUOTES = str.maketrans("", "", "'\"\\")
+_WILDCARDS = re.compile(r"[*?\[\]!]")
 
 
 def _in_order(wanted: list[str], words: list[str]) -> bool:
     """Whether `wanted` appear in `words` in this order, others between them allowed."""
     remaining = iter(words)
-    return all(any(word == w for word in remaining) for w in wanted)
+    return all(any(_could_be(word, w) for word in remaining) for w in wanted)
+
+
+def _could_be(word: str, wanted: str) -> bool:
+    """Whether a token of a part's arguments may be the word `wanted`: the same, or a glob it
+    matches (`/bin/r?`, `pu?h`) that has a letter of its own, so that `ls *` runs nothing."""
+    if word == wanted:
+        return True
+    return bool(_WILDCARDS.search(word)) and bool(_WILDCARDS.sub("", word)) and fnmatch.fnmatchcase(wanted, word)
+
+
+def _covers(prefix: list[str], words: list[str], patterns: set[str]) -> bool:
+    """Whether `words` start with `prefix`. A word in `patterns` is a glob bash expands: it
+    stands for one or more of the prefix's words that it matches (`git pu?h`, `*`)."""
+    if not prefix:
+        return True
+    if not words:
+        return False
+    word = words[0]
+    if word == prefix[0] and _covers(prefix[1:], words[1:], patterns):
+        return True
+    if word not in patterns:
+        return False
+    for count in range(1, len(prefix) + 1):
+        if not fnmatch.fnmatchcase(prefix[count - 1], word):
+            return False
+        if _covers(prefix[count:], words[1:], patterns):
+            return True
+    return False
 
 
 @dataclass
@@ -212,22 +241,24 @@ class Rules:
         for prefix in self.deny:
             for index, token in enumerate(tokens):
                 name = token if "/" in prefix[0] else os.path.basename(token)
-                if name == prefix[0] and _in_order(prefix[1:], tokens[index + 1:]):
+                if _could_be(name, prefix[0]) and _in_order(prefix[1:], tokens[index + 1:]):
                     return " ".join(prefix)
         return None
 
     def verdict(self, part: Part) -> tuple[str, str] | None:
-        """Deny and ask rules match the program by its base name (`/bin/rm` is `rm`); an allow
-        rule for a bare name does not cover a program run by its path (`./pytest`)."""
+        """Deny and ask rules match the program by its base name (`/bin/rm` is `rm`), and a glob
+        by what it could expand to (`/bin/r?`, `git pu?h`); an allow rule matches the words
+        exactly, and one for a bare name does not cover a program run by its path (`./pytest`)."""
         words = part.rule_words
         if not words:
             return None
+        patterns = part.glob_words | ({words[0]} if part.words[0] in part.glob_words else set())
         for kind in (DENY, ASK, ALLOW):
             for prefix in getattr(self, kind):
                 if kind == ALLOW and part.by_path and "/" not in prefix[0]:
                     continue
                 candidate = [part.words[0], *words[1:]] if "/" in prefix[0] else words
-                if candidate[: len(prefix)] == prefix:
+                if candidate[: len(prefix)] == prefix or (kind != ALLOW and _covers(prefix, candidate, patterns)):
                     return kind, " ".join(prefix)
         return None
 

@@ -46,7 +46,13 @@ INTERPRETERS = {"python", "python3", "perl", "ruby", "node", "php", "lua", "Rscr
 _CODE_LETTERS = {"python": "c", "python3": "c", "perl": "eE", "ruby": "e", "php": "r", "lua": "e", "Rscript": "e", "tclsh": "", "osascript": "e"}
 _CODE_LONG = {"--eval", "--print", "--command"}
 _VERSIONED_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|node|php|lua)[0-9.]*")
-_CODE_PROGRAMS = {"awk", "gawk", "mawk", "nawk", "sed", "xargs", "parallel", "watch", "source", ".", "trap"}
+_CODE_PROGRAMS = {"awk", "gawk", "mawk", "nawk", "sed", "xargs", "parallel", "watch", "source", ".", "trap", "let", "compgen"}
+"""`let` evaluates arithmetic, where a variable holding `a[$(cmd)]` runs cmd; `compgen -W` expands its words."""
+_DECLARATIONS = {"declare", "typeset", "local", "export", "readonly", "unset"}
+"""Read by the parser as declarations (asking); reached through `builtin` or `command` they ask too."""
+_SET_LETTERS, _SET_NAMES = {"a", "k"}, {"allexport", "keyword"}
+"""`set -a` exports every later assignment; `set -k` sends an assignment among a command's
+arguments to its environment (`git X=1 push` is `git push`)."""
 # Variables a command may be given without asking: they change formatting, never what runs.
 HARMLESS_VARIABLES = {
     "LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES", "CI",
@@ -58,6 +64,9 @@ DANGEROUS_VARIABLES = {
     "PATH", "BASH_ENV", "ENV", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS",
     "GIT_SSH_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_DIR", "GIT_WORK_TREE",
     "GIT_EXTERNAL_DIFF", "HOME", "XDG_CONFIG_HOME", "PROMPT_COMMAND", "IFS", "SHELLOPTS", "BASHOPTS", "PS4", "LESSOPEN", "EDITOR",
+    # options or commands for the programs of safe_commands.CARRIERS
+    "TAR_OPTIONS", "ZIPOPT", "RSYNC_RSH", "RSYNC_CONNECT_PROG", "LESS", "LESSKEYIN", "LESSKEY", "LESSCLOSE", "MANPAGER",
+    "MANOPT", "PAGER", "VISUAL", "VIMINIT", "EXINIT", "SSH_ASKPASS", "SUDO_ASKPASS", "BROWSER",
 }
 
 # Risk marks shown in the dialog; a part with any of them is never auto-allowed (except yolo).
@@ -69,8 +78,8 @@ DELETE, PRIVILEGE, NETWORK, PIPE_TO_SHELL, OUTSIDE, PERMISSIONS = (
 _DELETE_PROGRAMS = {"rm", "rmdir", "unlink", "shred", "truncate", "dd", "srm", "wipe"}
 _PRIVILEGE_PROGRAMS = {"sudo", "su", "doas", "pkexec", "runuser"}
 _NETWORK_PROGRAMS = {"curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp", "socat", "aria2c", "http", "xh"}
-_PRIVILEGE_VALUED = {"-u", "-g", "-C", "-p", "-h", "-U", "-D", "-r", "-t", "-T", "-c", "--user", "--group", "--other-user",
-                     "--chdir", "--prompt", "--host", "--close-from", "--role", "--type", "--command", "--login-class"}
+_PRIVILEGE_VALUED = {"-u", "-g", "-C", "-p", "-h", "-U", "-D", "-R", "-r", "-t", "-T", "-c", "--user", "--group", "--other-user",
+                     "--chdir", "--chroot", "--prompt", "--host", "--close-from", "--role", "--type", "--command", "--login-class"}
 _COMMAND_STRINGS = {"su": "", "runuser": "", "script": "script writes a file (the typescript)", "flock": "flock creates a lock file"}
 """Programs whose `-c`/`--command` is a shell command line (parsed like `bash -c`'s script), and
 what they do besides running it (su and runuser: privileges)."""
@@ -101,6 +110,8 @@ class Part:
     """The argv as rules see it: the program's base name, git's global options dropped."""
     wrapper: bool = False
     """The outer part of `bash -c SCRIPT` or `eval`: judged on its own options, the script's parts follow."""
+    glob_words: set[str] = field(default_factory=set)
+    """Its words bash expands as globs: a deny rule matches what they could expand to."""
 
     @property
     def program(self) -> str:
@@ -158,9 +169,14 @@ def _command(command: SimpleCommand, state: _State, depth: int) -> list[Part]:
     for redirect in command.redirects:
         _redirect(redirect, part, state)
     matches = _globs(command.words, part, state)
+    part.glob_words = {w.text for w in command.words if w.literal and w.glob}
     nested: list[Part] = []
     words = _unwrap([w.text for w in command.words], part, state, depth, nested)
     part.words = words
+    if words and words[0] in part.glob_words:
+        part.problems.append(f"a glob in the program's place ({words[0]}): bash runs whatever it expands to")
+    if words and not part.wrapper:
+        _carried(part, state, depth, nested)
     if words:
         _judge(part, state, matches)
     else:
@@ -246,11 +262,12 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
                 part.risks.append(PRIVILEGE)
             else:
                 part.concerns.append(_COMMAND_STRINGS[program])
+            part.wrapper = True
             _nested(script, f"{program} -c", part, state, depth, nested)
             return [program]
         if program in _PRIVILEGE_PROGRAMS:
             part.risks.append(PRIVILEGE)
-            words = _skip_options(words[1:], _PRIVILEGE_VALUED)
+            words = _skip_options(words[1:], _PRIVILEGE_VALUED, part)
         elif program == "env":
             command = _env(words, part)
             if not command:
@@ -258,25 +275,26 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
                 return words[:1]
             words = command
         elif program == "timeout":
-            rest = _skip_options(words[1:], {"-s", "-k", "--signal", "--kill-after"})
+            rest = _skip_options(words[1:], {"-s", "-k", "--signal", "--kill-after"}, part)
             words = rest[1:]
         elif program == "nice":
-            words = _skip_options(words[1:], {"-n", "--adjustment"})
+            words = _skip_options(words[1:], {"-n", "--adjustment"}, part)
         elif program in ("nohup", "builtin"):
-            words = _skip_options(words[1:], set())
+            words = _skip_options(words[1:], set(), part)
         elif program == "time":
             words = _time(words, part)
         elif program == "exec":
-            words = _skip_options(words[1:], {"-a"})
+            words = _skip_options(words[1:], {"-a"}, part)
         elif program == "command" and words[1:2] not in (["-v"], ["-V"]):
-            words = _skip_options(words[1:], set())
+            words = _skip_options(words[1:], set(), part)
         elif program == "stdbuf":
-            words = _skip_options(words[1:], {"-i", "-o", "-e", "--input", "--output", "--error"})
+            words = _skip_options(words[1:], {"-i", "-o", "-e", "--input", "--output", "--error"}, part)
         elif program == "setsid":
-            words = _skip_options(words[1:], set())
+            words = _skip_options(words[1:], set(), part)
         elif program == "ionice":
-            words = _skip_options(words[1:], {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"})
+            words = _skip_options(words[1:], {"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"}, part)
         elif program == "eval":
+            part.wrapper = True
             _nested(" ".join(words[1:]), "eval", part, state, depth, nested)
             return ["eval"]
         elif program in SHELLS and _has_script(words):
@@ -290,9 +308,11 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
     return words
 
 
-def _skip_options(words: list[str], takes_value: set[str]) -> list[str]:
+def _skip_options(words: list[str], takes_value: set[str], part: Part) -> list[str]:
     """The words after a wrapper's options. An option in `takes_value` takes the next word, also
-    as the last letter of a cluster (`sudo -iu root`); `-uroot` and `--user=root` carry theirs."""
+    as the last letter of a cluster (`sudo -iu root`); `-uroot` and `--user=root` carry theirs.
+    GNU also reads an abbreviation (`timeout --sig KILL`): whether it takes a value depends on
+    options this list does not hold, so where its command starts is not known."""
     rest = list(words)
     while rest and rest[0].startswith("-") and rest[0] != "-":
         option = rest.pop(0)
@@ -300,6 +320,9 @@ def _skip_options(words: list[str], takes_value: set[str]) -> list[str]:
             break
         if option.startswith("--"):
             needs_value = option in takes_value
+            if not needs_value and "=" not in option and any(v.startswith(option) for v in takes_value):
+                part.problems.append(f"{option} abbreviates an option that takes a value: where the command starts is not known")
+                needs_value = True
         else:
             letters = option[1:]
             valued = [i for i, letter in enumerate(letters) if "-" + letter in takes_value]
@@ -417,7 +440,6 @@ def _shell(words: list[str], part: Part, state: _State, depth: int, nested: list
 
 
 def _nested(script: str, label: str, part: Part, state: _State, depth: int, nested: list[Part]) -> None:
-    part.wrapper = True
     if depth >= MAX_DEPTH:
         part.problems.append("scripts nested too deep")
         return
@@ -426,6 +448,20 @@ def _nested(script: str, label: str, part: Part, state: _State, depth: int, nest
     for inner in parts:
         inner.text = f"{label}: {inner.text}"
     nested.extend(parts or [Part(f"{label}: {script}", problems=["empty command"])])
+
+
+def _carried(part: Part, state: _State, depth: int, nested: list[Part]) -> None:
+    """What the program's option values or operands carry (`safe_commands.CARRIERS`): a command
+    line is judged as a command of its own, code the gate does not read asks, and so does a
+    variable name with a subscript, which bash evaluates as arithmetic (running `$(…)`)."""
+    program, found = safe_commands.carried(part.words)
+    for option, script in found.commands:
+        _nested(script, f"{program} {option}".rstrip(), part, state, depth, nested)
+    for option in found.code:
+        part.problems.append(f"{program} {option} runs code that is not analysed")
+    for name in found.names:
+        if "[" in name:
+            part.problems.append(f"{program} sets the variable {name}: bash evaluates its subscript ([…]), which can run commands")
 
 
 # Judging the program -------------------------------------------------------------------------
@@ -443,8 +479,12 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
         part.problems.append(f"{program} runs code from its arguments")
     if program in _CODE_PROGRAMS or (program == "find" and any(a in safe_commands.FIND_RUNS for a in words[1:])):
         part.problems.append(f"{program} runs code or other commands from its arguments")
+    if program in _DECLARATIONS:
+        part.problems.append(f"a declaration ({program}), which can evaluate what it is given")
+    if _changes_reading(program, words[1:]):
+        part.problems.append(f"{' '.join(words)} changes how bash reads the commands after it")
     if program in ("cd", "pushd", "popd"):
-        _change_folder(part, state)
+        _change_folder(part, state, matches)
         return
     part.concerns.extend(_runner_concerns(part.rule_words, state))
     result = safe_commands.check(words)
@@ -471,6 +511,24 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             part.concerns.append(concern)
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)
     part.not_safe = result.why
+
+
+def _changes_reading(program: str, args: list[str]) -> bool:
+    """`set -a`, `set -k`, and any `shopt -s`/`-u` (`nullglob` drops a glob that matches nothing,
+    so the next word becomes the program; `expand_aliases` lets an alias rename one)."""
+    if program == "shopt":
+        return any(arg.startswith("-") and {"s", "u"} & set(arg[1:]) for arg in args)
+    if program != "set":
+        return False
+    index = 0
+    while index < len(args) and args[index][:1] in ("-", "+") and args[index] not in ("-", "--"):
+        option = args[index]
+        index += 1
+        name = args[index] if "o" in option and index < len(args) else ""
+        index += bool(name)
+        if option.startswith("-") and (_SET_LETTERS & set(option[1:]) or name in _SET_NAMES):
+            return True
+    return False
 
 
 def _interpreter(program: str) -> str | None:
@@ -517,14 +575,15 @@ def _check_read(path: str, part: Part, state: _State, relative_to: set[Path]) ->
             return
 
 
-def _change_folder(part: Part, state: _State) -> None:
-    """`cd DIR` moves later parts; a folder outside the project, `cd -` or `pushd` is not followed."""
+def _change_folder(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
+    """`cd DIR` moves later parts; a folder outside the project, `cd -` or `pushd` is not followed.
+    `cd GLOB` goes where bash expands it (its text when nothing matches), each match followed."""
     args = part.words[1:]
     if part.program != "cd" or len(args) != 1 or args[0] == "-" or args[0].startswith("-"):
         state.cwd_unknown = True
         part.concerns.append(f"{' '.join(part.words)} moves to a folder that is not followed")
         return
-    targets = {_join(cwd, args[0]).resolve() for cwd in state.cwds}
+    targets = {_join(cwd, target).resolve() for cwd in state.cwds for target in matches.get(args[0]) or args[:1]}
     if any(not t.is_relative_to(state.root) for t in targets):
         part.concerns.append(f"cd {args[0]} leaves the project")
         state.cwd_unknown = True

@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass, field
 
 TEXT, PATHS = "text", "paths"
+ANY = r"(.*)"
+"""A carried command that is the whole value (`tar --to-command=CMD`)."""
 
 
 @dataclass
@@ -87,8 +91,20 @@ def check_with_spec(program: str, spec: Spec, args: list[str]) -> Check:
 
 
 def _is_declared(spec: Spec, word: str) -> bool:
+    """Whether the program reads `word` as options: a declared name, or short letters that are
+    flags up to one that takes the rest of the word as its value (`printf -vPATH`, `date -s2020`)."""
     name = word.split("=", 1)[0]
-    return name in spec.flags or name in spec.valued or name in spec.dangerous
+    if name in spec.flags or name in spec.valued or name in spec.path_valued or name in spec.dangerous:
+        return True
+    if word.startswith("--"):
+        return False
+    for letter in word[1:]:
+        option = "-" + letter
+        if option in spec.valued or option in spec.path_valued or option in spec.dangerous:
+            return True
+        if option not in spec.flags:
+            return False
+    return True
 
 
 def _option(program: str, spec: Spec, word: str, args: list[str], index: int, result: Check) -> int:
@@ -171,3 +187,148 @@ def _operands(program: str, spec: Spec, operands: list[str], result: Check, text
     if spec.operands == PATHS:
         result.paths.extend(operands[text_operands:])
         result.operands.extend(operands[text_operands:])
+
+
+@dataclass(frozen=True)
+class Carrier:
+    """A program that runs what some of its option values or operands hold, or a bash builtin
+    that evaluates a variable name it is given (`printf -v NAME`: a subscript in NAME is
+    arithmetic, and arithmetic runs `$(…)`). Read for every program, on the safe list or not: a
+    deny rule must see the command carried, and code no rule can see asks even in yolo."""
+
+    commands: dict[str, str] = field(default_factory=dict)
+    """Option -> a pattern whose first group, in the option's value, is a command line it runs
+    (`tar --to-command=CMD`, `ssh -o ProxyCommand=CMD`, `strace -o '|CMD'`)."""
+    code: frozenset[str] = frozenset()
+    """Options whose value is code in a language the gate does not read (vim's `-c`, gdb's `-ex`)."""
+    names: frozenset[str] = frozenset()
+    """Options whose value is a variable name bash evaluates (`printf -v`, `read -a`)."""
+    valued: frozenset[str] = frozenset()
+    """Its other options known to take a value, so that value is not read as options."""
+    optional: frozenset[str] = frozenset()
+    """Options whose value is optional, so only ever attached (`man -HBROWSER`, `git grep -OPAGER`)."""
+    name_operands: bool = False
+    """Its operands are variable names (`read NAME…`)."""
+    runs: str | None = None
+    """Its operands are a command it runs: from the first one (""), or after this word ("foreach")."""
+    plus: bool = False
+    """`+CMD` (vi, less) is code, unless it is a line number."""
+    bundled: bool = False
+    """Its first word may be option letters without a dash, whose values follow (`tar cIf PROG x.tar`)."""
+    long_only: bool = False
+    """One dash starts a long option too (`gdb -ex CMD`)."""
+    getopt: bool = False
+    """Options end at the first operand or `--`, as bash's builtins read them. Other programs are
+    read to the end: a value the table does not know may have been `--` (`tar -f -- --to-command=…`)."""
+
+    @property
+    def options(self) -> frozenset[str]:
+        return frozenset(self.commands) | self.code | self.names | self.valued | self.optional
+
+
+def carrier(commands: dict[str, str] | None = None, code: str = "", names: str = "", valued: str = "", optional: str = "", **rest: object) -> Carrier:
+    """A Carrier from space-separated option lists, like `spec`."""
+    return Carrier(commands or {}, frozenset(code.split()), frozenset(names.split()), frozenset(valued.split()), frozenset(optional.split()), **rest)  # type: ignore[arg-type]
+
+
+@dataclass
+class Carried:
+    """What one argv carries, by a Carrier."""
+
+    commands: list[tuple[str, str]] = field(default_factory=list)
+    """(the option, "" for operands; the command line it runs)."""
+    code: list[str] = field(default_factory=list)
+    """Options whose value is code the gate does not read."""
+    names: list[str] = field(default_factory=list)
+    """Variable names bash evaluates."""
+
+
+def carried(table: Carrier, args: list[str]) -> Carried:
+    """Read `args` as the program does: `--opt=V`, `--opt V`, `-oV`, `-xoV`, a GNU abbreviation
+    (`--to-c=V`), tar's old-style `cIf PROG`."""
+    found = Carried()
+    index = 0
+    if table.bundled and args and not args[0].startswith("-"):
+        index = 1
+        for letter in args[0]:
+            option = "-" + letter
+            if option in table.options - table.optional and index < len(args):
+                _found(table, option, args[index], found)
+                index += 1
+    armed = table.runs == ""
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--" and (table.getopt or armed):
+            rest = args[index:]
+            if armed and rest:
+                found.commands.append(("", _command_line(rest)))
+            elif table.name_operands:
+                found.names.extend(rest)
+            break
+        if table.plus and word.startswith("+"):
+            if word.strip("+") and not word.strip("+").isdigit():
+                found.code.append(word)
+        elif not word.startswith("-") or word == "-":
+            if armed:
+                found.commands.append(("", _command_line(args[index - 1:])))
+                break
+            if word == table.runs:
+                armed = True
+            elif table.getopt:
+                found.names.extend(args[index - 1:] if table.name_operands else [])
+                break
+        else:
+            option, value, used = _option_value(table, word, args[index] if index < len(args) else None)
+            index += used
+            if option and value is not None:
+                _found(table, option, value, found)
+    return found
+
+
+def _option_value(table: Carrier, word: str, following: str | None) -> tuple[str | None, str | None, int]:
+    """(the declared option `word` is, its value, 1 when that is the following word)."""
+    name, has_value, attached = word.partition("=")
+    option = name if name in table.options else None
+    if option is None and (word.startswith("--") or table.long_only):
+        stem = name.lstrip("-")
+        # GNU reads an unambiguous prefix; an ambiguous one is read as the riskiest it may be
+        matches = sorted((o for o in table.options if len(o.lstrip("-")) > 1 and o.lstrip("-").startswith(stem)), key=lambda o: (o in table.valued, o))
+        option = matches[0] if stem and matches else None
+    if option is None:  # zip's `-TTcmd`: the longest one-dash option the word starts with
+        longest = sorted((o for o in table.options if not o.startswith("--") and len(o) > 2), key=lambda o: (-len(o), o))
+        option = next((o for o in longest if word.startswith(o)), None)
+        if option is not None:
+            has_value, attached = True, word[len(option):].removeprefix("=")
+    if option is not None:
+        if has_value or option in table.optional:
+            return option, attached if has_value else None, 0
+        return option, following, 1
+    if word.startswith("--"):
+        return None, None, 0
+    letters = word[1:2] if table.long_only else word[1:]  # a long-only program reads `-write` as one option
+    for position, letter in enumerate(letters):
+        option = "-" + letter
+        if option in table.options:
+            rest = word[2 + position:]
+            if rest or option in table.optional:
+                return option, rest or None, 0
+            return option, following, 1
+    return None, None, 0
+
+
+def _found(table: Carrier, option: str, value: str, found: Carried) -> None:
+    if option in table.commands:
+        match = re.fullmatch(table.commands[option], value, re.DOTALL)
+        if match:
+            found.commands.append((option, match.group(1)))
+    elif option in table.code:
+        found.code.append(option)
+    elif option in table.names:
+        found.names.append(value)
+
+
+def _command_line(words: list[str]) -> str:
+    """Operands run as a command: the first as shell text (`git bisect run` and `git submodule
+    foreach` hand a lone argument to the shell), the others as the words they are."""
+    return " ".join([words[0], *map(shlex.quote, words[1:])])

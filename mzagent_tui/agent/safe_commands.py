@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 
-from mzagent_tui.agent.option_specs import TEXT, Check, Spec, check_with_spec, unsafe
+from mzagent_tui.agent.option_specs import ANY, TEXT, Carried, Carrier, Check, Spec, check_with_spec, unsafe
+from mzagent_tui.agent.option_specs import carried as _carried
+from mzagent_tui.agent.option_specs import carrier as _c
 from mzagent_tui.agent.option_specs import spec as _s
-from mzagent_tui.agent.safe_git import check_git
+from mzagent_tui.agent.safe_git import check_git, split_global
 
 _WRITES = "writes a file"
 _RUNS = "runs a program"
@@ -146,6 +148,60 @@ SPECS: dict[str, Spec] = {
     "test": _s(operands=TEXT),
 }
 
+_SSH_OPTION = r"(?i)\s*(?:proxy|local|knownhosts|remote)command\s*(?:=|\s)\s*(.*)"
+"""`ssh -o ProxyCommand=CMD` (or `-o 'ProxyCommand CMD'`, any case) runs CMD here."""
+_GIT_UPLOAD_PACK = _c({"--upload-pack": ANY})
+_VIM_CODE = "-c --cmd -S -s -u -U --remote-send --remote-expr"
+_VIM = _c(code=_VIM_CODE, valued="-T -i -W -t", plus=True)
+_MAPFILE = _c({"-C": ANY}, valued="-d -n -O -s -u -c", name_operands=True, getopt=True)
+
+CARRIERS: dict[str, Carrier] = {
+    # bash builtins, with their getopt letters: a name with a subscript runs what it holds
+    "printf": _c(names="-v", getopt=True),
+    "read": _c(names="-a", valued="-d -i -n -N -p -t -u", name_operands=True, getopt=True),
+    "mapfile": _MAPFILE,
+    "readarray": _MAPFILE,
+    "wait": _c(names="-p", getopt=True),
+    # programs that run a command an option or their operands hold
+    "tar": _c({"--to-command": ANY, "--use-compress-program": ANY, "-I": ANY, "--checkpoint-action": r"exec=(.*)", "-F": ANY,
+               "--info-script": ANY, "--new-volume-script": ANY, "--rsh-command": ANY, "--rmt-command": ANY},
+              valued="-b -C -f -g -H -K -L -N -T -V -X", bundled=True),
+    "sort": _c({"--compress-program": ANY}, valued="-k -t -S -T -o"),
+    "rsync": _c({"-e": ANY, "--rsh": ANY, "--rsync-path": ANY}, valued="-B -f -M -T"),
+    "ssh": _c({"-o": _SSH_OPTION}, valued="-B -b -c -D -E -e -F -I -i -J -L -l -m -O -p -Q -R -S -W -w"),
+    "scp": _c({"-o": _SSH_OPTION, "-S": ANY}, valued="-c -D -F -i -J -l -P -X"),
+    "sftp": _c({"-o": _SSH_OPTION, "-S": ANY, "-D": ANY}, valued="-B -b -c -F -i -J -l -P -R -X"),
+    "strace": _c({"-o": r"[|!](.*)", "--output": r"[|!](.*)"}, valued="-e -p -s -u -E -a -b -I -O -S -P -X -U", runs=""),
+    "man": _c({"-P": ANY, "--pager": ANY, "-H": ANY, "--html": ANY}, code="-C --config-file", optional="-H --html", valued="-M -m -S -s -e -L -p -R -T -E -r"),
+    "zip": _c({"-TT": ANY, "--unzip-command": ANY}, valued="-b -n -t -tt -P -Z -O -s"),
+    "tcpdump": _c({"-z": ANY}, valued="-i -w -r -c -s -C -G -W -Z -E -F -y -B -j -M -T -V"),
+    "git rebase": _c({"-x": ANY, "--exec": ANY}, valued="-s -X -C --onto --strategy --strategy-option"),
+    "git difftool": _c({"-x": ANY, "--extcmd": ANY}, valued="-t --tool"),
+    "git fetch": _GIT_UPLOAD_PACK,
+    "git pull": _GIT_UPLOAD_PACK,
+    "git ls-remote": _GIT_UPLOAD_PACK,
+    "git clone": _c({"-u": ANY, "--upload-pack": ANY}, code="-c --config --template", valued="-o -b --origin --branch --depth --reference -j --jobs"),
+    "git push": _c({"--receive-pack": ANY, "--exec": ANY}, valued="-o --push-option --repo"),
+    "git archive": _c({"--exec": ANY}, valued="-o --output --format --prefix --remote"),
+    "git filter-branch": _c({f"--{name}-filter": ANY for name in ("env", "tree", "index", "parent", "msg", "commit", "tag-name")},
+                            valued="-d --subdirectory-filter --original --state-branch"),
+    "git send-email": _c({"--sendmail-cmd": ANY, "--smtp-server": ANY, "--to-cmd": ANY, "--cc-cmd": ANY, "--header-cmd": ANY}),
+    "git grep": _c({"-O": ANY, "--open-files-in-pager": ANY}, optional="-O --open-files-in-pager",
+                   valued="-e -f -m -A -B -C --max-depth --threads --max-count --after-context --before-context --context"),
+    "git instaweb": _c({"-d": ANY, "--httpd": ANY, "-b": ANY, "--browser": ANY}),
+    "git submodule": _c(runs="foreach"),
+    "git bisect": _c(runs="run"),
+    # programs whose option values are code in their own language, which can run commands
+    "less": _c(code="-k --lesskey-file --lesskey-src --lesskey-content", valued="-b -h -j -o -O -p -P -t -T -x -y -z", plus=True),
+    **dict.fromkeys(("vi", "vim", "view", "ex", "gvim", "vimdiff", "rvim", "rview", "evim", "gview"), _VIM),
+    "nvim": _c(code=_VIM_CODE + " -l", valued="-T -i -W -t", plus=True),
+    "gdb": _c(code="-ex -eval-command -iex -init-eval-command -x -command -ix -init-command",
+              valued="-p -pid -c -core -d -directory -cd -tty -se -symbols -s -e -exec -D -data-directory", long_only=True),
+}
+"""What a program's option values or operands carry, read for every program: a command line is
+judged as a command (so a deny rule for `rm` sees `tar --to-command='rm -rf x'`), code the gate
+does not read and variable names bash evaluates ask."""
+
 _FIND_VALUED = {
     "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-type", "-xtype", "-maxdepth",
     "-mindepth", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-perm", "-user", "-group", "-uid",
@@ -185,6 +241,17 @@ def check(words: list[str]) -> Check:
         # bash's `test -v 'a[$(cmd)]'` evaluates the subscript as arithmetic and runs cmd.
         result.hidden.append("test with a subscript ([…]): `test -v` evaluates it, which can run commands")
     return result
+
+
+def carried(words: list[str]) -> tuple[str, Carried]:
+    """(the program as the findings name it, `git rebase` for git; what its argv carries)."""
+    program, args = words[0].rsplit("/", 1)[-1], words[1:]
+    if program == "git":
+        rest = split_global(args)[1]
+        if rest:
+            program, args = f"git {rest[0]}", rest[1:]
+    table = CARRIERS.get(program)
+    return program, _carried(table, args) if table else Carried()
 
 
 def _jq_filter_concerns(args: list[str]) -> list[str]:
