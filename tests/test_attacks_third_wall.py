@@ -331,7 +331,6 @@ def test_a_planted_filter_reaches_no_unix_socket(project: Path, short: Path, tmp
 
 
 @needs_wall
-@pytest.mark.xfail(strict=True, reason="connect() to a pathname unix socket is not mediated by Landlock (ABI < 9), and only /run is hidden")
 @pytest.mark.parametrize("where", ["tmp", "secret-home-entry"])
 def test_unix_sockets_outside_run_are_out_of_reach(server, project: Path, home: Path, short: Path, where: str) -> None:
     """tmux (/tmp/tmux-UID/default), ssh-agent (/tmp/ssh-*/agent.*), X11 (/tmp/.X11-unix), and
@@ -401,7 +400,6 @@ def test_a_hard_link_to_a_home_secret_cannot_be_made_in_the_project(server, proj
 
 
 @needs_wall
-@pytest.mark.xfail(strict=True, reason="a project at the home is granted whole: ~/.ssh and the app's own config are read and written by commands")
 def test_a_project_at_the_home_keeps_secret_entries_and_the_apps_config_out_of_reach(server, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = home / ".config" / "mzagent" / "config.toml"
     config.parent.mkdir(parents=True)
@@ -420,7 +418,6 @@ HOME_ALLOWED_CREDENTIALS = {
 
 
 @needs_wall
-@pytest.mark.xfail(strict=True, reason="HOME_ALLOWED grants whole folders and files that hold credentials (git's URL tokens, rye's publish token, .NET's private keys)")
 @pytest.mark.parametrize("entry", sorted(HOME_ALLOWED_CREDENTIALS))
 def test_credentials_inside_allowed_home_entries_are_not_readable(server, project: Path, home: Path, entry: str) -> None:
     (home / entry).parent.mkdir(parents=True, exist_ok=True)

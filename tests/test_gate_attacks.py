@@ -748,15 +748,16 @@ def test_no_attack_runs_without_asking(command: str, mode: str, project: Path) -
 
 
 def test_planted_fifos_in_the_repository_do_not_block_the_judgement(project: Path) -> None:
-    """A plain read of a FIFO waits for a writer forever; the checks open without blocking."""
+    """A plain read of a FIFO waits for a writer forever; the checks open without blocking. A
+    `.git` folder whose config cannot be read is a repository nobody can vouch for: it asks."""
     (project / ".git").mkdir()
     os.mkfifo(project / ".git" / "config")
     os.mkfifo(project / ".gitmodules")
-    assert verdict("git status", "auto-safe", project)[0] == ALLOW
+    assert verdict("git status", "auto-safe", project)[0] != ALLOW
     (project / ".git" / "config").unlink()
     (project / ".git").rmdir()
     os.mkfifo(project / ".git")
-    assert verdict("git status", "auto-safe", project)[0] == ALLOW
+    assert verdict("git status", "auto-safe", project)[0] != ALLOW
 
 
 def test_a_folder_read_that_follows_links_asks_for_a_link_out(project: Path) -> None:

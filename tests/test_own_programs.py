@@ -39,6 +39,7 @@ ALLOWED = {
     "agent/own_programs.py": "the one way for the agent's own programs",
     "agent/tools/process.py": "the command runner: the model's commands, confined by the sandbox",
     "agent/local.py": "the bundled model's server",
+    "agent/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 

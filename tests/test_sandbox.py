@@ -79,7 +79,7 @@ def test_writes_in_the_project_and_its_temp_folder_succeed(server, project: Path
 def test_secret_folders_of_the_home_are_not_readable_but_the_rest_is(server, project: Path, home: Path) -> None:
     texts, _ = run(server, project, f"cat {home}/notes.txt; cat {home}/.ssh/id_rsa; ls {home}")
     assert "my notes" in texts[0]
-    assert "PRIVATE KEY" not in texts[0] and "Permission denied" in texts[0]
+    assert "PRIVATE KEY" not in texts[0] and ("Permission denied" in texts[0] or "No such file" in texts[0])
 
 
 @pytest.mark.parametrize("entry", [".bash_history", ".python_history", ".pypirc", ".cache/huggingface/token", ".mozilla/firefox/cookies.sqlite", ".codex/auth.json"])
@@ -89,13 +89,13 @@ def test_history_tokens_and_browser_profiles_are_not_readable(server, project: P
     (home / ".cache" / "pip" / "pip.log").parent.mkdir(parents=True, exist_ok=True)
     (home / ".cache" / "pip" / "pip.log").write_text("cache ok\n")
     texts, _ = run(server, project, f"cat {home}/{entry}; cat {home}/.cache/pip/pip.log")
-    assert "SECRET TOKEN" not in texts[0] and "Permission denied" in texts[0]
+    assert "SECRET TOKEN" not in texts[0] and ("Permission denied" in texts[0] or "No such file" in texts[0])
     assert "cache ok" in texts[0]
 
 
 def test_the_apps_own_sessions_are_not_readable(server, project: Path, home: Path) -> None:
     texts, recorder = run(server, project, 'cat "$(ls -d ${XDG_STATE_HOME}/mzagent/sessions/*/* | head -1)/log.jsonl" | head -c 300', env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
-    assert "Permission denied" in texts[0] and '"kind"' not in texts[0]
+    assert '"kind"' not in texts[0] and ("Permission denied" in texts[0] or "No such file" in texts[0])
 
 
 def test_a_tcp_connection_to_a_listening_local_port_fails(server, project: Path, home: Path) -> None:
@@ -238,10 +238,10 @@ def test_a_command_runs_confined_from_a_thread_as_the_app_runs_it(project: Path,
     assert results == [1] and not (outside / "t").exists()
 
 
-def test_a_link_to_the_home_or_into_a_secret_folder_does_not_open_it(server, project: Path, home: Path, outside: Path) -> None:
-    (outside / "to-home").symlink_to(home)
+def test_a_link_to_the_home_or_into_a_secret_folder_does_not_open_it(server, project: Path, home: Path) -> None:
+    (project / "to-home").symlink_to(home)
     (home / "keys").symlink_to(home / ".ssh")
-    texts, _ = run(server, project, f"cat {outside}/to-home/.ssh/id_rsa; cat {home}/keys/id_rsa; cat {outside}/to-home/notes.txt")
+    texts, _ = run(server, project, f"cat {project}/to-home/.ssh/id_rsa; cat {home}/keys/id_rsa; cat {project}/to-home/notes.txt")
     assert "PRIVATE KEY" not in texts[0] and "my notes" in texts[0]
 
 

@@ -94,14 +94,15 @@ def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], 
     """One ruleset per home, folders read and folders written (a session needs a handful), kept
     for the process. The folders read are granted by name as well: one made after the home was
     walked (a project created during the session) is not in the walk."""
-    grants = [*_readable(home, private), *((path, sandbox.READ) for path in readable)]
-    return sandbox.build_ruleset(sandbox.landlock_abi(), grants, writable, network=False)
+    grants = [*_readable(home, private), *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable)]
+    return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
 
 
 @functools.cache
-def _shm() -> Path:
-    """An empty `/dev/shm` for our programs (they use none)."""
-    folder = Path(tempfile.mkdtemp(prefix="mzagent-own-shm-"))
+def _folder(kind: str) -> Path:
+    """A private folder of this process: an empty `/dev/shm` for our programs (they use none),
+    the blanks that cover what they do not see."""
+    folder = Path(tempfile.mkdtemp(prefix=f"mzagent-own-{kind}-"))
     from mzagent_tui.agent import leftovers
 
     leftovers.note(folder)
@@ -117,9 +118,19 @@ def _confine(readable: Iterable[Path], writable: Iterable[Path]) -> Callable[[],
     def real(paths: Iterable[Path]) -> tuple[Path, ...]:
         return tuple(sorted({Path(os.path.realpath(p)) for p in paths}))
 
-    ruleset = _ruleset(Path(os.path.realpath(Path.home())), real(app_folders()), real(readable), real(writable))
-    enter = sandbox.enter_namespaces(network=False, shm=_shm()) if namespaces_work() else None
+    home = Path(os.path.realpath(Path.home()))
+    readable, writable = real(readable), real(writable)
+    ruleset = _ruleset(home, real(app_folders()), readable, writable)
+    enter = sandbox.enter_namespaces(network=False, view=_view(home, (*readable, *writable))) if sandbox.namespaces_work() else None
     return sandbox.restrict(ruleset, enter)
+
+
+@functools.cache
+def _view(home: Path, keep: tuple[Path, ...]) -> sandbox.View:
+    """What our programs see: the folders they work in, the home without its unlisted dot-entries,
+    no /tmp or /run of other programs (no Unix socket of the user's to connect to)."""
+    hide = tuple(sandbox.hidden_home_entries(home, sandbox.HOME_ALLOWED, keep))
+    return sandbox.View(_folder("shm"), (*keep, home), hide, blanks=sandbox.make_blanks(_folder("blanks")))
 
 
 def run(
@@ -174,19 +185,6 @@ def git_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> 
 
 def have_git() -> bool:
     return shutil.which("git") is not None
-
-
-@functools.cache
-def namespaces_work() -> bool:
-    """Whether a child can enter a user, network and mount namespace of its own here (unprivileged
-    user namespaces may be off: a sysctl, an AppArmor rule, a container). Tried once per process
-    on a real child, since only that shows every step works."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        return subprocess.run(["true"], env=base_env(), preexec_fn=sandbox.enter_namespaces(network=False, shm=_shm()), timeout=10).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
 
 
 @functools.cache

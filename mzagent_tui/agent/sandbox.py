@@ -28,8 +28,11 @@ of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+import re
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -38,6 +41,7 @@ from pathlib import Path
 
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.sensitive import HOME_ALLOWED, SECRET_HOME_ENTRIES
+from mzagent_tui.agent.textfiles import read_regular
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -84,11 +88,26 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
+@functools.cache
 def namespaces_work() -> bool:
-    """Whether commands get namespaces of their own here (probed once, by a program of ours)."""
-    from mzagent_tui.agent import own_programs  # it builds on this module
-
-    return own_programs.namespaces_work()
+    """Whether a child can enter a user, network and mount namespace of its own here (unprivileged
+    user namespaces may be off: a sysctl, an AppArmor rule, a container). Tried once per process
+    in a forked child that runs nothing, since only a real child shows every step works."""
+    if not sys.platform.startswith("linux"):
+        return False
+    shm = Path(tempfile.mkdtemp(prefix="mzagent-probe-shm-"))
+    try:
+        enter = enter_namespaces(network=False, view=View(shm))
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            enter()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+    except OSError:
+        return False
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
 
 
 def sandbox_label(mode: str) -> str:
@@ -132,13 +151,13 @@ def home_grants(home: Path, allowed: Iterable[str], excluded: Iterable[Path]) ->
         if name.startswith("."):
             _grant_allowed(path, allowed_paths, excluded, grants)
         else:
-            _split(path, excluded, grants)
+            split(path, excluded, grants)
     return grants
 
 
 def _grant_allowed(path: Path, allowed: set[Path], excluded: set[Path], grants: list[tuple[Path, int]]) -> None:
     if path in allowed:
-        _split(path, excluded, grants)
+        split(path, excluded, grants)
         return
     if not any(a.is_relative_to(path) for a in allowed) or path.is_symlink() or not path.is_dir():
         return
@@ -151,14 +170,14 @@ def _grant_allowed(path: Path, allowed: set[Path], excluded: set[Path], grants: 
         _grant_allowed(path / name, allowed, excluded, grants)
 
 
-def _split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]]) -> None:
-    """`path` readable, minus the excluded paths under it. Their ancestors are split into their
-    entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
+def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], access: int = READ) -> None:
+    """`path` with `access`, minus the excluded paths under it. Their ancestors are split into
+    their entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
     real = Path(os.path.realpath(path))
     if any(real.is_relative_to(e) for e in excluded):
         return  # excluded, or a link into an excluded folder
     if not any(e.is_relative_to(real) for e in excluded):
-        grants.append((path, READ))
+        grants.append((path, access))
         return
     if path.is_symlink():
         return  # a link to an ancestor (`pytest-current`): its real path is split instead
@@ -168,7 +187,7 @@ def _split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]]) -> N
         return
     grants.append((path, _READ_DIR))
     for name in names:
-        _split(path / name, excluded, grants)
+        split(path / name, excluded, grants, access)
 
 
 def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path]) -> list[tuple[Path, int]]:
@@ -177,13 +196,16 @@ def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path])
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
     excluded = {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real}
     grants: list[tuple[Path, int]] = []
-    _split(Path("/"), excluded, grants)
+    split(Path("/"), excluded, grants)
     return grants + home_grants(home_real, allowed, {*secret, *private})
 
 
-def build_ruleset(abi: int, readable: list[tuple[Path, int]], writable: Iterable[Path], network: bool) -> int:
-    """A Landlock ruleset fd: `readable` as given, `writable` with every right, the devices, and
-    TCP denied unless `network`."""
+FULL = (1 << 16) - 1
+"""Every file-system right (masked to the kernel's ABI when granted)."""
+
+
+def build_ruleset(abi: int, grants: Iterable[tuple[Path, int]], network: bool) -> int:
+    """A Landlock ruleset fd: each path with its rights, the devices, and TCP denied unless `network`."""
     fs = _ABI1_FS | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0) | (_IOCTL_DEV if abi >= 5 else 0)
     net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 and not network else 0
     scoped = (_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET) if abi >= 6 else 0
@@ -194,10 +216,8 @@ def build_ruleset(abi: int, readable: list[tuple[Path, int]], writable: Iterable
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     os.set_inheritable(ruleset, False)
-    for path, access in readable:
+    for path, access in grants:
         _grant(libc, ruleset, path, access & fs)
-    for path in writable:
-        _grant(libc, ruleset, path, fs)
     for device in DEVICES:
         _grant(libc, ruleset, Path(device), _FILE_RIGHTS & fs)
     return int(ruleset)
@@ -218,16 +238,90 @@ def _grant(libc: ctypes.CDLL, ruleset: int, path: Path, access: int) -> None:
         os.close(fd)
 
 
-def enter_namespaces(network: bool, shm: Path) -> Callable[[], None]:
-    """What a child runs to enter its own user and mount namespaces (and network namespace,
-    unless `network`): the same uid and gid inside, a private `/dev/shm` bound from `shm`, and
-    `/run` under an empty tmpfs when the network is off. Exits 126 on any failure: a command is
-    never run less confined than the session says."""
+@dataclass(frozen=True)
+class View:
+    """What a confined program sees of the file system, beyond what Landlock lets it open.
+
+    Landlock (ABI < 9) does not govern connecting to a Unix socket by its path, and a socket is
+    a door into another program (a tmux server runs anything it is sent, an ssh or gpg agent
+    signs with your keys, docker is root). So the mount namespace covers where such sockets
+    live: `/tmp` (all but the folders the program needs, bound back at their own paths), `/run`
+    when the network is off (else `/run/user`), and every dot-entry of the home that is not on
+    the allow-list. Binds put in front of a file what the program should read instead (a
+    `.gitconfig` without credentials)."""
+
+    shm: Path
+    """Bound at /dev/shm."""
+    keep: tuple[Path, ...] = ()
+    """Folders under /tmp the program needs (the project, its temp folders, the home in tests)."""
+    hide: tuple[Path, ...] = ()
+    """Paths covered by a blank of their kind (symbolic links are left: Landlock judges their target)."""
+    blanks: Path | None = None
+    """A folder holding `file` and `folder`, empty and granted nothing: what covers a hidden
+    entry, so opening it is refused, as before, rather than reading as empty."""
+    binds: tuple[tuple[Path, Path], ...] = ()
+    """(source, target): a file put in front of another."""
+
+
+def make_blanks(folder: Path) -> Path:
+    """`folder` with an empty `file` and an empty `folder` in it, to cover hidden entries."""
+    (folder / "file").touch(mode=0o400)
+    (folder / "folder").mkdir(mode=0o500, exist_ok=True)
+    return folder
+
+
+def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]) -> list[Path]:
+    """The home's dot-entries a confined program does not see: those not allowed, a folder
+    holding allowed ones (`.config`, holding `.config/git/config`) split into its entries, and
+    never one holding a folder the program needs (a project kept under `~/.local/src`)."""
+    allowed_paths = {Path(os.path.normpath(home / entry)) for entry in allowed}
+    needed = {Path(os.path.realpath(p)) for p in keep}
+    hidden: list[Path] = []
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    pending = [home / name for name in names if name.startswith(".")]
+    while pending:
+        path = pending.pop()
+        if path in allowed_paths or any(path.is_relative_to(a) for a in allowed_paths):
+            continue
+        inner = any(a.is_relative_to(path) for a in allowed_paths) or any(n.is_relative_to(Path(os.path.realpath(path))) for n in needed)
+        if inner and path.is_dir() and not path.is_symlink():
+            try:
+                pending.extend(path / name for name in os.listdir(path))
+            except OSError:
+                hidden.append(path)
+            continue
+        if not any(n == Path(os.path.realpath(path)) for n in needed):
+            hidden.append(path)
+    return sorted(hidden)
+
+
+def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
+    """What a child runs to enter its own user, mount and IPC namespaces (and network namespace,
+    unless `network`): the same uid and gid inside, then the mounts of `view`. Exits 126 on any
+    failure: a command is never run less confined than the session says."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
     flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
-    shm_source, shm_target = bytes(shm), os.path.realpath("/dev/shm").encode()
+    tmp = os.path.realpath("/tmp")
+    kept = sorted({os.path.realpath(p) for p in view.keep if _under(os.path.realpath(p), tmp)})
+    kept = [p for p in kept if not any(p != q and _under(p, q) for q in kept)]  # a folder inside another is bound with it
+    kept_bytes = [p.encode() for p in kept]
+    binds = [(str(source).encode(), str(target).encode()) for source, target in view.binds]
+    shm = (str(view.shm).encode(), os.path.realpath("/dev/shm").encode())
+    covered = b"/run" if not network else b"/run/user"
+    hide = [str(p).encode() for p in view.hide] if view.blanks is not None else []
+    blank_file, blank_folder = (bytes(view.blanks / "file"), bytes(view.blanks / "folder")) if view.blanks else (b"", b"")
+
+    def mount(source: bytes | None, target: bytes, kind: bytes | None, mount_flags: int, data: bytes | None = None) -> None:
+        if libc.mount(source, target, kind, mount_flags, data) != 0:
+            os._exit(126)
+
+    def from_fd(fd: int) -> bytes:
+        return f"/proc/self/fd/{fd}".encode()
 
     def enter() -> None:  # pragma: no cover - runs in the child
         try:
@@ -237,16 +331,48 @@ def enter_namespaces(network: bool, shm: Path) -> Callable[[], None]:
                 fd = os.open(name, os.O_WRONLY)
                 os.write(fd, text)
                 os.close(fd)
-            if libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-                os._exit(126)
-            if not network and os.path.isdir(b"/run") and libc.mount(b"tmpfs", b"/run", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64k,mode=755") != 0:
-                os._exit(126)
-            if libc.mount(shm_source, shm_target, None, _MS_BIND | _MS_REC, None) != 0:
-                os._exit(126)
+            mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
+            keep_fds = [_open_folder(path) for path in kept_bytes]
+            bind_fds = [os.open(source, os.O_PATH) for source, _ in binds]
+            shm_fd = os.open(shm[0], os.O_PATH | os.O_DIRECTORY)
+            blank_fds = (os.open(blank_file, os.O_PATH), os.open(blank_folder, os.O_PATH | os.O_DIRECTORY)) if hide else (None, None)
+            mount(b"tmpfs", tmp.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=1777")
+            for path, fd in zip(kept_bytes, keep_fds):
+                if fd is not None:
+                    os.makedirs(path, exist_ok=True)
+                    mount(from_fd(fd), path, None, _MS_BIND | _MS_REC)
+            if os.path.isdir(covered):
+                mount(b"tmpfs", covered, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64k,mode=755")
+            mount(from_fd(shm_fd), shm[1], None, _MS_BIND | _MS_REC)
+            for path in hide:
+                try:
+                    kind = os.lstat(path).st_mode
+                except OSError:
+                    continue  # gone since the view was made
+                if not stat.S_ISLNK(kind):  # a failure leaves the entry unreadable to Landlock still
+                    libc.mount(from_fd(blank_fds[1] if stat.S_ISDIR(kind) else blank_fds[0]), path, None, _MS_BIND, None)
+            for (_, target), fd in zip(binds, bind_fds):
+                if os.path.lexists(target):
+                    mount(from_fd(fd), target, None, _MS_BIND)
+            for fd in (*keep_fds, *bind_fds, shm_fd, *blank_fds):
+                if fd is not None:
+                    os.close(fd)
         except OSError:
             os._exit(126)
 
     return enter
+
+
+def _open_folder(path: bytes) -> int | None:
+    """An O_PATH descriptor of a folder to keep, None if it is gone since the view was made."""
+    try:
+        return os.open(path, os.O_PATH | os.O_DIRECTORY)
+    except FileNotFoundError:
+        return None
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 @dataclass
@@ -264,7 +390,9 @@ class Sandbox:
     """The kernel's Landlock ABI, read when the sandbox is made (-1 until then)."""
     temp_dir: Path | None = None
     shm_dir: Path | None = None
+    view_dir: Path | None = None
     _rulesets: dict[bool, int] = field(default_factory=dict)
+    _views: list[View] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.abi < 0:
@@ -316,29 +444,72 @@ class Sandbox:
             return None
         network = confinement.mode == "workspace+network"
         ruleset = self._ruleset(network)
-        enter = enter_namespaces(network, self._private("shm_dir", "mzagent-shm-")) if self.namespaces else None
+        enter = enter_namespaces(network, self._view()) if self.namespaces else None
         return restrict(ruleset, enter)
 
     def close(self) -> None:
         for fd in self._rulesets.values():
             os.close(fd)
         self._rulesets.clear()
-        for name in ("temp_dir", "shm_dir"):
+        for name in ("temp_dir", "shm_dir", "view_dir"):
             folder = getattr(self, name)
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
                 setattr(self, name, None)
+        self._views.clear()
+
+    @property
+    def _allowed(self) -> tuple[str, ...]:
+        return (*HOME_ALLOWED, *self.home_allow)
+
+    def _view(self) -> View:
+        """What commands see: /tmp but the project and the session's folders, the home without
+        its unlisted dot-entries, git's settings without credentials."""
+        if not self._views:
+            keep = (self.root, self._private("temp_dir", "mzagent-tmp-"), self.home)
+            blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
+            hide = hidden_home_entries(self.home, self._allowed, keep)
+            binds = clean_git_configs(self.home, blanks)
+            self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds)))
+        return self._views[0]
 
     def _ruleset(self, network: bool) -> int:
         if network not in self._rulesets:
-            readable = readable_grants(self.home, (*HOME_ALLOWED, *self.home_allow), self.private_folders)
-            writable = [self.root, self._private("temp_dir", "mzagent-tmp-")]
+            grants = readable_grants(self.home, self._allowed, self.private_folders)
+            home = Path(os.path.realpath(self.home))
+            secret = {home / entry for entry in SECRET_HOME_ENTRIES}
+            hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
+            excluded = {*secret, *hidden, *(Path(os.path.realpath(p)) for p in self.private_folders)}
+            split(self.root, excluded, grants, FULL)  # a project at the home: its secrets stay out
+            grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
             if self.namespaces:
-                writable.append(self._private("shm_dir", "mzagent-shm-"))  # seen as /dev/shm inside
+                grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
+                grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
             else:
-                writable.append(Path("/dev/shm"))
-            self._rulesets[network] = build_ruleset(self.abi, readable, writable, network)
+                grants.append((Path("/dev/shm"), FULL))
+            self._rulesets[network] = build_ruleset(self.abi, grants, network)
         return self._rulesets[network]
+
+
+def clean_git_configs(home: Path, folder: Path) -> list[tuple[Path, Path]]:
+    """Copies of the user's git settings without credentials (a token in a URL, an
+    `http.extraHeader`), to put in front of the originals: git needs the name and e-mail, not
+    the keys some setups keep there (private Go modules: `url."https://TOKEN@host/".insteadOf`)."""
+    binds: list[tuple[Path, Path]] = []
+    for index, original in enumerate((home / ".gitconfig", home / ".config" / "git" / "config")):
+        text = read_regular(original, GIT_CONFIG_READ)
+        if text is None:
+            continue
+        lines = [line for line in text.splitlines() if not _EXTRA_HEADER.match(line)]
+        copy = folder / f"gitconfig-{index}"
+        copy.write_text(_URL_USER.sub(r"\1", "\n".join(lines)) + "\n")
+        binds.append((copy, original))
+    return binds
+
+
+_URL_USER = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"]*@")
+_EXTRA_HEADER = re.compile(r"^\s*extraheader\s*=", re.IGNORECASE)
+GIT_CONFIG_READ = 1 << 20
 
 
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:

@@ -32,9 +32,13 @@ SECRET_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in (
 )))
 HOME_ALLOWED = (
     # language installs and their tools
-    ".local/bin", ".local/lib", ".local/share/virtualenvs", ".local/share/pipx", ".local/pipx", ".pyenv", ".rye",
+    ".local/bin", ".local/lib", ".local/share/virtualenvs", ".local/share/pipx", ".local/pipx", ".pyenv",
+    ".rye/shims", ".rye/py", ".rye/self", ".rye/tools",  # not .rye/credentials
     ".nvm", ".volta", ".bun", ".deno", ".rustup", ".cargo/bin", ".cargo/env", ".cargo/registry", ".cargo/git",
-    ".sdkman", ".jdks", ".ghcup", ".elan", ".opam", ".dotnet", ".conda", ".local/share/mise", ".asdf",
+    ".sdkman", ".jdks", ".ghcup", ".elan", ".opam", ".conda",
+    ".dotnet/dotnet", ".dotnet/sdk", ".dotnet/sdk-manifests", ".dotnet/shared", ".dotnet/host", ".dotnet/packs",
+    ".dotnet/templates", ".dotnet/tools",  # not .dotnet/corefx (certificates' private keys)
+    ".local/share/mise", ".asdf",
     # package caches
     ".npm/_cacache", ".cache/pip", ".cache/uv", ".cache/pypoetry", ".cache/go-build", ".cache/yarn", ".yarn/berry/cache",
     ".local/share/pnpm", ".cache/node-gyp", ".node-gyp", ".m2/repository", ".gradle/caches", ".gradle/wrapper",

@@ -93,7 +93,7 @@ class ShellTool:
         unrunnable = not_executable(_whole(result.output), ctx.root) if result.exit_code == 126 else []
         if unrunnable:
             text += "\n" + not_executable_note(unrunnable)
-        elif confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result):
+        elif confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result, ctx.root):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             changes = self._record_changes(before)
@@ -160,7 +160,7 @@ class ShellTool:
         ))
         return (
             f"Note: commands run in a sandbox ({confinement.describe().removeprefix('sandbox: ')}); it may have blocked this one "
-            "(permission denied or a refused connection). You cannot turn the sandbox off. Do the work inside the project "
+            "(permission denied, a refused connection, or a file outside the project it cannot see). You cannot turn the sandbox off. Do the work inside the project "
             "without network, or run the same command again to let the user decide, or explain in your final answer what is needed."
         )
 
@@ -259,8 +259,16 @@ def _read_backup(backup: Path | None) -> bytes | None:
 _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|Connection refused|Network is unreachable|Read-only file system", re.IGNORECASE)
 
 
-def _looks_blocked(result: ProcessResult) -> bool:
-    return bool(_BLOCKED.search(_whole(result.output)))
+_MISSING = re.compile(r"(/[^\s:'\"]+)'?: No such file or directory", re.MULTILINE)
+
+
+def _looks_blocked(result: ProcessResult, root: Path) -> bool:
+    """A refusal, or a path outside the project the command was told is missing though it is
+    there: the sandbox's view covers the home's unlisted dot-entries and other programs' /tmp."""
+    output = _whole(result.output)
+    if _BLOCKED.search(output):
+        return True
+    return any(os.path.lexists(path) and not Path(path).is_relative_to(root) for path in _MISSING.findall(output))
 
 
 _DENIED = re.compile(r"(?:^|: )([\w./-]+): Permission denied$", re.MULTILINE)
