@@ -1,29 +1,30 @@
-"""The bundled model server, measured against the raw engine in the same run.
+"""The bundled model's engine, measured side by side with the one it replaced, in one run.
 
-    python bench/local_speed.py [--steps 20] [--sweep]
+    python bench/local_speed.py [--steps 20] [--compare PYTHON]
 
-1. A 20-step session through our server (the settings `local.server_settings` chooses): each
-   step sends the whole conversation so far (the agent's real system prompt, a task, then for
-   every step the model's reply and an observation of ~150 tokens). Reports the server's RSS
-   after every step (peak), and the time to first token of step 1 (cold) and of later steps
-   (the server keeps the KV cache of the shared prefix).
-2. Throughput: one cold prompt of the session's final size and 64 generated tokens, through the
-   server and through `llama_cpp.Llama` called directly with the same settings, one after the
-   other (a fresh nonce at the start of the prompt defeats every cache).
-3. `--sweep`: cold prompt time for n_batch 256 / 512 / 1024 and flash attention off / on,
-   called directly: the figures behind the chosen settings.
+For each engine: a 20-step session (the agent's real system prompt, a task, then for every step
+the model's reply and an observation of ~150 tokens, each step sending the whole conversation),
+reporting the server's peak RSS, the time to first token of step 1 (cold) and of later steps
+(the server keeps the shared prefix's KV cache), step 5's prompt sent cold for comparison; then
+one cold prompt of the session's final size with 64 generated tokens for prompt and generation
+speed (a fresh nonce at the start of the prompt defeats every cache).
+
+The engine we ship is xllamacpp's llama-server (`LocalServer`). `--compare PYTHON` names the
+interpreter of a virtual environment holding the old engine (`pip install
+'llama-cpp-python[server]==0.3.36'`, a compile), started with the settings we used for it.
 Needs the `local` extra and psutil.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import openai  # noqa: E402
 import psutil  # noqa: E402
 
-from mzagent_tui.agent.local import LocalServer, ServerSettings, model_path, server_settings  # noqa: E402
+from mzagent_tui.agent.local import LocalServer, ServerSettings, free_port, model_path, server_settings  # noqa: E402
 from mzagent_tui.agent.prompt import render_system_prompt  # noqa: E402
 from mzagent_tui.agent.tools.registry import ToolRegistry  # noqa: E402
 
@@ -50,9 +51,9 @@ def rss(pid: int) -> int:
 
 
 def stream_once(client: openai.OpenAI, messages: list[dict[str, str]], max_tokens: int) -> tuple[float, float, int, int, str]:
-    """(time to first token, total time, prompt tokens, completion tokens, text). llama_cpp.server
-    sends no usage when streaming: the prompt is counted by a second, non-streamed request of one
-    token (its prefix is cached, so it costs almost nothing), the completion by its chunks."""
+    """(time to first token, total time, prompt tokens, completion tokens, text). Usage is not
+    sent when streaming by every engine: the prompt is counted by a second, non-streamed request
+    of one token (its prefix is cached, so it costs almost nothing), the completion by its chunks."""
     started = time.monotonic()
     first = None
     text: list[str] = []
@@ -90,68 +91,81 @@ def cold(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return fresh
 
 
-def direct(settings: ServerSettings, messages: list[dict[str, str]]) -> tuple[float, float, int]:
-    """(time to first token, total time, generated tokens) from the engine called directly."""
-    from llama_cpp import Llama
+@dataclass
+class Measured:
+    name: str
+    load: float
+    rows: list[tuple[float, int, int]]
+    fifth_cold: float
+    prompt_rate: float
+    generate_rate: float
 
-    from mzagent_tui.agent.llama_server import without_extra_buffers
-
-    without_extra_buffers()  # as the server does (agent/llama_server.py)
-    llama = Llama(
-        str(model_path()), n_ctx=settings.context, n_threads=settings.threads, n_threads_batch=settings.threads,
-        n_batch=settings.batch, n_ubatch=settings.batch, logits_all=settings.logits_all, flash_attn=settings.flash_attn,
-        use_mmap=settings.mmap, use_mlock=False, verbose=False,
-    )
-    started = time.monotonic()
-    first = None
-    completion = 0
-    for chunk in llama.create_chat_completion(messages=messages, temperature=0, max_tokens=GENERATE, stream=True):
-        if chunk["choices"][0]["delta"].get("content"):
-            first = first or time.monotonic() - started
-            completion += 1
-    total = time.monotonic() - started
-    del llama
-    return first or total, total, completion
+    def line(self) -> str:
+        cached = statistics.median(ttft for ttft, _, _ in self.rows[1:])
+        return (
+            f"{self.name}: load {self.load:.1f} s; peak RSS {max(r for _, _, r in self.rows) / 2**20:.0f} MB; "
+            f"prompt {self.prompt_rate:.1f} t/s, generated {self.generate_rate:.1f} t/s; first token: step 1 (cold) "
+            f"{self.rows[0][0]:.1f} s, later steps median {cached:.2f} s, step 5 {self.rows[4][0]:.2f} s vs the same "
+            f"prompt cold {self.fifth_cold:.1f} s (cached / cold = {self.rows[4][0] / self.fifth_cold:.2f})"
+        )
 
 
-def sweep(messages: list[dict[str, str]], base: ServerSettings, prompt: int) -> None:
-    for flash in (False, True):
-        for batch in (256, 512, 1024):
-            ttft, _, _ = direct(dataclasses.replace(base, batch=batch, flash_attn=flash), cold(messages))
-            print(f"sweep: n_batch {batch:4d}, flash attention {'on ' if flash else 'off'}: cold prompt of {prompt} tokens in {ttft:5.1f} s ({prompt / ttft:5.1f} tokens/s)", flush=True)
+def old_engine(python: str, settings: ServerSettings, port: int) -> subprocess.Popen[bytes]:
+    """llama-cpp-python's server with the settings the project used for it."""
+    return subprocess.Popen([
+        python, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", "local", "--host", "127.0.0.1",
+        "--port", str(port), "--n_ctx", str(settings.context), "--n_threads", str(settings.threads),
+        "--n_threads_batch", str(settings.threads), "--n_batch", str(settings.batch), "--n_ubatch", str(settings.batch),
+        "--logits_all", "false", "--flash_attn", "true", "--use_mmap", "true", "--use_mlock", "false",
+    ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def measure(name: str, base_url: str, pid: int, started: float, steps: int) -> Measured:
+    client = openai.OpenAI(api_key="none", base_url=base_url, timeout=900)
+    while True:
+        try:
+            client.models.list()
+            break
+        except openai.APIConnectionError:
+            time.sleep(0.25)
+    load = time.monotonic() - started
+    messages, rows, fifth = session(client, pid, steps)
+    fifth_cold = stream_once(client, cold(fifth), GENERATE)[0]
+    ttft, total, prompt, completion, _ = stream_once(client, cold(messages), GENERATE)
+    return Measured(name, load, rows, fifth_cold, prompt / ttft, (completion - 1) / (total - ttft))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--compare", help="the Python of a virtual environment with llama-cpp-python[server]")
     args = parser.parse_args()
     settings = server_settings()
     print(f"settings: {settings.describe()}", flush=True)
+    results = []
     started = time.monotonic()
     server = LocalServer(model_path(), settings)
     server.launch()
     try:
-        server.wait_ready()
-        print(f"load: {time.monotonic() - started:.1f} s", flush=True)
         assert server.process is not None
-        client = openai.OpenAI(api_key="none", base_url=server.base_url, timeout=900)
-        messages, rows, fifth = session(client, server.process.pid, args.steps)
-        cached = [ttft for ttft, _, _ in rows[1:]]
-        uncached = stream_once(client, cold(fifth), GENERATE)[0]
-        print(f"peak server RSS over {args.steps} steps: {max(r for _, _, r in rows) / 2**20:.0f} MB")
-        print(f"time to first token: cold step 1 {rows[0][0]:.1f} s; step 5 {rows[4][0]:.1f} s; later steps median {statistics.median(cached):.1f} s "
-              f"(step 5 / step 1 = {rows[4][0] / rows[0][0]:.2f}); step 5's prompt sent cold: {uncached:.1f} s (cached / cold = {rows[4][0] / uncached:.2f})")
-        ttft, total, prompt, completion, _ = stream_once(client, cold(messages), GENERATE)
-        server_rates = (prompt / ttft, (completion - 1) / (total - ttft))
+        results.append(measure("xllamacpp (llama-server)", server.base_url, server.process.pid, started, args.steps))
     finally:
         server.stop()
-    ttft, total, completion = direct(settings, cold(messages))
-    direct_rates = (prompt / ttft, (completion - 1) / (total - ttft))
-    print(f"cold {prompt} prompt tokens, {GENERATE} generated: server {server_rates[0]:.1f} prompt t/s, {server_rates[1]:.1f} generated t/s; "
-          f"direct {direct_rates[0]:.1f} / {direct_rates[1]:.1f}; ratio {server_rates[0] / direct_rates[0]:.2f} / {server_rates[1] / direct_rates[1]:.2f}")
-    if args.sweep:
-        sweep(messages[:8], settings, rows[3][1])
+    if args.compare:
+        port = free_port()
+        started = time.monotonic()
+        process = old_engine(args.compare, settings, port)
+        try:
+            results.append(measure("llama-cpp-python 0.3.36", f"http://127.0.0.1:{port}/v1", process.pid, started, args.steps))
+        finally:
+            process.terminate()
+            process.wait(10)
+    for result in results:
+        print(result.line())
+    if len(results) == 2:
+        new, old = results
+        print(f"new / old: prompt {new.prompt_rate / old.prompt_rate:.2f}x, generated {new.generate_rate / old.generate_rate:.2f}x, "
+              f"peak RSS {max(r for *_, r in new.rows) / max(r for *_, r in old.rows):.2f}x")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Textual is imported only when the app starts, so `mzagent run` never loads it.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -241,7 +242,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
             except LocalModelError as exc:
                 print(f"\nproblem: {exc}", file=sys.stderr)
                 return EXIT_USAGE
-            print(f"\nthe offline model starts when a task runs, with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
+            engine = f"llama-server from xllamacpp {importlib.metadata.version('xllamacpp')}"
+            print(f"\nthe offline model starts when a task runs ({engine}), with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
             return 0
         print(f"\nproblem: {setup_hint()}", file=sys.stderr)
         return EXIT_USAGE

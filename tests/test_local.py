@@ -119,3 +119,33 @@ def test_the_cgroup_quota_caps_the_threads_and_its_limit_caps_memory(tmp_path: P
     assert local.available_memory() <= 1 * GB
     (tmp_path / "cpu.max").write_text("max 100000\n")
     assert local.usable_cores() == 4
+
+
+def test_a_platform_without_a_prebuilt_engine_is_told_what_to_use_instead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS and musl get no xllamacpp wheel: the extra skips the engine (its marker) and the app
+    says so plainly, rather than suggesting an install that would fail."""
+    from mzagent_tui.agent import providers
+
+    monkeypatch.setattr(providers, "local_available", lambda: False)
+    monkeypatch.setattr(providers.sys, "platform", "darwin")
+    monkeypatch.setattr(providers.platform, "machine", lambda: "arm64")
+    hint = providers.setup_hint()
+    assert "no prebuilt wheel for darwin arm64" in hint and "MZAGENT_BASE_URL" in hint and "[local]" not in hint
+    monkeypatch.setattr(providers.sys, "platform", "linux")
+    monkeypatch.setattr(providers.platform, "machine", lambda: "x86_64")
+    assert "[local]" in providers.setup_hint()
+
+
+def test_the_extras_marker_names_the_platforms_the_code_names() -> None:
+    """pyproject's environment marker and ENGINE_PLATFORMS must agree, or one platform gets a failed
+    install or a wrong message."""
+    import tomllib
+
+    from packaging.markers import Marker
+
+    from mzagent_tui.agent.providers import ENGINE_PLATFORMS
+
+    extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]["local"]
+    marker = Marker(next(line for line in extra if line.startswith("xllamacpp")).split(";", 1)[1])
+    for system, machine in [("linux", "x86_64"), ("linux", "aarch64"), ("win32", "AMD64"), ("darwin", "arm64"), ("darwin", "x86_64"), ("linux", "armv7l"), ("win32", "ARM64")]:
+        assert marker.evaluate({"sys_platform": system, "platform_machine": machine}) == ((system, machine.lower()) in ENGINE_PLATFORMS)
