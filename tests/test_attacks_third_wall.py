@@ -94,7 +94,7 @@ def outside(short: Path) -> Path:
 @pytest.fixture
 def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the git hardening stands: the Landlock and namespace wall of our programs is taken away."""
-    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable: None)
+    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable, seen=(): None)
 
 
 def nested_repository_with_filter(project: Path, clean: str, kind: str = "clean") -> Path:

@@ -146,7 +146,7 @@ def planted(project: Path, tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture
 def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the hardening stands in the way: the Landlock and namespace wall is taken away."""
-    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable: None)
+    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable, seen=(): None)
 
 
 def plain_git(cwd: Path, *args: str) -> None:
@@ -228,7 +228,7 @@ def test_mzagent_run_on_a_planted_project_runs_nothing_planted(server, planted: 
 
     server.script(run_reply("git log -p"), run_reply("ls"), run_reply("cd bare && git log -p"), answer_reply())
     code = (
-        "import sys; from mzagent_tui.agent import own_programs; own_programs._confine = lambda readable, writable: None; "
+        "import sys; from mzagent_tui.agent import own_programs; own_programs._confine = lambda readable, writable, seen=(): None; "
         "from mzagent_tui.cli import main; main(sys.argv[1:])"
     )
     args = ["run", "--base-url", server.base_url, "--api-key", "sk-planted-key-1234567", "--model", "m", "--json", "--approval", "auto-safe", "--project", str(project), "look around"]

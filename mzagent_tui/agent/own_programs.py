@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from mzagent_tui.agent import sandbox
+from mzagent_tui.agent.textfiles import read_regular
 
 GIT_HARDENING = (
     "-c", "core.fsmonitor=false",
@@ -90,11 +91,15 @@ def _readable(home: Path, private: tuple[Path, ...]) -> tuple[tuple[Path, int], 
 
 
 @functools.cache
-def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...]) -> int:
-    """One ruleset per home, folders read and folders written (a session needs a handful), kept
-    for the process. The folders read are granted by name as well: one made after the home was
-    walked (a project created during the session) is not in the walk."""
-    grants = [*_readable(home, private), *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable)]
+def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...], kept: tuple[str, ...]) -> int:
+    """One ruleset per home, folders read, folders written and folders kept in the view (a
+    session needs a handful), kept for the process. The folders read are granted by name as
+    well: one made after the home was walked (a project created during the session) is not in
+    the walk."""
+    grants = [
+        *_readable(home, private), *sandbox.kept_grants(kept, home, private),
+        *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
+    ]
     return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
 
 
@@ -109,8 +114,9 @@ def _folder(kind: str) -> Path:
     return folder
 
 
-def _confine(readable: Iterable[Path], writable: Iterable[Path]) -> Callable[[], None] | None:
-    """The child's confinement: None where Landlock is not available (the hardening still holds)."""
+def _confine(readable: Iterable[Path], writable: Iterable[Path], seen: Iterable[Path] = ()) -> Callable[[], None] | None:
+    """The child's confinement: None where Landlock is not available (the hardening still holds).
+    `seen` are kept in the view (not hidden under /tmp), read only as a command could read them."""
     if sandbox.landlock_abi() <= 0:
         return None
     from mzagent_tui.agent.config import app_folders  # config imports much; only needed here
@@ -119,10 +125,12 @@ def _confine(readable: Iterable[Path], writable: Iterable[Path]) -> Callable[[],
         return tuple(sorted({Path(os.path.realpath(p)) for p in paths}))
 
     home = Path(os.path.realpath(Path.home()))
-    readable, writable = real(readable), real(writable)
-    ruleset = _ruleset(home, real(app_folders()), readable, writable)
-    enter = sandbox.enter_namespaces(network=False, view=_view(home, (*readable, *writable))) if sandbox.namespaces_work() else None
-    return sandbox.restrict(ruleset, enter)
+    readable, writable, private = real(readable), real(writable), real(app_folders())
+    if not sandbox.namespaces_work():
+        return sandbox.restrict(_ruleset(home, private, readable, writable, ()), None)
+    view = _view(home, (*readable, *writable, *real(seen), *real(sandbox.program_folders())))
+    kept = tuple(sandbox.covered_and_kept(view.keep, network=False)[1])
+    return sandbox.restrict(_ruleset(home, private, readable, writable, kept), sandbox.enter_namespaces(network=False, view=view))
 
 
 @functools.cache
@@ -142,21 +150,24 @@ def run(
     env: Mapping[str, str] | None = None,
     readable: Iterable[Path] = (),
     writable: Iterable[Path] = (),
+    seen: Iterable[Path] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a program of ours to completion: it reads what a confined command reads, plus `cwd`
     and `readable`, and writes only `writable`. `env` is added to `base_env()`. Raises OSError
     and subprocess.TimeoutExpired (the process is killed) as `subprocess.run` does."""
     return subprocess.run(
         argv, cwd=cwd, input=input, capture_output=True, timeout=timeout, check=False,
-        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), writable),
+        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), writable, seen),
     )
 
 
-def start(argv: list[str], cwd: Path, *, env: Mapping[str, str] | None = None, readable: Iterable[Path] = ()) -> subprocess.Popen[bytes]:
+def start(
+    argv: list[str], cwd: Path, *, env: Mapping[str, str] | None = None, readable: Iterable[Path] = (), seen: Iterable[Path] = (),
+) -> subprocess.Popen[bytes]:
     """Start a program of ours, read-only, that the caller talks to through its stdin and stdout."""
     return subprocess.Popen(
         argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), ()),
+        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), (), seen),
     )
 
 
@@ -173,14 +184,49 @@ def git(
     GIT_INDEX_FILE), which is then readable too."""
     env = {**GIT_ENV, **(env or {})}
     named = [Path(env[name]) for name in ("GIT_DIR", "GIT_WORK_TREE") if env.get(name)]
-    return run(["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env, readable=[*readable, *named], writable=writable)
+    return run(
+        ["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env,
+        readable=[*readable, *named], writable=writable, seen=() if named else _git_reaches(cwd),
+    )
 
 
 def git_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """A long-running `git ARGS` (`cat-file --batch`) with the hardening, read-only."""
     env = {**GIT_ENV, **(env or {})}
     named = [Path(env[name]) for name in ("GIT_DIR", "GIT_WORK_TREE") if env.get(name)]
-    return start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=named)
+    return start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=named, seen=() if named else _git_reaches(cwd))
+
+
+def _git_reaches(cwd: Path) -> list[Path]:
+    """The folders git's search for the repository reaches: the nearest folder up from `cwd`
+    holding a `.git`, the folder a `.git` file names (`gitdir:`, a submodule's or a linked
+    worktree's) and the repository that one shares (`commondir`). Read here as text, so that
+    git's view shows what it will look for (a worktree under /tmp whose repository is elsewhere
+    under /tmp); Landlock still decides what it may read (a `gitdir:` into `~/.password-store`
+    stays unreadable)."""
+    for folder in (cwd, *cwd.parents):
+        dot = folder / ".git"
+        if not os.path.lexists(dot):
+            continue
+        found = [folder]
+        git_dir = dot
+        if not dot.is_dir():
+            target = _first_line(dot).removeprefix("gitdir:").strip()
+            if not target:
+                return found
+            git_dir = Path(os.path.normpath(folder / target))
+            found.append(git_dir)
+        common = _first_line(git_dir / "commondir").strip()
+        if common:
+            found.append(Path(os.path.normpath(git_dir / common)))
+        return found
+    return []
+
+
+def _first_line(path: Path) -> str:
+    """The first line of a small regular file of git's, "" when it is anything else."""
+    text = read_regular(path, 4096)
+    return text.splitlines()[0] if text else ""
 
 
 def have_git() -> bool:

@@ -15,8 +15,10 @@ the user alike):
 - no network: a network namespace of its own (only a loopback that is down), so no TCP, UDP,
   MPTCP or raw socket leaves it; where user namespaces are not available, Landlock's TCP rule
   alone (ABI 4+) and the header says so;
-- `/run` hidden behind an empty folder (daemons' sockets: docker, D-Bus, the user's session
-  bus, ssh and gpg agents) when the network is off;
+- `/tmp`, `/var/tmp` and `/run` behind empty folders of their own (other programs' Unix
+  sockets: docker, D-Bus, the user's session bus, tmux, ssh and gpg agents), with the folders
+  the command needs bound back (the project, the session's temp folder, the interpreter and the
+  folders on PATH, the DNS settings when the network is on);
 - no signals to, and no abstract sockets of, processes outside the command's own tree (ABI 6+).
 
 The ruleset is built once per session in the agent (adding rules does not restrict the agent);
@@ -35,7 +37,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +50,7 @@ _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 
 # File system rights by ABI version (include/uapi/linux/landlock.h).
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -194,10 +196,28 @@ def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path])
     """Everything from `/` down, with the home read by allow-list and the private folders left out."""
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
-    excluded = {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real}
     grants: list[tuple[Path, int]] = []
-    split(Path("/"), excluded, grants)
+    split(Path("/"), _not_read(home, private), grants)
     return grants + home_grants(home_real, allowed, {*secret, *private})
+
+
+def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> list[tuple[Path, int]]:
+    """READ for the paths bound back into a covered folder. Landlock, walking up from a file,
+    passes over a mount point without looking at it, so the grant on /tmp does not reach what
+    the view puts on the blank over /tmp: each kept path is granted by itself, split as `/` is
+    (never the home whole, the private folders or the secrets)."""
+    grants: list[tuple[Path, int]] = []
+    for path in kept:
+        split(Path(path), _not_read(home, private), grants)
+    return grants
+
+
+def _not_read(home: Path, private: Iterable[Path]) -> set[Path]:
+    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), the private
+    folders and the secret entries."""
+    home_real = Path(os.path.realpath(home))
+    secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
+    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real}
 
 
 FULL = (1 << 16) - 1
@@ -245,15 +265,15 @@ class View:
     Landlock (ABI < 9) does not govern connecting to a Unix socket by its path, and a socket is
     a door into another program (a tmux server runs anything it is sent, an ssh or gpg agent
     signs with your keys, docker is root). So the mount namespace covers where such sockets
-    live: `/tmp` (all but the folders the program needs, bound back at their own paths), `/run`
-    when the network is off (else `/run/user`), and every dot-entry of the home that is not on
-    the allow-list. Binds put in front of a file what the program should read instead (a
-    `.gitconfig` without credentials)."""
+    live (`COVERED`: all but the paths the program needs, bound back at their own paths) and
+    every dot-entry of the home that is not on the allow-list. Binds put in front of a file
+    what the program should read instead (a `.gitconfig` without credentials)."""
 
     shm: Path
     """Bound at /dev/shm."""
     keep: tuple[Path, ...] = ()
-    """Folders under /tmp the program needs (the project, its temp folders, the home in tests)."""
+    """Paths the program needs: those under a covered folder are bound back (the project, its
+    temp folders, the interpreter and PATH's folders, the home in tests)."""
     hide: tuple[Path, ...] = ()
     """Paths covered by a blank of their kind (symbolic links are left: Landlock judges their target)."""
     blanks: Path | None = None
@@ -306,13 +326,11 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
     uid, gid = os.getuid(), os.getgid()
     flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
-    tmp = os.path.realpath("/tmp")
-    kept = sorted({os.path.realpath(p) for p in view.keep if _under(os.path.realpath(p), tmp)})
-    kept = [p for p in kept if not any(p != q and _under(p, q) for q in kept)]  # a folder inside another is bound with it
+    covered, kept = covered_and_kept(view.keep, network)
+    covered_bytes = [p.encode() for p in covered]
     kept_bytes = [p.encode() for p in kept]
     binds = [(str(source).encode(), str(target).encode()) for source, target in view.binds]
     shm = (str(view.shm).encode(), os.path.realpath("/dev/shm").encode())
-    covered = b"/run" if not network else b"/run/user"
     hide = [str(p).encode() for p in view.hide] if view.blanks is not None else []
     blank_file, blank_folder = (bytes(view.blanks / "file"), bytes(view.blanks / "folder")) if view.blanks else (b"", b"")
 
@@ -325,6 +343,7 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
 
     def enter() -> None:  # pragma: no cover - runs in the child
         try:
+            here = os.getcwd()  # the folder to work in, still of the old mounts
             if libc.unshare(flags) != 0:
                 os._exit(126)
             for name, text in maps:
@@ -332,17 +351,16 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
                 os.write(fd, text)
                 os.close(fd)
             mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
-            keep_fds = [_open_folder(path) for path in kept_bytes]
+            keep_fds = [_open_kept(path) for path in kept_bytes]
             bind_fds = [os.open(source, os.O_PATH) for source, _ in binds]
             shm_fd = os.open(shm[0], os.O_PATH | os.O_DIRECTORY)
             blank_fds = (os.open(blank_file, os.O_PATH), os.open(blank_folder, os.O_PATH | os.O_DIRECTORY)) if hide else (None, None)
-            mount(b"tmpfs", tmp.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=1777")
+            for folder in covered_bytes:
+                mount(b"tmpfs", folder, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=1777")
             for path, fd in zip(kept_bytes, keep_fds):
                 if fd is not None:
-                    os.makedirs(path, exist_ok=True)
+                    _make_target(path, fd)
                     mount(from_fd(fd), path, None, _MS_BIND | _MS_REC)
-            if os.path.isdir(covered):
-                mount(b"tmpfs", covered, b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, b"size=64k,mode=755")
             mount(from_fd(shm_fd), shm[1], None, _MS_BIND | _MS_REC)
             for path in hide:
                 try:
@@ -357,18 +375,55 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
             for fd in (*keep_fds, *bind_fds, shm_fd, *blank_fds):
                 if fd is not None:
                     os.close(fd)
+            os.chdir(here)  # into the view: `..` from a folder of the old /tmp would reach all of it
         except OSError:
             os._exit(126)
 
     return enter
 
 
-def _open_folder(path: bytes) -> int | None:
-    """An O_PATH descriptor of a folder to keep, None if it is gone since the view was made."""
+COVERED = ("/tmp", "/var/tmp", "/run")
+"""Where other programs leave Unix sockets; each is an empty tmpfs in the program's view."""
+
+
+def covered_and_kept(keep: Iterable[Path], network: bool) -> tuple[list[str], list[str]]:
+    """The covered folders of this machine, and the paths under them to bind back: those of
+    `keep` (a covered folder itself is never kept whole) and, with the network on, the file
+    `/etc/resolv.conf` leads to (systemd keeps it in /run). A path inside another kept path is
+    bound with it."""
+    covered = sorted({os.path.realpath(folder) for folder in COVERED if os.path.isdir(folder)})
+    wanted = {os.path.realpath(p) for p in keep}
+    if network:
+        wanted.add(os.path.realpath("/etc/resolv.conf"))
+    under = [p for p in wanted if any(_under(p, folder) and p != folder for folder in covered)]
+    kept = sorted(p for p in under if not any(p != q and _under(p, q) for q in under))
+    return covered, kept
+
+
+def program_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
+    """Where the programs a command runs live, kept in its view wherever they are: the Python
+    mzagent runs in (a virtual environment made under /tmp), the active virtual environment,
+    and PATH's absolute folders (fnm keeps node under /run/user)."""
+    folders = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    folders += [p for p in (environ.get("VIRTUAL_ENV", ""), *environ.get("PATH", "").split(os.pathsep)) if os.path.isabs(p)]
+    return tuple(Path(p) for p in dict.fromkeys(folders))
+
+
+def _open_kept(path: bytes) -> int | None:
+    """An O_PATH descriptor of a path to keep, None if it is gone since the view was made."""
     try:
-        return os.open(path, os.O_PATH | os.O_DIRECTORY)
+        return os.open(path, os.O_PATH)
     except FileNotFoundError:
         return None
+
+
+def _make_target(path: bytes, fd: int) -> None:  # pragma: no cover - runs in the child
+    """The mount point of a kept path inside the blank covering it: a folder, or an empty file."""
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.makedirs(path, exist_ok=True)
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
 
 
 def _under(path: str, folder: str) -> bool:
@@ -466,7 +521,7 @@ class Sandbox:
         """What commands see: /tmp but the project and the session's folders, the home without
         its unlisted dot-entries, git's settings without credentials."""
         if not self._views:
-            keep = (self.root, self._private("temp_dir", "mzagent-tmp-"), self.home)
+            keep = (self.root, self._private("temp_dir", "mzagent-tmp-"), self.home, *program_folders())
             blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
             hide = hidden_home_entries(self.home, self._allowed, keep)
             binds = clean_git_configs(self.home, blanks)
@@ -483,6 +538,7 @@ class Sandbox:
             split(self.root, excluded, grants, FULL)  # a project at the home: its secrets stay out
             grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
             if self.namespaces:
+                grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
                 grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
                 grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
             else:
