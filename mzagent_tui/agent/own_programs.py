@@ -183,18 +183,25 @@ def git(
     """`git ARGS` with the hardening. `env` may name the repository (GIT_DIR, GIT_WORK_TREE,
     GIT_INDEX_FILE), which is then readable too."""
     env = {**GIT_ENV, **(env or {})}
-    named = [Path(env[name]) for name in ("GIT_DIR", "GIT_WORK_TREE") if env.get(name)]
+    named, seen = _git_paths(cwd, env)
     return run(
         ["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env,
-        readable=[*readable, *named], writable=writable, seen=() if named else _git_reaches(cwd),
+        readable=[*readable, *named], writable=writable, seen=seen,
     )
 
 
 def git_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """A long-running `git ARGS` (`cat-file --batch`) with the hardening, read-only."""
     env = {**GIT_ENV, **(env or {})}
+    named, seen = _git_paths(cwd, env)
+    return start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=named, seen=seen)
+
+
+def _git_paths(cwd: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
+    """What git reads to find its repository: the folders `env` names (granted), else those its
+    search from `cwd` reaches (only kept in the view)."""
     named = [Path(env[name]) for name in ("GIT_DIR", "GIT_WORK_TREE") if env.get(name)]
-    return start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=named, seen=() if named else _git_reaches(cwd))
+    return (named, []) if named else ([], _git_reaches(cwd))
 
 
 def _git_reaches(cwd: Path) -> list[Path]:

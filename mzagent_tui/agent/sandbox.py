@@ -206,9 +206,10 @@ def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> lis
     passes over a mount point without looking at it, so the grant on /tmp does not reach what
     the view puts on the blank over /tmp: each kept path is granted by itself, split as `/` is
     (never the home whole, the private folders or the secrets)."""
+    excluded = _not_read(home, private)
     grants: list[tuple[Path, int]] = []
     for path in kept:
-        split(Path(path), _not_read(home, private), grants)
+        split(Path(path), excluded, grants)
     return grants
 
 
