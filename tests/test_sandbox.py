@@ -302,6 +302,22 @@ def test_the_user_can_add_to_the_home_allow_list_but_never_a_secret_folder(proje
 needs_namespaces = pytest.mark.skipif(not sandbox_module.namespaces_work(), reason="needs unprivileged user namespaces")
 
 
+def test_whether_namespaces_work_does_not_depend_on_the_folder_mzagent_runs_in(tmp_path: Path) -> None:
+    """CI's clone lives under /tmp, which the probe's view covers: the probe must not start there."""
+    probe = [sys.executable, "-c", "from mzagent_tui.agent.sandbox import namespaces_work; print(namespaces_work())"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    answers = [subprocess.run(probe, cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout.strip() for cwd in (tmp_path, "/")]
+    assert answers[0] == answers[1] == str(sandbox_module.namespaces_work())
+
+
+@needs_namespaces
+def test_a_command_in_a_project_under_tmp_cannot_climb_into_the_real_tmp(server, project: Path, home: Path, tmp_path: Path) -> None:
+    """The command starts in the view's copy of its folder: `..` from the old one would be all of /tmp."""
+    (tmp_path / "beside-the-project.txt").write_text("SIBLING-7f3\n")
+    texts, _ = run(server, project, "cat ../beside-the-project.txt; echo listed: $(ls -a .. | grep -c beside-the)")
+    assert "SIBLING-7f3" not in texts[0] and "listed: 0" in texts[0]
+
+
 @needs_namespaces
 def test_udp_leaves_neither_through_bash_nor_a_socket(server, project: Path, home: Path) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as listener:

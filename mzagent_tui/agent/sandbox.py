@@ -102,6 +102,7 @@ def namespaces_work() -> bool:
         enter = enter_namespaces(network=False, view=View(shm))
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
+            os.chdir("/")  # in every view: the agent's own folder (a project under /tmp) may not be
             enter()
             os._exit(0)
         _, status = os.waitpid(pid, 0)
