@@ -228,10 +228,12 @@ def test_the_ruleset_is_built_once_per_session(project: Path, home: Path) -> Non
 
 
 def test_a_command_runs_confined_from_a_thread_as_the_app_runs_it(project: Path, home: Path, outside: Path) -> None:
+    """As the command runner runs it: in the project (a folder the view does not show, such as
+    a clone under /tmp, is refused with 126)."""
     sandbox = Sandbox(project)
     confine = sandbox.preexec(sandbox.confinement())
     results: list[int] = []
-    thread = threading.Thread(target=lambda: results.append(subprocess.run(["touch", str(outside / "t")], preexec_fn=confine).returncode))
+    thread = threading.Thread(target=lambda: results.append(subprocess.run(["touch", str(outside / "t")], cwd=project, preexec_fn=confine).returncode))
     thread.start()
     thread.join()
     sandbox.close()
@@ -291,8 +293,8 @@ def test_the_user_can_add_to_the_home_allow_list_but_never_a_secret_folder(proje
     (home / ".config" / "gh" / "hosts.yml").write_text("token: gho_x\n")
     sandbox = Sandbox(project, home=home, home_allow=(".npmrc", ".config"))
     confine = sandbox.preexec(sandbox.confinement())
-    npmrc = subprocess.run(["cat", str(home / ".npmrc")], capture_output=True, text=True, preexec_fn=confine)
-    gh = subprocess.run(["cat", str(home / ".config" / "gh" / "hosts.yml")], capture_output=True, text=True, preexec_fn=confine)
+    npmrc = subprocess.run(["cat", str(home / ".npmrc")], capture_output=True, text=True, cwd=project, preexec_fn=confine)
+    gh = subprocess.run(["cat", str(home / ".config" / "gh" / "hosts.yml")], capture_output=True, text=True, cwd=project, preexec_fn=confine)
     sandbox.close()
     assert "_authToken" in npmrc.stdout and "gho_x" not in gh.stdout and "Permission denied" in gh.stderr
 
