@@ -14,36 +14,25 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mzagent_tui.agent import filelist, own_programs
-from mzagent_tui.agent import sandbox as sandbox_module
 from mzagent_tui.agent.approval import ALLOW, ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.git_config import find_repository, repository_config_concerns
-from mzagent_tui.agent.sandbox import landlock_abi
 from mzagent_tui.agent.secrets import Redactor, command_env
 from mzagent_tui.agent.snapshots import SnapshotError, Snapshots
 from mzagent_tui.agent.undo import undo_session
+from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 
-IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 
-needs_wall = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
-needs_namespaces = pytest.mark.skipif(landlock_abi() < 6 or not sandbox_module.namespaces_work(), reason="needs Landlock 6+ and user namespaces")
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, **IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout.strip()
 
 
 def run_reply(command: str) -> Reply:
@@ -121,39 +110,6 @@ def snapshot_twice(project: Path, session: Path) -> None:
         snapshots.take()  # before and after a command: the second `git add` looks into the nested repository
     except SnapshotError:
         pass
-
-
-class Listener:
-    """A TCP or unix-socket listener that records every connection it accepts."""
-
-    def __init__(self, family: int, address: object) -> None:
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        self.socket.bind(address)
-        self.socket.listen()
-        self.socket.settimeout(0.2)
-        self.received: list[bytes] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                connection, _ = self.socket.accept()
-            except (TimeoutError, OSError):
-                continue
-            with connection:
-                connection.settimeout(1)
-                try:
-                    self.received.append(connection.recv(200) or b"(connected)")
-                except OSError:
-                    self.received.append(b"(connected)")
-
-    def close(self) -> list[bytes]:
-        self._stop.set()
-        self._thread.join(2)
-        self.socket.close()
-        return self.received
 
 
 # The hardening of our own git (the wall of Landlock taken away) ----------------------------------

@@ -279,12 +279,25 @@ def test_dot_files_of_the_home_not_on_the_allow_list_are_not_readable(server, pr
     assert "SECRET VALUE" not in texts[0] and "my notes" in texts[0]
 
 
-@pytest.mark.parametrize("entry", [".gitconfig", ".config/git/ignore", ".cargo/bin/tool", ".rustup/settings.toml", ".cache/pip/wheels/w.txt", ".nvm/alias/default", ".local/lib/python3.11/site-packages/m.py", ".m2/repository/r.pom"])
+@pytest.mark.parametrize("entry", [".config/git/ignore", ".cargo/bin/tool", ".rustup/settings.toml", ".cache/pip/wheels/w.txt", ".nvm/alias/default", ".local/lib/python3.11/site-packages/m.py", ".m2/repository/r.pom"])
 def test_what_toolchains_need_from_the_home_stays_readable(server, project: Path, home: Path, entry: str) -> None:
     (home / entry).parent.mkdir(parents=True, exist_ok=True)
     (home / entry).write_text("TOOLCHAIN FILE\n")
     texts, _ = run(server, project, f"cat {home}/{entry}")
     assert "TOOLCHAIN FILE" in texts[0]
+
+
+def test_commands_see_the_users_git_identity_and_habits_and_no_other_git_setting(server, project: Path, home: Path) -> None:
+    (home / ".gitconfig").write_text(
+        '[user]\n\tname = "Ada \\"L\\" Byron"\n\temail = ada@example.com\n[core]\n\tautocrlf = input\n'
+        '[alias]\n\tco = checkout\n\tleak = "!echo alias-77aa"\n[url "https://tok-77aa@git.example.com/"]\n\tinsteadOf = https://git.example.com/\n'
+        '[github]\n\ttoken = gh-77aa\n[include]\n\tpath = /nonexistent\n'
+    )
+    texts, _ = run(server, project, "git config --global --list; git config --global user.name")
+    listed = texts[0]
+    assert "user.email=ada@example.com" in listed and "core.autocrlf=input" in listed and "alias.co=checkout" in listed
+    assert "url.https://git.example.com/.insteadof=https://git.example.com/" in listed and 'Ada "L" Byron' in listed
+    assert "77aa" not in listed and "include" not in listed
 
 
 def test_the_user_can_add_to_the_home_allow_list_but_never_a_secret_folder(project: Path, home: Path, outside: Path) -> None:
@@ -402,9 +415,14 @@ def test_the_analyser_calls_secret_what_the_sandbox_hides(home: Path, entry: str
     assert is_secret(home / entry, home)
 
 
-@pytest.mark.parametrize("entry", [".gitconfig", ".cargo/bin/tool", ".cache/pip/wheels/w.txt", "notes.txt", "src/app.py"])
+@pytest.mark.parametrize("entry", [".config/git/ignore", ".cargo/bin/tool", ".cache/pip/wheels/w.txt", "notes.txt", "src/app.py"])
 def test_the_analyser_reads_freely_what_the_sandbox_lets_through(home: Path, entry: str) -> None:
     assert not is_secret(home / entry, home)
+
+
+@pytest.mark.parametrize("entry", [".gitconfig", ".config/git/config"])
+def test_the_users_git_settings_are_secret_to_read_by_name_as_commands_see_only_a_copy(home: Path, entry: str) -> None:
+    assert is_secret(home / entry, home)
 
 
 def test_reading_a_home_dot_file_in_a_project_at_the_home_asks(server, home: Path) -> None:

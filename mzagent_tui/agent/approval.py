@@ -61,7 +61,8 @@ class ApprovalRequest:
     sandbox: str = ""
     """How the command will be confined ("sandbox: writes in the project, no network")."""
     ask_even_if_allowed: bool = False
-    """The sandbox may have blocked this command last time: the user decides how to run it."""
+    """The user decides even where the mode or a rule would allow: a command the sandbox may have
+    blocked last time, a read of a home entry the sandbox keeps from commands."""
     warning: str = ""
     """Something the user should know before answering ("vim is an interactive editor: it will get no input")."""
     path: str = ""
@@ -431,7 +432,7 @@ class PolicyApprover:
             if verdict == ALLOW:
                 return ApprovalDecision(True, note=reason)
             request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
-        elif self.policy.mode == "yolo":
+        elif self.policy.mode == "yolo" and not request.ask_even_if_allowed:
             return ApprovalDecision(True, note="yolo mode")
         elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):
             return ApprovalDecision(True, note=allowed)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent import leftovers
+from mzagent_tui.agent import git_user_settings, leftovers
 from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
@@ -146,7 +146,10 @@ class Agent:
             redact=redact,
             env=command_env(environ, settings.pass_env),
             command_timeout=settings.command_timeout,
-            sandbox=Sandbox(self.root, settings.sandbox, private_folders=app_folders(), home_allow=tuple(settings.home_allow)),
+            sandbox=Sandbox(
+                self.root, settings.sandbox, private_folders=app_folders(), home_allow=tuple(settings.home_allow),
+                git_settings=git_user_settings.kept_settings,
+            ),
         )
         atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)

@@ -26,7 +26,6 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path

@@ -32,7 +32,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
-import re
 import shutil
 import stat
 import sys
@@ -43,7 +42,6 @@ from pathlib import Path
 
 from mzagent_tui.agent import leftovers
 from mzagent_tui.agent.sensitive import HOME_ALLOWED, SECRET_HOME_ENTRIES
-from mzagent_tui.agent.textfiles import read_regular
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -443,6 +441,9 @@ class Sandbox:
     """The app's own config, sessions and snapshots: never readable by commands."""
     home_allow: tuple[str, ...] = ()
     """Dot-entries of the home the user adds to `HOME_ALLOWED`."""
+    git_settings: Callable[[Path], str] = lambda path: ""
+    """The text commands see in place of a git config file of the user's: the session passes
+    git_user_settings.kept_settings (an allow-list read by git); without it, an empty file."""
     abi: int = -1
     """The kernel's Landlock ABI, read when the sandbox is made (-1 until then)."""
     temp_dir: Path | None = None
@@ -526,7 +527,7 @@ class Sandbox:
             keep = (self.root, self._private("temp_dir", "mzagent-tmp-"), self.home, *program_folders())
             blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
             hide = hidden_home_entries(self.home, self._allowed, keep)
-            binds = clean_git_configs(self.home, blanks)
+            binds = clean_git_configs(self.home, blanks, self.git_settings)
             self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds)))
         return self._views[0]
 
@@ -549,25 +550,18 @@ class Sandbox:
         return self._rulesets[network]
 
 
-def clean_git_configs(home: Path, folder: Path) -> list[tuple[Path, Path]]:
-    """Copies of the user's git settings without credentials (a token in a URL, an
-    `http.extraHeader`), to put in front of the originals: git needs the name and e-mail, not
-    the keys some setups keep there (private Go modules: `url."https://TOKEN@host/".insteadOf`)."""
+def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> list[tuple[Path, Path]]:
+    """Copies of the user's git settings holding only what `kept` keeps, to put in front of the
+    originals: git needs the name and e-mail, not the keys some setups keep there (private Go
+    modules: `url."https://TOKEN@host/".insteadOf`, `github.token`, an inline credential helper)."""
     binds: list[tuple[Path, Path]] = []
     for index, original in enumerate((home / ".gitconfig", home / ".config" / "git" / "config")):
-        text = read_regular(original, GIT_CONFIG_READ)
-        if text is None:
+        if not original.exists():
             continue
-        lines = [line for line in text.splitlines() if not _EXTRA_HEADER.match(line)]
         copy = folder / f"gitconfig-{index}"
-        copy.write_text(_URL_USER.sub(r"\1", "\n".join(lines)) + "\n")
+        copy.write_text(kept(original) if original.is_file() else "")
         binds.append((copy, original))
     return binds
-
-
-_URL_USER = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@\"]*@")
-_EXTRA_HEADER = re.compile(r"^\s*extraheader\s*=", re.IGNORECASE)
-GIT_CONFIG_READ = 1 << 20
 
 
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:

@@ -8,6 +8,7 @@ written without asking by either route.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from pathlib import Path
 
@@ -58,6 +59,9 @@ SECRET_HOME_ENTRIES = (
     ".claude/.credentials.json",
 )
 """Never readable by commands, even when a user's `home_allow` names a folder holding them."""
+HOME_GIT_SETTINGS = (".gitconfig", ".config/git/config")
+"""Readable by commands as an allow-listed copy (git_user_settings); the originals may hold
+tokens, so reading them by name (`read_file`, `cat`) asks."""
 _PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
 
 # Files a tool reads as configuration and obeys by running code: writing one is planting code.
@@ -106,16 +110,25 @@ def is_secret(path: Path, home: Path | None = None) -> bool:
     text = path.as_posix()
     if _PROC_SECRET.match(text):
         return True
-    return _unlisted_home_entry(path, home or Path.home())
+    return is_private_home_entry(path, home)
+
+
+def is_private_home_entry(path: Path, home: Path | None = None) -> bool:
+    """A home dot-entry that confined commands do not see as it is: reading it by a tool asks
+    even in yolo mode, which lets commands run but never lifts the sandbox."""
+    home = home or Path.home()
+    return any(_unlisted_home_entry(path, folder) for folder in {home, Path(os.path.realpath(home))})
 
 
 def _unlisted_home_entry(path: Path, home: Path) -> bool:
+    """Checked against the home as named and as resolved: a path the tools resolved is under the
+    real home when HOME names a link to it (`/home -> /var/home`)."""
     if not path.is_relative_to(home) or path == home:
         return False
     inside = path.relative_to(home)
     if not inside.parts[0].startswith("."):
         return False
-    if any(inside.is_relative_to(entry) for entry in SECRET_HOME_ENTRIES):
+    if any(inside.is_relative_to(entry) for entry in (*SECRET_HOME_ENTRIES, *HOME_GIT_SETTINGS)):
         return True
     return not any(inside.is_relative_to(entry) for entry in HOME_ALLOWED)
 

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from mzagent_tui.agent.approval import ApprovalRequest
 from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.sensitive import is_secret, plants_code
+from mzagent_tui.agent.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.syntax_check import syntax_problem
 from mzagent_tui.agent.test_files import TEST_FILE, imported_modules
 from mzagent_tui.agent.textfiles import UMASK, lines_label
@@ -101,7 +101,10 @@ class FileTools:
         by edit_file (whose found/not found would otherwise tell the model what the file holds)."""
         if not is_secret(path):
             return
-        request = ApprovalRequest(kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets")
+        request = ApprovalRequest(
+            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
+            ask_even_if_allowed=is_private_home_entry(path),
+        )
         if not self._ctx.approver.approve(request).approved:
             raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
 

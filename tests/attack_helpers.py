@@ -1,0 +1,63 @@
+"""What the attack files share: a plain git for setting up repositories, the skip marks for
+the wall, and a listener that records whatever reaches it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent import sandbox as sandbox_module
+from mzagent_tui.agent.sandbox import landlock_abi
+
+IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
+needs_wall = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
+needs_namespaces = pytest.mark.skipif(landlock_abi() < 6 or not sandbox_module.namespaces_work(), reason="needs Landlock 6+ and user namespaces")
+
+
+def git(cwd: Path, *args: str) -> str:
+    """The test's own git (not mzagent's), with no config of the machine's."""
+    env = {**os.environ, **IDENTITY, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+class Listener:
+    """A stream or datagram listener (TCP, UDP, unix socket) recording what reaches it."""
+
+    def __init__(self, family: int, address: object, kind: int = socket.SOCK_STREAM) -> None:
+        self.socket = socket.socket(family, kind)
+        self.socket.bind(address)
+        self.kind = kind
+        if kind == socket.SOCK_STREAM:
+            self.socket.listen()
+        self.socket.settimeout(0.2)
+        self.received: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                if self.kind == socket.SOCK_DGRAM:
+                    self.received.append(self.socket.recv(200))
+                    continue
+                connection, _ = self.socket.accept()
+            except (TimeoutError, OSError):
+                continue
+            with connection:
+                connection.settimeout(1)
+                try:
+                    self.received.append(connection.recv(200) or b"(connected)")
+                except OSError:
+                    self.received.append(b"(connected)")
+
+    def close(self) -> list[bytes]:
+        self._stop.set()
+        self._thread.join(2)
+        self.socket.close()
+        return self.received
