@@ -66,7 +66,7 @@ def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
 
 
 def _run_agent(root: Path, prompt: str, base_url: str, grammar: str) -> tuple[str | None, int, str]:
-    from mzagent_tui.agent.approval import StaticApprover
+    from mzagent_tui.agent.safety.approval import StaticApprover
     from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.config import Settings
     from mzagent_tui.agent.loop import Agent
@@ -96,7 +96,7 @@ def _run_baseline(root: Path, prompt: str, base_url: str) -> tuple[str | None, i
 
 
 def run(args: argparse.Namespace) -> None:
-    from mzagent_tui.agent.local import LocalServer, model_path
+    from mzagent_tui.agent.model.local import LocalServer, model_path
 
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import openai  # noqa: E402
 import psutil  # noqa: E402
 
-from mzagent_tui.agent.local import LocalServer, ServerSettings, free_port, model_path, server_settings  # noqa: E402
-from mzagent_tui.agent.prompt import render_system_prompt  # noqa: E402
+from mzagent_tui.agent.model.local import LocalServer, ServerSettings, free_port, model_path, server_settings  # noqa: E402
+from mzagent_tui.agent.model.prompt import render_system_prompt  # noqa: E402
 from mzagent_tui.agent.tools.registry import ToolRegistry  # noqa: E402
 
 OBSERVATION = "<observation>" + "\n".join(f"line {i}: value = compute(item_{i}, factor={i * 3})" for i in range(12)) + "</observation>"

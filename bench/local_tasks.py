@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mzagent_tui.agent.approval import StaticApprover  # noqa: E402
+from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StopReason  # noqa: E402
-from mzagent_tui.agent.local import LocalServer, model_path  # noqa: E402
+from mzagent_tui.agent.model.local import LocalServer, model_path  # noqa: E402
 from mzagent_tui.agent.loop import Agent, RunResult  # noqa: E402
 
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai  # noqa: E402
 
-from mzagent_tui.agent.approval import StaticApprover  # noqa: E402
+from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StepStarted, Stopped  # noqa: E402
 from mzagent_tui.agent.loop import Agent  # noqa: E402

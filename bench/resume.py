@@ -37,9 +37,9 @@ from mzagent_tui.agent.events import (  # noqa: E402
     Thought,
     Usage,
 )
-from mzagent_tui.agent.history import load_session  # noqa: E402
-from mzagent_tui.agent.secrets import Redactor  # noqa: E402
-from mzagent_tui.agent.session import Session  # noqa: E402
+from mzagent_tui.agent.sessions.history import load_session  # noqa: E402
+from mzagent_tui.agent.safety.secrets import Redactor  # noqa: E402
+from mzagent_tui.agent.sessions.session import Session  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.search_bar import SearchBar  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402

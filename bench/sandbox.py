@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mzagent_tui.agent.cancel import CancelToken  # noqa: E402
-from mzagent_tui.agent.sandbox import Sandbox  # noqa: E402
+from mzagent_tui.agent.safety.sandbox import Sandbox  # noqa: E402
 from mzagent_tui.agent.tools.process import run_command  # noqa: E402
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mzagent_tui.agent.approval import StaticApprover  # noqa: E402
-from mzagent_tui.agent.secrets import Redactor, command_env  # noqa: E402
-from mzagent_tui.agent.session import Session  # noqa: E402
-from mzagent_tui.agent.snapshots import Snapshots  # noqa: E402
+from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
+from mzagent_tui.agent.safety.secrets import Redactor, command_env  # noqa: E402
+from mzagent_tui.agent.sessions.session import Session  # noqa: E402
+from mzagent_tui.agent.sessions.snapshots import Snapshots  # noqa: E402
 from mzagent_tui.agent.tools.context import ToolContext  # noqa: E402
 from mzagent_tui.agent.tools.shell import ShellTool  # noqa: E402
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events  # noqa: E402
 
-from mzagent_tui.agent.approval import Policy  # noqa: E402
+from mzagent_tui.agent.safety.approval import Policy  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.project_tree import ProjectTree  # noqa: E402

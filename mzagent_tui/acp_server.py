@@ -60,8 +60,8 @@ from acp.schema import (
 )
 
 from mzagent_tui import __version__
-from mzagent_tui.agent.approval import MODES as APPROVAL_MODES
-from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
+from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
@@ -82,11 +82,11 @@ from mzagent_tui.agent.events import (
     shown_path,
 )
 from mzagent_tui.agent.event_text import describe
-from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
-from mzagent_tui.agent.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
+from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
+from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
-from mzagent_tui.agent.parsing import partial_tag_length
+from mzagent_tui.agent.model.parsing import partial_tag_length
 from mzagent_tui.agent.textfiles import read_regular
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}

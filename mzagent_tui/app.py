@@ -22,14 +22,14 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DirectoryTree, Footer, Header
 
-from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, Policy
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
-from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
-from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progress_text, start_local
+from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
+from mzagent_tui.agent.model.local import LocalServer, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.providers import local_available
-from mzagent_tui.agent.sandbox import sandbox_label
+from mzagent_tui.agent.model.providers import local_available
+from mzagent_tui.agent.safety.sandbox import sandbox_label
 from mzagent_tui.attention import Attention
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
@@ -43,7 +43,7 @@ from mzagent_tui.widgets.run_status import RunState, RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
 
 if TYPE_CHECKING:
-    from mzagent_tui.agent.undo import Scope
+    from mzagent_tui.agent.sessions.undo import Scope
 
 SETUP_HELP = (
     "No model endpoint is configured, so tasks cannot run yet. The file tree works.\n"
@@ -237,7 +237,7 @@ class MzAgentApp(App[None]):
 
     def action_undo_to(self) -> None:
         """Choose a write; it and every later write are undone (the same checks as any undo)."""
-        from mzagent_tui.agent.undo import write_label
+        from mzagent_tui.agent.sessions.undo import write_label
 
         writes = self.conversation.undoable_writes()
         if not writes:

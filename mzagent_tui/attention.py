@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from mzagent_tui.agent.textsafe import strip_control
+from mzagent_tui.agent.safety.textsafe import strip_control
 
 TYPING_PAUSE = 2.0
 """Seconds after the last keystroke in the task box during which no signal is sent."""

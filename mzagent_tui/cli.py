@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from mzagent_tui import __version__
-from mzagent_tui.agent.approval import MODES, WRITE_MODES, Policy, load_policy
+from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
-from mzagent_tui.agent.history import SessionHistory, SessionNotFound, find_session
+from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
 SUBCOMMANDS = ("run", "config", "sessions", "export", "undo", "acp")
@@ -133,7 +133,7 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
 def entry() -> int:
     """The `mzagent` command: hide this process's own secrets from the commands it will run
     (`/proc/<pid>/environ`, `--api-key` in its cmdline), then run."""
-    from mzagent_tui.agent.own_secrets import hide_own_secrets
+    from mzagent_tui.agent.safety.own_secrets import hide_own_secrets
 
     hide_own_secrets()
     return main()
@@ -193,7 +193,7 @@ def _history(project: Path, args: argparse.Namespace, command: str | None) -> Se
 
 
 def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:
-    from mzagent_tui.agent.secrets import redactor_for
+    from mzagent_tui.agent.safety.secrets import redactor_for
     from mzagent_tui.session_commands import export_session, list_writes, show_sessions, undo_writes
 
     if command == "sessions":
@@ -209,8 +209,8 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
 
 
 def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig]) -> int:
-    from mzagent_tui.agent.sandbox import Sandbox
-    from mzagent_tui.agent.secrets import command_env
+    from mzagent_tui.agent.safety.sandbox import Sandbox
+    from mzagent_tui.agent.safety.secrets import command_env
 
     rows = describe(settings)
     sandbox = Sandbox(project, settings.sandbox)
@@ -233,8 +233,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
     if settings.provider == "local" and not settings.base_url:
-        from mzagent_tui.agent.local import LocalModelError, server_settings
-        from mzagent_tui.agent.providers import local_available, setup_hint
+        from mzagent_tui.agent.model.local import LocalModelError, server_settings
+        from mzagent_tui.agent.model.providers import local_available, setup_hint
 
         if local_available():
             try:
@@ -256,7 +256,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
 
 
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
-    from mzagent_tui.agent.local import needs_local, pointed_at, start_local
+    from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
     task = sys.stdin.read() if args.task == "-" else args.task

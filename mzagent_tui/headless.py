@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, offered_rule
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, offered_rule
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
@@ -31,11 +31,11 @@ from mzagent_tui.agent.events import (
     TaskStarted,
 )
 from mzagent_tui.agent.event_text import describe
-from mzagent_tui.agent.history import SessionHistory
-from mzagent_tui.agent.local import progress_text
+from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.model.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30

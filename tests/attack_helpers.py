@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import sandbox as sandbox_module
-from mzagent_tui.agent.sandbox import landlock_abi
+from mzagent_tui.agent.safety import sandbox as sandbox_module
+from mzagent_tui.agent.safety.sandbox import landlock_abi
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 needs_wall = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
-from mzagent_tui.agent.history import SessionHistory
+from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.loop import Agent
 from tests.scripted_server import ScriptedServer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from mzagent_tui.agent.approval import Policy
+from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen

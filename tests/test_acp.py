@@ -32,7 +32,7 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 
 from mzagent_tui.acp_server import ThoughtStream, decision_for
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from tests.scripted_server import Reply, ScriptedServer, answer_reply
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))

@@ -18,7 +18,7 @@ from textual.widgets import Input, Log
 
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import FinalAnswer, Stopped, StopReason
-from mzagent_tui.agent.history import SessionHistory
+from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.messages import AgentEvent
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
@@ -152,7 +152,7 @@ class FakeClock:
 async def test_keys_in_the_grace_period_are_ignored() -> None:
     from textual.app import App
 
-    from mzagent_tui.agent.approval import ApprovalRequest
+    from mzagent_tui.agent.safety.approval import ApprovalRequest
 
     clock = FakeClock()
     results = []
@@ -246,7 +246,7 @@ async def test_always_allow_saves_a_prefix_that_fails_closed(server, project: Pa
 
 
 async def test_always_allow_can_be_saved_for_every_session(server, project: Path) -> None:
-    from mzagent_tui.agent.approval import load_policy
+    from mzagent_tui.agent.safety.approval import load_policy
     from mzagent_tui.agent.config import user_config_path
 
     server.script(Reply('<action>run_terminal_command("touch a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
@@ -579,7 +579,7 @@ async def test_tree_toggles(server, project: Path, key: str) -> None:
 
 
 async def test_dialog_lists_each_part_with_its_verdict(server, project: Path) -> None:
-    from mzagent_tui.agent.approval import Policy, Rules
+    from mzagent_tui.agent.safety.approval import Policy, Rules
 
     rules = Rules()
     rules.add("allow", "ls")
@@ -596,7 +596,7 @@ async def test_dialog_lists_each_part_with_its_verdict(server, project: Path) ->
 
 
 async def test_auto_safe_runs_read_only_commands_without_asking(server, project: Path) -> None:
-    from mzagent_tui.agent.approval import Policy
+    from mzagent_tui.agent.safety.approval import Policy
 
     (project / "a.txt").write_text("hello\n")
     server.script(Reply('<action>run_terminal_command("wc -l a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
@@ -732,7 +732,7 @@ async def test_switch_provider_and_model_from_the_palette(server, project: Path)
 
 
 async def test_the_final_answer_streams_as_markdown(server, project: Path) -> None:
-    from mzagent_tui.agent.parsing import partial_tag_length
+    from mzagent_tui.agent.model.parsing import partial_tag_length
     from mzagent_tui.widgets.entries import StreamingEntry
 
     answer = "Here is **the plan**:\n\n- first item\n- second item with `code`\n\nAnd a closing line that goes on for a while."
@@ -819,7 +819,7 @@ async def test_compacting_from_the_palette_shows_the_summary_as_an_entry(server,
 async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, project: Path, monkeypatch) -> None:  # noqa: ANN001
     """With no endpoint the app starts the bundled model (here a stand-in that points at the
     scripted server): its progress shows, a task typed meanwhile queues, and runs once it is ready."""
-    from mzagent_tui.agent.local import MODEL_ALIAS
+    from mzagent_tui.agent.model.local import MODEL_ALIAS
 
     loaded = threading.Event()
 

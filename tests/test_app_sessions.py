@@ -8,9 +8,9 @@ from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
 from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
-from mzagent_tui.agent.history import SessionHistory, find_session, load_session
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.sessions.history import SessionHistory, find_session, load_session
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import filelist, own_programs
-from mzagent_tui.agent.approval import ApprovalDecision, Policy, Rules
-from mzagent_tui.agent.committed_secrets import committed_secret_concern
+from mzagent_tui.agent import filelist
+from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.git_config import repository_config_concerns
+from mzagent_tui.agent.safety.git_config import repository_config_concerns
 from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply

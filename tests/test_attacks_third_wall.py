@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import filelist, own_programs
-from mzagent_tui.agent.approval import ALLOW, ApprovalDecision, Policy, Rules
-from mzagent_tui.agent.committed_secrets import committed_secret_concern
+from mzagent_tui.agent import filelist
+from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety.approval import ALLOW, ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.git_config import find_repository, repository_config_concerns
-from mzagent_tui.agent.secrets import Redactor, command_env
-from mzagent_tui.agent.snapshots import SnapshotError, Snapshots
-from mzagent_tui.agent.undo import undo_session
+from mzagent_tui.agent.safety.git_config import find_repository, repository_config_concerns
+from mzagent_tui.agent.safety.secrets import Redactor, command_env
+from mzagent_tui.agent.sessions.snapshots import SnapshotError, Snapshots
+from mzagent_tui.agent.sessions.undo import undo_session
 from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
@@ -207,7 +208,7 @@ def test_git_variables_in_the_agents_environment_do_not_reach_our_git(project: P
     monkeypatch.setenv("BASH_ENV", str(exec_path / "git-add"))
     assert "a.txt" in filelist.project_files(project)
     committed_secret_concern(["git", "log", "-p"], project)
-    from mzagent_tui.agent.syntax_check import _shell_problem
+    from mzagent_tui.agent.aids.syntax_check import _shell_problem
 
     _shell_problem(b"echo hi\n")
     assert list(outside.iterdir()) == []
@@ -339,7 +340,7 @@ def test_system_v_shared_memory_of_the_users_processes_is_out_of_reach(server, p
 def test_the_agents_environment_is_out_of_reach_through_proc(server, project: Path, home: Path) -> None:
     """The agent (here the test process) started with variables commands do not get: its
     /proc environ (the start-up block) must not be readable by them."""
-    from mzagent_tui.agent.secrets import INHERITED_NAMES
+    from mzagent_tui.agent.safety.secrets import INHERITED_NAMES
 
     block = Path("/proc/self/environ").read_bytes().decode(errors="replace").split("\0")
     hidden = [entry for entry in block if "=" in entry and entry.split("=")[0] not in INHERITED_NAMES and len(entry) >= 8]

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
-from mzagent_tui.agent import snapshots
-from mzagent_tui.agent.history import load_session
-from mzagent_tui.agent.snapshots import SnapshotError, Snapshots
-from mzagent_tui.agent.undo import UndoRefused, undo, write_label, writes_of
+from mzagent_tui.agent.sessions import snapshots
+from mzagent_tui.agent.sessions.history import load_session
+from mzagent_tui.agent.sessions.snapshots import SnapshotError, Snapshots
+from mzagent_tui.agent.sessions.undo import UndoRefused, undo, write_label, writes_of
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

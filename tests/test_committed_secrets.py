@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import committed_secrets
-from mzagent_tui.agent.approval import ALLOW, Policy, Rules
-from mzagent_tui.agent.git_config import Repository
+from mzagent_tui.agent.safety import committed_secrets
+from mzagent_tui.agent.safety.approval import ALLOW, Policy, Rules
+from mzagent_tui.agent.safety.git_config import Repository
 
 
 def git(root: Path, *args: str) -> str:

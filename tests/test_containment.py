@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import StaticApprover
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.safety.approval import StaticApprover
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools import beneath, files
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools

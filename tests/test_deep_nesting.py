@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mzagent_tui.agent.completion import _records
+from mzagent_tui.agent.aids.completion import _records
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.history import read_records
-from mzagent_tui.agent.native import NativeCall, parse_native
-from mzagent_tui.agent.syntax_check import syntax_problem, without_trailing_commas
-from mzagent_tui.agent.write_repairs import repair
+from mzagent_tui.agent.sessions.history import read_records
+from mzagent_tui.agent.model.native import NativeCall, parse_native
+from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
+from mzagent_tui.agent.aids.write_repairs import repair
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply, write_reply
 

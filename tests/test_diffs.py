@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mzagent_tui.agent.diffs import MAX_DIFF_LINES, file_diff
+from mzagent_tui.agent.sessions.diffs import MAX_DIFF_LINES, file_diff
 from mzagent_tui.agent.events import FileChanged, event_from_dict
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply

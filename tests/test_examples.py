@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.parsing import parse_reply
-from mzagent_tui.agent.tools.examples import check_command, docstring_examples, printed_examples
+from mzagent_tui.agent.model.parsing import parse_reply
+from mzagent_tui.agent.aids.examples import check_command, docstring_examples, printed_examples
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ALLOW, Policy, Rules
+from mzagent_tui.agent.safety.approval import ALLOW, Policy, Rules
 
 ASK_RULES = ("ls", "cat", "echo", "grep", "git status", "pytest", "python -m pytest", "npm test", "cargo test", "go test")
 DENY_RULES = ("rm", "git push", "curl")
@@ -809,7 +809,7 @@ def test_a_token_in_a_remote_url_makes_reads_of_the_git_config_ask(project: Path
 
 
 def test_a_folder_too_big_to_look_through_asks(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mzagent_tui.agent.folder_reads.SCAN_LIMIT", 3)
+    monkeypatch.setattr("mzagent_tui.agent.safety.folder_reads.SCAN_LIMIT", 3)
     for index in range(5):
         (project / "src" / f"m{index}.py").write_text("")
     overall, parts = verdict("grep -r x src", "auto-safe", project)

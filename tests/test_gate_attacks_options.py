@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ALLOW, DENY, Policy, PolicyApprover, StaticApprover
-from mzagent_tui.agent.secrets import Redactor, command_env
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.safety.approval import ALLOW, DENY, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.secrets import Redactor, command_env
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.shell import ShellTool
 from tests.conftest import Recorder

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mzagent_tui.agent.approval import ALLOW, Policy, PolicyApprover, Rules, StaticApprover
-from mzagent_tui.agent.commands import analyse
-from mzagent_tui.agent.secrets import Redactor, command_env
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.safety.approval import ALLOW, Policy, PolicyApprover, Rules, StaticApprover
+from mzagent_tui.agent.safety.commands import analyse
+from mzagent_tui.agent.safety.secrets import Redactor, command_env
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.shell import ShellTool
 from tests.conftest import Recorder

@@ -10,8 +10,8 @@ import pytest
 
 from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import Notice
-from mzagent_tui.agent.grammar import final_grammar, reply_grammar
-from mzagent_tui.agent.prompt import render_system_prompt
+from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
+from mzagent_tui.agent.model.prompt import render_system_prompt
 from tests.conftest import make_agent
 from tests.test_prompt import TOOLS
 from tests.scripted_server import Fault, answer_reply
@@ -111,7 +111,7 @@ def bundled_vocab() -> Any:
     """The bundled model's vocabulary (a llama_cpp.Llama without weights)."""
     import llama_cpp
 
-    from mzagent_tui.agent.local import model_path
+    from mzagent_tui.agent.model.local import model_path
 
     return llama_cpp.Llama(str(model_path()), vocab_only=True, verbose=False)
 

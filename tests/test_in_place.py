@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
+from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply
 

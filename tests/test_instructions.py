@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from mzagent_tui.agent.events import Notice
-from mzagent_tui.agent.instructions import MAX_BYTES, load_instructions
+from mzagent_tui.agent.model.instructions import MAX_BYTES, load_instructions
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, PolicyApprover, Policy
-from mzagent_tui.agent.interactive import interactive_reason
+from mzagent_tui.agent.safety.approval import ApprovalDecision, PolicyApprover, Policy
+from mzagent_tui.agent.safety.interactive import interactive_reason
 from tests.conftest import RecordingApprover
 from tests.test_tools_shell import Shell
 

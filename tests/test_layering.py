@@ -64,6 +64,34 @@ def test_front_ends_use_the_core_not_the_tools_internals() -> None:
 def test_the_app_leaves_the_run_to_the_conversation() -> None:
     """Tasks, their events and the worker's messages are the conversation's (widgets/conversation.py);
     the app keeps settings, policy, the local model, the palette and the dialogs."""
-    run_machinery = {"mzagent_tui.agent.loop", "mzagent_tui.agent.events", "mzagent_tui.bridge", "mzagent_tui.messages", "mzagent_tui.agent.usage"}
+    run_machinery = {"mzagent_tui.agent.loop", "mzagent_tui.agent.events", "mzagent_tui.bridge", "mzagent_tui.messages", "mzagent_tui.agent.model.usage"}
     assert imports()["mzagent_tui.app"] & run_machinery == set()
     assert run_machinery <= imports()["mzagent_tui.widgets.conversation"]
+
+
+def package_of(name: str) -> str:
+    """`mzagent_tui.agent.safety.sandbox` -> `safety`; modules at the core's top level -> `core`."""
+    parts = name.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "agent" else "core"
+
+
+AGENT_PACKAGES_MAY_NOT_IMPORT = {
+    "safety": {"aids", "model", "tools", "mcp"},
+    "sessions": {"aids", "tools", "mcp"},
+    "model": {"aids", "sessions", "mcp"},
+    "aids": {"mcp"},
+}
+
+
+def test_the_core_packages_keep_their_layers() -> None:
+    """The gate and the wall do not depend on the model, the tools or the aids; sessions do not
+    depend on the tools; the model client does not know the aids or the session log."""
+    graph = imports()
+    crossings = sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if source.startswith("mzagent_tui.agent.") and target.startswith("mzagent_tui.agent.")
+        and package_of(target) in AGENT_PACKAGES_MAY_NOT_IMPORT.get(package_of(source), set())
+    )
+    assert crossings == []

@@ -10,7 +10,7 @@ import pytest
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.events import Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
-from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError
+from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError
 from tests.conftest import Recorder, settings_for
 from tests.scripted_server import Fault, Reply
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import local
+from mzagent_tui.agent.model import local
 from mzagent_tui.agent.config import Settings
-from mzagent_tui.agent.local import LocalModelError, assemble, chunk_paths, model_path, needs_local, pointed_at
+from mzagent_tui.agent.model.local import LocalModelError, assemble, chunk_paths, model_path, needs_local, pointed_at
 
 
 def make_chunks(folder: Path, pieces: list[bytes]) -> list[Path]:
@@ -126,7 +126,7 @@ def test_the_server_uses_every_core_one_slot_and_no_prompt_store_beside_it(monke
     pairs = dict(zip(arguments[0::2], arguments[1::2]))
     assert pairs == {"--ctx": "16384", "--threads": "3", "--batch": "512", "--flash-attn": "on", "--mmap": "on"}
     pytest.importorskip("xllamacpp", reason="the local extra is not installed")
-    from mzagent_tui.agent import llama_server
+    from mzagent_tui.agent.model import llama_server
 
     params = llama_server.params(["--model", "m.gguf", "--alias", "local", "--port", "9", *arguments])
     assert (params.n_ctx, params.n_batch, params.n_ubatch, params.cpuparams.n_threads, params.cpuparams_batch.n_threads) == (16384, 512, 512, 3, 3)
@@ -159,7 +159,7 @@ def test_the_cgroup_quota_caps_the_threads_and_its_limit_caps_memory(tmp_path: P
 def test_a_platform_without_a_prebuilt_engine_is_told_what_to_use_instead(monkeypatch: pytest.MonkeyPatch) -> None:
     """macOS and musl get no xllamacpp wheel: the extra skips the engine (its marker) and the app
     says so plainly, rather than suggesting an install that would fail."""
-    from mzagent_tui.agent import providers
+    from mzagent_tui.agent.model import providers
 
     monkeypatch.setattr(providers, "local_available", lambda: False)
     monkeypatch.setattr(providers.sys, "platform", "darwin")
@@ -178,7 +178,7 @@ def test_the_extras_marker_names_the_platforms_the_code_names() -> None:
 
     from packaging.markers import Marker
 
-    from mzagent_tui.agent.providers import ENGINE_PLATFORMS
+    from mzagent_tui.agent.model.providers import ENGINE_PLATFORMS
 
     extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]["local"]
     marker = Marker(next(line for line in extra if line.startswith("xllamacpp")).split(";", 1)[1])

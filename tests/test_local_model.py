@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 @pytest.fixture(scope="module")
 def local_server() -> Iterator[object]:
-    from mzagent_tui.agent.local import LocalServer, model_path
+    from mzagent_tui.agent.model.local import LocalServer, model_path
 
     server = LocalServer(model_path())
     server.launch()
@@ -76,7 +76,7 @@ def _complete(server: object, grammar: str) -> int:
 @pytest.mark.timeout(300)
 def test_llama_server_parses_the_grammars(local_server) -> None:  # noqa: ANN001
     """llama.cpp's own grammar parser, in the engine we ship: a grammar it cannot parse is refused."""
-    from mzagent_tui.agent.grammar import final_grammar, reply_grammar
+    from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _complete(local_server, reply_grammar(signatures)) == 200
@@ -100,7 +100,7 @@ def test_the_second_step_reuses_the_cached_prefix(local_server) -> None:  # noqa
 LAUNCHER = """
 import sys, time
 from pathlib import Path
-from mzagent_tui.agent.local import LocalServer, model_path
+from mzagent_tui.agent.model.local import LocalServer, model_path
 server = LocalServer(model_path())
 server.launch()
 print(server.process.pid, flush=True)

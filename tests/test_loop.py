@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from mzagent_tui.agent.approval import StaticApprover
+from mzagent_tui.agent.safety.approval import StaticApprover
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import (
     Action,

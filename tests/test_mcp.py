@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, Policy, PolicyApprover, Rules
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, Rules
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, Notice, Observation, Stopped, StopReason
@@ -151,7 +151,7 @@ def test_calls_bind_keywords_and_positions_to_the_schemas_names() -> None:
     tool, calls, approver = mapped()
     registry = ToolRegistry()
     registry.add_tool(tool.tool())
-    from mzagent_tui.agent.parsing import parse_reply
+    from mzagent_tui.agent.model.parsing import parse_reply
 
     parsed = parse_reply('<action>mcp__my_files__read_file(limit=3, file_path="a.py")</action>', registry.signatures())
     assert registry.call(parsed.tool, parsed.args).text == "done"
@@ -203,7 +203,7 @@ def test_tool_calls_go_through_the_same_gate(mode: str, read_only: bool, rules: 
         policy.rules.add(kind, prefix)
     events: list[object] = []
     gate = PolicyApprover(user, policy, emit=events.append)
-    from mzagent_tui.agent.approval import ApprovalRequest
+    from mzagent_tui.agent.safety.approval import ApprovalRequest
 
     decision = gate.approve(ApprovalRequest("tool", "mcp__t__echo {}", "/p", tool="mcp__t__echo", arguments="{}", read_only=read_only))
     assert bool(user.requests) is asked
@@ -212,7 +212,7 @@ def test_tool_calls_go_through_the_same_gate(mode: str, read_only: bool, rules: 
 
 
 def test_always_allow_names_the_tool_for_the_rest_of_the_session() -> None:
-    from mzagent_tui.agent.approval import ApprovalRequest
+    from mzagent_tui.agent.safety.approval import ApprovalRequest
 
     user = RecordingApprover(ApprovalDecision(True, always_prefix="mcp__t__echo"))
     gate = PolicyApprover(user, Policy("ask"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mzagent_tui.agent.tools.moves import without_definition
+from mzagent_tui.agent.aids.moves import without_definition
 
 
 @pytest.mark.parametrize(

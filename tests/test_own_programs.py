@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import filelist, own_programs
-from mzagent_tui.agent.committed_secrets import committed_secret_concern
-from mzagent_tui.agent.sandbox import landlock_abi
-from mzagent_tui.agent.snapshots import Snapshots
-from mzagent_tui.agent.syntax_check import _shell_problem
+from mzagent_tui.agent import filelist
+from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
+from mzagent_tui.agent.safety.sandbox import landlock_abi
+from mzagent_tui.agent.sessions.snapshots import Snapshots
+from mzagent_tui.agent.aids.syntax_check import _shell_problem
 from tests.scripted_server import Reply, answer_reply
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
@@ -36,10 +37,10 @@ STARTERS = {
     "pty": {"spawn", "fork"},
 }
 ALLOWED = {
-    "agent/own_programs.py": "the one way for the agent's own programs",
+    "agent/safety/own_programs.py": "the one way for the agent's own programs",
     "agent/tools/process.py": "the command runner: the model's commands, confined by the sandbox",
-    "agent/local.py": "the bundled model's server",
-    "agent/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
+    "agent/model/local.py": "the bundled model's server",
+    "agent/safety/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 
@@ -228,7 +229,7 @@ def test_mzagent_run_on_a_planted_project_runs_nothing_planted(server, planted: 
 
     server.script(run_reply("git log -p"), run_reply("ls"), run_reply("cd bare && git log -p"), answer_reply())
     code = (
-        "import sys; from mzagent_tui.agent import own_programs; own_programs._confine = lambda readable, writable, seen=(): None; "
+        "import sys; from mzagent_tui.agent.safety import own_programs; own_programs._confine = lambda readable, writable, seen=(): None; "
         "from mzagent_tui.cli import main; main(sys.argv[1:])"
     )
     args = ["run", "--base-url", server.base_url, "--api-key", "sk-planted-key-1234567", "--model", "m", "--json", "--approval", "auto-safe", "--project", str(project), "look around"]

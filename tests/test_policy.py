@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import (
+from mzagent_tui.agent.safety.approval import (
     ApprovalDecision,
     ApprovalRequest,
     Policy,
@@ -15,7 +15,7 @@ from mzagent_tui.agent.approval import (
     load_policy,
     save_allow_rule,
 )
-from mzagent_tui.agent.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
+from mzagent_tui.agent.safety.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import Notice
 from tests.conftest import RecordingApprover
@@ -336,13 +336,13 @@ def test_terminal_approver_offers_to_save_an_always_allow_rule() -> None:
 )
 def test_always_allow_offers_the_program_and_its_subcommand_never_a_bare_tool(command: str, offered: str) -> None:
     """The app and the terminal offer the same prefix; `git` or `python` alone would allow anything."""
-    from mzagent_tui.agent.approval import suggested_prefix
+    from mzagent_tui.agent.safety.approval import suggested_prefix
 
     assert suggested_prefix(command, ROOT) == offered
 
 
 def test_every_front_end_offers_the_same_always_allow_rule() -> None:
-    from mzagent_tui.agent.approval import ApprovalRequest, offered_rule
+    from mzagent_tui.agent.safety.approval import ApprovalRequest, offered_rule
 
     assert offered_rule(ApprovalRequest("command", "git status --short", str(ROOT))) == "git status"
     assert offered_rule(ApprovalRequest("tool", "x", str(ROOT), tool="mcp__fs__read")) == "mcp__fs__read"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.filelist import format_file_list, project_files
-from mzagent_tui.agent.parsing import parse_reply
-from mzagent_tui.agent.prompt import TEMPLATES, render_system_prompt
+from mzagent_tui.agent.model.parsing import parse_reply
+from mzagent_tui.agent.model.prompt import TEMPLATES, render_system_prompt
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.custom_tools import word_count
 

@@ -7,10 +7,10 @@ import json
 import os
 from pathlib import Path
 
-from mzagent_tui.agent.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, StopReason
-from mzagent_tui.agent.history import load_session
-from mzagent_tui.agent.read_ahead import MAX_BYTES, MAX_FILES, MAX_NAMES, files_to_read_ahead
+from mzagent_tui.agent.sessions.history import load_session
+from mzagent_tui.agent.aids.read_ahead import MAX_BYTES, MAX_FILES, MAX_NAMES, files_to_read_ahead
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import git_config
-from mzagent_tui.agent.approval import ALLOW, Policy, Rules
+from mzagent_tui.agent.safety import git_config
+from mzagent_tui.agent.safety.approval import ALLOW, Policy, Rules
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent import sandbox as sandbox_module
-from mzagent_tui.agent.approval import ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety import sandbox as sandbox_module
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
-from mzagent_tui.agent.sandbox import Sandbox, landlock_abi
-from mzagent_tui.agent.sensitive import is_secret
+from mzagent_tui.agent.safety.sandbox import Sandbox, landlock_abi
+from mzagent_tui.agent.safety.sensitive import is_secret
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 
@@ -190,7 +190,7 @@ def test_without_landlock_the_app_says_so_and_runs_with_the_analyser_alone(serve
     assert any("No sandbox" in n.text and "Landlock" in n.text for n in recorder.of(Notice))
     assert [e.confinement for e in recorder.of(ApprovalAnswered)] == ["unavailable"]
     env = {**os.environ, "HOME": str(home)}
-    shown = subprocess.run([sys.executable, "-c", "import mzagent_tui.agent.sandbox as s; s.landlock_abi = lambda: 0; from mzagent_tui.cli import main; main(['config'])"], capture_output=True, text=True, env=env, timeout=60)
+    shown = subprocess.run([sys.executable, "-c", "import mzagent_tui.agent.safety.sandbox as s; s.landlock_abi = lambda: 0; from mzagent_tui.cli import main; main(['config'])"], capture_output=True, text=True, env=env, timeout=60)
     assert "unavailable" in shown.stdout
 
 
@@ -319,7 +319,7 @@ needs_namespaces = pytest.mark.skipif(not sandbox_module.namespaces_work(), reas
 
 def test_whether_namespaces_work_does_not_depend_on_the_folder_mzagent_runs_in(tmp_path: Path) -> None:
     """CI's clone lives under /tmp, which the probe's view covers: the probe must not start there."""
-    probe = [sys.executable, "-c", "from mzagent_tui.agent.sandbox import namespaces_work; print(namespaces_work())"]
+    probe = [sys.executable, "-c", "from mzagent_tui.agent.safety.sandbox import namespaces_work; print(namespaces_work())"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     answers = [subprocess.run(probe, cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout.strip() for cwd in (tmp_path, "/")]
     assert answers[0] == answers[1] == str(sandbox_module.namespaces_work())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mzagent_tui.agent.secrets import REDACTED, command_env, redactor_for
+from mzagent_tui.agent.safety.secrets import REDACTED, command_env, redactor_for
 
 SECRET_NAMES = [
     "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "PGPASSWORD", "MYSQL_PWD", "DATABASE_URL", "DJANGO_SECRET_KEY",

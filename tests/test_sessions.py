@@ -31,12 +31,12 @@ from mzagent_tui.agent.events import (
     _KINDS,
     event_from_dict,
 )
-from mzagent_tui.agent.export import fenced, to_markdown
-from mzagent_tui.agent.history import INTERRUPTED_AFTER_REPLY, SessionNotFound, find_session, list_sessions, load_session
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.undo import UndoRefused, undo, writes_of
-from mzagent_tui.agent.usage import Meter, money
+from mzagent_tui.agent.sessions.export import fenced, to_markdown
+from mzagent_tui.agent.sessions.history import INTERRUPTED_AFTER_REPLY, SessionNotFound, find_session, list_sessions, load_session
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.sessions.undo import UndoRefused, undo, writes_of
+from mzagent_tui.agent.model.usage import Meter, money
 from mzagent_tui.widgets.entries import entries_for
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
@@ -420,7 +420,7 @@ def test_any_damaged_log_loads_exports_and_renders_without_raising(tmp_path: Pat
 def test_a_file_system_error_part_way_reports_what_was_undone(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    import mzagent_tui.agent.undo as undo_module
+    import mzagent_tui.agent.sessions.undo as undo_module
 
     (project / "b.txt").write_text("old b\n")
     agent, _ = run_writes(server, project, write_reply("a.txt", "a\n"), read_reply("b.txt"), write_reply("b.txt", "new b\n"), write_reply("c.txt", "c\n"))

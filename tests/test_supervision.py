@@ -134,9 +134,9 @@ def test_exit_codes_and_output_pass_through_the_supervisor(tmp_path: Path) -> No
 CRASH_MID_WRITE = """
 import os, sys
 from pathlib import Path
-from mzagent_tui.agent.approval import StaticApprover
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.safety.approval import StaticApprover
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 os.replace = lambda *args, **kwargs: os._exit(9)  # the kill lands after the temp file is written
@@ -162,7 +162,7 @@ def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_t
 
 
 def test_the_sweep_spares_live_processes_and_files_that_are_not_its_own(project: Path) -> None:
-    from mzagent_tui.agent import leftovers
+    from mzagent_tui.agent.sessions import leftovers
 
     folder = leftovers.journals_folder()
     folder.mkdir(parents=True, exist_ok=True)
@@ -180,7 +180,7 @@ def test_the_sweep_spares_live_processes_and_files_that_are_not_its_own(project:
 
 def test_a_snapshot_lock_left_by_a_kill_does_not_stop_recording_in_the_reopened_session(server, project: Path, isolated_home: Path) -> None:
     from mzagent_tui.agent.events import FileChanged, Notice
-    from mzagent_tui.agent.history import find_session
+    from mzagent_tui.agent.sessions.history import find_session
     from tests.conftest import make_agent
 
     server.script(Reply('<action>run_terminal_command("echo one > a.txt")</action>'), Reply("<final_answer>1</final_answer>"))

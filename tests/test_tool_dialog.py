@@ -8,7 +8,7 @@ import pytest
 from textual.app import App
 from textual.widgets import Button, Input
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.headless import TerminalApprover
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from tests.test_app import FakeClock

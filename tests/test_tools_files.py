@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.parsing import call_source
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry
@@ -248,9 +248,9 @@ def test_a_git_config_with_a_token_in_a_remote_url_asks_first_and_one_without_do
 WRITER = """
 import sys
 from pathlib import Path
-from mzagent_tui.agent.approval import StaticApprover
-from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.session import Session
+from mzagent_tui.agent.safety.approval import StaticApprover
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 root = Path(sys.argv[1])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.tools.tracebacks import Failure, python_failure
+from mzagent_tui.agent.aids.tracebacks import Failure, python_failure
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
-from mzagent_tui.agent.history import load_session
-from mzagent_tui.agent.undo import UndoRefused, undo
+from mzagent_tui.agent.sessions.history import load_session
+from mzagent_tui.agent.sessions.undo import UndoRefused, undo
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

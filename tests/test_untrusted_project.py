@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.sensitive import plants_code
+from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, read_reply, write_reply

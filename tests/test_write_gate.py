@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.approval import ApprovalDecision, Policy, load_policy
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
 from tests.conftest import RecordingApprover, make_agent
@@ -102,7 +102,7 @@ def test_headless_yes_approves_gated_writes(server, project: Path) -> None:
 def test_the_terminal_shows_the_diff_and_can_allow_a_glob() -> None:
     import io
 
-    from mzagent_tui.agent.approval import ApprovalRequest
+    from mzagent_tui.agent.safety.approval import ApprovalRequest
     from mzagent_tui.headless import TerminalApprover
 
     out = io.StringIO()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mzagent_tui.agent.write_repairs import repair, repair_python
+from mzagent_tui.agent.aids.write_repairs import repair, repair_python
 
 CLOSED = "The docstring's closing quotes on line{} were completed (two quotes became three)."
 SPLIT = "Line{} put a block statement after ; so {} written as separate, indented lines."

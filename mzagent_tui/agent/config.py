@@ -22,7 +22,7 @@ from typing import Any
 import platformdirs
 from dotenv import dotenv_values
 
-from mzagent_tui.agent.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
+from mzagent_tui.agent.model.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
 
 APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")

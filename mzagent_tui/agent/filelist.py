@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pathspec
 
-from mzagent_tui.agent import own_programs
+from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.textfiles import read_regular
 
 SKIP_DIRS = frozenset({

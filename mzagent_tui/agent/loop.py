@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent import git_user_settings, leftovers
-from mzagent_tui.agent.approval import Approver, Policy, PolicyApprover
+from mzagent_tui.agent.safety import git_user_settings
+from mzagent_tui.agent.sessions import leftovers
+from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.completion import ANSWERABLE, CompletionCheck
+from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
+from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
@@ -47,27 +48,27 @@ from mzagent_tui.agent.events import (
     Usage,
 )
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
-from mzagent_tui.agent.grammar import final_grammar, reply_grammar
-from mzagent_tui.agent.history import SessionHistory
-from mzagent_tui.agent.instructions import load_instructions
-from mzagent_tui.agent.llm import ChatClient, ContextOverflow, LLMError, Reply
+from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
+from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.model.instructions import load_instructions
+from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
-from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
-from mzagent_tui.agent.prompt import render_system_prompt
-from mzagent_tui.agent.read_ahead import files_to_read_ahead
-from mzagent_tui.agent.sandbox import Sandbox
-from mzagent_tui.agent.secrets import command_env, redactor_for
-from mzagent_tui.agent.session import Session
-from mzagent_tui.agent.test_files import keeps_tests
+from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
+from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
+from mzagent_tui.agent.model.prompt import render_system_prompt
+from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead
+from mzagent_tui.agent.safety.sandbox import Sandbox
+from mzagent_tui.agent.safety.secrets import command_env, redactor_for
+from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.aids.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.paths import resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, load_custom_tool
-from mzagent_tui.agent.tools.seen import seen_in
+from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.usage import Meter, money
+from mzagent_tui.agent.model.usage import Meter, money
 
 STUCK_REPEATS = 3
 STUCK_WINDOW = 6

@@ -21,8 +21,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from mzagent_tui.agent.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
+from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import highlight
 

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display
 
 
 class ChooseScreen(ModalScreen[str | None]):

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Label, Log, Static
 
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.widgets.highlight import guess_lexer, highlight as highlight_code
 
 PREVIEW_MAX_BYTES = 2 * 1024 * 1024

@@ -27,7 +27,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.worker import Worker, WorkerState
 
-from mzagent_tui.agent.approval import Policy
+from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.events import (
@@ -46,10 +46,10 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Usage,
 )
-from mzagent_tui.agent.history import SessionHistory, load_session
+from mzagent_tui.agent.sessions.history import SessionHistory, load_session
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.secrets import Redactor, redactor_for
-from mzagent_tui.agent.usage import Meter
+from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
+from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
@@ -61,7 +61,7 @@ from mzagent_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent
-    from mzagent_tui.agent.undo import Scope, Write
+    from mzagent_tui.agent.sessions.undo import Scope, Write
 
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
 
@@ -411,7 +411,7 @@ class Conversation(Vertical):
     def undo(self, scope: Scope) -> None:
         """Take back the agent's last step (a write, or the files a command changed), all writes
         of its last run, or every write from a numbered one on; refuses rather than lose user edits."""
-        from mzagent_tui.agent.undo import undo_session  # restoring files needs the file tools: load on first use
+        from mzagent_tui.agent.sessions.undo import undo_session  # restoring files needs the file tools: load on first use
 
         if self.task_running:
             self.notify("Undo waits until the run ends (Esc cancels it).", severity="warning")
@@ -436,14 +436,14 @@ class Conversation(Vertical):
 
     def undoable_writes(self) -> list[Write]:
         """The writes still to take back, oldest first."""
-        from mzagent_tui.agent.undo import writes_of
+        from mzagent_tui.agent.sessions.undo import writes_of
 
         folder = self.session_folder
         return [w for w in writes_of(load_session(folder).events) if not w.undone] if folder else []
 
     def export(self, target: Path) -> None:
         """Write the session as Markdown (secrets redacted); a clash or an OS error is a notice."""
-        from mzagent_tui.agent.export import export_to_file  # loaded on first use, like undo
+        from mzagent_tui.agent.sessions.export import export_to_file  # loaded on first use, like undo
 
         folder = self.session_folder
         if folder is None:
@@ -469,7 +469,7 @@ class Conversation(Vertical):
     @work(thread=True, exclusive=True, group="compact")
     def _compact(self, agent: Agent) -> None:
         """On a thread: the summary is a model request, like a step."""
-        from mzagent_tui.agent.llm import LLMError  # the openai SDK is loaded by then
+        from mzagent_tui.agent.model.llm import LLMError  # the openai SDK is loaded by then
 
         try:
             done = agent.compact()

@@ -18,7 +18,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display
 
 ADDED = Style(bgcolor="#12351f")
 REMOVED = Style(bgcolor="#3d1518")

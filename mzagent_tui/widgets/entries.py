@@ -34,8 +34,8 @@ from mzagent_tui.agent.events import (
     call_text,
 )
 from mzagent_tui.agent.event_text import describe, edit_label
-from mzagent_tui.agent.parsing import partial_tag_length
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.model.parsing import partial_tag_length
+from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import guess_lexer, highlight

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 
-from mzagent_tui.agent.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display
 
 
 def guess_lexer(path: str, code: str) -> str:

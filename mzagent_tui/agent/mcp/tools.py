@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mzagent_tui.agent.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import Tool, ToolError, ToolResult
 

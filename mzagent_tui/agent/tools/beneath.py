@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from mzagent_tui.agent import leftovers
+from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.tools.registry import ToolError
 
 _SYS_OPENAT2 = 437  # the same number on x86_64 and aarch64

@@ -17,17 +17,17 @@ import re
 import stat
 from pathlib import Path, PurePosixPath
 
-from mzagent_tui.agent.approval import ApprovalRequest
-from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
+from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.syntax_check import syntax_problem
-from mzagent_tui.agent.test_files import TEST_FILE, imported_modules
+from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
+from mzagent_tui.agent.aids.syntax_check import syntax_problem
+from mzagent_tui.agent.aids.test_files import TEST_FILE, imported_modules
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.copies import copied_from
-from mzagent_tui.agent.tools.definitions import (
+from mzagent_tui.agent.aids.copies import copied_from
+from mzagent_tui.agent.aids.definitions import (
     dropped_parameters,
     dropped_parameters_note,
     kept_stubs,
@@ -39,13 +39,13 @@ from mzagent_tui.agent.tools.definitions import (
     stopped_running,
     stopped_running_note,
 )
-from mzagent_tui.agent.tools.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
+from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
-from mzagent_tui.agent.tools.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
-from mzagent_tui.agent.tools.undefined import new_undefined_names, sibling_imports, undefined_note
-from mzagent_tui.agent.write_repairs import repair
+from mzagent_tui.agent.aids.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
+from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
+from mzagent_tui.agent.aids.write_repairs import repair
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000

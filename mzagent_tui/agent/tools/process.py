@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent import own_programs
+from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.cancel import CancelToken
 
 HEAD_BYTES = 5_000

@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.parsing import call_source
+from mzagent_tui.agent.model.parsing import call_source
 
 
 class ToolError(Exception):

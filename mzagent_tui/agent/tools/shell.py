@@ -8,23 +8,23 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from mzagent_tui.agent.approval import ApprovalRequest
-from mzagent_tui.agent.diffs import MAX_SIDE_BYTES, file_diff
+from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
-from mzagent_tui.agent.interactive import TOOLS_INSTEAD, interactive_reason
-from mzagent_tui.agent.sandbox import Confinement
-from mzagent_tui.agent.snapshots import Change, Snapshot, SnapshotError, Snapshots
-from mzagent_tui.agent.syntax_check import ONE_LINE_BLOCK, one_line_block
-from mzagent_tui.agent.textsafe import strip_control
+from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
+from mzagent_tui.agent.safety.sandbox import Confinement
+from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
+from mzagent_tui.agent.aids.syntax_check import ONE_LINE_BLOCK, one_line_block
+from mzagent_tui.agent.safety.textsafe import strip_control
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.examples import checked_calls, matched_note, mismatch_note, printed_examples
-from mzagent_tui.agent.tools.exit_answer import exit_answer
-from mzagent_tui.agent.tools.in_place import NOTHING_CHANGED, edits_in_place
+from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
+from mzagent_tui.agent.aids.exit_answer import exit_answer
+from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
 from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
-from mzagent_tui.agent.tools.seen import named_files
-from mzagent_tui.agent.tools.tracebacks import python_failure
+from mzagent_tui.agent.aids.seen import named_files
+from mzagent_tui.agent.aids.tracebacks import python_failure
 
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20

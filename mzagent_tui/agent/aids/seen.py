@@ -1,0 +1,56 @@
+"""Which of the project's files the model has seen: read, written, or named in a command.
+
+write_to_file replaces a whole file, so it overwrites an existing file only when the model has
+seen it: a small model wrote a test file's content over code it had never looked at.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.aids.in_place import in_place_words
+from mzagent_tui.agent.tools.paths import resolve_inside
+from mzagent_tui.agent.tools.registry import ToolError
+
+
+def named_files(command: str, root: Path) -> set[Path]:
+    """The project's files a command names (`cat plan.txt`, `python3 build_index.py > out.log`): the model
+    has seen them, or chose them, so write_to_file may overwrite them afterwards. Not the files of an
+    in-place edit (`sed -i 's/a/b/' run.py`): after one that matched nothing, a small model wrote
+    run.py from its guess, and the file's import was gone."""
+    edited = in_place_words(command)
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the plain words still name files
+        words = command.split()
+    found = set()
+    for word in words:
+        if word.startswith("-") or word in edited:
+            continue
+        try:
+            path = (root / word).resolve()
+            if path.is_relative_to(root) and path.is_file():
+                found.add(path)
+        except (OSError, ValueError):  # a word too long for a file name, or holding a NUL byte
+            continue
+    return found
+
+
+def seen_in(event: Event, root: Path) -> set[Path]:
+    """The files an event of an earlier run shows the model saw (a resumed session keeps them)."""
+    if isinstance(event, FileChanged) and not event.deleted:
+        return {Path(event.path)}
+    if not isinstance(event, Action) or not event.args or not isinstance(event.args[0], str):
+        return set()
+    if event.tool == "run_terminal_command":
+        return named_files(event.args[0], root)
+    if event.tool in ("read_file", "write_to_file", "edit_file"):
+        try:
+            return {resolve_inside(root, event.args[0])}
+        except ToolError:  # the tool refused the path then too: nothing was seen
+            return set()
+    return set()

@@ -1,0 +1,67 @@
+"""`python -m mzagent_tui.agent.model.llama_server ARGS`: llama.cpp's own server, from xllamacpp's
+prebuilt wheel, in a process of its own.
+
+The wheel carries upstream's `llama-server` (OpenAI-compatible chat completions with streaming,
+GBNF grammars, the prompt cache kept in the slot across requests) compiled for AVX2, so a
+newcomer installs it in seconds with no compiler. `xllamacpp.Server` loads the model and starts
+listening when it is made; this process then only waits until it is told to stop (SIGTERM from
+`LocalServer.stop`, or SIGKILL through the parent-death signal when the app dies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mzagent_tui.agent.model.llama_server")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--ctx", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--batch", type=int, required=True)
+    parser.add_argument("--flash-attn", choices=("on", "off"), required=True)
+    parser.add_argument("--mmap", choices=("on", "off"), required=True)
+    return parser
+
+
+def params(argv: list[str] | None = None):  # noqa: ANN201 - xllamacpp.CommonParams, imported late
+    """The server's parameters. One slot (one conversation: its KV cache is the prompt cache),
+    no host-memory prompt cache beside it (llama-server's default keeps up to 8 GB of old
+    prompts), no mlock."""
+    import xllamacpp
+
+    args = _parser().parse_args(argv)
+    p = xllamacpp.CommonParams()
+    p.model.path = args.model
+    p.model_alias = {args.alias}
+    p.hostnames = ["127.0.0.1"]
+    p.port = args.port
+    p.n_ctx = args.ctx
+    p.n_parallel = 1
+    p.n_batch = p.n_ubatch = args.batch
+    p.cpuparams.n_threads = p.cpuparams_batch.n_threads = args.threads
+    p.n_threads_http = 2
+    p.cache_prompt = True
+    p.cache_ram_mib = 0
+    flash = xllamacpp.llama_flash_attn_type
+    p.flash_attn_type = flash.LLAMA_FLASH_ATTN_TYPE_ENABLED if args.flash_attn == "on" else flash.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    load = xllamacpp.llama_load_mode
+    p.load_mode = load.LLAMA_LOAD_MODE_MMAP if args.mmap == "on" else load.LLAMA_LOAD_MODE_NONE
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    import xllamacpp
+
+    server = xllamacpp.Server(params(argv))  # loads the model, then listens
+    print(f"listening on {server.listening_address}", flush=True)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        signal.pause()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""The one way mzagent runs programs for itself: git (file lists, snapshots, history scans),
+`bash -n`, probes. Never the model's commands (tools/process.py runs those).
+
+Why one way: a project arrives with its own `.git/config`, and git obeys it. `core.fsmonitor`
+runs a program on `git ls-files`, a partial clone's `uploadpack` runs when a missing object is
+looked up, hooks run when an index is written, and a nested repository's config runs at the next
+snapshot. These ran outside the sandbox, with the agent's environment (API keys included),
+before anybody was asked. So every program started here:
+
+- gets an allow-listed environment (`BASE_ENV`: no keys, no `GIT_*` of the user's);
+- runs confined like a command in the sandbox (Landlock, and its own network and mount
+  namespaces where they work), reading as a command may and writing only the folders the caller
+  names (a snapshot's private repository), even when the user turned the sandbox off;
+- and git runs with `GIT_HARDENING`, command-line settings that outrank every config file and
+  that git hands on to the git it runs inside nested repositories: no fsmonitor, no hooks, no
+  lazy fetch, no transport at all, no credential helper, no bare repository found by searching,
+  no system or user config.
+
+tests/test_own_programs.py fails if any other module of the package starts a process, with the
+command runner and the local model server as the two named exceptions.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from mzagent_tui.agent.safety import sandbox
+from mzagent_tui.agent.textfiles import read_regular
+
+GIT_HARDENING = (
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "protocol.allow=never",
+    "-c", "credential.helper=",
+    "-c", "core.sshCommand=false",
+    "-c", "core.askPass=false",
+    "-c", "core.gitProxy=false",
+    "-c", "core.pager=cat",
+    "-c", "core.untrackedCache=false",
+    "-c", "safe.bareRepository=explicit",
+    "-c", "submodule.recurse=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "log.showSignature=false",
+    "-c", "gpg.program=false",
+    "-c", "gc.auto=0",
+    "-c", "maintenance.auto=false",
+    "--no-pager",
+    "--no-replace-objects",
+)
+"""Everything in git that runs a program or reaches a remote, off. Filter and textconv drivers
+and external diffs are named by the repository, so they cannot be switched off here by name:
+no command run here asks for content through them (no checkout, `--no-textconv`,
+`--no-ext-diff`), and the snapshots' own repository, whose config is ours, is the only one
+whose `git add` reads file contents."""
+GIT_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_ALLOW_PROTOCOL": "",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ATTR_NOSYSTEM": "1",
+    "GIT_PAGER": "cat",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+"""No system or user config (a private, empty global one), no lazy fetch of a partial clone, no
+transport, no prompt, no locks taken by commands that only read."""
+BASE_ENV_NAMES = ("PATH", "HOME", "TZ")
+"""The only variables a program of ours inherits; everything else is set here."""
+
+
+def base_env() -> dict[str, str]:
+    """PATH keeps only absolute folders: an empty or relative entry (`:/usr/bin`, `.`) would find
+    the project's own `git` first."""
+    env = {name: os.environ[name] for name in BASE_ENV_NAMES if name in os.environ}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)) or "/usr/bin:/bin"
+    env["LC_ALL"] = "C"  # git's messages are read (snapshots look for "Permission denied")
+    return env
+
+
+@functools.cache
+def _readable(home: Path, private: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
+    return tuple(sandbox.readable_grants(home, sandbox.HOME_ALLOWED, private))
+
+
+@functools.cache
+def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...], kept: tuple[str, ...]) -> int:
+    """One ruleset per home, folders read, folders written and folders kept in the view (a
+    session needs a handful), kept for the process. The folders read are granted by name as
+    well: one made after the home was walked (a project created during the session) is not in
+    the walk."""
+    grants = [
+        *_readable(home, private), *sandbox.kept_grants(kept, home, private),
+        *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
+    ]
+    return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
+
+
+@functools.cache
+def _folder(kind: str) -> Path:
+    """A private folder of this process: an empty `/dev/shm` for our programs (they use none),
+    the blanks that cover what they do not see."""
+    folder = Path(tempfile.mkdtemp(prefix=f"mzagent-own-{kind}-"))
+    from mzagent_tui.agent.sessions import leftovers
+
+    leftovers.note(folder)
+    return folder
+
+
+def _confine(readable: Iterable[Path], writable: Iterable[Path], seen: Iterable[Path] = ()) -> Callable[[], None] | None:
+    """The child's confinement: None where Landlock is not available (the hardening still holds).
+    `seen` are kept in the view (not hidden under /tmp), read only as a command could read them."""
+    if sandbox.landlock_abi() <= 0:
+        return None
+    from mzagent_tui.agent.config import app_folders  # config imports much; only needed here
+
+    def real(paths: Iterable[Path]) -> tuple[Path, ...]:
+        return tuple(sorted({Path(os.path.realpath(p)) for p in paths}))
+
+    home = Path(os.path.realpath(Path.home()))
+    readable, writable, private = real(readable), real(writable), real(app_folders())
+    if not sandbox.namespaces_work():
+        return sandbox.restrict(_ruleset(home, private, readable, writable, ()), None)
+    view = _view(home, (*readable, *writable, *real(seen), *real(sandbox.program_folders())))
+    kept = tuple(sandbox.covered_and_kept(view.keep, network=False)[1])
+    return sandbox.restrict(_ruleset(home, private, readable, writable, kept), sandbox.enter_namespaces(network=False, view=view))
+
+
+@functools.cache
+def _view(home: Path, keep: tuple[Path, ...]) -> sandbox.View:
+    """What our programs see: the folders they work in, the home without its unlisted dot-entries,
+    no /tmp or /run of other programs (no Unix socket of the user's to connect to)."""
+    hide = tuple(sandbox.hidden_home_entries(home, sandbox.HOME_ALLOWED, keep))
+    return sandbox.View(_folder("shm"), (*keep, home), hide, blanks=sandbox.make_blanks(_folder("blanks")))
+
+
+def run(
+    argv: list[str],
+    cwd: Path,
+    *,
+    timeout: float,
+    input: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    readable: Iterable[Path] = (),
+    writable: Iterable[Path] = (),
+    seen: Iterable[Path] = (),
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a program of ours to completion: it reads what a confined command reads, plus `cwd`
+    and `readable`, and writes only `writable`. `env` is added to `base_env()`. Raises OSError
+    and subprocess.TimeoutExpired (the process is killed) as `subprocess.run` does."""
+    return subprocess.run(
+        argv, cwd=cwd, input=input, capture_output=True, timeout=timeout, check=False,
+        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), writable, seen),
+    )
+
+
+def start(
+    argv: list[str], cwd: Path, *, env: Mapping[str, str] | None = None, readable: Iterable[Path] = (), seen: Iterable[Path] = (),
+) -> subprocess.Popen[bytes]:
+    """Start a program of ours, read-only, that the caller talks to through its stdin and stdout."""
+    return subprocess.Popen(
+        argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), (), seen),
+    )
+
+
+def git(
+    *args: str,
+    cwd: Path,
+    timeout: float,
+    input: bytes = b"",
+    env: Mapping[str, str] | None = None,
+    readable: Iterable[Path] = (),
+    writable: Iterable[Path] = (),
+) -> subprocess.CompletedProcess[bytes]:
+    """`git ARGS` with the hardening. `env` may name the repository (GIT_DIR, GIT_WORK_TREE,
+    GIT_INDEX_FILE), which is then readable too."""
+    env = {**GIT_ENV, **(env or {})}
+    named, seen = _git_paths(cwd, env)
+    return run(
+        ["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env,
+        readable=[*readable, *named], writable=writable, seen=seen,
+    )
+
+
+def git_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """A long-running `git ARGS` (`cat-file --batch`) with the hardening, read-only."""
+    env = {**GIT_ENV, **(env or {})}
+    named, seen = _git_paths(cwd, env)
+    return start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=named, seen=seen)
+
+
+def _git_paths(cwd: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
+    """What git reads to find its repository: the folders `env` names (granted), else those its
+    search from `cwd` reaches (only kept in the view)."""
+    named = [Path(env[name]) for name in ("GIT_DIR", "GIT_WORK_TREE") if env.get(name)]
+    return (named, []) if named else ([], _git_reaches(cwd))
+
+
+def _git_reaches(cwd: Path) -> list[Path]:
+    """The folders git's search for the repository reaches: the nearest folder up from `cwd`
+    holding a `.git`, the folder a `.git` file names (`gitdir:`, a submodule's or a linked
+    worktree's) and the repository that one shares (`commondir`). Read here as text, so that
+    git's view shows what it will look for (a worktree under /tmp whose repository is elsewhere
+    under /tmp); Landlock still decides what it may read (a `gitdir:` into `~/.password-store`
+    stays unreadable)."""
+    for folder in (cwd, *cwd.parents):
+        dot = folder / ".git"
+        if not os.path.lexists(dot):
+            continue
+        found = [folder]
+        git_dir = dot
+        if not dot.is_dir():
+            target = _first_line(dot).removeprefix("gitdir:").strip()
+            if not target:
+                return found
+            git_dir = Path(os.path.normpath(folder / target))
+            found.append(git_dir)
+        common = _first_line(git_dir / "commondir").strip()
+        if common:
+            found.append(Path(os.path.normpath(git_dir / common)))
+        return found
+    return []
+
+
+def _first_line(path: Path) -> str:
+    """The first line of a small regular file of git's, "" when it is anything else."""
+    text = read_regular(path, 4096)
+    return text.splitlines()[0] if text else ""
+
+
+def have_git() -> bool:
+    return shutil.which("git") is not None
+
+
+@functools.cache
+def signal_reset_prefix() -> str:
+    """`env --default-signal=INT,QUIT` where this `env` has it (GNU coreutils 8.31+), else
+    nothing: the command runner's supervising shell puts it before each command."""
+    prefix = "env --default-signal=INT,QUIT"
+    try:
+        ok = run([*prefix.split(), "true"], Path("/"), timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return prefix if ok else ""

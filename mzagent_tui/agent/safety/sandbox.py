@@ -1,0 +1,577 @@
+"""A kernel wall under the approval gate: commands confined by Landlock (Linux 5.13+) and, where
+user namespaces work, by namespaces of their own.
+
+`workspace` mode, for every command the agent runs (allowed by a rule, by the safe list or by
+the user alike):
+
+- writes only under the project, a private temp folder of the session (`TMPDIR`), a private
+  `/dev/shm` of the session, and the few devices a program needs (`/dev/null`, `/dev/tty`, …);
+  not the user's other terminals (`/dev/pts/N`);
+- reads of the system, the project and the home folder, except the home's dot-files and
+  dot-folders that are not on an allow-list of what toolchains need (`HOME_ALLOWED`, extendable
+  with `home_allow` in the user config), the secret ones even inside allowed folders
+  (`SECRET_HOME_ENTRIES`), and the app's own config, sessions and snapshots. Landlock only
+  grants, never excepts, so the home folder is granted entry by entry;
+- no network: a network namespace of its own (only a loopback that is down), so no TCP, UDP,
+  MPTCP or raw socket leaves it; where user namespaces are not available, Landlock's TCP rule
+  alone (ABI 4+) and the header says so;
+- `/tmp`, `/var/tmp` and `/run` behind empty folders of their own (other programs' Unix
+  sockets: docker, D-Bus, the user's session bus, tmux, ssh and gpg agents), with the folders
+  the command needs bound back (the project, the session's temp folder, the interpreter and the
+  folders on PATH, the DNS settings when the network is on);
+- no signals to, and no abstract sockets of, processes outside the command's own tree (ABI 6+).
+
+The ruleset is built once per session in the agent (adding rules does not restrict the agent);
+between fork and exec the child enters its namespaces, sets `no_new_privs` and calls
+`landlock_restrict_self`, so the whole command tree is confined. A small module over a handful
+of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mzagent_tui.agent.sessions import leftovers
+from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, SECRET_HOME_ENTRIES
+
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+
+# File system rights by ABI version (include/uapi/linux/landlock.h).
+_EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_REFER, _TRUNCATE, _IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_ABI1_FS = (1 << 13) - 1
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+READ = _EXECUTE | _READ_FILE | _READ_DIR
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+"""The only rights a rule on a file (not a folder) may carry."""
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 when it has none (or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        version = _libc().syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+@functools.cache
+def namespaces_work() -> bool:
+    """Whether a child can enter a user, network and mount namespace of its own here (unprivileged
+    user namespaces may be off: a sysctl, an AppArmor rule, a container). Tried once per process
+    in a forked child that runs nothing, since only a real child shows every step works."""
+    if not sys.platform.startswith("linux"):
+        return False
+    shm = Path(tempfile.mkdtemp(prefix="mzagent-probe-shm-"))
+    try:
+        enter = enter_namespaces(network=False, view=View(shm))
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.chdir("/")  # in every view: the agent's own folder (a project under /tmp) may not be
+            enter()
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status) == 0
+    except OSError:
+        return False
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+
+def sandbox_label(mode: str) -> str:
+    """One short phrase for the header: the sandbox, or why there is none."""
+    if mode == "off":
+        return "no sandbox"
+    if landlock_abi() <= 0:
+        return "no sandbox (no Landlock)"
+    return "sandbox" if namespaces_work() else "sandbox (TCP only blocked: no user namespaces)"
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How one command is run, as the dialog, the transcript and `--json` say it."""
+
+    mode: str
+    """"workspace", "workspace+network", "off" (by the user) or "unavailable" (no Landlock)."""
+
+    def describe(self) -> str:
+        return {
+            "workspace": "sandbox: writes in the project, no network",
+            "workspace+network": "sandbox: writes in the project, network allowed",
+            "off": "no sandbox (turned off)",
+            "unavailable": "no sandbox (Landlock is not available here)",
+        }[self.mode]
+
+
+def home_grants(home: Path, allowed: Iterable[str], excluded: Iterable[Path]) -> list[tuple[Path, int]]:
+    """What of the home a confined program reads: every entry not starting with a dot, and the
+    allowed dot-entries (a folder split down to the allowed paths inside it), minus `excluded`
+    (secret entries, the app's own folders) wherever they are."""
+    allowed_paths = {Path(os.path.normpath(home / entry)) for entry in allowed}
+    excluded = {Path(os.path.realpath(p)) for p in excluded}
+    grants: list[tuple[Path, int]] = [(home, _READ_DIR)]
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    for name in names:
+        path = home / name
+        if name.startswith("."):
+            _grant_allowed(path, allowed_paths, excluded, grants)
+        else:
+            split(path, excluded, grants)
+    return grants
+
+
+def _grant_allowed(path: Path, allowed: set[Path], excluded: set[Path], grants: list[tuple[Path, int]]) -> None:
+    if path in allowed:
+        split(path, excluded, grants)
+        return
+    if not any(a.is_relative_to(path) for a in allowed) or path.is_symlink() or not path.is_dir():
+        return
+    grants.append((path, _READ_DIR))
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return
+    for name in names:
+        _grant_allowed(path / name, allowed, excluded, grants)
+
+
+def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], access: int = READ) -> None:
+    """`path` with `access`, minus the excluded paths under it. Their ancestors are split into
+    their entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
+    real = Path(os.path.realpath(path))
+    if any(real.is_relative_to(e) for e in excluded):
+        return  # excluded, or a link into an excluded folder
+    if not any(e.is_relative_to(real) for e in excluded):
+        grants.append((path, access))
+        return
+    if path.is_symlink():
+        return  # a link to an ancestor (`pytest-current`): its real path is split instead
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return
+    grants.append((path, _READ_DIR))
+    for name in names:
+        split(path / name, excluded, grants, access)
+
+
+def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path]) -> list[tuple[Path, int]]:
+    """Everything from `/` down, with the home read by allow-list and the private folders left out."""
+    home_real = Path(os.path.realpath(home))
+    secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
+    grants: list[tuple[Path, int]] = []
+    split(Path("/"), _not_read(home, private), grants)
+    return grants + home_grants(home_real, allowed, {*secret, *private})
+
+
+def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> list[tuple[Path, int]]:
+    """READ for the paths bound back into a covered folder. Landlock, walking up from a file,
+    passes over a mount point without looking at it, so the grant on /tmp does not reach what
+    the view puts on the blank over /tmp: each kept path is granted by itself, split as `/` is
+    (never the home whole, the private folders or the secrets)."""
+    excluded = _not_read(home, private)
+    grants: list[tuple[Path, int]] = []
+    for path in kept:
+        split(Path(path), excluded, grants)
+    return grants
+
+
+def _not_read(home: Path, private: Iterable[Path]) -> set[Path]:
+    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), the private
+    folders and the secret entries."""
+    home_real = Path(os.path.realpath(home))
+    secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
+    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real}
+
+
+FULL = (1 << 16) - 1
+"""Every file-system right (masked to the kernel's ABI when granted)."""
+
+
+def build_ruleset(abi: int, grants: Iterable[tuple[Path, int]], network: bool) -> int:
+    """A Landlock ruleset fd: each path with its rights, the devices, and TCP denied unless `network`."""
+    fs = _ABI1_FS | (_REFER if abi >= 2 else 0) | (_TRUNCATE if abi >= 3 else 0) | (_IOCTL_DEV if abi >= 5 else 0)
+    net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 and not network else 0
+    scoped = (_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET) if abi >= 6 else 0
+    attr = _RulesetAttr(fs, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    libc = _libc()
+    ruleset = libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+    os.set_inheritable(ruleset, False)
+    for path, access in grants:
+        _grant(libc, ruleset, path, access & fs)
+    for device in DEVICES:
+        _grant(libc, ruleset, Path(device), _FILE_RIGHTS & fs)
+    return int(ruleset)
+
+
+def _grant(libc: ctypes.CDLL, ruleset: int, path: Path, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # missing on this machine (no /dev/tty in a container): nothing to grant
+    try:
+        if not os.path.isdir(path):
+            access &= _FILE_RIGHTS
+        rule = _PathBeneathAttr(access, fd)
+        if libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {path}")
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class View:
+    """What a confined program sees of the file system, beyond what Landlock lets it open.
+
+    Landlock (ABI < 9) does not govern connecting to a Unix socket by its path, and a socket is
+    a door into another program (a tmux server runs anything it is sent, an ssh or gpg agent
+    signs with your keys, docker is root). So the mount namespace covers where such sockets
+    live (`COVERED`: all but the paths the program needs, bound back at their own paths) and
+    every dot-entry of the home that is not on the allow-list. Binds put in front of a file
+    what the program should read instead (a `.gitconfig` without credentials)."""
+
+    shm: Path
+    """Bound at /dev/shm."""
+    keep: tuple[Path, ...] = ()
+    """Paths the program needs: those under a covered folder are bound back (the project, its
+    temp folders, the interpreter and PATH's folders, the home in tests)."""
+    hide: tuple[Path, ...] = ()
+    """Paths covered by a blank of their kind (symbolic links are left: Landlock judges their target)."""
+    blanks: Path | None = None
+    """A folder holding `file` and `folder`, empty and granted nothing: what covers a hidden
+    entry, so opening it is refused, as before, rather than reading as empty."""
+    binds: tuple[tuple[Path, Path], ...] = ()
+    """(source, target): a file put in front of another."""
+
+
+def make_blanks(folder: Path) -> Path:
+    """`folder` with an empty `file` and an empty `folder` in it, to cover hidden entries."""
+    (folder / "file").touch(mode=0o400)
+    (folder / "folder").mkdir(mode=0o500, exist_ok=True)
+    return folder
+
+
+def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]) -> list[Path]:
+    """The home's dot-entries a confined program does not see: those not allowed, a folder
+    holding allowed ones (`.config`, holding `.config/git/config`) split into its entries, and
+    never one holding a folder the program needs (a project kept under `~/.local/src`)."""
+    allowed_paths = {Path(os.path.normpath(home / entry)) for entry in allowed}
+    needed = {Path(os.path.realpath(p)) for p in keep}
+    hidden: list[Path] = []
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    pending = [home / name for name in names if name.startswith(".")]
+    while pending:
+        path = pending.pop()
+        if path in allowed_paths or any(path.is_relative_to(a) for a in allowed_paths):
+            continue
+        inner = any(a.is_relative_to(path) for a in allowed_paths) or any(n.is_relative_to(Path(os.path.realpath(path))) for n in needed)
+        if inner and path.is_dir() and not path.is_symlink():
+            try:
+                pending.extend(path / name for name in os.listdir(path))
+            except OSError:
+                hidden.append(path)
+            continue
+        if not any(n == Path(os.path.realpath(path)) for n in needed):
+            hidden.append(path)
+    return sorted(hidden)
+
+
+def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
+    """What a child runs to enter its own user, mount and IPC namespaces (and network namespace,
+    unless `network`): the same uid and gid inside, then the mounts of `view`. Exits 126 on any
+    failure: a command is never run less confined than the session says."""
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
+    maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
+    covered, kept = covered_and_kept(view.keep, network)
+    covered_bytes = [p.encode() for p in covered]
+    kept_bytes = [p.encode() for p in kept]
+    binds = [(str(source).encode(), str(target).encode()) for source, target in view.binds]
+    shm = (str(view.shm).encode(), os.path.realpath("/dev/shm").encode())
+    hide = [str(p).encode() for p in view.hide] if view.blanks is not None else []
+    blank_file, blank_folder = (bytes(view.blanks / "file"), bytes(view.blanks / "folder")) if view.blanks else (b"", b"")
+
+    def mount(source: bytes | None, target: bytes, kind: bytes | None, mount_flags: int, data: bytes | None = None) -> None:
+        if libc.mount(source, target, kind, mount_flags, data) != 0:
+            os._exit(126)
+
+    def from_fd(fd: int) -> bytes:
+        return f"/proc/self/fd/{fd}".encode()
+
+    def enter() -> None:  # pragma: no cover - runs in the child
+        try:
+            here = os.getcwd()  # the folder to work in, still of the old mounts
+            if libc.unshare(flags) != 0:
+                os._exit(126)
+            for name, text in maps:
+                fd = os.open(name, os.O_WRONLY)
+                os.write(fd, text)
+                os.close(fd)
+            mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
+            keep_fds = [_open_kept(path) for path in kept_bytes]
+            bind_fds = [os.open(source, os.O_PATH) for source, _ in binds]
+            shm_fd = os.open(shm[0], os.O_PATH | os.O_DIRECTORY)
+            blank_fds = (os.open(blank_file, os.O_PATH), os.open(blank_folder, os.O_PATH | os.O_DIRECTORY)) if hide else (None, None)
+            for folder in covered_bytes:
+                mount(b"tmpfs", folder, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,mode=1777")
+            for path, fd in zip(kept_bytes, keep_fds):
+                if fd is not None:
+                    _make_target(path, fd)
+                    mount(from_fd(fd), path, None, _MS_BIND | _MS_REC)
+            mount(from_fd(shm_fd), shm[1], None, _MS_BIND | _MS_REC)
+            for path in hide:
+                try:
+                    kind = os.lstat(path).st_mode
+                except OSError:
+                    continue  # gone since the view was made
+                if not stat.S_ISLNK(kind):  # a failure leaves the entry unreadable to Landlock still
+                    libc.mount(from_fd(blank_fds[1] if stat.S_ISDIR(kind) else blank_fds[0]), path, None, _MS_BIND, None)
+            for (_, target), fd in zip(binds, bind_fds):
+                if os.path.lexists(target):
+                    mount(from_fd(fd), target, None, _MS_BIND)
+            for fd in (*keep_fds, *bind_fds, shm_fd, *blank_fds):
+                if fd is not None:
+                    os.close(fd)
+            os.chdir(here)  # into the view: `..` from a folder of the old /tmp would reach all of it
+        except OSError:
+            os._exit(126)
+
+    return enter
+
+
+COVERED = ("/tmp", "/var/tmp", "/run")
+"""Where other programs leave Unix sockets; each is an empty tmpfs in the program's view."""
+
+
+def covered_and_kept(keep: Iterable[Path], network: bool) -> tuple[list[str], list[str]]:
+    """The covered folders of this machine, and the paths under them to bind back: those of
+    `keep` (a covered folder itself is never kept whole) and, with the network on, the file
+    `/etc/resolv.conf` leads to (systemd keeps it in /run). A path inside another kept path is
+    bound with it."""
+    covered = sorted({os.path.realpath(folder) for folder in COVERED if os.path.isdir(folder)})
+    wanted = {os.path.realpath(p) for p in keep}
+    if network:
+        wanted.add(os.path.realpath("/etc/resolv.conf"))
+    under = [p for p in wanted if any(_under(p, folder) and p != folder for folder in covered)]
+    kept = sorted(p for p in under if not any(p != q and _under(p, q) for q in under))
+    return covered, kept
+
+
+def program_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
+    """Where the programs a command runs live, kept in its view wherever they are: the Python
+    mzagent runs in (a virtual environment made under /tmp), the active virtual environment,
+    and PATH's absolute folders (fnm keeps node under /run/user)."""
+    folders = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable))]
+    folders += [p for p in (environ.get("VIRTUAL_ENV", ""), *environ.get("PATH", "").split(os.pathsep)) if os.path.isabs(p)]
+    return tuple(Path(p) for p in dict.fromkeys(folders))
+
+
+def _open_kept(path: bytes) -> int | None:
+    """An O_PATH descriptor of a path to keep, None if it is gone since the view was made."""
+    try:
+        return os.open(path, os.O_PATH)
+    except FileNotFoundError:
+        return None
+
+
+def _make_target(path: bytes, fd: int) -> None:  # pragma: no cover - runs in the child
+    """The mount point of a kept path inside the blank covering it: a folder, or an empty file."""
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.makedirs(path, exist_ok=True)
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+@dataclass
+class Sandbox:
+    """The session's sandbox: its rulesets, its private temp folders, and why it may be missing."""
+
+    root: Path
+    mode: str = "workspace"
+    home: Path = field(default_factory=Path.home)
+    private_folders: tuple[Path, ...] = ()
+    """The app's own config, sessions and snapshots: never readable by commands."""
+    home_allow: tuple[str, ...] = ()
+    """Dot-entries of the home the user adds to `HOME_ALLOWED`."""
+    git_settings: Callable[[Path], str] = lambda path: ""
+    """The text commands see in place of a git config file of the user's: the session passes
+    git_user_settings.kept_settings (an allow-list read by git); without it, an empty file."""
+    abi: int = -1
+    """The kernel's Landlock ABI, read when the sandbox is made (-1 until then)."""
+    temp_dir: Path | None = None
+    shm_dir: Path | None = None
+    view_dir: Path | None = None
+    _rulesets: dict[bool, int] = field(default_factory=dict)
+    _views: list[View] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.abi < 0:
+            self.abi = landlock_abi()
+
+    @property
+    def available(self) -> bool:
+        return self.abi > 0
+
+    @property
+    def namespaces(self) -> bool:
+        """Whether commands get their own network and mount namespaces (else Landlock alone)."""
+        return self.available and namespaces_work()
+
+    @property
+    def unavailable_reason(self) -> str:
+        if self.available:
+            return ""
+        if not sys.platform.startswith("linux"):
+            return f"Landlock is a Linux feature; on {sys.platform} commands run with the analyser alone"
+        return "this kernel has no Landlock (Linux 5.13+ with Landlock enabled); commands run with the analyser alone"
+
+    def confinement(self, network: bool = False, outside: bool = False) -> Confinement:
+        if self.mode == "off" or outside:
+            return Confinement("off")
+        if not self.available:
+            return Confinement("unavailable")
+        return Confinement("workspace+network" if network else "workspace")
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """Commands get the session's private temp folder as TMPDIR."""
+        if self.mode == "off" or not self.available:
+            return env
+        temp = str(self._private("temp_dir", "mzagent-tmp-"))
+        return {**env, "TMPDIR": temp, "TMP": temp, "TEMP": temp}
+
+    def _private(self, name: str, prefix: str) -> Path:
+        """A private folder of the session, made on first use (noted, so a crash leaves no trace)."""
+        folder = getattr(self, name)
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix=prefix))
+            leftovers.note(folder)
+            setattr(self, name, folder)
+        return folder
+
+    def preexec(self, confinement: Confinement):  # noqa: ANN201 - a callable for Popen, or None
+        """What the child runs between fork and exec to confine itself (None: not confined)."""
+        if confinement.mode not in ("workspace", "workspace+network"):
+            return None
+        network = confinement.mode == "workspace+network"
+        ruleset = self._ruleset(network)
+        enter = enter_namespaces(network, self._view()) if self.namespaces else None
+        return restrict(ruleset, enter)
+
+    def close(self) -> None:
+        for fd in self._rulesets.values():
+            os.close(fd)
+        self._rulesets.clear()
+        for name in ("temp_dir", "shm_dir", "view_dir"):
+            folder = getattr(self, name)
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+                setattr(self, name, None)
+        self._views.clear()
+
+    @property
+    def _allowed(self) -> tuple[str, ...]:
+        return (*HOME_ALLOWED, *self.home_allow)
+
+    def _view(self) -> View:
+        """What commands see: /tmp but the project and the session's folders, the home without
+        its unlisted dot-entries, git's settings without credentials."""
+        if not self._views:
+            keep = (self.root, self._private("temp_dir", "mzagent-tmp-"), self.home, *program_folders())
+            blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
+            hide = hidden_home_entries(self.home, self._allowed, keep)
+            binds = clean_git_configs(self.home, blanks, self.git_settings)
+            self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds)))
+        return self._views[0]
+
+    def _ruleset(self, network: bool) -> int:
+        if network not in self._rulesets:
+            grants = readable_grants(self.home, self._allowed, self.private_folders)
+            home = Path(os.path.realpath(self.home))
+            secret = {home / entry for entry in SECRET_HOME_ENTRIES}
+            hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
+            excluded = {*secret, *hidden, *(Path(os.path.realpath(p)) for p in self.private_folders)}
+            split(self.root, excluded, grants, FULL)  # a project at the home: its secrets stay out
+            grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
+            if self.namespaces:
+                grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
+                grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
+                grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
+            else:
+                grants.append((Path("/dev/shm"), FULL))
+            self._rulesets[network] = build_ruleset(self.abi, grants, network)
+        return self._rulesets[network]
+
+
+def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> list[tuple[Path, Path]]:
+    """Copies of the user's git settings holding only what `kept` keeps, to put in front of the
+    originals: git needs the name and e-mail, not the keys some setups keep there (private Go
+    modules: `url."https://TOKEN@host/".insteadOf`, `github.token`, an inline credential helper)."""
+    binds: list[tuple[Path, Path]] = []
+    for index, original in enumerate((home / ".gitconfig", home / ".config" / "git" / "config")):
+        if not original.exists():
+            continue
+        copy = folder / f"gitconfig-{index}"
+        copy.write_text(kept(original) if original.is_file() else "")
+        binds.append((copy, original))
+    return binds
+
+
+def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:
+    """The child's confinement: its namespaces if given, then `no_new_privs` and the ruleset."""
+    libc = _libc()
+
+    def confine() -> None:  # pragma: no cover - runs in the child
+        if enter is not None:
+            enter()
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
+            os._exit(126)  # never run a command unconfined because confining it failed
+
+    return confine

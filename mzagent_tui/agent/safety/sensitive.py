@@ -1,0 +1,156 @@
+"""Which paths hold secrets (reading them asks) and which make tools run code (writing them asks).
+
+One list for `read_file`, `write_to_file` and the command analyser, so a file the agent must
+ask to read cannot be read by `cat` without asking, and a file that plants code cannot be
+written without asking by either route.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+
+from mzagent_tui.agent.safety.secrets import URL_PASSWORD
+from mzagent_tui.agent.textfiles import read_regular
+
+GIT_CONFIG_READ = 1 << 16
+"""Bytes of a repository config looked at for a password in a remote URL."""
+SECRET_NAMES = {
+    ".env", ".envrc", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".netrc", "_netrc", ".pgpass",
+    "credentials", ".npmrc", ".pypirc", ".git-credentials", ".htpasswd", ".my.cnf", "secrets.toml",
+    "secrets.yaml", "secrets.yml", "secrets.json", ".dockercfg",
+}
+SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".kdbx", ".tfvars", ".tfstate", ".tfstate.backup", ".p8", ".keytab")
+# Names by pattern (lower case): env files under other spellings (`prod.env`, `.env-prod`, an
+# editor's `.env~`), private keys with a suffix (`id_rsa.bak`, but not `id_rsa.pub`), and the
+# files cloud consoles hand out.
+SECRET_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in (
+    ".env-*", ".env_*", ".env~", "*.env", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", "credentials.*", "client_secret*.json",
+    "service-account*.json", "service_account*.json", ".boto", ".s3cfg", ".vault-token", "kubeconfig", "*.kubeconfig", "auth.json",
+    ".terraformrc", "terraform.rc", ".git-credentials*",
+)))
+HOME_ALLOWED = (
+    # language installs and their tools
+    ".local/bin", ".local/lib", ".local/share/virtualenvs", ".local/share/pipx", ".local/pipx", ".pyenv",
+    ".rye/shims", ".rye/py", ".rye/self", ".rye/tools",  # not .rye/credentials
+    ".nvm", ".volta", ".bun", ".deno", ".rustup", ".cargo/bin", ".cargo/env", ".cargo/registry", ".cargo/git",
+    ".sdkman", ".jdks", ".ghcup", ".elan", ".opam", ".conda",
+    ".dotnet/dotnet", ".dotnet/sdk", ".dotnet/sdk-manifests", ".dotnet/shared", ".dotnet/host", ".dotnet/packs",
+    ".dotnet/templates", ".dotnet/tools",  # not .dotnet/corefx (certificates' private keys)
+    ".local/share/mise", ".asdf",
+    # package caches
+    ".npm/_cacache", ".cache/pip", ".cache/uv", ".cache/pypoetry", ".cache/go-build", ".cache/yarn", ".yarn/berry/cache",
+    ".local/share/pnpm", ".cache/node-gyp", ".node-gyp", ".m2/repository", ".gradle/caches", ".gradle/wrapper",
+    ".nuget/packages", ".cache/pre-commit", ".cache/ms-playwright", ".cache/huggingface/hub", ".cache/torch",
+    # git's settings (not its credentials store)
+    ".gitconfig", ".config/git/config", ".config/git/ignore", ".config/git/attributes",
+)
+"""The home's dot-entries that confined commands may read and that reading does not ask for:
+what toolchains need. The rest of the home's dot-files (shell histories, database clients,
+cloud and registry credentials, editor state) is secret unless the user adds it to the
+sandbox (`home_allow`). Settings files that often hold tokens (`.npmrc`, `.pypirc`,
+`.m2/settings.xml`, `.gradle/gradle.properties`) are left out."""
+SECRET_HOME_ENTRIES = (
+    ".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".azure", ".password-store", ".config/gcloud", ".config/gh",
+    ".git-credentials", ".pgpass", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+    ".vault-token", ".cache/huggingface/token", ".huggingface/token", ".local/share/keyrings", ".codex/auth.json",
+    ".claude/.credentials.json",
+)
+"""Never readable by commands, even when a user's `home_allow` names a folder holding them."""
+HOME_GIT_SETTINGS = (".gitconfig", ".config/git/config")
+"""Readable by commands as an allow-listed copy (git_user_settings); the originals may hold
+tokens, so reading them by name (`read_file`, `cat`) asks."""
+_PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
+
+# Files a tool reads as configuration and obeys by running code: writing one is planting code.
+# (glob on the project-relative path, reason shown in the dialog)
+CODE_PLANTING = (
+    (".git", "the repository's own folder: its config and hooks run programs in git commands"),
+    (".env", "environment settings that tools load"),
+    (".env.*", "environment settings that tools load"),
+    (".envrc", "direnv runs it when you enter the folder"),
+    (".mise.toml", "mise runs its hooks and tasks when you enter the folder"),
+    ("mise.toml", "mise runs its hooks and tasks when you enter the folder"),
+    (".mise/*", "mise runs its hooks and tasks when you enter the folder"),
+    (".claude/*", "another agent's settings: hooks and tool servers that run programs"),
+    (".cursor/*", "another agent's settings: hooks and tool servers that run programs"),
+    (".mcp.json", "tool servers an agent or editor starts"),
+    ("*.code-workspace", "editor settings and tasks that run programs"),
+    (".zed/*", "editor settings and tasks that run programs (language servers)"),
+    (".helix/*", "editor settings that name language servers to run"),
+    (".nvim.lua", "Neovim runs it in a trusted folder"),
+    (".exrc", "Vim and Neovim run it in a trusted folder"),
+    (".vscode/*", "editor settings and tasks that run programs"),
+    (".idea/*", "editor settings and run configurations"),
+    (".devcontainer/*", "a container definition an editor builds and runs"),
+    (".husky/*", "git hooks"),
+    (".githooks/*", "git hooks"),
+    (".pre-commit-config.yaml", "pre-commit hooks that run on every commit"),
+    (".github/workflows/*", "CI workflows that run with the repository's secrets"),
+    (".gitlab-ci.yml", "CI jobs that run with the repository's secrets"),
+    ("*.pth", "Python runs .pth files at every start"),
+    ("*sitecustomize.py", "Python imports it at every start"),
+    ("*usercustomize.py", "Python imports it at every start"),
+)
+
+
+def is_secret(path: Path, home: Path | None = None) -> bool:
+    """Files that usually hold secrets (by name), the home's dot-entries outside `HOME_ALLOWED`,
+    a process's environment or memory under /proc, and a repository config whose remote URL
+    carries a password or token."""
+    name = path.name.lower()
+    if name in SECRET_NAMES or name.startswith(".env.") or name.endswith(SECRET_SUFFIXES):
+        return True
+    if SECRET_PATTERNS.match(name) and not name.endswith(".pub"):
+        return True
+    if name == "config" and path.parent.name.lower() == ".git" and _holds_url_password(path):
+        return True
+    text = path.as_posix()
+    if _PROC_SECRET.match(text):
+        return True
+    return is_private_home_entry(path, home)
+
+
+def is_private_home_entry(path: Path, home: Path | None = None) -> bool:
+    """A home dot-entry that confined commands do not see as it is: reading it by a tool asks
+    even in yolo mode, which lets commands run but never lifts the sandbox."""
+    home = home or Path.home()
+    return any(_unlisted_home_entry(path, folder) for folder in {home, Path(os.path.realpath(home))})
+
+
+def _unlisted_home_entry(path: Path, home: Path) -> bool:
+    """Checked against the home as named and as resolved: a path the tools resolved is under the
+    real home when HOME names a link to it (`/home -> /var/home`)."""
+    if not path.is_relative_to(home) or path == home:
+        return False
+    inside = path.relative_to(home)
+    if not inside.parts[0].startswith("."):
+        return False
+    if any(inside.is_relative_to(entry) for entry in (*SECRET_HOME_ENTRIES, *HOME_GIT_SETTINGS)):
+        return True
+    return not any(inside.is_relative_to(entry) for entry in HOME_ALLOWED)
+
+
+def _holds_url_password(config: Path) -> bool:
+    """A repository config whose remote URL carries a password or token
+    (`url = https://user:TOKEN@host/repo.git`)."""
+    text = read_regular(config, GIT_CONFIG_READ)
+    return text is not None and URL_PASSWORD.search(text) is not None
+
+
+def plants_code(relative_path: str) -> str | None:
+    """Why writing this project file makes a tool run code, or None. Compared in lower case:
+    on a case-insensitive file system `.GIT/config` is `.git/config`."""
+    path = relative_path.replace("\\", "/").lower()
+    while path.startswith("./"):
+        path = path[2:]
+    parts = path.split("/")
+    for pattern, reason in CODE_PLANTING:
+        if pattern == ".git" and ".git" in parts:
+            return reason
+        target = path if "/" in pattern else parts[-1]
+        if fnmatch.fnmatchcase(target, pattern):
+            return reason
+    return None

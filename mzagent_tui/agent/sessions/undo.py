@@ -1,0 +1,182 @@
+"""Taking back the agent's writes: the last step's, all of the last run, or back to write N.
+
+Every `FileChanged` in the log is a write with a number, the step (action) and run it belongs
+to, the digest of what was left in the file and (for an overwrite or a deletion) the saved
+previous content. A `write_to_file` is one write; a command is one write per file it added,
+changed or deleted. Undo first checks every file it would touch; if the user changed one since
+the agent did, nothing is undone and the reason is given. Writes to the same file are taken
+back newest first, so each step's check sees the content the step before it left.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
+from mzagent_tui.agent.sessions.history import load_session
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.session import Session, project_slug
+from mzagent_tui.agent.textfiles import atomic_write
+
+Scope = Literal["last", "run"] | int
+"""The last step's writes, the last run's writes, or a write number: that write and every later one."""
+
+
+class UndoRefused(Exception):
+    """Undo would lose work or cannot be done; the message says which file and why.
+
+    `done` holds what was undone before a file-system error stopped it (empty when the checks
+    refused before anything was touched).
+    """
+
+    def __init__(self, message: str, done: list[Undone] | None = None) -> None:
+        super().__init__(message)
+        self.done = done or []
+
+
+@dataclass(frozen=True)
+class Write:
+    number: int
+    """1 for the session's first write, in log order."""
+    run: int
+    step: int
+    """Counts the session's actions: the files one command changed share it."""
+    path: Path
+    created: bool
+    deleted: bool
+    backup: Path | None
+    sha256: str | None
+    undone: bool
+    old_mode: int | None = None
+    """The permission bits to restore (None: not recorded, as in logs before they were)."""
+    mode_only: bool = False
+
+
+def writes_of(events: Iterable[Event]) -> list[Write]:
+    """The session's writes in order, each marked if a later `Undone` took it back."""
+    writes: list[Write] = []
+    undone: set[int] = set()
+    run = step = 0
+    for event in events:
+        if isinstance(event, TaskStarted):
+            run += 1
+        elif isinstance(event, Action):
+            step += 1
+        elif isinstance(event, FileChanged):
+            backup = Path(event.backup) if event.backup else None
+            writes.append(Write(len(writes) + 1, run, step, Path(event.path), event.created, event.deleted, backup, event.sha256, False, event.old_mode, event.mode_only))
+        elif isinstance(event, Undone):
+            undone.add(event.write)
+    return [dataclasses.replace(w, undone=w.number in undone) for w in writes]
+
+
+def plan(writes: list[Write], scope: Scope) -> list[Write]:
+    """The writes to take back, newest first; raise UndoRefused if any would lose work."""
+    pending = [w for w in writes if not w.undone]
+    if not writes:
+        raise UndoRefused("there is nothing to undo: the agent has not written any file in this session")
+    if not pending:
+        raise UndoRefused("there is nothing left to undo: every write of the agent in this session is already undone")
+    if scope == "last":
+        chosen = [w for w in pending if w.step == pending[-1].step]
+    elif scope == "run":
+        chosen = [w for w in pending if w.run == pending[-1].run]
+    else:
+        if scope not in {w.number for w in pending}:
+            raise UndoRefused(f"write {scope} is not one that can be undone (writes not undone yet: {', '.join(str(w.number) for w in pending)})")
+        chosen = [w for w in pending if w.number >= scope]
+    chosen.reverse()
+    newest: dict[Path, Write] = {}
+    for write in pending:
+        newest[write.path] = write
+    for path in dict.fromkeys(w.path for w in chosen):
+        _check(newest[path], chosen)
+    return chosen
+
+
+def _check(write: Write, chosen: list[Write]) -> None:
+    """The file must still hold exactly what the newest write to it left there (or still be gone)."""
+    name = str(write.path)
+    if write.deleted:
+        if write.path.exists() or write.path.is_symlink():
+            raise UndoRefused(f"{name} was created again after a command of the agent deleted it; undo would replace it, so nothing was undone")
+    elif write.sha256 is None:
+        raise UndoRefused(f"the log has no record of what was written to {write.path}, so undo cannot tell whether you changed it")
+    elif not write.path.is_file():
+        raise UndoRefused(f"{write.path} was deleted or moved after the agent wrote it; undo would not know what to restore")
+    elif hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
+        raise UndoRefused(f"{name} was changed after the agent wrote it; undo would discard those changes, so nothing was undone")
+    for earlier in chosen:
+        if earlier.path == write.path and not earlier.created and not earlier.mode_only and (earlier.backup is None or not earlier.backup.is_file()):
+            raise UndoRefused(f"the previous content of {name} was not found in the session folder ({earlier.backup})")
+
+
+def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | None = None) -> list[Undone]:
+    """Take back writes and log one `Undone` per file change.
+
+    The checks run before anything is touched; a file-system error part-way stops the undo and
+    reports what was done (UndoRefused.done), so the log and the screen stay true. Given the
+    project `root`, a write the log places outside it is refused: undo writes without a
+    sandbox, so a log forged by anything that could write it must not choose where.
+    """
+    done: list[Undone] = []
+    chosen = plan(writes_of(events), scope)
+    for write in chosen if root is not None else ():
+        if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
+            raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
+    for write in chosen:
+        try:
+            if write.created:
+                write.path.unlink()
+            elif not write.mode_only:
+                assert write.backup is not None
+                write.path.parent.mkdir(parents=True, exist_ok=True)  # a deleted file's folder may be gone too
+                atomic_write(write.path, write.backup.read_bytes())
+            if not write.created and write.old_mode is not None:
+                write.path.chmod(write.old_mode)
+            event = Undone(str(write.path), write.number, removed=write.created)
+            session.record_event(event)
+        except OSError as exc:
+            raise UndoRefused(f"could not restore {write.path}: {exc.strerror or exc}; {len(done)} write(s) before it were undone", done) from None
+        done.append(event)
+    return done
+
+
+def write_label(write: Write, root: Path) -> str:
+    """`#3  run 2  overwrote src/app.py`: one write in a list to choose from."""
+    verb = "created" if write.created else "deleted" if write.deleted else "changed the permissions of" if write.mode_only else "overwrote"
+    state = "  (undone)" if write.undone else ""
+    return f"#{write.number}  run {write.run}  {verb} {shown_path(write.path, root)}{state}"
+
+
+
+
+@dataclass(frozen=True)
+class UndoOutcome:
+    done: list[Undone]
+    refused: str | None
+    """Why the undo stopped or was refused (None: all of it was done)."""
+
+
+def undo_session(folder: Path, scope: Scope, redact: Redactor, session: Session | None = None) -> UndoOutcome:
+    """Undo in a logged session: the one way both front-ends do it. `session` is the open session of
+    a live conversation (its log gets the records); otherwise the log is reopened and closed again."""
+    own = session is None
+    session = Session.reopen(folder, redact) if session is None else session
+    try:
+        history = load_session(folder)
+        root = Path(history.project)
+        if folder.parent.name != project_slug(root):
+            raise UndoRefused(f"the session log says its project is {root}, but it is kept with another project's sessions; nothing was undone")
+        return UndoOutcome(undo(session, history.events, scope, root), None)
+    except UndoRefused as exc:
+        return UndoOutcome(exc.done, str(exc))
+    finally:
+        if own:
+            session.close()
