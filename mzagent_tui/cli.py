@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui import __version__
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
@@ -53,6 +54,8 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--context-window", dest="context_window", type=int, metavar="TOKENS", help="the model's context window, to show how full it is")
     group.add_argument("--protocol", choices=PROTOCOLS, help="xml: tool calls as text; native: the API's tool calls; auto (default): native for hosted presets, xml for local servers")
     group.add_argument("--tool", dest="tools", action="append", metavar="MODULE:FUNCTION", help="add a custom tool (repeatable)")
+    group.add_argument("--profile", choices=["small", "full"], help="what the model gets (default: chosen by the model; small for the bundled one and names of 3B or less)")
+    group.add_argument("--disable-aid", dest="disable_aids", action="append", metavar="NAME", help="switch an aid off (repeatable; `mzagent config` lists them)")
 
 
 def _approval_flag(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +82,7 @@ def _resume_flags(parser: argparse.ArgumentParser, continue_help: str, resume_he
 def _flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "provider", "base_url", "api_key", "model", "temperature", "seed", "max_tokens", "max_steps", "command_timeout", "lang", "tools",
-        "price_in", "price_out", "max_cost", "context_window", "sandbox", "protocol",
+        "price_in", "price_out", "max_cost", "context_window", "sandbox", "protocol", "profile", "disable_aids",
     )
     return {name: getattr(args, name, None) for name in names}
 
@@ -228,10 +231,15 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     for server in servers:
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
+    rows.append(("model profile", "small" if settings.small_model() else "full", "profile, else chosen by the model"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
+    print(f"\naids ({len(CATALOGUE)}; switch one off with disable_aids = [\"name\"] in the user config or --disable-aid name):")
+    for aid in CATALOGUE:
+        state = "off" if aid.name in settings.disable_aids else "on "
+        print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
         from mzagent_tui.agent.model.local import LocalModelError, server_settings
         from mzagent_tui.agent.model.providers import local_available, setup_hint

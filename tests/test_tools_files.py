@@ -17,18 +17,19 @@ from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
+from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry
 from tests.conftest import Recorder, make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
 
 @pytest.fixture
-def tools(project: Path, tmp_path: Path) -> tuple[ToolRegistry, Recorder, Session]:
+def tools(project: Path, tmp_path: Path) -> tuple[ToolRegistry, Recorder, Session, ToolContext]:
     recorder = Recorder()
     session = Session(tmp_path / "session", Redactor(["sk-very-secret-value"]))
     ctx = ToolContext(project, session, recorder, PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
     files = FileTools(ctx)
-    return ToolRegistry([files.read_file, files.write_to_file]), recorder, session
+    return ToolRegistry([files.read_file, files.write_to_file]), recorder, session, ctx
 
 
 def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
@@ -37,8 +38,9 @@ def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
 
 
 def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
+    """A write as the model sees it: the tool's result with the notes of the after-write aids."""
     result = tools[0].call("write_to_file", list(args))
-    return result.text, result.ok
+    return result.text + (after_write(tools[3], result.write) if result.write else ""), result.ok
 
 
 def test_read_relative_and_absolute(tools, project: Path) -> None:
@@ -943,7 +945,7 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     follow "takes 2 arguments": the error shows the call with the pieces joined."""
     text, ok = write(tools, "scores.csv", "name,score\n", "Ann,90\nBo,\"85\"\n")
     assert not ok and text == (
-        "Error: write_to_file takes (file_path: str, content: str) -> str; it was called with 3 argument(s). "
+        "Error: write_to_file takes (file_path: str, content: str); it was called with 3 argument(s). "
         'Its content is one string: join the pieces into one, as in write_to_file("scores.csv", ```\nname,score\nAnn,90\nBo,"85"\n```)'
     )
     assert not (project / "scores.csv").exists()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 import platformdirs
 from dotenv import dotenv_values
 
+from mzagent_tui.agent.aids.seam import NAMES as AID_NAMES
 from mzagent_tui.agent.model.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
 
 APP_NAME = "mzagent"
@@ -29,6 +31,9 @@ SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")
 NOTIFY_MODES = ("bell", "osc", "off")
 PROTOCOLS = ("auto", "xml", "native")
+PROFILES = ("", "small", "full")
+SMALL_MODEL = re.compile(r"(?<![\w.])(?:0\.5|1\.5|1\.8|1|2|3)b\b", re.IGNORECASE)
+"""A size of 3B or less in a model's name, where the name gives one."""
 
 
 class ConfigError(Exception):
@@ -77,6 +82,12 @@ class Settings:
     home_allow: list[str] = field(default_factory=list)
     """Dot-entries of the home (`.npmrc`, `.config/mytool`) confined commands may read beyond the
     built-in allow-list (sensitive.HOME_ALLOWED); the secret folders (`.ssh`, …) never."""
+    disable_aids: list[str] = field(default_factory=list)
+    """Aids switched off by name (aids/seam.py's catalogue; `mzagent config` lists them)."""
+    profile: str = ""
+    """What the model gets, by the model: "small" (the bundled model's treatment: no edit_file, no
+    read-ahead), "full", or "" to choose by the model (the bundled one, or a name with a size of
+    3B or less, however it is served)."""
     price_in: float = 0.0
     """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
     price_out: float = 0.0
@@ -90,7 +101,7 @@ class Settings:
     grammar: str = "auto"
     """auto: constrain replies with a grammar where the server is llama.cpp; on: always try; off: never.
     On the held-out half of bench/suite the bundled model solved 8 of 16 HumanEval problems with
-    it and 1 without (bench/README.md)."""
+    it and 1 without (docs/history.md)."""
     sandbox: str = "workspace"
     """workspace: commands write only in the project and reach no network (Landlock); off: no sandbox."""
     protocol: str = "auto"
@@ -136,18 +147,26 @@ class Settings:
     def step_wait_limit(self) -> float:
         return self.max_step_wait or (600.0 if self.provider == "local" else 180.0)
 
+    def small_model(self) -> bool:
+        """The "small" profile: set, or the bundled model, or a model whose name gives a size of
+        3B or less (`qwen2.5-coder:1.5b` in Ollama, `Qwen2.5-Coder-1.5B-Instruct` in llama.cpp):
+        the same model gets the same treatment however it is served."""
+        if self.profile:
+            return self.profile == "small"
+        return self.provider == "local" or SMALL_MODEL.search(self.model) is not None
+
     def offers_edit_file(self) -> bool:
-        """edit_file is offered to every model but the bundled one: with it in the tool list, the
+        """edit_file is offered to every model but a small one: with it in the tool list, the
         bundled 1.5B model solved 25 of the 50 held-out suite tasks, without it 30
-        (bench/README.md, seventh session)."""
-        return self.provider != "local"
+        (docs/history.md, seventh session)."""
+        return not self.small_model()
 
     def reads_ahead(self) -> bool:
-        """The files a task names are read before the first reply for every model but the bundled
-        one: for it the held-out half gave 29 of 50 with the read-ahead and 30 without (one task,
-        inside one run's noise, so it does not earn its place there; bench/README.md, eighth
-        session). Another model is spared the round trip of that first read."""
-        return self.provider != "local"
+        """The files a task names are read before the first reply for every model but a small
+        one: for the bundled model the held-out half gave 29 of 50 with the read-ahead and 30
+        without (inside one run's noise, so it does not earn its place there; docs/history.md,
+        eighth session). Another model is spared the round trip of that first read."""
+        return not self.small_model()
 
     def window(self) -> int:
         """The context window to measure against: configured, or known for the bundled model."""
@@ -282,6 +301,11 @@ def _check_ranges(settings: Settings) -> None:
         problems.append(f"grammar must be {', '.join(GRAMMAR_MODES)}, got {settings.grammar!r}")
     if settings.protocol not in PROTOCOLS:
         problems.append(f"protocol must be {', '.join(PROTOCOLS)}, got {settings.protocol!r}")
+    unknown = sorted(set(settings.disable_aids) - AID_NAMES)
+    if unknown:
+        problems.append(f"disable_aids names no aid called {', '.join(unknown)} (mzagent config --aids lists them)")
+    if settings.profile not in PROFILES:
+        problems.append(f"profile must be small or full (or empty, to choose by the model), got {settings.profile!r}")
     if settings.sandbox not in SANDBOX_MODES:
         problems.append(f"sandbox must be {' or '.join(SANDBOX_MODES)}, got {settings.sandbox!r}")
     if settings.max_cost and not (settings.price_in or settings.price_out):
@@ -322,6 +346,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    aids = data.get("aids")
+    if isinstance(aids, dict) and "disable" in aids:
+        data["disable_aids"] = aids["disable"]  # `[aids] disable = [...]`, the table form
     return {k: v for k, v in data.items() if k in _FIELDS}
 
 

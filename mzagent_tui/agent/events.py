@@ -248,6 +248,16 @@ class Notice(Event):
 
 
 @dataclass(frozen=True)
+class AidFired(Event):
+    """An aid acted (see aids/seam.py): a note added, an answer sent back, a reply asked again.
+    Logged and in `--json`, so a benchmark can count what each aid did."""
+
+    kind: ClassVar[str] = "aid"
+    name: str
+    point: str
+
+
+@dataclass(frozen=True)
 class Error(Event):
     kind: ClassVar[str] = "error"
     message: str

@@ -22,7 +22,9 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
+from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
     Action,
@@ -139,7 +141,9 @@ class Agent:
         self.llm = ChatClient(settings, self.emit)
         self.policy = policy or Policy()
         self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
+        self.aids = Aids(settings.disable_aids, self.emit)
         self.ctx = ToolContext(
+            aids=self.aids,
             root=self.root,
             session=self.session,
             emit=self.emit,
@@ -223,7 +227,7 @@ class Agent:
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
-        self._completion = CompletionCheck(self.root, task)
+        self._completion = CompletionCheck(self.root, task, self.aids)
         self.ctx.keep_tests = keeps_tests(task)
         self.ctx.task = task
         self.ctx.targets = tuple(self._completion.targets)
@@ -256,12 +260,13 @@ class Agent:
     def _read_ahead(self, task: str) -> None:
         """The files the task names are read before the model's first reply, each as a step of the
         model's own (see read_ahead); one read_file cannot read stays the model's to try."""
-        if not self.settings.reads_ahead():
+        if not self.settings.reads_ahead() or not self.aids.on("read_ahead"):
             return
         for name in files_to_read_ahead(self.root, task, self.ctx.seen):
             result = self.tools.call("read_file", [name])
             if not result.ok:
                 continue
+            self.aids.fired("read_ahead")
             self.emit(Action("read_file", [name]))
             if self.native:
                 call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
@@ -349,12 +354,16 @@ class Agent:
         file unchanged; another read the file in between. After a format error the reply is asked for with more variety at once: the
         same conversation would bring back the same unusable reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
-        reply = self._ask_model(cancel, VARIED_TEMPERATURE if after_error and varied else None)
+        hotter = after_error and varied and self.aids.on("format_retry_temperature")
+        if hotter:
+            self.aids.fired("format_retry_temperature")
+        reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
         parsed = self._parse(reply)
         repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) in done
         answer = _plain(parsed.final_answer) if parsed.error is None and parsed.final_answer is not None else None
-        if not varied or after_error or not (repeated or answer in reminded):
+        if not varied or after_error or not (repeated or answer in reminded) or not self.aids.on("repeat_reask"):
             return reply, parsed
+        self.aids.fired("repeat_reask")
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
         if answer in reminded:
             reminded.discard(answer)
@@ -437,8 +446,11 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            held = completion.held_move(str(parsed.args[0])) if parsed.tool == "run_terminal_command" and parsed.args else None
+            held = None
+            if parsed.tool == "run_terminal_command" and parsed.args and self.aids.on("held_move"):
+                held = completion.held_move(str(parsed.args[0]))
             if held is not None:
+                self.aids.fired("held_move")
                 self.emit(Notice("the command would move a file the task asks to change; it was not run, and the model was told why once"))
                 self.emit(Observation(parsed.tool, held, False, None, None))
                 self._observe(held)
@@ -455,15 +467,16 @@ class Agent:
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
             text = result.text
-            gone = self._completion.gone_note() if self._completion is not None else None
-            if gone is not None:
-                text += f"\nNote: {gone}"
+            if result.write is not None:
+                text += after_write(self.ctx, result.write)
+            gone = completion.gone_note() if self.aids.on("gone_note") else None
+            text += self.aids.note("gone_note", f"\nNote: {gone}" if gone else "")
             key = (parsed.tool, repr(parsed.args), comparable(result.text))
-            stuck = recent.count(key) + 1 >= STUCK_REPEATS
+            stuck = recent.count(key) + 1 >= STUCK_REPEATS and self.aids.on("stuck")
             if stuck:
-                text += f"\nNote: {STUCK_NOTE}"
+                text += self.aids.note("stuck", f"\nNote: {STUCK_NOTE}")
             elif key in recent:
-                text += "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer."
+                text += self.aids.note("repeat_note", "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer.")
             recent = (recent + [key])[-STUCK_WINDOW:]
             if self._file_changes != changes:
                 unchanged, failed = [], set()

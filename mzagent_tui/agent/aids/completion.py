@@ -18,6 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.safety.shell_parse import parse
@@ -335,6 +336,8 @@ class CompletionCheck:
 
     root: Path
     task: str
+    aids: Aids = field(default_factory=Aids)
+    """Each check is the aid `answer.<kind>`: switched off there, it is skipped."""
     targets: list[str] = field(default_factory=list)
     before: dict[str, str | None] = field(default_factory=dict)
     before_lines: dict[str, int | None] = field(default_factory=dict)
@@ -562,8 +565,11 @@ class CompletionCheck:
                 continue
             if kind in self.given and kind != "missing":  # _missing itself says when to remind again
                 continue
+            if not self.aids.on(f"answer.{kind}"):
+                continue
             found = check()
             if found is not None:
+                self.aids.fired(f"answer.{kind}")
                 self.given.add(kind)
                 self.answer_was_guessed = kind in GUESSED_ANSWERS
                 self.answer_contradicted = kind in UNDONE and CHANGE_CLAIM.search(answer) is not None

@@ -44,7 +44,7 @@ AUTO_DETECT_ORDER = ("deepseek", "siliconflow", "openrouter", "openai")
 INSTALL_HINT = "pip install -e '.[local]' (in the mzagent-tui checkout)"
 
 
-ENGINE_PLATFORMS = {("linux", "x86_64"), ("linux", "aarch64"), ("win32", "amd64")}
+ENGINE_PLATFORMS = {("linux", "x86_64"), ("linux", "aarch64"), ("win32", "amd64"), ("darwin", "arm64")}
 """(sys.platform, machine) for which xllamacpp publishes a prebuilt wheel; the `local` extra's
 environment marker says the same, so elsewhere pip skips the engine instead of failing."""
 

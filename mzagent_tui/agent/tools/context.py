@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
@@ -27,6 +28,8 @@ class ToolContext:
     command_timeout: float = 120.0
     cancel: CancelToken = field(default_factory=CancelToken)
     """Replaced by the loop for each run."""
+    aids: Aids = field(default_factory=Aids)
+    """Which aids are on, and the count of their firings (the agent passes its own)."""
     thought: str = ""
     """The model's latest thought, shown as the reason in approval requests."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))

@@ -7,6 +7,7 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import errno
 import hashlib
@@ -19,32 +20,17 @@ from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
-from mzagent_tui.agent.events import FileChanged, Notice
+from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.aids.syntax_check import syntax_problem
 from mzagent_tui.agent.aids.test_files import TEST_FILE, imported_modules
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.aids.copies import copied_from
-from mzagent_tui.agent.aids.definitions import (
-    dropped_parameters,
-    dropped_parameters_note,
-    kept_stubs,
-    kept_stubs_note,
-    listed,
-    removed_definitions,
-    removed_note,
-    removed_source,
-    stopped_running,
-    stopped_running_note,
-)
-from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
+from mzagent_tui.agent.aids.definitions import kept_stubs
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError
-from mzagent_tui.agent.aids.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
-from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
+from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
 from mzagent_tui.agent.aids.write_repairs import repair
 
 READ_MAX_CHARS = 60_000
@@ -55,6 +41,12 @@ SHOWN_MODULE_BYTES = 4000
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
+
+
+def _first_line_added(result: ToolResult, words: str) -> ToolResult:
+    """The result with `words` at the end of its first line (what was written), notes below it."""
+    first, _, rest = result.text.partition("\n")
+    return dataclasses.replace(result, text=first + words + ("\n" + rest if rest else ""))
 
 
 def _stops_partway(content: str, offered: str) -> bool:
@@ -142,7 +134,7 @@ class FileTools:
         note += f"; call read_file({rel!r}, {end + 1}) for more]" if more else "; end of file]"
         return text + ("" if text.endswith("\n") else "\n") + note
 
-    def write_to_file(self, file_path: str, content: str) -> str:
+    def write_to_file(self, file_path: str, content: str) -> ToolResult:
         """Write content to a file inside the project, replacing it if it exists; parent folders are created. Use \\n for new lines inside the string."""
         path = resolve_inside(self.root, file_path)
         rel = relative(self.root, path)
@@ -158,20 +150,20 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
+        aids = self._ctx.aids
         offered = self._ctx.offered.get(path)
-        if offered is not None and _stops_partway(content, offered):
+        if offered is not None and _stops_partway(content, offered) and aids.on("offered_write"):
+            aids.fired("offered_write")
             shown = f"{len(content.rstrip().splitlines())} of {len(offered.rstrip().splitlines())} lines"
-            content = offered
-            written = self._write(path, rel, content)
-            first, _, rest = written.partition("\n")
-            first += f" Your content stopped partway through the call the last note offered ({shown}), so that call's whole content was written."
-            return first + ("\n" + rest if rest else "")
-        content, repaired = repair(rel, content)
+            written = self._write(path, rel, offered)
+            return _first_line_added(written, f" Your content stopped partway through the call the last note offered ({shown}), so that call's whole content was written.")
+        repaired: list[str] = []
+        if aids.on("write_repairs"):
+            content, repaired = repair(rel, content)
         written = self._write(path, rel, content)
-        if repaired and not written.startswith("The user edited"):
-            first, _, rest = written.partition("\n")
-            first += " " + " ".join(repaired) + " So it parses."
-            written = first + ("\n" + rest if rest else "")
+        if repaired and not written.text.startswith("The user edited"):
+            aids.fired("write_repairs")
+            return _first_line_added(written, " " + " ".join(repaired) + " So it parses.")
         return written
 
     def _refuse_root_name_folder(self, rel: str) -> None:
@@ -182,17 +174,20 @@ class FileTools:
         first, *rest = PurePosixPath(rel).parts
         if first != self.root.name or not rest or (self.root / first).exists():
             return
+        if not self._ctx.aids.on("root_name_folder"):
+            return
         named = re.escape(first)
         as_folder = rf"{named}/|\b(?:package|folder|directory|module|subfolder)\s+{named}\b|\b{named}\s+(?:package|folder|directory|subfolder)\b"
         if re.search(as_folder, self._ctx.task, re.IGNORECASE):
             return
         inside = PurePosixPath(*rest).as_posix()
+        self._ctx.aids.fired("root_name_folder")
         raise ToolError(
             f"nothing was written: {first} is the name of the project folder itself, and relative paths already start "
             f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead"
         )
 
-    def edit_file(self, file_path: str, old_text: str, new_text: str) -> str:
+    def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
         path = resolve_inside(self.root, file_path)
         rel = relative(self.root, path)
@@ -215,13 +210,14 @@ class FileTools:
         content, where = _replace_once(text, old_text, new_text, rel)
         return self._write(path, rel, content, how=where, based_on=data)
 
-    def _write(self, path: Path, rel: str, content: str, how: str = "", based_on: bytes | None = None) -> str:
+    def _write(self, path: Path, rel: str, content: str, how: str = "", based_on: bytes | None = None) -> ToolResult:
         """Ask, back up, write atomically and report: the one path both write_to_file and
         edit_file take, so an edit is gated, diffed and undone exactly like a whole write.
         `how` says what an edit changed; a whole write says whether it created or overwrote.
         `based_on` is the content an edit was made from: if the file changed while the user
         looked at the diff, the edit would undo that change, so nothing is written."""
-        if self._ctx.keep_tests and TEST_FILE.search(rel):
+        if self._ctx.keep_tests and TEST_FILE.search(rel) and self._ctx.aids.on("kept_tests"):
+            self._ctx.aids.fired("kept_tests")
             raise ToolError(self._tests_kept(path, rel))
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
@@ -246,10 +242,10 @@ class FileTools:
         finally:
             os.close(folder)
         broken = syntax_problem(rel, data, old if existed else None)
-        stubs = kept_stubs(rel, old, data) if existed else []
         if unchanged:
+            unfinished = broken is not None or bool(kept_stubs(rel, old, data))
             written = _same_content(
-                rel, content, len(data), done_before=path in self._ctx.changed, unfinished=broken is not None or bool(stubs),
+                rel, content, len(data), done_before=path in self._ctx.changed, unfinished=unfinished,
                 failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
             )
         else:
@@ -268,60 +264,7 @@ class FileTools:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
-        if stubs:
-            written += "\n" + kept_stubs_note(rel, stubs)
-        written += self._definition_notes(path, rel, old if existed else None, data, content, whole=not how)
-        if str(self.root) in content:
-            written += (
-                f"\nNote: {rel} contains the project's absolute path ({self.root}). Commands run in the project folder, "
-                "so a relative path works there, and wherever the project is copied or cloned."
-            )
-        source = copied_from(self.root, rel, old, data) if existed else None
-        if source is None:
-            return written
-        self._ctx.emit(Notice(f"The write replaced most of {rel} with the content of {source}. Check it; undo restores the old {rel}."))
-        return (
-            f"{written}\nWarning: most of the old content of {rel} is gone, and it now holds nearly the same lines as {source}. "
-            f"If that was not intended, write {rel} again with its own correct content."
-        )
-
-    def _definition_notes(self, path: Path, rel: str, old: bytes | None, data: bytes, content: str, whole: bool) -> str:
-        """What a Python write did to the names the file defines and uses: names taken away (or
-        renamed where the task renames, or put back under a new name), names the task mentions
-        written before the module they come from was read, names used but never defined."""
-        notes = ""
-        removed = removed_definitions(rel, old, data) if old is not None else []
-        start = self._ctx.task_start.setdefault(path, old)
-        lost_since_start = removed_definitions(rel, start, data) if start is not None else []
-        renames = tuple((before, after) for before, after in self._ctx.renames if before in lost_since_start)
-        kept = with_renames(start, self._ctx.renames) if start is not None and renames else None
-        renamed = renamed_definition(old, data, removed) if old is not None and removed and whole else None
-        if kept is not None and kept != content:
-            notes += "\n" + rename_note(rel, renames, kept)
-            self._ctx.failed[path] = "the write that put it there was told it changed more than the task's rename"
-        elif kept is None and removed:
-            if renamed is not None and not has_word(self._ctx.task, renamed[1]):
-                notes += "\n" + renamed_note(rel, content, *renamed)
-            else:
-                notes += "\n" + removed_note(rel, removed, whole=whole, earlier=removed_source(old or b"", removed))
-            self._ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
-        moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
-        if moved is not None:
-            notes += "\n" + moved_changed_note(rel, relative(self.root, moved[0]), moved[1], moved[2])
-        idle = stopped_running(rel, old, data) if old is not None else None
-        if idle is not None:
-            notes += "\n" + stopped_running_note(rel, idle)
-        dropped = dropped_parameters(rel, old, data) if old is not None else []
-        if dropped:
-            notes += "\n" + dropped_parameters_note(rel, dropped, old or b"", data)
-        origins = unread_origins(path, data, self._ctx.task, self._ctx.seen) if rel.lower().endswith(".py") else {}
-        if origins:
-            notes += "\n" + unread_origins_note(origins)
-        undefined = new_undefined_names(rel, old, data)
-        if undefined:
-            notes += "\n" + undefined_note(rel, undefined, content, sibling_imports(path, undefined))
-            self._ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
-        return notes
+        return ToolResult(written, write=WriteOutcome(path, rel, old if existed else None, data, content, whole=not how))
 
     def _tests_kept(self, path: Path, rel: str) -> str:
         """Why a write to a test file was refused, with the code the test imports. Told only where

@@ -20,6 +20,21 @@ class ToolError(Exception):
 
 
 @dataclass(frozen=True)
+class WriteOutcome:
+    """What a write did, plainly: the aids that comment on writes read this, not the tool."""
+
+    path: Path
+    rel: str
+    old: bytes | None
+    """The content before (None: the file did not exist)."""
+    new: bytes
+    content: str
+    """The text the model sent (after any repair), as written."""
+    whole: bool
+    """A whole-file write (write_to_file), not an edit."""
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a tool call produced; `text` is the observation for the model."""
 
@@ -27,6 +42,7 @@ class ToolResult:
     ok: bool = True
     exit_code: int | None = None
     output_path: str | None = None
+    write: WriteOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +107,8 @@ class ToolRegistry:
         try:
             tool.signature.bind(*args)
         except TypeError:
-            return ToolResult(f"Error: {name} takes {tool.signature}; it was called with {len(args)} argument(s).{_joined(name, tool.params, args)}", ok=False)
+            takes = tool.signature.replace(return_annotation=inspect.Signature.empty)
+            return ToolResult(f"Error: {name} takes {takes}; it was called with {len(args)} argument(s).{_joined(name, tool.params, args)}", ok=False)
         try:
             result = tool.func(*args)
         except ToolError as exc:

@@ -88,31 +88,34 @@ class ShellTool:
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         ctx.seen.update(named_files(to_run, ctx.root))
-        answer = exit_answer(to_run, result.exit_code, ctx.root)
+        aids = ctx.aids
+        answer = exit_answer(to_run, result.exit_code, ctx.root) if aids.on("exit_answer") else ""
+        if answer:
+            aids.fired("exit_answer")
         text = _describe(result, ctx.command_timeout, str(output_path), answer)
-        unrunnable = not_executable(_whole(result.output), ctx.root) if result.exit_code == 126 else []
+        unrunnable = not_executable(_whole(result.output), ctx.root) if result.exit_code == 126 and aids.on("not_executable") else []
         if unrunnable:
-            text += "\n" + not_executable_note(unrunnable)
+            text += aids.note("not_executable", "\n" + not_executable_note(unrunnable))
         elif confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result, ctx.root):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         if before is not None:
             changes = self._record_changes(before)
             text += changes
             if not changes and result.exit_code == 0 and self._snapshots is not None and edits_in_place(to_run):
-                text += "\n" + NOTHING_CHANGED
-        if result.exit_code == 0:
-            text += self._against_examples(to_run, _whole(result.stdout))
+                text += aids.note("in_place_nothing_changed", "\n" + NOTHING_CHANGED)
+        if result.exit_code == 0 and aids.on("examples"):
+            text += aids.note("examples", self._against_examples(to_run, _whole(result.stdout)))
         same = SAME_FILE.search(_whole(result.output))
         if same is not None:
-            text += "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"])
+            text += aids.note("same_file", "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"]))
         if result.exit_code not in (0, None) and not answer:
             failure = python_failure(_whole(result.output), ctx.root)
             if failure is not None and failure.path in ctx.changed:
                 ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
-            for missing in missing_in_output(ctx.root, text):
-                text += f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}"
+            for missing in missing_in_output(ctx.root, text) if aids.on("missing_path") else []:
+                text += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}")
             if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
-                text += f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file."
+                text += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
         text += advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"

@@ -1,0 +1,92 @@
+"""The aids that comment on a write, at one point: after the write landed, from its plain
+outcome. The file tools write and report the truth (written, created, the user edited it, it no
+longer parses); everything said here is advice for a small model, each piece switchable by its
+name in the seam's catalogue."""
+
+from __future__ import annotations
+
+from mzagent_tui.agent.aids.copies import copied_from
+from mzagent_tui.agent.aids.definitions import (
+    dropped_parameters,
+    dropped_parameters_note,
+    kept_stubs,
+    kept_stubs_note,
+    listed,
+    removed_definitions,
+    removed_note,
+    removed_source,
+    stopped_running,
+    stopped_running_note,
+)
+from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
+from mzagent_tui.agent.aids.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
+from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
+from mzagent_tui.agent.events import Notice
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.paths import relative
+from mzagent_tui.agent.tools.registry import WriteOutcome
+
+
+def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
+    """The notes for one write, each on a line of its own ("" when none applies)."""
+    aids = ctx.aids
+    notes = ""
+    if write.old is not None and (stubs := kept_stubs(write.rel, write.old, write.new)):
+        notes += aids.note("kept_stubs", "\n" + kept_stubs_note(write.rel, stubs))
+    notes += _definitions(ctx, write)
+    if str(ctx.root) in write.content:
+        notes += aids.note("absolute_path", (
+            f"\nNote: {write.rel} contains the project's absolute path ({ctx.root}). Commands run in the project folder, "
+            "so a relative path works there, and wherever the project is copied or cloned."
+        ))
+    source = copied_from(ctx.root, write.rel, write.old, write.new) if write.old is not None else None
+    if source is not None and aids.on("copied_file"):
+        aids.fired("copied_file")
+        ctx.emit(Notice(f"The write replaced most of {write.rel} with the content of {source}. Check it; undo restores the old {write.rel}."))
+        notes += (
+            f"\nWarning: most of the old content of {write.rel} is gone, and it now holds nearly the same lines as {source}. "
+            f"If that was not intended, write {write.rel} again with its own correct content."
+        )
+    return notes
+
+
+def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
+    """What a Python write did to the names the file defines and uses: names taken away (or
+    renamed where the task renames, or put back under a new name), names the task mentions
+    written before the module they come from was read, names used but never defined."""
+    aids, rel, old, data, path = ctx.aids, write.rel, write.old, write.new, write.path
+    notes = ""
+    removed = removed_definitions(rel, old, data) if old is not None else []
+    start = ctx.task_start.setdefault(path, old)
+    lost_since_start = removed_definitions(rel, start, data) if start is not None else []
+    renames = tuple((before, after) for before, after in ctx.renames if before in lost_since_start)
+    kept = with_renames(start, ctx.renames) if start is not None and renames else None
+    renamed = renamed_definition(old, data, removed) if old is not None and removed and write.whole else None
+    if kept is not None and kept != write.content and aids.on("rename_scope"):
+        notes += aids.note("rename_scope", "\n" + rename_note(rel, renames, kept))
+        ctx.failed[path] = "the write that put it there was told it changed more than the task's rename"
+    elif kept is None and removed:
+        if renamed is not None and not has_word(ctx.task, renamed[1]):
+            notes += aids.note("renamed_instead", "\n" + renamed_note(rel, write.content, *renamed))
+        else:
+            note = removed_note(rel, removed, whole=write.whole, earlier=removed_source(old or b"", removed))
+            notes += aids.note("removed_definitions", "\n" + note)
+        if notes:
+            ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
+    moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
+    if moved is not None:
+        notes += aids.note("moved_changed", "\n" + moved_changed_note(rel, relative(ctx.root, moved[0]), moved[1], moved[2]))
+    idle = stopped_running(rel, old, data) if old is not None else None
+    if idle is not None:
+        notes += aids.note("stopped_running", "\n" + stopped_running_note(rel, idle))
+    dropped = dropped_parameters(rel, old, data) if old is not None else []
+    if dropped:
+        notes += aids.note("dropped_parameters", "\n" + dropped_parameters_note(rel, dropped, old or b"", data))
+    origins = unread_origins(path, data, ctx.task, ctx.seen) if rel.lower().endswith(".py") else {}
+    if origins:
+        notes += aids.note("unread_origins", "\n" + unread_origins_note(origins))
+    undefined = new_undefined_names(rel, old, data)
+    if undefined and aids.on("undefined_names"):
+        notes += aids.note("undefined_names", "\n" + undefined_note(rel, undefined, write.content, sibling_imports(path, undefined)))
+        ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
+    return notes

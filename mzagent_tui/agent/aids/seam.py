@@ -1,0 +1,127 @@
+"""The one seam between the aids and the rest of the agent: every aid by name, the point of the
+run where it hooks in, a switch for each, and an `AidFired` event each time one acts.
+
+Without it an aid could be neither switched off nor counted: the benchmarks' ablations were done
+by editing code, and a note an aid appended to an observation left no trace. Now each one is a
+name in `CATALOGUE`; `disable_aids = ["name", ...]` in the user config (or `--disable-aid NAME`)
+switches it off, and the session log and `--json` show every firing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mzagent_tui.agent.events import AidFired, EventSink
+
+
+@dataclass(frozen=True)
+class Aid:
+    name: str
+    point: str
+    """Where it acts: task (before the first reply), reply (a reply is judged), before_tool,
+    write (a write's content, before it lands), after_write, after_command, after_tool,
+    final_answer."""
+    does: str
+
+
+CATALOGUE: tuple[Aid, ...] = (
+    Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
+    Aid("repeat_reask", "reply", "a reply repeating an action done since the last change is asked for again, more varied"),
+    Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
+    Aid("held_move", "before_tool", "a command that would move a file the task asks to change is held back once"),
+    Aid("kept_tests", "write", "a write to a test file is refused when the task says to keep the tests"),
+    Aid("root_name_folder", "write", "a write into a folder named like the project folder is refused"),
+    Aid("write_repairs", "write", "slips in a Python string argument repaired when that alone makes the file parse"),
+    Aid("offered_write", "write", "a write that stops partway through a call a note offered is completed to it"),
+    Aid("kept_stubs", "after_write", "a write that leaves `raise NotImplementedError` stubs is told so"),
+    Aid("rename_scope", "after_write", "a write in a rename task that changed more than the rename is offered the renamed file"),
+    Aid("renamed_instead", "after_write", "a write that renamed a definition the task did not rename is told so"),
+    Aid("removed_definitions", "after_write", "a write that dropped functions or classes is told which"),
+    Aid("moved_changed", "after_write", "a definition moved to another module and changed on the way is told so"),
+    Aid("stopped_running", "after_write", "a script left running nothing (its code wrapped in an uncalled function)"),
+    Aid("dropped_parameters", "after_write", "a parameter the function used before is now unused"),
+    Aid("unread_origins", "after_write", "names the task mentions written before their module was read"),
+    Aid("undefined_names", "after_write", "names a Python write uses but never defines or imports"),
+    Aid("absolute_path", "after_write", "a file holding the project's absolute path"),
+    Aid("copied_file", "after_write", "a write that replaced a file with a copy of another one"),
+    Aid("exit_answer", "after_command", "grep, diff, test exiting 1 reported as an answer, not a failure"),
+    Aid("not_executable", "after_command", "exit 126 on a project file without execute permission explained"),
+    Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),
+    Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
+    Aid("same_file", "after_command", "mv/cp 'are the same file' explained: no duplicate was made"),
+    Aid("missing_path", "after_command", "a path the command's output says is missing, with paths near it"),
+    Aid("one_line_block", "after_command", "python -c with a block on one line: write a file instead"),
+    Aid("gone_note", "after_tool", "a file the task names that a command moved or deleted"),
+    Aid("repeat_note", "after_tool", "the same action with the same result as before"),
+    Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
+    *(
+        Aid(f"answer.{kind}", "final_answer", does)
+        for kind, does in (
+            ("missing", "a file the task asks for does not exist"),
+            ("empty", "a file the task asks for is empty"),
+            ("records", "a conversion lost records"),
+            ("shrunk", "an edited file lost most of its lines"),
+            ("compile", "a written file does not parse"),
+            ("undefined", "a written file uses undefined names"),
+            ("failing", "tests still fail"),
+            ("unchanged", "the file the task asks to change is unchanged"),
+            ("answer only", "the result is in the answer, not in the file"),
+            ("number only", "a file meant to hold a number holds words"),
+            ("replace", "a replacement the task asks for is not done"),
+            ("lost", "definitions were lost"),
+            ("importers", "modules importing a changed one are broken"),
+            ("moved", "a move left the definition behind"),
+            ("named", "a word the task says the result holds is missing"),
+            ("stub", "a stub is still there"),
+            ("same code", "the code is the same apart from layout"),
+            ("examples", "docstring examples were not checked"),
+            ("retest", "tests were not run again after a change"),
+            ("absolute", "a file holds the project's absolute path"),
+            ("unrun", "an answer about running code, with nothing run"),
+            ("counted", "a count made by reading, not by a command"),
+            ("idle", "a script that runs nothing"),
+            ("error", "an answer that is only an error message"),
+            ("promise", "an answer that promises work instead of doing it"),
+            ("unnamed", "the failing test is not named"),
+        )
+    ),
+)
+NAMES = frozenset(aid.name for aid in CATALOGUE)
+_POINTS = {aid.name: aid.point for aid in CATALOGUE}
+
+
+class UnknownAid(ValueError):
+    """A name in `disable_aids` that is not in the catalogue: said at once, not ignored."""
+
+
+class Aids:
+    """The switches and the counter of one agent."""
+
+    def __init__(self, disabled: Iterable[str] = (), emit: EventSink | None = None) -> None:
+        self.disabled = frozenset(disabled)
+        unknown = sorted(self.disabled - NAMES)
+        if unknown:
+            raise UnknownAid(f"unknown aid {', '.join(unknown)} in disable_aids (mzagent config lists the names)")
+        self._emit = emit
+        self.counts: Counter[str] = Counter()
+
+    def on(self, name: str) -> bool:
+        """Whether the aid may act; asking about a name not in the catalogue is a bug."""
+        if name not in NAMES:
+            raise KeyError(name)
+        return name not in self.disabled
+
+    def fired(self, name: str) -> None:
+        """The aid acted: counted, and reported as an event."""
+        self.counts[name] += 1
+        if self._emit is not None:
+            self._emit(AidFired(name, _POINTS[name]))
+
+    def note(self, name: str, text: str) -> str:
+        """`text` if the aid is on (a firing), else "": for aids that only add a note."""
+        if not text or not self.on(name):
+            return ""
+        self.fired(name)
+        return text

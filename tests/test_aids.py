@@ -1,0 +1,150 @@
+"""The aids' seam: every aid has a name, a switch and a count, through the real agent and the
+scripted server."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.aids.seam import CATALOGUE, NAMES, Aids, UnknownAid
+from mzagent_tui.agent.config import ConfigError, Settings, load_settings
+from mzagent_tui.agent.events import AidFired, Observation
+from tests.conftest import make_agent
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
+
+PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
+GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n"
+HARD_CODED = "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n"
+
+
+def run_greeter(server, project: Path, **overrides: object) -> tuple[str, list[AidFired]]:  # noqa: ANN001
+    """Read greeter.py, write it with its parameter unused, answer: the write's observation and the firings."""
+    (project / "greeter.py").write_text(GREETER)
+    server.script(read_reply("greeter.py"), write_reply("greeter.py", HARD_CODED), answer_reply())
+    agent, recorder = make_agent(server, project, **overrides)
+    try:
+        agent.run("Make the default greeting Hi.")
+    finally:
+        agent.close()
+    observations = [o.text for o in recorder.of(Observation) if o.tool == "write_to_file"]
+    return observations[0], recorder.of(AidFired)
+
+
+def test_an_aid_that_acts_says_so_with_an_event(server, project: Path) -> None:
+    text, fired = run_greeter(server, project)
+    assert "greet takes greeting but no longer uses it" in text
+    assert ("dropped_parameters", "after_write") in [(f.name, f.point) for f in fired]
+
+
+def test_a_switched_off_aid_neither_acts_nor_counts(server, project: Path) -> None:
+    text, fired = run_greeter(server, project, disable_aids=["dropped_parameters"])
+    assert text.startswith("File written: greeter.py") and "no longer uses it" not in text
+    assert "dropped_parameters" not in [f.name for f in fired]
+
+
+def test_a_switched_off_answer_check_lets_the_answer_stand(server, project: Path) -> None:
+    """`answer.missing`: the task asks for a file that does not exist."""
+    script = (answer_reply("I made notes.txt"), write_reply("notes.txt", "x\n"), answer_reply("done"))
+    server.script(*script)
+    agent, recorder = make_agent(server, project)
+    agent.run("Create notes.txt holding x.")
+    agent.close()
+    assert "answer.missing" in [f.name for f in recorder.of(AidFired)] and (project / "notes.txt").exists()
+    (project / "notes.txt").unlink()
+    server.script(*script)
+    agent, recorder = make_agent(server, project, disable_aids=["answer.missing"])
+    result = agent.run("Create notes.txt holding x.")
+    agent.close()
+    assert result.final_answer == "I made notes.txt" and not recorder.of(AidFired)
+
+
+def test_an_unknown_aid_name_is_a_clear_error_not_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    with pytest.raises(ConfigError, match="disable_aids names no aid called dropped_parametres"):
+        load_settings(tmp_path, flags={"disable_aids": ["dropped_parametres"]}, environ={})
+    with pytest.raises(UnknownAid):
+        Aids(["nope"])
+
+
+def test_the_user_config_switches_aids_off_with_an_aids_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    config = tmp_path / "cfg" / "mzagent" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[aids]\ndisable = ["stuck", "answer.unnamed"]\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    assert load_settings(tmp_path, environ={}).disable_aids == ["stuck", "answer.unnamed"]
+
+
+def test_every_aid_in_the_catalogue_has_a_firing_site_and_every_site_a_catalogue_entry() -> None:
+    """A name only in the catalogue would be a switch that does nothing; a name only in the code
+    would raise KeyError when it first fires."""
+    source = "\n".join(path.read_text() for path in PACKAGE.rglob("*.py"))
+    used = set(re.findall(r"aids\.(?:on|fired|note)\(\s*\"([\w. ]+)\"", source))
+    checks = set(re.findall(r"^\s+\(\"([\w ]+)\", (?:lambda|self\._)", (PACKAGE / "agent" / "aids" / "completion.py").read_text(), re.M))
+    assert used | {f"answer.{kind}" for kind in checks} == NAMES
+    assert len(NAMES) == len(CATALOGUE)
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "profile", "small"),
+    [
+        ("ollama", "qwen2.5-coder:1.5b", "", True),
+        ("llamacpp", "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf", "", True),
+        ("ollama", "qwen2.5-coder:32b", "", False),
+        ("openai", "gpt-4o-mini", "", False),
+        ("deepseek", "deepseek-chat", "", False),
+        ("ollama", "qwen2.5-coder:1.5b", "full", False),
+        ("openai", "my-finetune", "small", True),
+    ],
+)
+def test_the_profile_follows_the_model_not_the_provider(provider: str, model: str, profile: str, small: bool) -> None:
+    settings = Settings(provider=provider, model=model, profile=profile)
+    assert settings.small_model() is small
+    assert settings.offers_edit_file() is not small and settings.reads_ahead() is not small
+
+
+def test_the_same_small_model_served_elsewhere_gets_no_edit_file(server, project: Path) -> None:
+    server.script(answer_reply())
+    agent, _ = make_agent(server, project, model="qwen2.5-coder:1.5b")
+    agent.run("hi")
+    agent.close()
+    assert "edit_file" not in agent.tools.signatures()
+    system = server.requests[0]["messages"][0]["content"]
+    assert "edit_file(" not in system
+
+
+def test_headless_json_reports_each_aid_firing(server, project: Path, tmp_path: Path) -> None:
+    (project / "greeter.py").write_text(GREETER)
+    server.script(read_reply("greeter.py"), write_reply("greeter.py", HARD_CODED), answer_reply())
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "k", "--model", "m", "--json",
+         "--approval", "yolo", "--project", str(project), "Make the default greeting Hi."],
+        capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(PACKAGE.parent)},
+        stdin=subprocess.DEVNULL,
+    )
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert {"type": "aid", "name": "dropped_parameters", "point": "after_write"} in events, done.stderr[-2000:]
+
+
+def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "config", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--api-key", "k",
+         "--disable-aid", "stuck", "--project", str(tmp_path)],
+        capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(PACKAGE.parent)},
+    )
+    lines = done.stdout.splitlines()
+    assert any(re.match(r"\s+off stuck\s", line) for line in lines), done.stdout + done.stderr
+    assert sum(1 for line in lines if re.match(r"\s+(on |off) \S", line)) == len(CATALOGUE)
+
+
+def test_a_reply_is_not_reasked_when_repeat_reask_is_off(server, project: Path) -> None:
+    (project / "a.txt").write_text("a\n")
+    server.script(read_reply("a.txt"), read_reply("a.txt"), Reply("<thought>t</thought><final_answer>a</final_answer>"))
+    agent, recorder = make_agent(server, project, disable_aids=["repeat_reask"])
+    agent.run("What does a.txt hold?")
+    agent.close()
+    assert len(server.requests) == 3 and "repeat_reask" not in [f.name for f in recorder.of(AidFired)]
