@@ -148,3 +148,19 @@ def test_a_reply_is_not_reasked_when_repeat_reask_is_off(server, project: Path) 
     agent.run("What does a.txt hold?")
     agent.close()
     assert len(server.requests) == 3 and "repeat_reask" not in [f.name for f in recorder.of(AidFired)]
+
+
+def test_a_failure_repeated_with_small_variations_is_noticed_by_its_outcome(server, project: Path) -> None:
+    """Three writes into a.txt, which is a file, each under another name: not one identical call,
+    but the same failure three times, so the third is told to change approach."""
+    (project / "a.txt").write_text("hi\n")
+    server.script(
+        write_reply("a.txt/one.py", "x = 1\n"), write_reply("a.txt/two.py", "x = 2\n"), write_reply("a.txt/three.py", "x = 3\n"),
+        answer_reply(),
+    )
+    agent, recorder = make_agent(server, project)
+    agent.run("Add a module.")
+    agent.close()
+    texts = [o.text for o in recorder.of(Observation)]
+    assert "failed 3 times with this same result" in texts[2] and "failed 3 times" not in texts[1]
+    assert "repeated_failure" in [f.name for f in recorder.of(AidFired)]

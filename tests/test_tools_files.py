@@ -1022,3 +1022,20 @@ def test_a_write_that_differs_from_the_offered_call_is_written_as_it_is(server, 
     agent, _ = make_agent(server, project)
     agent.run("In text_utils.py, rename the function shout to yell.")
     assert (project / "text_utils.py").read_text() == other
+
+
+@pytest.mark.parametrize("target", ["a.txt/b.py", "a.txt/c/b.py"])
+def test_a_path_through_a_file_is_said_as_such_not_as_a_link(tools, project: Path, target: str) -> None:
+    """A path that goes through a file where a folder should be is the model's mistake: it was
+    reported as "a folder or file was replaced by a link", which sent a small model hunting links."""
+    (project / "a.txt").write_text("hi\n")
+    text, ok = write(tools, target, "x = 1\n")
+    assert not ok and "a.txt is a file, not a folder" in text and "link" not in text
+    assert (project / "a.txt").read_text() == "hi\n"
+
+
+def test_a_folder_swapped_for_a_link_is_still_said_as_a_link(tools, project: Path, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (project / "sub").symlink_to(tmp_path / "elsewhere")
+    text, ok = write(tools, "sub/b.py", "x = 1\n")
+    assert not ok and not (tmp_path / "elsewhere" / "b.py").exists()

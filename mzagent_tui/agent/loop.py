@@ -79,6 +79,12 @@ STUCK_NOTE = (
     f"you have now done exactly this {STUCK_REPEATS} times with the same result, and it will not change. "
     "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
 )
+REPEATED_FAILURE = (
+    "{tool} has now failed {times} times with this same result, each call a little different. The changes you are "
+    "making do not touch the cause: read the error above again, look at the file or folder it names, and try another way."
+)
+"""A failure noticed by its outcome, not only by identical calls: a small model sent the same
+broken write again and again, changing a word each time, and the identical-call check never fired."""
 VARIED_TEMPERATURE = 0.7
 """A reply that repeats an action done since the last file change word for word (so it would most
 likely give the same result) is asked for once more at this temperature,
@@ -477,6 +483,8 @@ class Agent:
                 text += self.aids.note("stuck", f"\nNote: {STUCK_NOTE}")
             elif key in recent:
                 text += self.aids.note("repeat_note", "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer.")
+            elif not result.ok and sum(1 for tool, _, outcome in recent if (tool, outcome) == (key[0], key[2])) + 1 >= STUCK_REPEATS:
+                text += self.aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
             recent = (recent + [key])[-STUCK_WINDOW:]
             if self._file_changes != changes:
                 unchanged, failed = [], set()

@@ -55,6 +55,7 @@ CATALOGUE: tuple[Aid, ...] = (
     Aid("one_line_block", "after_command", "python -c with a block on one line: write a file instead"),
     Aid("gone_note", "after_tool", "a file the task names that a command moved or deleted"),
     Aid("repeat_note", "after_tool", "the same action with the same result as before"),
+    Aid("repeated_failure", "after_tool", "the same failure three times from calls that differ a little"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)

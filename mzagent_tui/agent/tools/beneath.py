@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import stat
 import secrets
 import sys
 from pathlib import Path
@@ -55,7 +56,7 @@ def _open_at(dir_fd: int, relative: str, flags: int, mode: int) -> int:
         if code in (errno.ENOSYS, errno.EPERM) and _openat2_works is None:
             _openat2_works = False  # not in this kernel, or blocked by a seccomp filter
         else:
-            _raise(code, relative)
+            _raise(code, relative, dir_fd)
     return _walk(dir_fd, relative, flags, mode)
 
 
@@ -78,7 +79,7 @@ def _walk(dir_fd: int, relative: str, flags: int, mode: int) -> int:
             try:
                 following = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=current)
             except OSError as exc:
-                _raise(exc.errno or errno.EIO, relative)
+                _raise(exc.errno or errno.EIO, relative, dir_fd)
             os.close(current)
             current = following
         if not parts:
@@ -86,12 +87,31 @@ def _walk(dir_fd: int, relative: str, flags: int, mode: int) -> int:
         try:
             return os.open(parts[-1], flags | os.O_NOFOLLOW, mode, dir_fd=current)
         except OSError as exc:
-            _raise(exc.errno or errno.EIO, relative)
+            _raise(exc.errno or errno.EIO, relative, dir_fd)
     finally:
         os.close(current)
 
 
-def _raise(code: int, relative: str) -> NoReturn:
+def _file_on_the_way(dir_fd: int, relative: str) -> str | None:
+    """The first folder of `relative` that is a regular file (not a link): a path through a file
+    is the model's mistake, and must not be reported as a link swapped in."""
+    parts = [p for p in relative.split("/") if p not in ("", ".")]
+    for end in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:end])
+        try:
+            mode = os.stat(prefix, dir_fd=dir_fd, follow_symlinks=False).st_mode
+        except OSError:
+            return None
+        if stat.S_ISREG(mode):
+            return prefix
+        if not stat.S_ISDIR(mode):
+            return None
+    return None
+
+
+def _raise(code: int, relative: str, dir_fd: int) -> NoReturn:
+    if code == errno.ENOTDIR and (blocking := _file_on_the_way(dir_fd, relative)) is not None:
+        raise ToolError(f"{blocking} is a file, not a folder, so nothing can be put or found inside it; nothing was read or written")
     if code in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR):  # a link met with O_NOFOLLOW|O_DIRECTORY is ENOTDIR
         raise ToolError(f"{relative} changed while it was being opened (a folder or file was replaced by a link); nothing was read or written")
     if code == errno.ENOENT:
