@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import re
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
+from mzagent_tui.agent.aids.repeats import REPEAT_NOTE, REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
@@ -67,24 +67,11 @@ from mzagent_tui.agent.aids.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.paths import resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult, load_custom_tool
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.model.usage import Meter, money
 
-STUCK_REPEATS = 3
-STUCK_WINDOW = 6
-"""Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
-STUCK_NOTE = (
-    f"you have now done exactly this {STUCK_REPEATS} times with the same result, and it will not change. "
-    "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
-)
-REPEATED_FAILURE = (
-    "{tool} has now failed {times} times with this same result, each call a little different. The changes you are "
-    "making do not touch the cause: read the error above again, look at the file or folder it names, and try another way."
-)
-"""A failure noticed by its outcome, not only by identical calls: a small model sent the same
-broken write again and again, changing a word each time, and the identical-call check never fired."""
 VARIED_TEMPERATURE = 0.7
 """A reply that repeats an action done since the last file change word for word (so it would most
 likely give the same result) is asked for once more at this temperature,
@@ -96,21 +83,6 @@ OFFERED_WRITE = "\nwrite_to_file("
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
-
-
-_VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|command-\d+\.log")
-"""What differs between two runs of one command with the same outcome: object addresses in
-messages (pip's retries), timings ("3 failed in 0.72s"), the file the full output went to."""
-
-
-def _plain(answer: str) -> str:
-    """An answer with its spacing made uniform, to tell a copy from a new answer."""
-    return " ".join(answer.split())
-
-
-def comparable(result: str) -> str:
-    """A tool result with its volatile parts blanked, so that a repeat is seen as one."""
-    return _VOLATILE.sub("#", result)
 
 
 @dataclass(frozen=True)
@@ -346,70 +318,39 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _ask_unless_repeated(
-        self, cancel: CancelToken, done: list[tuple[str, str]], after_error: bool, reminded: set[str],
-    ) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision; one that repeats an action in `done` (those since the last
-        file change) word for word is dropped and asked for again with more variety (once; the
-        second reply stands whatever it is). A small model went round "run the tests, reinstall
-        pytest, run the tests" until it was stopped. So is a final answer that repeats word for
-        word one a reminder called a guess, when an action has run since (`reminded`, taken out
-        once used): told to run the tests, a model ran them, named the failing test in its
-        thought, and copied its earlier wrong answer. And one claiming a change a reminder found
-        undone, with no file changed since: a model answered "I added the section" twice, the
-        file unchanged; another read the file in between. After a format error the reply is asked for with more variety at once: the
-        same conversation would bring back the same unusable reply."""
+    def _ask_unless_repeated(self, cancel: CancelToken, repeats: Repeats, after_error: bool) -> tuple[Reply, ParsedReply]:
+        """A reply and its decision. One the repeats say to ask for again (aid `repeat_reask`) is
+        dropped and asked for once more at a higher temperature, once; the second reply stands
+        whatever it is. After a format error the reply is asked for that way at once (aid
+        `format_retry_temperature`): the same conversation would bring back the same reply."""
         varied = self.settings.temperature < VARIED_TEMPERATURE
         hotter = after_error and varied and self.aids.on("format_retry_temperature")
         if hotter:
             self.aids.fired("format_retry_temperature")
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
         parsed = self._parse(reply)
-        repeated = parsed.error is None and parsed.tool is not None and (parsed.tool, repr(parsed.args)) in done
-        answer = _plain(parsed.final_answer) if parsed.error is None and parsed.final_answer is not None else None
-        if not varied or after_error or not (repeated or answer in reminded) or not self.aids.on("repeat_reask"):
+        if not varied or after_error or parsed.error is not None or not self.aids.on("repeat_reask"):
+            return reply, parsed
+        why = repeats.why_ask_again(parsed.tool, parsed.args, parsed.final_answer)
+        if why is None:
             return reply, parsed
         self.aids.fired("repeat_reask")
         self.emit(ReplyFinished(reply.text, reply.finish_reason))
-        if answer in reminded:
-            reminded.discard(answer)
-            self.emit(Notice(f"the model gave again, word for word, the answer a reminder had called a guess or found untrue; asked again at temperature {VARIED_TEMPERATURE}"))
-        else:
-            which = "last action" if done[-1] == (parsed.tool, repr(parsed.args)) else "action from an earlier step"
-            self.emit(Notice(f"the model repeated its {which} ({parsed.tool}) word for word, with no file changed since; asked again at temperature {VARIED_TEMPERATURE}"))
+        self.emit(Notice(f"{why}; asked again at temperature {VARIED_TEMPERATURE}"))
         self.session.record("dropped_reply", text=reply.text)
         reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
-        limit = self.settings.max_steps
-        format_errors = 0
-        acted = False
-        commands: list[str] = []
-        recent: list[tuple[str, str, str]] = []
-        unchanged: list[tuple[str, str]] = []
-        """The actions since the last file change, less those that failed before a file was first
-        seen: a write refused because its file had not been read is the right call once it has."""
-        failed: set[tuple[str, str]] = set()
-        """Those of them that failed."""
-        reminded: set[str] = set()
-        """Final answers a reminder called a guess or an error, as `_plain` has them, with an action
-        run since, and those claiming a change a reminder found undone, with no file changed since."""
-        awaiting: set[str] = set()
-        """Guesses with no action run since: given again, they stand."""
-        contradicted: set[str] = set()
-        """Claims found undone, with no file changed since: after a change, the claim may be true."""
+        """One step: ask, judge the reply, then accept a final answer or run one tool and report."""
+        limit, format_errors, acted, commands, repeats = self.settings.max_steps, 0, False, [], Repeats()
         cost_before = self.meter.cost
         for step in range(1, limit + 1):
-            if cancel.cancelled:
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step - 1)
-            spent = self.meter.cost - cost_before
-            if self.settings.max_cost and spent >= self.settings.max_cost:
-                message = f"the run cost {money(spent)}, reaching the limit of {money(self.settings.max_cost)}; send a follow-up to continue"
-                return RunResult(StopReason.MAX_COST, message, None, step - 1)
+            if (stop := self._limit_reached(cancel, cost_before, step - 1)) is not None:
+                return stop
             self.emit(StepStarted(step, limit))
             try:
-                reply, parsed = self._ask_unless_repeated(cancel, unchanged, format_errors > 0, reminded)
+                reply, parsed = self._ask_unless_repeated(cancel, repeats, format_errors > 0)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -417,34 +358,14 @@ class Agent:
                 self.emit(Error(str(exc)))
                 return RunResult(StopReason.ERROR, str(exc), None, step)
             self._show(reply, parsed)
-            problem = parsed.error
-            if problem is None and parsed.is_action and reply.finish_reason == "length":
-                problem = (
-                    "your reply was cut off at the token limit, so the action was not run; "
-                    "write a shorter reply (split a big file into several smaller writes)"
-                )
-            if problem is not None:
+            if (problem := self._unusable(reply, parsed)) is not None:
                 format_errors += 1
-                self.emit(FormatError(problem, format_errors))
-                if format_errors >= MAX_FORMAT_ERRORS:
-                    message = f"the model's reply could not be used {format_errors} times in a row (last: {problem})"
-                    return RunResult(StopReason.FORMAT_ERRORS, message, None, step)
-                again = "Call one tool, or answer in plain text when the task is done." if self.native else "Reply again with a <thought> and then one <action> or a <final_answer>."
-                self._observe(f"Format error: {problem}. {again}")
+                if (stop := self._format_error(problem, format_errors, step)) is not None:
+                    return stop
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                reminder = completion.reminder(parsed.final_answer, acted, commands)
-                if reminder is not None:
-                    self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
-                    self._observe(reminder.text)
-                    for path in reminder.files:
-                        self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
-                    if completion.answer_contradicted:
-                        contradicted.add(_plain(parsed.final_answer))
-                        reminded.add(_plain(parsed.final_answer))
-                    elif completion.answer_was_guessed:
-                        awaiting.add(_plain(parsed.final_answer))
+                if self._sent_back(completion, parsed.final_answer, acted, commands, repeats):
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
@@ -452,14 +373,7 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            held = None
-            if parsed.tool == "run_terminal_command" and parsed.args and self.aids.on("held_move"):
-                held = completion.held_move(str(parsed.args[0]))
-            if held is not None:
-                self.aids.fired("held_move")
-                self.emit(Notice("the command would move a file the task asks to change; it was not run, and the model was told why once"))
-                self.emit(Observation(parsed.tool, held, False, None, None))
-                self._observe(held)
+            if self._held_back(completion, parsed):
                 continue
             changes, seen = self._file_changes, len(self.ctx.seen)
             try:
@@ -468,49 +382,91 @@ class Agent:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             acted = acted or (parsed.tool != "read_file" and result.ok)
-            reminded |= awaiting
-            awaiting.clear()
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
-            text = result.text
-            if result.write is not None:
-                text += after_write(self.ctx, result.write)
-            gone = completion.gone_note() if self.aids.on("gone_note") else None
-            text += self.aids.note("gone_note", f"\nNote: {gone}" if gone else "")
-            key = (parsed.tool, repr(parsed.args), comparable(result.text))
-            stuck = recent.count(key) + 1 >= STUCK_REPEATS and self.aids.on("stuck")
-            if stuck:
-                text += self.aids.note("stuck", f"\nNote: {STUCK_NOTE}")
-            elif key in recent:
-                text += self.aids.note("repeat_note", "\nNote: you already did exactly this and got the same result. Do something different, or give the final answer.")
-            elif not result.ok and sum(1 for tool, _, outcome in recent if (tool, outcome) == (key[0], key[2])) + 1 >= STUCK_REPEATS:
-                text += self.aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
-            recent = (recent + [key])[-STUCK_WINDOW:]
-            if self._file_changes != changes:
-                unchanged, failed = [], set()
-                reminded -= contradicted
-                contradicted.clear()
-            else:
-                if len(self.ctx.seen) != seen:
-                    unchanged = [call for call in unchanged if call not in failed]
-                unchanged = unchanged + [key[:2]]
-                if not result.ok:
-                    failed.add(key[:2])
-            for note in parsed.notes:
-                self.emit(Notice(note))
-                text += f"\nNote: {note}."
+            times = repeats.call_done(parsed.tool, parsed.args, result.text, result.ok, self._file_changes != changes, len(self.ctx.seen) != seen)
+            text, stuck = self._observation(completion, parsed, result, times)
             self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
             self._observe(text)
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             if stuck:
                 return self._closing_answer(completion, cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
-        return RunResult(
-            StopReason.MAX_STEPS,
-            f"reached the step limit ({limit}) without a final answer; send a follow-up to continue",
-            None,
-            limit,
-        )
+        return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
+
+    def _limit_reached(self, cancel: CancelToken, cost_before: float, steps: int) -> RunResult | None:
+        if cancel.cancelled:
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, steps)
+        spent = self.meter.cost - cost_before
+        if self.settings.max_cost and spent >= self.settings.max_cost:
+            message = f"the run cost {money(spent)}, reaching the limit of {money(self.settings.max_cost)}; send a follow-up to continue"
+            return RunResult(StopReason.MAX_COST, message, None, steps)
+        return None
+
+    @staticmethod
+    def _unusable(reply: Reply, parsed: ParsedReply) -> str | None:
+        """Why the reply cannot be used, or None: the parser's reason, or an action cut off."""
+        if parsed.error is None and parsed.is_action and reply.finish_reason == "length":
+            return (
+                "your reply was cut off at the token limit, so the action was not run; "
+                "write a shorter reply (split a big file into several smaller writes)"
+            )
+        return parsed.error
+
+    def _format_error(self, problem: str, count: int, step: int) -> RunResult | None:
+        """Tell the model what was wrong with its reply; stop after MAX_FORMAT_ERRORS in a row."""
+        self.emit(FormatError(problem, count))
+        if count >= MAX_FORMAT_ERRORS:
+            return RunResult(StopReason.FORMAT_ERRORS, f"the model's reply could not be used {count} times in a row (last: {problem})", None, step)
+        again = "Call one tool, or answer in plain text when the task is done." if self.native else "Reply again with a <thought> and then one <action> or a <final_answer>."
+        self._observe(f"Format error: {problem}. {again}")
+        return None
+
+    def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str], repeats: Repeats) -> bool:
+        """The answer checks (aids `answer.*`): True when one found the work not done and the
+        model was told so instead of the answer being accepted."""
+        reminder = completion.reminder(answer, acted, commands)
+        if reminder is None:
+            return False
+        self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
+        self._observe(reminder.text)
+        for path in reminder.files:
+            self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
+        repeats.answer_sent_back(answer, completion.answer_was_guessed, completion.answer_contradicted)
+        return True
+
+    def _held_back(self, completion: CompletionCheck, parsed: ParsedReply) -> bool:
+        """Aid `held_move`: a command that would move a file the task asks to change is not run, once."""
+        if parsed.tool != "run_terminal_command" or not parsed.args or not self.aids.on("held_move"):
+            return False
+        held = completion.held_move(str(parsed.args[0]))
+        if held is None:
+            return False
+        self.aids.fired("held_move")
+        self.emit(Notice("the command would move a file the task asks to change; it was not run, and the model was told why once"))
+        self.emit(Observation(parsed.tool, held, False, None, None))
+        self._observe(held)
+        return True
+
+    def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:
+        """The result for the model with the after-tool aids' notes, and whether the run is stuck."""
+        aids = self.aids
+        text = result.text
+        if result.write is not None:
+            text += after_write(self.ctx, result.write)
+        gone = completion.gone_note() if aids.on("gone_note") else None
+        text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
+        stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")
+        if stuck:
+            text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
+        elif times.same_call:
+            text += aids.note("repeat_note", f"\nNote: {REPEAT_NOTE}")
+        elif times.same_failure + 1 >= STUCK_REPEATS:
+            text += aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
+        for note in parsed.notes:
+            self.emit(Notice(note))
+            text += f"\nNote: {note}."
+        return text, stuck
 
     def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
