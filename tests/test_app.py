@@ -6,6 +6,8 @@ import asyncio
 import os
 import signal
 import threading
+import html
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -742,8 +744,8 @@ async def test_the_final_answer_streams_as_markdown(server, project: Path) -> No
         await submit(pilot, "plan")
         await wait_for(pilot, lambda: bool(entries(app, "streaming")) and "first item" in entries(app, "streaming")[0].answer.source)
         streaming = entries(app, "streaming")[0]
-        assert isinstance(streaming, StreamingEntry) and streaming.answer.display
-        assert "<final_answer>" not in streaming.answer.source and "<thought>" in shown(streaming.query_one("Static.entry-body"))
+        assert isinstance(streaming, StreamingEntry) and streaming.answer_shown
+        assert "<final_answer>" not in streaming.answer.source and "<" not in "".join(shown(s) for s in streaming.query("Static.entry-body"))
         assert answer.startswith(streaming.answer.source), "the answer so far, nothing of the closing tag"
         await wait_for(pilot, lambda: state(app) == "done")
         assert not entries(app, "streaming") and entries(app, "final")[0].plain == answer
@@ -863,3 +865,42 @@ async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, pr
         assert app.settings.base_url == server.base_url and app.settings.model == MODEL_ALIAS
         assert f"local/{MODEL_ALIAS}" in app.sub_title
     assert StandIn.stopped, "the app stops the server it launched"
+
+
+async def test_a_streaming_reply_shows_its_thought_and_action_as_entries_and_never_a_tag(server, project: Path) -> None:
+    """A small model writes for tens of seconds: the screen, captured at many points of a slowly
+    streamed reply (3 characters every 80 ms, so tags arrive cut in two), shows the thought in a
+    Thought entry and the action in an Action entry as they are written, and no `<` at all (the
+    reply has none outside its tags)."""
+    (project / "notes.txt").write_text("x\n")
+    server.script(
+        Reply('<thought>The notes file holds the list I need to read first.</thought>\n<action>read_file("notes.txt")</action>', chunk_size=3, delay=0.08),
+        Reply("<thought>Done reading it.</thought><final_answer>It holds one line, the letter x, and nothing else at all.</final_answer>", chunk_size=3, delay=0.08),
+    )
+    app = make_app(server, project)
+    screens: list[str] = []
+    seen_parts: set[str] = set()
+    actions: list[str] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "what is in notes.txt?")
+        deadline = time.monotonic() + 30
+        polls = 0
+        while state(app) != "done" and time.monotonic() < deadline:
+            polls += 1
+            if polls % 3 == 1:  # a screenshot costs far more than a look at the widgets
+                screens.append(screen_text(app.export_screenshot()))
+            for stream in entries(app, "streaming"):
+                parts = [child for child in stream.query(Entry) if child is not stream and not child.has_class("-hidden")]
+                seen_parts |= {part.kind for part in parts}
+                actions += [shown(part.query_one(".entry-body")) for part in parts if part.kind == "action"]
+            await pilot.pause(0.02)
+        assert state(app) == "done"
+    assert len(screens) >= 5 and {"thought", "action", "final"} <= seen_parts
+    assert not [screen for screen in screens if "<" in screen]
+    assert any("The notes file holds" in screen and "Thought" in screen for screen in screens)
+    assert actions and all('read_file("notes.txt")'.startswith(text) for text in actions), actions
+
+
+def screen_text(svg: str) -> str:
+    """What a screenshot shows, as text: the SVG's elements dropped, its entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", svg)).replace("\xa0", " ")

@@ -7,7 +7,6 @@ reopened session's events become entries without the app. All untrusted text goe
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +33,7 @@ from mzagent_tui.agent.events import (
     call_text,
 )
 from mzagent_tui.agent.event_text import describe, edit_label
-from mzagent_tui.agent.model.parsing import partial_tag_length
+from mzagent_tui.agent.model.reply_stream import stream_parts, untagged
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
 from mzagent_tui.widgets.diff_view import DiffView
@@ -43,8 +42,6 @@ from mzagent_tui.widgets.highlight import guess_lexer, highlight
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
-FINAL_CLOSE = "</final_answer>"
-_FINAL_OPEN = re.compile(r"<final_answer>", re.IGNORECASE)
 STREAM_TAIL_CHARS = 3000
 OBSERVATION_MAX_LINES = 5000
 SHORT_OUTPUT_LINES = 12
@@ -143,12 +140,14 @@ def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
 
 
 class StreamingEntry(Entry):
-    """The reply as the model writes it; replaced by the parsed entries when it is done.
+    """The reply as the model writes it, shown as the entries it will become; replaced by the
+    parsed entries when it is done.
 
-    Until `<final_answer>` appears the raw text is shown, dimmed; from then on the answer is
-    streamed into a Markdown widget (only its last block is re-rendered per fragment), so a
-    long answer reads as it will look. A possible start of `</final_answer>` at the end of the
-    text is held back until the next fragment shows what it is.
+    The text inside `<thought>` streams into a Thought entry, inside `<action>` into an Action
+    entry, and the final answer into a Markdown widget (only its last block is re-rendered per
+    fragment), so a long answer reads as it will look; no tag of the protocol is ever on screen
+    (agent/model/reply_stream.py holds back a tag cut in two). A reply with no tags (native
+    tool calls answer in plain text) is shown as it comes, dimmed, under "Model".
     """
 
     def __init__(self) -> None:
@@ -157,32 +156,45 @@ class StreamingEntry(Entry):
         self.text = ""
         self.thinking = ""
         self._view = Static("", classes="entry-body")
-        self.answer = Markdown("", classes="entry-body -hidden")
+        self._thought = Static("", classes="entry-body")
+        self._action = Static("", classes="entry-body")
+        self.answer = Markdown("", classes="entry-body")
+        self._parts = {
+            "thought": Entry("thought", self._thought, plain=""),
+            "action": Entry("action", self._action, plain=""),
+            "final_answer": Entry("final", self.answer, plain=""),
+        }
+        for part in self._parts.values():
+            part.add_class("-hidden")
         self._answer_stream: MarkdownStream | None = None
         self._sent = 0
-        super().__init__("streaming", self._view, self.answer)
+        super().__init__("streaming", self._view, *self._parts.values())
+
+    @property
+    def answer_shown(self) -> bool:
+        """The final answer has begun streaming: it stays until the parsed answer is on screen."""
+        return self._answer_stream is not None
 
     async def add(self, text: str) -> None:
         self.text += text
         self.plain = self.text
-        opening = _FINAL_OPEN.search(self.text)
-        head = self.text if opening is None else self.text[: opening.start()]
-        shown = head if len(head) <= STREAM_TAIL_CHARS else "…" + head[-STREAM_TAIL_CHARS:]
-        self._view.update(safe(shown))
-        if opening is not None:
-            await self._stream_answer(self.text[opening.end() :])
+        parts = stream_parts(self.text)
+        if not parts:
+            self._view.update(safe(_tail(untagged(self.text))))
+            return
+        self.add_class("-parts")
+        for part in parts:
+            if part.tag == "final_answer":
+                await self._stream_answer(part.text)
+            else:
+                (self._thought if part.tag == "thought" else self._action).update(safe(_tail(part.text)))
+            self._parts[part.tag].remove_class("-hidden")
 
     async def _stream_answer(self, answer: str) -> None:
-        closing = answer.lower().find(FINAL_CLOSE)
-        if closing >= 0:
-            answer = answer[:closing]
-        else:
-            answer = answer[: len(answer) - partial_tag_length(answer, FINAL_CLOSE)]
         fragment, self._sent = answer[self._sent :], len(answer)
         if self._answer_stream is None:
             from textual.widgets.markdown import MarkdownStream
 
-            self.answer.remove_class("-hidden")
             self._answer_stream = MarkdownStream(self.answer)
             self._answer_stream.start()
         await self._answer_stream.write(for_display(fragment))
@@ -192,8 +204,15 @@ class StreamingEntry(Entry):
             await self._answer_stream.stop()
 
     def mark_incomplete(self) -> None:
+        self.remove_class("-parts")
         self.set_class(True, "-incomplete")
+        for part in self._parts.values():
+            part.add_class("-hidden")
         self._view.update(Text.assemble(safe(self.text[-STREAM_TAIL_CHARS:]), ("\n[reply cut off — nothing was run]", "bold")))
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= STREAM_TAIL_CHARS else "…" + text[-STREAM_TAIL_CHARS:]
 
 
 class ThinkingEntry(Entry):

@@ -174,7 +174,7 @@ class Transcript(VerticalScroll):
             return
         if incomplete:
             stream.mark_incomplete()
-        elif stream.answer.display:
+        elif stream.answer_shown:
             self._streamed_answer = stream
         else:
             self._remove([stream])
