@@ -166,3 +166,30 @@ async def test_paging_through_a_long_diff_jumps_without_drawing_the_lines_betwee
         await pilot.pause(0.1)
         assert transcript.scroll_y == transcript.scrollable_content_region.height
         assert len(entry.view.drawn) - drawn <= 3 * 40, "only the screens landed on are styled"
+
+
+async def test_fragments_that_arrive_while_the_stream_mounts_keep_their_order() -> None:
+    """The second fragment of a reply came while the first one's entry was still mounting and was
+    shown first: "<thought>" read as "ho<tught>" on screen (seen in tmux)."""
+    import asyncio
+
+    from textual.app import App
+
+    from mzagent_tui.widgets.entries import Entry, StreamingEntry
+    from mzagent_tui.widgets.transcript import Transcript
+
+    class One(App):
+        CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
+
+        def compose(self):  # noqa: ANN202
+            yield Transcript(ROOT, id="transcript")
+
+    fragments = ["<t", "ho", "ug", "ht", ">I", " look", "</th", "ought", "><act", "ion>read_file(\"a\")</action>"]
+    async with App.run_test(One(), size=(100, 40)) as pilot:
+        transcript = pilot.app.query_one(Transcript)
+        await asyncio.gather(*(transcript.stream(fragment, "") for fragment in fragments))
+        await pilot.pause(0.1)
+        stream = pilot.app.query_one(StreamingEntry)
+        assert stream.text == "".join(fragments)
+        shown = {part.kind: str(part.query_one(".entry-body").render()) for part in stream.query(Entry) if part is not stream}
+        assert shown["thought"] == "I look" and shown["action"] == 'read_file("a")'

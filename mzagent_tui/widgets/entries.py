@@ -175,9 +175,16 @@ class StreamingEntry(Entry):
         """The final answer has begun streaming: it stays until the parsed answer is on screen."""
         return self._answer_stream is not None
 
-    async def add(self, text: str) -> None:
+    def feed(self, text: str) -> None:
+        """Take a fragment, in the order it came (synchronously: two fragments may arrive while
+        the entry mounts, and showing must not reorder them)."""
         self.text += text
         self.plain = self.text
+
+    async def show(self) -> None:
+        """Show the reply so far (nothing before the entry is mounted: mounting shows it)."""
+        if not self.is_mounted:
+            return
         parts = stream_parts(self.text)
         if not parts:
             self._view.update(safe(_tail(untagged(self.text))))

@@ -155,12 +155,15 @@ class Transcript(VerticalScroll):
                 self.add(self._thinking)
             self._thinking.add(thinking)
         if text:
-            if self._stream is None:
-                stream = self._stream = StreamingEntry()
-                await self.add(stream)
-                if self._stream is not stream:
-                    return  # cleared while it mounted
-            await self._stream.add(text)
+            if self._stream is not None:
+                self._stream.feed(text)
+                await self._stream.show()
+                return
+            stream = self._stream = StreamingEntry()
+            stream.feed(text)
+            await self.add(stream)
+            if self._stream is stream:  # not cleared while it mounted
+                await stream.show()
 
     def step_started(self) -> None:
         self._thinking = None
