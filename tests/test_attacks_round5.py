@@ -96,3 +96,23 @@ def test_a_confined_command_cannot_read_the_keystrokes_of_another_terminal(serve
         os.close(slave)
     assert "77aa" not in texts[0], texts[0]
 
+
+# 2. jq reading the environment with a space after `$` ---------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["$ ENV.VIRTUAL_ENV", "$\tENV | .VIRTUAL_ENV", "$ # a comment\nENV.VIRTUAL_ENV"])
+def test_jq_cannot_read_the_environment_through_a_spaced_dollar_in_auto_safe(server, project: Path, text: str) -> None:
+    """jq 1.6 reads `$ ENV` as `$ENV`; the check looked for `$ENV` and `env` only."""
+    marker = "env-marker-77aa"
+    server.script(action(command(f"jq -n {shlex.quote(text)}")), answer_reply())
+    user = RecordingApprover(ApprovalDecision(False))
+    agent, recorder = make_agent(server, project, approver=user, env={"PATH": os.environ["PATH"], "VIRTUAL_ENV": marker})
+    agent.policy = Policy("auto-safe", Rules())
+    agent.approver.policy = agent.policy
+    try:
+        agent.run("work")
+    finally:
+        agent.close()
+    assert user.requests, "ran without asking"
+    assert not any(marker in o.text for o in recorder.of(Observation))
+
