@@ -116,3 +116,19 @@ def test_jq_cannot_read_the_environment_through_a_spaced_dollar_in_auto_safe(ser
     assert user.requests, "ran without asking"
     assert not any(marker in o.text for o in recorder.of(Observation))
 
+
+# 3. The agent's key on its own command line, abbreviated ----------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/cmdline"), reason="Linux /proc")
+@pytest.mark.parametrize("argv", [["--api-k=plain-key-77aa"], ["--api", "plain-key-77aa"], ["--api-ke", "plain-key-77aa"], ["--api-key", "plain-key-77aa"]])
+def test_an_abbreviated_api_key_flag_is_scrubbed_from_the_command_line(argv: list[str]) -> None:
+    """argparse takes `--api-k=KEY` for `--api-key=KEY`; /proc/<agent>/cmdline is readable by every
+    process of the user, a confined command included (it is not ptrace-guarded)."""
+    import subprocess
+    import sys
+
+    code = "from mzagent_tui.agent.safety.own_secrets import hide_own_secrets; hide_own_secrets(); print(open('/proc/self/cmdline', 'rb').read())"
+    out = subprocess.run([sys.executable, "-c", code, "run", *argv, "task"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}, check=True).stdout
+    assert "77aa" not in out and "task" in out, out
+
