@@ -232,3 +232,54 @@ def test_the_dialogs_parts_show_what_an_escape_sequence_would_hide() -> None:
     part = PartVerdict("cat notes.txt\x1b] ~/.ssh/id_rsa \x07", "ask", "reads ~/.ssh/id_rsa\x1b]x\x07, outside the project", ())
     shown = parts_table((part,)).plain
     assert "~/.ssh/id_rsa \\x07" in shown and "\x1b" not in shown, shown
+
+
+# 6. Another process of the user: its environment through /proc -----------------------------------
+
+
+@needs_wall
+def test_a_confined_command_cannot_read_the_environment_of_another_process_of_the_user(server, project: Path, home: Path) -> None:
+    """The shell the user started mzagent from holds the key in its environment; it is not the
+    agent, so hiding the agent's own secrets does not cover it."""
+    import subprocess
+    import sys
+
+    shell = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env={**os.environ, "OPENAI_API_KEY": "sk-shell-key-77aa"})
+    try:
+        texts, _ = run(server, project, command(f"cat /proc/{shell.pid}/environ | tr '\\0' '\\n' | grep -a 77aa; cat /proc/{shell.pid}/cmdline"))
+    finally:
+        shell.kill()
+        shell.wait()
+    assert "sk-shell-key-77aa" not in texts[0]
+
+
+# 7. A process left running past the command (setsid leaves its group) -----------------------------
+
+
+@needs_namespaces
+@pytest.mark.xfail(strict=True, reason="open: the command's processes are ended by process group; `setsid` starts a new session "
+                   "that outlives the command (and the agent), confined but free to race later checks; ending it needs a PID namespace or a cgroup per command")
+def test_a_process_started_with_setsid_does_not_outlive_the_command(server, project: Path, home: Path) -> None:
+    run(server, project, command("setsid sh -c 'sleep 4; echo late > survived.txt' </dev/null >/dev/null 2>&1 &"))
+    time.sleep(6)
+    assert not (project / "survived.txt").exists()
+
+
+# 8. The agent's own file tools: a link at the end of the path, /proc through a link ---------------
+
+
+def test_read_file_through_a_link_to_the_agents_environment_asks(server, project: Path) -> None:
+    (project / "env.txt").symlink_to("/proc/self/environ")
+    (project / "procdir").symlink_to("/proc/self")
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, 'read_file("env.txt")', 'read_file("procdir/environ")', 'read_file("/proc/thread-self/environ")', approver=user, mode="auto-safe")
+    assert not any("PATH=" in t or "sk-test-secret-key-1234" in t for t in texts), texts
+
+
+def test_write_to_file_through_a_link_at_the_end_of_the_path_does_not_write_outside(server, project: Path, outside: Path) -> None:
+    (outside / "target.txt").write_text("outside\n")
+    (project / "link.txt").symlink_to(outside / "target.txt")
+    (project / "dirlink").symlink_to(outside)
+    run(server, project, 'write_to_file("link.txt", "pwned\\n")', 'write_to_file("dirlink/new.txt", "pwned\\n")',
+        'edit_file("link.txt", "outside", "pwned")', mode="yolo")
+    assert (outside / "target.txt").read_text() == "outside\n" and sorted(p.name for p in outside.iterdir()) == ["target.txt"]
