@@ -283,3 +283,21 @@ def test_write_to_file_through_a_link_at_the_end_of_the_path_does_not_write_outs
     run(server, project, 'write_to_file("link.txt", "pwned\\n")', 'write_to_file("dirlink/new.txt", "pwned\\n")',
         'edit_file("link.txt", "outside", "pwned")', mode="yolo")
     assert (outside / "target.txt").read_text() == "outside\n" and sorted(p.name for p in outside.iterdir()) == ["target.txt"]
+
+
+# 9. A pattern given by an attached option: the file taken for the pattern ------------------------
+
+
+@pytest.mark.parametrize("text", ["grep -e. .env", "grep -he. .env README", "grep -fpats .env", "rg -e. .env", "git grep -e. -- .env", "grep -e. {outside}/notes.txt"])
+def test_a_pattern_attached_to_its_option_does_not_hide_the_file_read_in_auto_safe(server, project: Path, outside: Path, text: str) -> None:
+    """`grep -e PAT FILE` is known to take the pattern from -e; `-e.` (attached, or last in a
+    cluster) was not, so FILE was read as the pattern and never checked: the project's `.env`,
+    or a file outside the project, printed without asking."""
+    git(project, "init", "-q", ".")
+    (project / ".env").write_text("API_KEY=sk-env-secret-77aa\n")
+    (project / "README").write_text("readme\n")
+    (project / "pats").write_text(".\n")
+    (outside / "notes.txt").write_text("outside-secret-77aa\n")
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, command(text.format(outside=outside)), mode="auto-safe", approver=user)
+    assert "77aa" not in texts[0], texts[0]
