@@ -301,3 +301,13 @@ def test_a_pattern_attached_to_its_option_does_not_hide_the_file_read_in_auto_sa
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, command(text.format(outside=outside)), mode="auto-safe", approver=user)
     assert "77aa" not in texts[0], texts[0]
+
+
+def test_an_allow_rule_for_grep_does_not_cover_an_attached_pattern_reading_a_secret(server, project: Path) -> None:
+    """In ask mode with `allow = ["grep"]`, a read of a secret is a concern and asks still."""
+    (project / ".env").write_text("API_KEY=sk-env-secret-77aa\n")
+    rules = Rules()
+    rules.add("allow", "grep")
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, command("grep -ie. .env"), mode="ask", approver=user, rules=rules)
+    assert user.requests and "77aa" not in texts[0], texts[0]
