@@ -35,7 +35,7 @@ from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.safety.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30
@@ -123,12 +123,12 @@ class TerminalApprover:
         if request.kind == "tool":
             self.out.write(f"\nThe agent wants to call the tool {for_display(request.tool)} with:\n{for_display(request.arguments)}\n")
         else:
-            self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {for_display(request.command)}\n")
+            self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {shown_exactly(request.command, keep=chr(10) if request.kind == 'command' else '')}\n")
         if request.warning:
             self.out.write(f"Warning: {request.warning}\n")
         for part in request.parts:
             risks = "".join(f" [{risk}]" for risk in part.risks)
-            self.out.write(f"  {part.verdict:>5}: {for_display(part.text)} — {part.reason}{risks}\n")
+            self.out.write(f"  {part.verdict:>5}: {shown_exactly(part.text)} — {shown_exactly(part.reason)}{risks}\n")
         if request.reason:
             self.out.write(f"Reason: {for_display(request.reason)}\n")
         if request.diff:

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
-from mzagent_tui.agent.safety.textsafe import for_display
+from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import highlight
 
@@ -45,8 +45,8 @@ def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
             text.append("\n")
         label, colour = VERDICT_STYLE[part.verdict]
         text.append(label, style=f"bold {colour}")
-        text.append(for_display(part.text))
-        text.append(f"  — {part.reason}", style="dim")
+        text.append(shown_exactly(part.text))
+        text.append(f"  — {shown_exactly(part.reason)}", style="dim")
         for risk in part.risks:
             text.append(f"  ⚠ {risk}", style="bold red")
     return text
@@ -84,7 +84,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         with Vertical(id="approval-dialog"):
             yield Label(title, id="approval-title")
             if self._is_write:
-                yield Label(Text(for_display(self.request.path or self.request.command)), id="approval-path")
+                yield Label(Text(shown_exactly(self.request.path or self.request.command, keep="")), id="approval-path")
                 if self.request.diff:
                     diff = DiffView(self.request.diff, self.request.path, classes="approval-diff")
                     diff.can_focus = True  # a long diff is scrolled with the keys here
@@ -96,7 +96,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     yield Static(highlight(self.request.arguments, "json"))
             else:
                 with VerticalScroll(id="approval-command"):
-                    body = highlight(self.request.command, "bash") if is_command else Text(for_display(self.request.command))
+                    body = highlight(shown_exactly(self.request.command), "bash") if is_command else Text(shown_exactly(self.request.command))
                     yield Static(body)
             if self.request.warning:
                 yield Static(Text("⚠ " + self.request.warning), id="approval-warning")

@@ -67,7 +67,6 @@ def spec(flags: str = "", valued: str = "", path_valued: str = "", dangerous: di
 def check_with_spec(program: str, spec: Spec, args: list[str]) -> Check:
     result = Check(True)
     operands: list[str] = []
-    pattern_given = False
     index = 0
     while index < len(args):
         word = args[index]
@@ -78,14 +77,15 @@ def check_with_spec(program: str, spec: Spec, args: list[str]) -> Check:
         if not word.startswith("-") or word == "-" or spec.operands == TEXT and not _is_declared(spec, word):
             operands.append(word)
             continue
-        if word.split("=", 1)[0] in spec.pattern_options:
-            pattern_given = True
         if spec.numeric_option and word[1:].isdigit():
             continue
         consumed = _option(program, spec, word, args, index, result)
         if consumed < 0:
             return result
         index += consumed
+    # The pattern given by an option, as the program read it: also attached (`-e.`, `-fFILE`) or
+    # last in a cluster (`-he.`); then the first operand is a file, not the pattern.
+    pattern_given = any(name in spec.pattern_options for name, _ in result.options)
     _operands(program, spec, operands, result, 0 if pattern_given else spec.text_operands)
     return result
 

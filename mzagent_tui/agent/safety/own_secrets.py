@@ -62,19 +62,26 @@ def _environment_spans(block: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def _is_key_flag(name: bytes) -> bool:
+    """`--api-key`, or an abbreviation argparse reads as it (`--api`, `--api-k`)."""
+    return len(name) >= len(b"--api") and b"--api-key".startswith(name)
+
+
 def _argument_spans(block: bytes) -> list[tuple[int, int]]:
-    """`--api-key VALUE`, `--api-key=VALUE`, and any argument shaped like a key."""
+    """`--api-key VALUE`, `--api-key=VALUE` (or `--api-k=VALUE`: argparse takes any unambiguous
+    abbreviation), and any argument shaped like a key."""
     spans: list[tuple[int, int]] = []
     offset = 0
     after_flag = False
     for argument in block.split(b"\0"):
+        name, equals, value = argument.partition(b"=")
         if after_flag and argument:
             spans.append((offset, len(argument)))
-        elif argument.startswith(b"--api-key="):
-            spans.append((offset + len(b"--api-key="), len(argument) - len(b"--api-key=")))
+        elif equals and _is_key_flag(name):
+            spans.append((offset + len(name) + 1, len(value)))
         else:
             spans.extend((offset + m.start(), m.end() - m.start()) for m in KEY_SHAPES.finditer(argument.decode("latin-1")))
-        after_flag = argument == b"--api-key"
+        after_flag = _is_key_flag(argument)
         offset += len(argument) + 1
     return spans
 

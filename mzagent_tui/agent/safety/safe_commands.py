@@ -26,7 +26,9 @@ _READS_LISTED = "reads the files a list names (the list is not checked)"
 _SUM_FLAGS = "-b -t -z -w --binary --text --zero --tag --quiet --status --strict --warn --ignore-missing"
 _SUM_CHECK = {"-c": _READS_LISTED, "--check": _READS_LISTED}
 _JQ_IMPORT = re.compile(r"\b(import|include)\b")
-_JQ_ENV = re.compile(r"\$ENV\b|(?<![.\w$])env\b")
+_JQ_ENV = re.compile(r"\$ENV\b|(?<![.\w$])env\b|\$(?![A-Za-z_])")
+"""`env`, `$ENV`, and a `$` with no name right after it: jq 1.6 reads `$ ENV` (a space, a tab, a
+new line or a comment between) as `$ENV`."""
 
 SPECS: dict[str, Spec] = {
     "ls": _s(
@@ -256,7 +258,7 @@ def carried(words: list[str]) -> tuple[str, Carried]:
 
 def _jq_filter_concerns(args: list[str]) -> list[str]:
     """A jq filter is code: `import "/home/me/.docker/config" as $c` reads any JSON file, and
-    `env` or `$ENV` prints the environment."""
+    `env` or `$ENV` (also `$ ENV`) prints the environment."""
     filter_text = ""
     index = 0
     while index < len(args):

@@ -192,11 +192,15 @@ def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], acces
 
 
 def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path]) -> list[tuple[Path, int]]:
-    """Everything from `/` down, with the home read by allow-list and the private folders left out."""
+    """Everything from `/` down, with the home read by allow-list and the private folders left
+    out, and of `/dev` only its listing (the devices a program needs are granted by name,
+    `DEVICES`): the user's other terminals (`/dev/pts/N`, a read takes the keystrokes typed
+    there), disks of the `disk` group, the console's screen (`/dev/vcs*`) are devices too."""
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
     grants: list[tuple[Path, int]] = []
     split(Path("/"), _not_read(home, private), grants)
+    grants.append((Path("/dev"), _READ_DIR))
     return grants + home_grants(home_real, allowed, {*secret, *private})
 
 
@@ -213,11 +217,11 @@ def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> lis
 
 
 def _not_read(home: Path, private: Iterable[Path]) -> set[Path]:
-    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), the private
-    folders and the secret entries."""
+    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), `/dev` (its
+    devices granted by name), the private folders and the secret entries."""
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
-    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real}
+    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real, Path("/dev")}
 
 
 FULL = (1 << 16) - 1

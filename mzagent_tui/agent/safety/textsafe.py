@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # CSI, OSC (ended by BEL or ST), other two-byte escapes, then stray C0/C1 controls.
 _ANSI = re.compile(
@@ -29,3 +30,21 @@ def strip_control(text: str) -> str:
 def for_display(text: str) -> str:
     """`strip_control` plus bidi overrides, which can make shown text differ from what runs."""
     return _BIDI.sub("", strip_control(text))
+
+
+def shown_exactly(text: str, keep: str = "\n\t") -> str:
+    """Text that runs as it is (a command the user approves), with every character that a
+    terminal would act on or not show written out as an escape (`\\x1b`, `\\u202e`), never
+    removed: an escape sequence is a few literal bytes of a word to bash, and removing it for
+    display (`ESC ] … BEL`) would hide all the text between. A path keeps no new line (`keep=""`):
+    a name with one would show as two."""
+    out = []
+    for char in text:
+        if char in keep:
+            out.append(char)
+        elif _CONTROLS.match(char) or char in "\x1b\r\n\t" or unicodedata.category(char) in ("Cf", "Zl", "Zp", "Co", "Cn", "Cs"):
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(char)
+    return "".join(out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,9 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Un
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session, project_slug
-from mzagent_tui.agent.textfiles import atomic_write
+from mzagent_tui.agent.textfiles import UMASK, atomic_write
+from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
+from mzagent_tui.agent.tools.registry import ToolError
 
 Scope = Literal["last", "run"] | int
 """The last step's writes, the last run's writes, or a write number: that write and every later one."""
@@ -132,20 +135,80 @@ def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | N
             raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
     for write in chosen:
         try:
-            if write.created:
-                write.path.unlink()
-            elif not write.mode_only:
-                assert write.backup is not None
-                write.path.parent.mkdir(parents=True, exist_ok=True)  # a deleted file's folder may be gone too
-                atomic_write(write.path, write.backup.read_bytes())
-            if not write.created and write.old_mode is not None:
-                write.path.chmod(write.old_mode)
+            if root is not None:
+                _take_back_beneath(write, root)
+            else:
+                _take_back(write)
             event = Undone(str(write.path), write.number, removed=write.created)
             session.record_event(event)
+        except ToolError as exc:
+            raise UndoRefused(f"could not restore {write.path}: {exc}; {len(done)} write(s) before it were undone", done) from None
         except OSError as exc:
             raise UndoRefused(f"could not restore {write.path}: {exc.strerror or exc}; {len(done)} write(s) before it were undone", done) from None
         done.append(event)
     return done
+
+
+def _take_back(write: Write) -> None:
+    if write.created:
+        write.path.unlink()
+    elif not write.mode_only:
+        assert write.backup is not None
+        write.path.parent.mkdir(parents=True, exist_ok=True)  # a deleted file's folder may be gone too
+        atomic_write(write.path, write.backup.read_bytes())
+    if not write.created and write.old_mode is not None:
+        write.path.chmod(write.old_mode)
+
+
+def _take_back_beneath(write: Write, root: Path) -> None:
+    """As `_take_back`, but every step from a descriptor of the project's folder with no link
+    followed (`tools.beneath`): the checks above ran before the first file was touched, and a
+    process left running could swap a folder for a link to one outside in between."""
+    real_root = Path(os.path.realpath(root))
+    parent = os.path.relpath(os.path.realpath(write.path.parent), real_root)
+    parent = "" if parent == "." else parent
+    if parent == ".." or parent.startswith("../"):
+        raise ToolError(f"{write.path.parent} is outside the project")
+    name = write.path.name
+    if write.created:
+        folder = open_beneath(real_root, parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.unlink(name, dir_fd=folder)
+        finally:
+            os.close(folder)
+        return
+    folder = makedirs_beneath(real_root, parent)  # a deleted file's folder may be gone too
+    try:
+        if not write.mode_only:
+            assert write.backup is not None
+            try:
+                mode = stat.S_IMODE(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+            except FileNotFoundError:
+                mode = 0o666 & ~UMASK
+            write_atomically_at(folder, real_root / parent, name, write.backup.read_bytes(), mode)
+        if write.old_mode is not None:
+            _chmod_at(folder, name, write.old_mode)
+    finally:
+        os.close(folder)
+
+
+def _chmod_at(folder: int, name: str, mode: int) -> None:
+    """chmod of `name` in `folder`, never through a link (a file without read permission too:
+    Linux changes it through its O_PATH descriptor)."""
+    if hasattr(os, "O_PATH") and os.path.isdir("/proc/self/fd"):
+        handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+        try:
+            if stat.S_ISLNK(os.fstat(handle).st_mode):
+                raise ToolError(f"{name} is a link now")
+            os.chmod(f"/proc/self/fd/{handle}", mode)
+        finally:
+            os.close(handle)
+        return
+    handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        os.fchmod(handle, mode)
+    finally:
+        os.close(handle)
 
 
 def write_label(write: Write, root: Path) -> str:
