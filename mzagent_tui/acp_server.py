@@ -293,8 +293,12 @@ class AcpSession:
         return self.agent.session.id
 
     def post(self, item: Any) -> None:
-        """From any thread: queue an update (or a permission question) for the client."""
-        self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        """From any thread: queue an update (or a permission question) for the client. On the
+        loop's own thread it is queued at once, so a `queue.join()` that follows waits for it."""
+        if _running_loop() is self._loop:
+            self.queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
 
     async def _send_all(self) -> None:
         client = self._agent_side.client
@@ -388,7 +392,9 @@ class AcpAgent:
         if history.project and Path(history.project) != root:
             raise RequestError.invalid_params({"message": f"session {history.id} belongs to {history.project}, not {root}"})
         session = await self._open(cwd, mcp_servers or [], history)
-        session.updates.replay(history)
+        # The spec: the whole conversation goes out as updates, then the response. A worker
+        # thread's posts are all on the loop before its result, so the join sees every one.
+        await asyncio.to_thread(session.updates.replay, history)
         await session.queue.join()
         return LoadSessionResponse(modes=_modes(session.agent.policy.mode))
 
@@ -511,6 +517,13 @@ def _block_text(block: Any) -> str:
     if kind == "resource_link":
         return f"[file {block.uri}]"
     return f"[{kind or 'unknown'} content, not supported]"
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _read(path: Path) -> str:

@@ -1,0 +1,177 @@
+"""`mzagent acp` read line by line from its stdout, as an editor reads it.
+
+The SDK client in test_acp.py handles each notification in a task of its own, so it can see a
+response before the updates sent ahead of it. These tests keep every message in the order it
+arrived and assert that order: nothing here waits for updates to settle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION
+
+from tests.scripted_server import Reply, ScriptedServer, answer_reply
+
+Message = dict[str, Any]
+READ_TIMEOUT = 30.0
+
+
+@dataclass
+class Wire:
+    """A JSON-RPC client on the agent's stdin/stdout that records every message it receives, in
+    order, and answers permission requests from `answers` ("hold" leaves one unanswered)."""
+
+    process: asyncio.subprocess.Process
+    answers: list[str] = field(default_factory=list)
+    received: list[Message] = field(default_factory=list)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    async def send(self, method: str, params: dict[str, Any], notification: bool = False) -> int:
+        message: Message = {"jsonrpc": "2.0", "method": method, "params": params}
+        number = 0 if notification else next(self._ids)
+        if not notification:
+            message["id"] = number
+        await self._write(message)
+        return number
+
+    async def request(self, method: str, params: dict[str, Any]) -> Message:
+        """Send a request and read until its response (returned: the whole message)."""
+        number = await self.send(method, params)
+        return await self.read_until(lambda m: m.get("id") == number and "method" not in m)
+
+    async def read_until(self, done: Callable[[Message], bool]) -> Message:
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), READ_TIMEOUT)
+            assert line, "the agent closed its stdout"
+            message = json.loads(line)
+            self.received.append(message)
+            if message.get("method") == "session/request_permission":
+                answer = self.answers.pop(0) if self.answers else "reject"
+                if answer != "hold":
+                    await self._write({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": {"outcome": "selected", "optionId": answer}}})
+            if done(message):
+                return message
+
+    async def _write(self, message: Message) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        await self.process.stdin.drain()
+
+
+@contextlib.asynccontextmanager
+async def wire_agent(answers: list[str] | None = None) -> AsyncIterator[Wire]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mzagent_tui", "acp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, env=dict(os.environ),
+    )
+    wire = Wire(process, list(answers or []))
+    try:
+        response = await wire.request("initialize", {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": {}})
+        assert "result" in response, response
+        yield wire
+    finally:
+        if process.returncode is None:
+            process.stdin.close()
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+async def new_session(wire: Wire, project: Path) -> str:
+    response = await wire.request("session/new", {"cwd": str(project), "mcpServers": []})
+    return response["result"]["sessionId"]
+
+
+async def prompt(wire: Wire, session: str, *blocks: dict[str, Any]) -> Message:
+    return await wire.request("session/prompt", {"sessionId": session, "prompt": list(blocks)})
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def updates(messages: list[Message]) -> list[dict[str, Any]]:
+    return [m["params"]["update"] for m in messages if m.get("method") == "session/update"]
+
+
+def call_trace(messages: list[Message]) -> list[tuple[str, str | None]]:
+    """What each message says about tool calls, in order: (what, status)."""
+    trace = []
+    for message in messages:
+        if message.get("method") == "session/request_permission":
+            trace.append(("permission", message["params"]["toolCall"].get("status")))
+        elif message.get("method") == "session/update" and message["params"]["update"]["sessionUpdate"] in ("tool_call", "tool_call_update"):
+            update = message["params"]["update"]
+            trace.append((update["sessionUpdate"], update.get("status")))
+    return trace
+
+
+@dataclass
+class CallState:
+    """A tool call as a conforming client holds it: each field an update carries replaces the old one."""
+
+    status: str | None = None
+    content: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+
+
+def fold_calls(messages: list[Message]) -> dict[str, CallState]:
+    calls: dict[str, CallState] = {}
+    for message in messages:
+        if message.get("method") == "session/request_permission":
+            update = message["params"]["toolCall"]
+        elif message.get("method") == "session/update" and message["params"]["update"]["sessionUpdate"] in ("tool_call", "tool_call_update"):
+            update = message["params"]["update"]
+        else:
+            continue
+        call = calls.setdefault(update["toolCallId"], CallState())
+        if update.get("status") is not None:
+            call.status = update["status"]
+            call.statuses.append(update["status"])
+        if update.get("content") is not None:
+            call.content = update["content"]
+    return calls
+
+
+def diffs(call: CallState) -> list[dict[str, Any]]:
+    return [c for c in call.content if c["type"] == "diff"]
+
+
+def texts(call: CallState) -> list[str]:
+    return [c["content"]["text"] for c in call.content if c["type"] == "content"]
+
+
+async def test_load_replays_the_conversation_before_it_answers(endpoint: ScriptedServer, project: Path) -> None:
+    """The spec: the agent streams the whole conversation as updates, then responds to
+    `session/load`; a prompt sent right after the response sees only its own turn."""
+    (project / "notes.txt").write_text("hello\n")
+    endpoint.script(
+        Reply('<thought>look</thought><action>read_file("notes.txt")</action>'),
+        answer_reply("the notes say hello"),
+        answer_reply("still hello"),
+    )
+    async with wire_agent() as wire:
+        session = await new_session(wire, project)
+        assert (await prompt(wire, session, text("what do the notes say?")))["result"]["stopReason"] == "end_turn"
+    async with wire_agent() as wire:
+        response = await wire.request("session/load", {"cwd": str(project), "sessionId": session, "mcpServers": []})
+        assert response["result"]["modes"]["currentModeId"] == "ask"
+        replayed = updates(wire.received)
+        kinds = [u["sessionUpdate"] for u in replayed]
+        assert kinds[0] == "user_message_chunk" and replayed[0]["content"]["text"] == "what do the notes say?"
+        assert "tool_call" in kinds and replayed[-1] == {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "the notes say hello"}}
+        loaded = len(wire.received)
+        assert (await prompt(wire, session, text("and now?")))["result"]["stopReason"] == "end_turn"
+        turn = updates(wire.received[loaded:])
+    assert turn[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "and now?"}}, "a replayed update came after the load response"
+    assert [u["content"]["text"] for u in turn if u["sessionUpdate"] == "agent_message_chunk"] == ["still hello"]
