@@ -66,6 +66,7 @@ from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
     Action,
+    ApprovalAnswered,
     Event,
     FileChanged,
     FinalAnswer,
@@ -149,11 +150,18 @@ class Updates:
         self._ids = itertools.count(1)
         self.current: str | None = None
         """The tool call in progress: its permission request and result belong to it."""
+        self._running = False
+        """The current call was said to be `in_progress` (it passed its approval)."""
+        self._diffs: list[Any] = []
+        """The current call's diffs: `content` replaces the whole collection, so every update
+        that carries content carries all of them."""
         self._thought = ThoughtStream()
         self._streamed_thought = False
         self._used = 0
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ApprovalAnswered) and event.approved:
+            self.running()  # a command the policy allowed starts now
         match event:
             case TaskStarted(task=task):
                 self._send(update_user_message_text(task))
@@ -170,12 +178,15 @@ class Updates:
                     self._send(update_agent_thought_text(text))
                 self._streamed_thought = False
             case Action(tool=tool, args=args):
-                self.current = f"call-{next(self._ids)}"
+                self.current, self._running, self._diffs = f"call-{next(self._ids)}", False, []
                 self._send(self._start(self.current, tool, args))
             case FileChanged() if self.current is not None:
-                self._send(update_tool_call(self.current, content=[self._diff(event)]))
+                self.running()
+                self._diffs.append(self._diff(event))
+                self._send(update_tool_call(self.current, content=list(self._diffs)))
             case Observation(text=text, ok=ok) if self.current is not None:
-                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=[tool_content(text_block(text))], raw_output=text))
+                content = [*self._diffs, tool_content(text_block(text))]
+                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=content, raw_output=text))
                 self.current = None
             case FinalAnswer(text=text):
                 self._send(update_agent_message_text(text))
@@ -183,6 +194,10 @@ class Updates:
                 self._used = prompt + completion
                 if self._window():
                     self._send(UsageUpdate(session_update="usage_update", used=self._used, size=self._window()))
+            case Stopped(message=message) if self.current is not None:
+                # cut short mid-call (a cancel): the call ends here, with what it changed
+                self._send(update_tool_call(self.current, status="failed", content=[*self._diffs, tool_content(text_block(message))]))
+                self.current = None
             case Stopped(reason=StopReason.CANCELLED | StopReason.ERROR):
                 pass  # the prompt's stop reason, or the error sent just before, says it
             case _:
@@ -197,6 +212,14 @@ class Updates:
             if not isinstance(event, (TextDelta, ThinkingDelta, ReplyFinished, Usage)):
                 self(event)
 
+    def running(self) -> None:
+        """The current call passed its approval and runs: `in_progress`, said once. Every call
+        starts `pending` (it may yet ask); one that never shows it ran before its result goes
+        from `pending` to its final status."""
+        if self.current is not None and not self._running:
+            self._running = True
+            self._send(update_tool_call(self.current, status="in_progress"))
+
     def _start(self, call_id: str, tool: str, args: list[Any]) -> Any:
         kind = TOOL_KINDS.get(tool, "other")
         locations = None
@@ -208,7 +231,7 @@ class Updates:
             title = f"Run `{args[0]}`"
         else:
             title = call_text(tool, args)
-        return start_tool_call(call_id, title, kind=kind, status="in_progress", locations=locations, raw_input={"tool": tool, "args": args})
+        return start_tool_call(call_id, title, kind=kind, status="pending", locations=locations, raw_input={"tool": tool, "args": args})
 
     def _diff(self, event: FileChanged) -> Any:
         path = Path(event.path)
@@ -269,10 +292,14 @@ class _Approver:
         self._session.post(question)
         while True:
             try:
-                return decision_for(request, question.answer.result(timeout=0.1))
+                decision = decision_for(request, question.answer.result(timeout=0.1))
+                break
             except concurrent.futures.TimeoutError:
                 if self._session.token.cancelled:
                     return ApprovalDecision(False, note="the prompt was cancelled")
+        if decision.approved:
+            self._session.updates.running()
+        return decision
 
 
 class AcpSession:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import PROTOCOL_VERSION
 
 from tests.scripted_server import Reply, ScriptedServer, answer_reply
@@ -175,3 +176,100 @@ async def test_load_replays_the_conversation_before_it_answers(endpoint: Scripte
         turn = updates(wire.received[loaded:])
     assert turn[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "and now?"}}, "a replayed update came after the load response"
     assert [u["content"]["text"] for u in turn if u["sessionUpdate"] == "agent_message_chunk"] == ["still hello"]
+
+
+async def test_a_writes_diff_stays_in_the_call_when_it_completes(endpoint: ScriptedServer, project: Path) -> None:
+    (project / "a.py").write_text("x = 1\n")
+    endpoint.script(
+        Reply('<action>read_file("a.py")</action>'),
+        Reply('<thought>write</thought><action>write_to_file("a.py", "x = 2\\n")</action>'),
+        answer_reply(),
+    )
+    async with wire_agent() as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("set x to 2"))
+    write = fold_calls(wire.received)["call-2"]
+    assert write.status == "completed"
+    assert diffs(write) == [{"type": "diff", "path": str(project / "a.py"), "oldText": "x = 1\n", "newText": "x = 2\n"}]
+    assert texts(write) == ["File written: a.py (overwrote, 1 line, 6 bytes)."]
+
+
+async def test_a_file_a_command_created_keeps_its_diff_when_the_command_completes(endpoint: ScriptedServer, project: Path) -> None:
+    endpoint.script(Reply('<action>run_terminal_command("printf one > one.txt; printf two > two.txt")</action>'), answer_reply())
+    async with wire_agent(["allow"]) as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("make two files"))
+    [command] = fold_calls(wire.received).values()
+    assert command.status == "completed"
+    assert sorted((d["path"], d["newText"], d.get("oldText")) for d in diffs(command)) == [
+        (str(project / "one.txt"), "one", None), (str(project / "two.txt"), "two", None),
+    ], "each file the command created keeps its diff"
+    [result] = texts(command)
+    assert result.startswith("Command succeeded (exit code 0).") and "one.txt (created), two.txt (created)" in result
+
+
+async def test_an_asked_call_goes_pending_then_in_progress_when_allowed(endpoint: ScriptedServer, project: Path) -> None:
+    endpoint.script(Reply('<action>run_terminal_command("echo hi > out.txt")</action>'), answer_reply())
+    async with wire_agent(["allow"]) as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("go"))
+    assert call_trace(wire.received) == [
+        ("tool_call", "pending"), ("permission", "pending"), ("tool_call_update", "in_progress"), ("tool_call_update", None), ("tool_call_update", "completed"),
+    ]
+    assert (project / "out.txt").read_text() == "hi\n"
+
+
+async def test_a_rejected_call_goes_from_pending_to_failed_and_never_runs(endpoint: ScriptedServer, project: Path) -> None:
+    endpoint.script(Reply('<action>run_terminal_command("touch made.txt")</action>'), answer_reply())
+    async with wire_agent(["reject"]) as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("go"))
+    assert call_trace(wire.received) == [("tool_call", "pending"), ("permission", "pending"), ("tool_call_update", "failed")]
+    assert not (project / "made.txt").exists()
+
+
+async def test_a_call_that_does_not_ask_goes_in_progress_as_it_runs(endpoint: ScriptedServer, project: Path) -> None:
+    """Writes are not gated by default: no permission, and `in_progress` before the diff."""
+    endpoint.script(Reply('<action>write_to_file("a.py", "print(1)\\n")</action>'), answer_reply())
+    async with wire_agent() as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("go"))
+    assert call_trace(wire.received) == [("tool_call", "pending"), ("tool_call_update", "in_progress"), ("tool_call_update", None), ("tool_call_update", "completed")]
+
+
+async def test_the_status_never_goes_back(endpoint: ScriptedServer, project: Path) -> None:
+    """Over a turn mixing an asked command, a write and a read, each call's statuses only move forward."""
+    order = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
+    (project / "n.txt").write_text("n\n")
+    endpoint.script(
+        Reply('<action>read_file("n.txt")</action>'),
+        Reply('<action>run_terminal_command("touch t.txt")</action>'),
+        Reply('<action>write_to_file("w.txt", "w\\n")</action>'),
+        Reply('<action>run_terminal_command("touch u.txt")</action>'),
+        answer_reply(),
+    )
+    async with wire_agent(["allow", "reject"]) as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("go"))
+    calls = fold_calls(wire.received)
+    assert [c.status for c in calls.values()] == ["completed", "completed", "completed", "failed"]
+    for call in calls.values():
+        ranks = [order[s] for s in call.statuses]
+        assert ranks == sorted(ranks), call.statuses
+
+
+@pytest.mark.parametrize("action", ['run_terminal_command("sleep 120")', "mcp__slow__hang(seconds=120)"], ids=["command", "mcp-tool"])
+async def test_a_cancelled_call_ends_failed_before_the_prompt_answers(endpoint: ScriptedServer, project: Path, action: str) -> None:
+    """A command answers the cancel with its result; a tool server's call is cut off without
+    one, and the call is closed all the same."""
+    endpoint.script(Reply(f"<action>{action}</action>"))
+    server = {"name": "slow", "command": sys.executable, "args": [str(Path(__file__).with_name("mcp_server.py"))], "env": []}
+    async with wire_agent(["allow"]) as wire:
+        response = await wire.request("session/new", {"cwd": str(project), "mcpServers": [server]})
+        session = response["result"]["sessionId"]
+        number = await wire.send("session/prompt", {"sessionId": session, "prompt": [text("go")]})
+        await wire.read_until(lambda m: m.get("params", {}).get("update", {}).get("status") == "in_progress")
+        await wire.send("session/cancel", {"sessionId": session}, notification=True)
+        response = await wire.read_until(lambda m: m.get("id") == number and "method" not in m)
+    assert response["result"]["stopReason"] == "cancelled"
+    assert call_trace(wire.received) == [("tool_call", "pending"), ("permission", "pending"), ("tool_call_update", "in_progress"), ("tool_call_update", "failed")]
