@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from acp import (
     PROTOCOL_VERSION,
@@ -404,7 +406,9 @@ class AcpAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        return None
+        """No sign-in is needed (the model's key comes from the configuration), so no method is
+        offered in `initialize`, and any method asked for is one that was never offered."""
+        raise RequestError.invalid_params({"message": f"no authentication method {method_id!r}: this agent offers none and needs no sign-in"})
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], None)
@@ -475,7 +479,7 @@ class AcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        text = "\n\n".join(_block_text(block) for block in prompt).strip()
+        text = "\n\n".join(_block_text(block, session.root) for block in prompt).strip()
         if not text:
             raise RequestError.invalid_params({"message": "the prompt has no text"})
         await self._local_ready(session)
@@ -532,18 +536,29 @@ def _server(server: Any) -> McpServerConfig:
     return McpServerConfig(name, server.command, tuple(server.args), {v.name: v.value for v in server.env})
 
 
-def _block_text(block: Any) -> str:
-    """The text of a prompt block: text as is, an embedded file with its path, other kinds named."""
+def _block_text(block: Any, root: Path) -> str:
+    """The text of a prompt block: text as is, an embedded or linked file with its path. Kinds
+    not advertised in the prompt capabilities (image, audio) are refused, not dropped."""
     kind = getattr(block, "type", "")
     if kind == "text":
         return block.text
     if kind == "resource":
         resource = block.resource
         text = getattr(resource, "text", None)
-        return f"File {resource.uri}:\n```\n{text}\n```" if isinstance(text, str) else f"[attached {resource.uri}]"
+        where = _uri_text(resource.uri, root)
+        return f"File {where}:\n```\n{text}\n```" if isinstance(text, str) else f"[attached {where}]"
     if kind == "resource_link":
-        return f"[file {block.uri}]"
-    return f"[{kind or 'unknown'} content, not supported]"
+        return f"[file {_uri_text(block.uri, root)}]"
+    raise RequestError.invalid_params({"message": f"{kind or 'unknown'} content is not supported: the prompt capabilities offer text, embedded files and file links"})
+
+
+def _uri_text(uri: str, root: Path) -> str:
+    """A `file://` URI as the path the tools take (relative to the project when inside it);
+    any other URI as it is."""
+    parsed = urlsplit(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return uri
+    return shown_path(Path(url2pathname(parsed.path)), root)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

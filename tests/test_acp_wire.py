@@ -273,3 +273,40 @@ async def test_a_cancelled_call_ends_failed_before_the_prompt_answers(endpoint: 
         response = await wire.read_until(lambda m: m.get("id") == number and "method" not in m)
     assert response["result"]["stopReason"] == "cancelled"
     assert call_trace(wire.received) == [("tool_call", "pending"), ("permission", "pending"), ("tool_call_update", "in_progress"), ("tool_call_update", "failed")]
+
+
+async def test_an_image_only_prompt_is_refused_as_not_advertised(endpoint: ScriptedServer, project: Path) -> None:
+    async with wire_agent() as wire:
+        initialize = wire.received[0]["result"]
+        assert initialize["agentCapabilities"]["promptCapabilities"].get("image", False) is False
+        session = await new_session(wire, project)
+        response = await prompt(wire, session, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
+        audio = await prompt(wire, session, text("hear this"), {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
+    assert response["error"]["code"] == -32602 and "image" in json.dumps(response["error"])
+    assert audio["error"]["code"] == -32602 and "audio" in json.dumps(audio["error"])
+    assert endpoint.requests == [], "nothing reached the model"
+
+
+async def test_a_file_resource_link_reaches_the_model_as_a_path(endpoint: ScriptedServer, project: Path) -> None:
+    (project / "my notes.txt").write_text("hi\n")
+    endpoint.script(answer_reply())
+    link = {"type": "resource_link", "uri": (project / "my notes.txt").as_uri(), "name": "my notes.txt"}
+    elsewhere = {"type": "resource_link", "uri": "file:///etc/hostname", "name": "hostname"}
+    web = {"type": "resource_link", "uri": "https://example.com/spec", "name": "spec"}
+    embedded = {"type": "resource", "resource": {"uri": (project / "my notes.txt").as_uri(), "text": "hi\n"}}
+    async with wire_agent() as wire:
+        session = await new_session(wire, project)
+        await prompt(wire, session, text("look at these"), link, elsewhere, web, embedded)
+    sent = endpoint.requests[0]["messages"][-1]["content"]
+    assert "[file my notes.txt]" in sent and "[file /etc/hostname]" in sent and "[file https://example.com/spec]" in sent
+    assert "File my notes.txt:\n```\nhi\n\n```" in sent
+    assert "file:" not in sent and "%20" not in sent
+
+
+async def test_authenticate_refuses_a_method_never_offered(endpoint: ScriptedServer, project: Path) -> None:
+    async with wire_agent() as wire:
+        assert wire.received[0]["result"].get("authMethods", []) == []
+        response = await wire.request("authenticate", {"methodId": "oauth"})
+        still = await new_session(wire, project)
+    assert response["error"]["code"] == -32602 and "oauth" in json.dumps(response["error"])
+    assert still
