@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from acp import (
     PROTOCOL_VERSION,
@@ -66,6 +68,7 @@ from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
     Action,
+    ApprovalAnswered,
     Event,
     FileChanged,
     FinalAnswer,
@@ -149,11 +152,18 @@ class Updates:
         self._ids = itertools.count(1)
         self.current: str | None = None
         """The tool call in progress: its permission request and result belong to it."""
+        self._running = False
+        """The current call was said to be `in_progress` (it passed its approval)."""
+        self._diffs: list[Any] = []
+        """The current call's diffs: `content` replaces the whole collection, so every update
+        that carries content carries all of them."""
         self._thought = ThoughtStream()
         self._streamed_thought = False
         self._used = 0
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ApprovalAnswered) and event.approved:
+            self.running()  # a command the policy allowed starts now
         match event:
             case TaskStarted(task=task):
                 self._send(update_user_message_text(task))
@@ -170,12 +180,15 @@ class Updates:
                     self._send(update_agent_thought_text(text))
                 self._streamed_thought = False
             case Action(tool=tool, args=args):
-                self.current = f"call-{next(self._ids)}"
+                self.current, self._running, self._diffs = f"call-{next(self._ids)}", False, []
                 self._send(self._start(self.current, tool, args))
             case FileChanged() if self.current is not None:
-                self._send(update_tool_call(self.current, content=[self._diff(event)]))
+                self.running()
+                self._diffs.append(self._diff(event))
+                self._send(update_tool_call(self.current, content=list(self._diffs)))
             case Observation(text=text, ok=ok) if self.current is not None:
-                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=[tool_content(text_block(text))], raw_output=text))
+                content = [*self._diffs, tool_content(text_block(text))]
+                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=content, raw_output=text))
                 self.current = None
             case FinalAnswer(text=text):
                 self._send(update_agent_message_text(text))
@@ -183,6 +196,10 @@ class Updates:
                 self._used = prompt + completion
                 if self._window():
                     self._send(UsageUpdate(session_update="usage_update", used=self._used, size=self._window()))
+            case Stopped(message=message) if self.current is not None:
+                # cut short mid-call (a cancel): the call ends here, with what it changed
+                self._send(update_tool_call(self.current, status="failed", content=[*self._diffs, tool_content(text_block(message))]))
+                self.current = None
             case Stopped(reason=StopReason.CANCELLED | StopReason.ERROR):
                 pass  # the prompt's stop reason, or the error sent just before, says it
             case _:
@@ -197,6 +214,14 @@ class Updates:
             if not isinstance(event, (TextDelta, ThinkingDelta, ReplyFinished, Usage)):
                 self(event)
 
+    def running(self) -> None:
+        """The current call passed its approval and runs: `in_progress`, said once. Every call
+        starts `pending` (it may yet ask); one that never shows it ran before its result goes
+        from `pending` to its final status."""
+        if self.current is not None and not self._running:
+            self._running = True
+            self._send(update_tool_call(self.current, status="in_progress"))
+
     def _start(self, call_id: str, tool: str, args: list[Any]) -> Any:
         kind = TOOL_KINDS.get(tool, "other")
         locations = None
@@ -208,7 +233,7 @@ class Updates:
             title = f"Run `{args[0]}`"
         else:
             title = call_text(tool, args)
-        return start_tool_call(call_id, title, kind=kind, status="in_progress", locations=locations, raw_input={"tool": tool, "args": args})
+        return start_tool_call(call_id, title, kind=kind, status="pending", locations=locations, raw_input={"tool": tool, "args": args})
 
     def _diff(self, event: FileChanged) -> Any:
         path = Path(event.path)
@@ -269,10 +294,14 @@ class _Approver:
         self._session.post(question)
         while True:
             try:
-                return decision_for(request, question.answer.result(timeout=0.1))
+                decision = decision_for(request, question.answer.result(timeout=0.1))
+                break
             except concurrent.futures.TimeoutError:
                 if self._session.token.cancelled:
                     return ApprovalDecision(False, note="the prompt was cancelled")
+        if decision.approved:
+            self._session.updates.running()
+        return decision
 
 
 class AcpSession:
@@ -293,8 +322,12 @@ class AcpSession:
         return self.agent.session.id
 
     def post(self, item: Any) -> None:
-        """From any thread: queue an update (or a permission question) for the client."""
-        self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
+        """From any thread: queue an update (or a permission question) for the client. On the
+        loop's own thread it is queued at once, so a `queue.join()` that follows waits for it."""
+        if _running_loop() is self._loop:
+            self.queue.put_nowait(item)
+        else:
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
 
     async def _send_all(self) -> None:
         client = self._agent_side.client
@@ -373,7 +406,9 @@ class AcpAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        return None
+        """No sign-in is needed (the model's key comes from the configuration), so no method is
+        offered in `initialize`, and any method asked for is one that was never offered."""
+        raise RequestError.invalid_params({"message": f"no authentication method {method_id!r}: this agent offers none and needs no sign-in"})
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], None)
@@ -388,7 +423,9 @@ class AcpAgent:
         if history.project and Path(history.project) != root:
             raise RequestError.invalid_params({"message": f"session {history.id} belongs to {history.project}, not {root}"})
         session = await self._open(cwd, mcp_servers or [], history)
-        session.updates.replay(history)
+        # The spec: the whole conversation goes out as updates, then the response. A worker
+        # thread's posts are all on the loop before its result, so the join sees every one.
+        await asyncio.to_thread(session.updates.replay, history)
         await session.queue.join()
         return LoadSessionResponse(modes=_modes(session.agent.policy.mode))
 
@@ -442,7 +479,7 @@ class AcpAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
-        text = "\n\n".join(_block_text(block) for block in prompt).strip()
+        text = "\n\n".join(_block_text(block, session.root) for block in prompt).strip()
         if not text:
             raise RequestError.invalid_params({"message": "the prompt has no text"})
         await self._local_ready(session)
@@ -499,18 +536,36 @@ def _server(server: Any) -> McpServerConfig:
     return McpServerConfig(name, server.command, tuple(server.args), {v.name: v.value for v in server.env})
 
 
-def _block_text(block: Any) -> str:
-    """The text of a prompt block: text as is, an embedded file with its path, other kinds named."""
+def _block_text(block: Any, root: Path) -> str:
+    """The text of a prompt block: text as is, an embedded or linked file with its path. Kinds
+    not advertised in the prompt capabilities (image, audio) are refused, not dropped."""
     kind = getattr(block, "type", "")
     if kind == "text":
         return block.text
     if kind == "resource":
         resource = block.resource
         text = getattr(resource, "text", None)
-        return f"File {resource.uri}:\n```\n{text}\n```" if isinstance(text, str) else f"[attached {resource.uri}]"
+        where = _uri_text(resource.uri, root)
+        return f"File {where}:\n```\n{text}\n```" if isinstance(text, str) else f"[attached {where}]"
     if kind == "resource_link":
-        return f"[file {block.uri}]"
-    return f"[{kind or 'unknown'} content, not supported]"
+        return f"[file {_uri_text(block.uri, root)}]"
+    raise RequestError.invalid_params({"message": f"{kind or 'unknown'} content is not supported: the prompt capabilities offer text, embedded files and file links"})
+
+
+def _uri_text(uri: str, root: Path) -> str:
+    """A `file://` URI as the path the tools take (relative to the project when inside it);
+    any other URI as it is."""
+    parsed = urlsplit(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return uri
+    return shown_path(Path(url2pathname(parsed.path)), root)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _read(path: Path) -> str:

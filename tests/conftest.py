@@ -43,6 +43,14 @@ def server() -> Iterator[ScriptedServer]:
 
 
 @pytest.fixture
+def endpoint(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
+    """The scripted server as the model of every agent process a test starts (through the environment)."""
+    for name, value in {"PROVIDER": "custom", "BASE_URL": server.base_url, "MODEL": "scripted", "API_KEY": "sk-test-1234567890", "SANDBOX": "off"}.items():
+        monkeypatch.setenv(f"MZAGENT_{name}", value)
+    return server
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "proj"
     folder.mkdir()

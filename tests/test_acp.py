@@ -33,7 +33,7 @@ from acp.stdio import spawn_agent_process
 
 from mzagent_tui.acp_server import ThoughtStream, decision_for
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
-from tests.scripted_server import Reply, ScriptedServer, answer_reply
+from tests.scripted_server import Reply, answer_reply
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
 
@@ -74,13 +74,6 @@ async def settle(client: RecordingClient, quiet: float = 0.2) -> None:
     while seen != len(client.updates):
         seen = len(client.updates)
         await asyncio.sleep(quiet)
-
-
-@pytest.fixture
-def endpoint(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> ScriptedServer:
-    for name, value in {"PROVIDER": "custom", "BASE_URL": server.base_url, "MODEL": "scripted", "API_KEY": "sk-test-1234567890", "SANDBOX": "off"}.items():
-        monkeypatch.setenv(f"MZAGENT_{name}", value)
-    return server
 
 
 @contextlib.asynccontextmanager
