@@ -58,7 +58,7 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
 def _approval_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--approval", choices=MODES,
-        help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
+        help="ask: every command asks (default); auto-safe: read-only commands run; plan: only those run, nothing is written, the answer is a plan; yolo: nothing asks",
     )
     parser.add_argument(
         "--writes", choices=WRITE_MODES,

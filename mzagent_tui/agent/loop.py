@@ -84,6 +84,12 @@ temperature the same conversation gives the same reply, so a note alone rarely g
 out of a loop."""
 OFFERED_WRITE = "\nwrite_to_file("
 """How a note or reminder offers a write to send: the call on a line of its own."""
+PLAN_MODE_NOTE = (
+    "plan mode is on for this task: find out what you need (read files, run read-only commands) but change nothing, "
+    "since writes and other commands are refused. Your final answer is the plan: the numbered steps you would take, "
+    "naming the files and commands; the user reads it and may run it"
+)
+"""Told with each task in plan mode, so the model plans instead of trying writes one by one."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -219,6 +225,9 @@ class Agent:
             self.session.record("message", role="system", content=self.messages[0]["content"])
         if not follow_up:
             self._append("system", self._system_prompt())
+        planning = self.policy.mode == "plan"
+        if planning:
+            self._notes.append(PLAN_MODE_NOTE)
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
@@ -244,7 +253,7 @@ class Agent:
                 self.emit(ModelInfo(window))
         try:
             self._read_ahead(task)
-            result = self._loop(self._completion, cancel)
+            result = self._loop(self._completion, cancel, planning)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
             self.session.record("crash", traceback=traceback.format_exc())
             self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
@@ -365,7 +374,7 @@ class Agent:
         reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
 
-    def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
+    def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         limit = self.settings.max_steps
         format_errors = 0
         acted = False
@@ -418,7 +427,7 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                reminder = completion.reminder(parsed.final_answer, acted, commands)
+                reminder = None if planning else completion.reminder(parsed.final_answer, acted, commands)
                 if reminder is not None:
                     self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
                     self._observe(reminder.text)
@@ -432,7 +441,7 @@ class Agent:
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
-                self.emit(FinalAnswer(parsed.final_answer))
+                self.emit(FinalAnswer(parsed.final_answer, plan=planning))
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
@@ -482,7 +491,8 @@ class Agent:
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             if stuck:
-                return self._closing_answer(completion, cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
+                why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+                return self._closing_answer(completion, cancel, step, why, planning)
         return RunResult(
             StopReason.MAX_STEPS,
             f"reached the step limit ({limit}) without a final answer; send a follow-up to continue",
@@ -490,7 +500,7 @@ class Agent:
             limit,
         )
 
-    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str) -> RunResult:
+    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
         command three times had usually seen what the task asked about, and said it when asked.
@@ -513,12 +523,12 @@ class Agent:
                 if self._open_call is not None:
                     self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
                 return RunResult(StopReason.STUCK, message, None, step)
-            reminder = completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
+            reminder = None if planning else completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
             if reminder is None:
                 break
             self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
             self._observe(reminder.text)
-        self.emit(FinalAnswer(parsed.final_answer))
+        self.emit(FinalAnswer(parsed.final_answer, plan=planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
     def compact(self, cancel: CancelToken | None = None) -> bool:
