@@ -22,7 +22,8 @@ from mzagent_tui.agent.events import ApprovalAnswered, FinalAnswer, Observation
 from mzagent_tui.agent.export import to_markdown
 from mzagent_tui.agent.history import load_session
 from mzagent_tui.agent.secrets import Redactor
-from mzagent_tui.agent.loop import PLAN_MODE_NOTE, Agent
+from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from tests.conftest import Recorder, RecordingApprover, settings_for
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 from tests.test_policy import ROOT, TABLE, standard_rules

@@ -55,6 +55,7 @@ from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
+from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.prompt import render_system_prompt
 from mzagent_tui.agent.read_ahead import files_to_read_ahead
 from mzagent_tui.agent.sandbox import Sandbox
@@ -84,12 +85,6 @@ temperature the same conversation gives the same reply, so a note alone rarely g
 out of a loop."""
 OFFERED_WRITE = "\nwrite_to_file("
 """How a note or reminder offers a write to send: the call on a line of its own."""
-PLAN_MODE_NOTE = (
-    "plan mode is on for this task: find out what you need (read files, run read-only commands) but change nothing, "
-    "since writes and other commands are refused. Your final answer is the plan: the numbered steps you would take, "
-    "naming the files and commands; the user reads it and may run it"
-)
-"""Told with each task in plan mode, so the model plans instead of trying writes one by one."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)

@@ -77,6 +77,12 @@ class Conversation(Vertical):
         message: str
 
     @dataclass
+    class PlanReady(Message):
+        """A run in plan mode ended with this plan (the app asks what to do with it)."""
+
+        plan: str
+
+    @dataclass
     class FilesChanged(Message):
         """The agent wrote `written`; `rescan`: a command or an undo may have changed anything."""
 
@@ -111,6 +117,8 @@ class Conversation(Vertical):
         self._queue: list[str] = []
         self._started_at: float | None = None
         self._last_answer = ""
+        self._plan: str | None = None
+        """The plan the running task answered with, handed to the app when the run stops."""
         self._progress: ProgressEntry | None = None
         self._meter = self._new_meter()
         self._resume_folder: Path | None = None
@@ -194,6 +202,10 @@ class Conversation(Vertical):
         box = self.query_one(TaskInput)
         box.remember(task)
         box.value = ""
+        self.send(task)
+
+    def send(self, task: str) -> None:
+        """Start `task` now, or queue it behind the run in progress."""
         if self._run_active:
             self._queue.append(task)
             self._update(queued=len(self._queue))
@@ -325,8 +337,9 @@ class Conversation(Vertical):
                     self.post_message(self.FilesChanged((), rescan=True))
             case FileChanged(path=path):
                 self.post_message(self.FilesChanged((Path(path),), rescan=False))
-            case FinalAnswer(text=text):
+            case FinalAnswer(text=text, plan=plan):
                 self._last_answer = text
+                self._plan = text if plan else None
                 self._transcript.answer_shown()
             case RetryWait(seconds=seconds):
                 self._update(state=f"retrying in {seconds:.0f}s")
@@ -335,6 +348,9 @@ class Conversation(Vertical):
                 self._update(usage=self._meter.summary())
             case Stopped(reason=reason, message=text):
                 self.post_message(self.RunEnded(text))
+                if self._plan is not None and reason is StopReason.FINAL_ANSWER:
+                    self.post_message(self.PlanReady(self._plan))
+                self._plan = None
                 self._transcript.run_stopped()
                 self._tick()
                 self._update(state=STOP_STATES.get(reason, "stopped"))
