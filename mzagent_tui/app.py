@@ -22,16 +22,18 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DirectoryTree, Footer, Header
 
-from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, Policy
+from mzagent_tui.agent.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.local import LocalServer, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.planning import plan_task
+from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
 from mzagent_tui.agent.providers import local_available
 from mzagent_tui.agent.sandbox import sandbox_label
 from mzagent_tui.attention import Attention
+from mzagent_tui.task_completions import BUILT_INS
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
@@ -179,6 +181,45 @@ class MzAgentApp(App[None]):
     @on(Conversation.RunEnded)
     def _run_ended(self, message: Conversation.RunEnded) -> None:
         self._call_attention("mzagent run ended", message.message)
+
+    @on(Conversation.SlashCommand)
+    def _slash_command(self, message: Conversation.SlashCommand) -> None:
+        """The app's own commands typed in the task box, each the same as its key or palette entry."""
+        name, arguments = message.name, message.arguments
+        if name == "mode":
+            self._mode_command(arguments)
+        elif name == "model" and arguments:
+            self._switch_model(arguments)
+        elif name == "help":
+            self.conversation.say("notice", self._slash_help(), title="commands")
+        else:
+            actions: dict[str, Callable[[], None]] = {
+                "new": self.action_new_conversation, "undo": lambda: self.action_undo("last"), "compact": self.action_compact,
+                "export": self.action_export, "resume": self.action_resume, "model": self.action_switch_model,
+            }
+            actions[name]()
+
+    def _mode_command(self, mode: str) -> None:
+        if mode in MODES:
+            self.action_approval_mode(mode)
+        elif not mode:
+            items = [(f"{m}: {MODE_DESCRIPTIONS[m]}", m) for m in MODES]
+            self.push_screen(ChooseScreen("Approval mode", items), callback=self._mode_chosen)
+        else:
+            self.notify(f"No mode {mode!r}: the modes are {', '.join(MODES)}.", severity="error", markup=False)
+
+    def _mode_chosen(self, mode: str | None) -> None:
+        if mode is not None:
+            self.action_approval_mode(mode)
+
+    def _slash_help(self) -> str:
+        lines = [f"/{name} — {about}" for name, about in BUILT_INS.items()]
+        prompts = load_prompt_commands(self.project)
+        lines += [f"/{c.name} — {c.description} ({'from this project' if c.source == 'project' else c.path})" for c in prompts.values() if c.name not in BUILT_INS]
+        if not prompts:
+            lines.append(f"Prompt files: {user_commands_folder()}/NAME.md or {PROJECT_FOLDER}/NAME.md in the project become /NAME ($ARGUMENTS, $1… take what follows the name).")
+        lines.append("@ completes a file of the project; // sends a task starting with / as it is.")
+        return "\n".join(lines)
 
     @on(Conversation.PlanReady)
     def _plan_ready(self, message: Conversation.PlanReady) -> None:

@@ -57,7 +57,7 @@ from mzagent_tui.agent.native import NativeCall, assistant_message, flattened, p
 from mzagent_tui.agent.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.prompt import render_system_prompt
-from mzagent_tui.agent.read_ahead import files_to_read_ahead
+from mzagent_tui.agent.read_ahead import files_to_read_ahead, mentioned_files
 from mzagent_tui.agent.sandbox import Sandbox
 from mzagent_tui.agent.secrets import command_env, redactor_for
 from mzagent_tui.agent.session import Session
@@ -65,7 +65,7 @@ from mzagent_tui.agent.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.paths import resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult, load_custom_tool
 from mzagent_tui.agent.tools.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.usage import Meter, money
@@ -257,23 +257,34 @@ class Agent:
         return result
 
     def _read_ahead(self, task: str) -> None:
-        """The files the task names are read before the model's first reply, each as a step of the
-        model's own (see read_ahead); one read_file cannot read stays the model's to try."""
+        """The files the user put in the task with `@` are read before the model's first reply,
+        through read_file (its checks, paging, and its question for a secret file), each as a step
+        of the model's own; a read that fails is shown to the model too, since the user asked for
+        it. Then, except for the bundled model, the files the task names (see read_ahead); one of
+        those read_file cannot read stays the model's to try."""
+        mentioned = mentioned_files(task)
+        for name in mentioned:
+            self._read_as_step(name, self.tools.call("read_file", [name]))
         if not self.settings.reads_ahead():
             return
         for name in files_to_read_ahead(self.root, task, self.ctx.seen):
-            result = self.tools.call("read_file", [name])
-            if not result.ok:
+            if name in mentioned:
                 continue
-            self.emit(Action("read_file", [name]))
-            if self.native:
-                call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
-                self._add(assistant_message("", call))
-                self._open_call = call.id
-            else:
-                self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
-            self.emit(Observation("read_file", result.text, True, None, None))
-            self._observe(result.text)
+            result = self.tools.call("read_file", [name])
+            if result.ok:
+                self._read_as_step(name, result)
+
+    def _read_as_step(self, name: str, result: ToolResult) -> None:
+        """A read the agent made for the model, shown and kept as the model's own step."""
+        self.emit(Action("read_file", [name]))
+        if self.native:
+            call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
+            self._add(assistant_message("", call))
+            self._open_call = call.id
+        else:
+            self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
+        self.emit(Observation("read_file", result.text, result.ok, None, None))
+        self._observe(result.text)
 
     def close(self) -> None:
         """Stop the MCP servers and remove the sandbox's private temp folder (at exit, whatever
