@@ -19,22 +19,26 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import DirectoryTree, Footer, Header
 
-from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, Policy
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.model.local import LocalServer, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.planning import plan_task
+from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
 from mzagent_tui.agent.model.providers import local_available
 from mzagent_tui.agent.safety.sandbox import sandbox_label
 from mzagent_tui.attention import Attention
+from mzagent_tui.task_completions import BUILT_INS
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
+from mzagent_tui.screens.plan import PlanChoice, PlanScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.conversation import Conversation
 from mzagent_tui.widgets.entries import ObservationEntry
@@ -65,6 +69,7 @@ class MzAgentApp(App[None]):
         Binding("ctrl+t", "focus_task", "Task box", id="app.focus_task"),
         Binding("ctrl+f", "find", "Find", id="app.find"),
         Binding("ctrl+z", "undo('last')", "Undo write", id="app.undo"),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.cycle_mode"),
     ]
 
     def __init__(
@@ -89,6 +94,8 @@ class MzAgentApp(App[None]):
         self._mcp_servers = tuple(mcp_servers)
         self._sandbox_label = sandbox_label(settings.sandbox)
         """Said in the header all session: how commands are confined here."""
+        self._run_mode = self.policy.mode if self.policy.mode != "plan" else "ask"
+        """The last mode other than plan: the one a plan is offered to run in."""
         self._local_server: LocalServer | None = None
         self._attention = Attention(settings.notify, clock)
         self._opening = history
@@ -174,6 +181,65 @@ class MzAgentApp(App[None]):
     @on(Conversation.RunEnded)
     def _run_ended(self, message: Conversation.RunEnded) -> None:
         self._call_attention("mzagent run ended", message.message)
+
+    @on(Conversation.SlashCommand)
+    def _slash_command(self, message: Conversation.SlashCommand) -> None:
+        """The app's own commands typed in the task box, each the same as its key or palette entry."""
+        name, arguments = message.name, message.arguments
+        if name == "mode":
+            self._mode_command(arguments)
+        elif name == "model" and arguments:
+            self._switch_model(arguments)
+        elif name == "help":
+            self.conversation.say("notice", self._slash_help(), title="commands")
+        else:
+            actions: dict[str, Callable[[], None]] = {
+                "new": self.action_new_conversation, "undo": lambda: self.action_undo("last"), "compact": self.action_compact,
+                "export": self.action_export, "resume": self.action_resume, "model": self.action_switch_model,
+            }
+            actions[name]()
+
+    def _mode_command(self, mode: str) -> None:
+        if mode in MODES:
+            self.action_approval_mode(mode)
+        elif not mode:
+            items = [(f"{m}: {MODE_DESCRIPTIONS[m]}", m) for m in MODES]
+            self.push_screen(ChooseScreen("Approval mode", items), callback=self._mode_chosen)
+        else:
+            self.notify(f"No mode {mode!r}: the modes are {', '.join(MODES)}.", severity="error", markup=False)
+
+    def _mode_chosen(self, mode: str | None) -> None:
+        if mode is not None:
+            self.action_approval_mode(mode)
+
+    def _slash_help(self) -> str:
+        lines = [f"/{name} — {about}" for name, about in BUILT_INS.items()]
+        prompts = load_prompt_commands(self.project)
+        lines += [f"/{c.name} — {c.description} ({'from this project' if c.source == 'project' else c.path})" for c in prompts.values() if c.name not in BUILT_INS]
+        if not prompts:
+            lines.append(f"Prompt files: {user_commands_folder()}/NAME.md or {PROJECT_FOLDER}/NAME.md in the project become /NAME ($ARGUMENTS, $1… take what follows the name).")
+        lines.append("@ completes a file of the project; // sends a task starting with / as it is.")
+        return "\n".join(lines)
+
+    @on(Conversation.PlanReady)
+    def _plan_ready(self, message: Conversation.PlanReady) -> None:
+        self.push_screen(PlanScreen(message.plan, self._run_mode), callback=lambda choice: self._plan_chosen(message.plan, choice))
+
+    def _plan_chosen(self, plan: str, choice: PlanChoice | None) -> None:
+        """Run: switch to the chosen mode (yolo confirmed first) and send the plan as the next task."""
+        if choice is None or choice.action == "cancel":
+            self.notify("Plan dropped. Still in plan mode: shift+tab changes the mode.")
+        elif choice.action == "keep":
+            self.notify("Still in plan mode: say in the task box what the plan should change.")
+            self.action_focus_task()
+        elif choice.mode == "yolo":
+            self.push_screen(ConfirmScreen("Run this plan with every command allowed, for the rest of this session?"), callback=lambda yes: self._run_plan(plan, "yolo") if yes else None)
+        else:
+            self._run_plan(plan, choice.mode)
+
+    def _run_plan(self, plan: str, mode: str) -> None:
+        self._apply_mode(mode)
+        self.conversation.send(plan_task(plan))
 
     @on(ApprovalScreen.Opened)
     def _approval_opened(self, message: ApprovalScreen.Opened) -> None:
@@ -271,6 +337,16 @@ class MzAgentApp(App[None]):
     def action_focus_task(self) -> None:
         self.query_one(TaskInput).focus()
 
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: ask → auto-safe → plan → ask (yolo only from the palette, confirmed); in a
+        dialog it moves the focus back as usual."""
+        if isinstance(self.screen, ModalScreen):
+            self.screen.focus_previous()
+            return
+        cycle = ("ask", "auto-safe", "plan")
+        current = self.policy.mode
+        self._apply_mode(cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else "ask")
+
     def action_approval_mode(self, mode: str) -> None:
         """Switch the approval mode; yolo needs a confirmation."""
         if mode != "yolo":
@@ -285,6 +361,8 @@ class MzAgentApp(App[None]):
 
     def _apply_mode(self, mode: str) -> None:
         self.policy.mode = mode
+        if mode != "plan":
+            self._run_mode = mode
         self._status.mode = mode
         self.notify(f"Approval mode: {mode}", severity="warning" if mode == "yolo" else "information")
 
@@ -357,6 +435,7 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Switch provider/model", "Use another endpoint or model (starts a new conversation)", self.action_switch_model)
         yield SystemCommand("Approval mode: ask", MODE_DESCRIPTIONS["ask"], lambda: self.action_approval_mode("ask"))
         yield SystemCommand("Approval mode: auto-safe", MODE_DESCRIPTIONS["auto-safe"], lambda: self.action_approval_mode("auto-safe"))
+        yield SystemCommand("Approval mode: plan", MODE_DESCRIPTIONS["plan"], lambda: self.action_approval_mode("plan"))
         yield SystemCommand("Approval mode: yolo", f"{MODE_DESCRIPTIONS['yolo']}; dangerous, asks to confirm", lambda: self.action_approval_mode("yolo"))
         yield SystemCommand("Reopen a session", "List this project's sessions and continue one", self.action_resume)
         yield SystemCommand("Undo last write", "Take back the agent's last step: a file write, or the files a command changed (ctrl+z)", lambda: self.action_undo("last"))

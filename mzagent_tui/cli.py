@@ -61,7 +61,7 @@ def _endpoint_flags(parser: argparse.ArgumentParser) -> None:
 def _approval_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--approval", choices=MODES,
-        help="ask: every command asks (default); auto-safe: read-only commands run; yolo: nothing asks",
+        help="ask: every command asks (default); auto-safe: read-only commands run; plan: only those run, nothing is written, the answer is a plan; yolo: nothing asks",
     )
     parser.add_argument(
         "--writes", choices=WRITE_MODES,
@@ -265,11 +265,16 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
 
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
+    from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
     task = sys.stdin.read() if args.task == "-" else args.task
     if not task.strip():
         raise ConfigError("the task is empty")
+    try:
+        task = resolve_task(task.strip(), project.resolve())
+    except PromptCommandError as exc:
+        raise ConfigError(str(exc)) from None
     server = start_local(ProgressPrinter(sys.stderr)) if needs_local(settings) else None
     if server is not None:
         settings = pointed_at(settings, server)

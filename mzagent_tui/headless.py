@@ -45,6 +45,7 @@ _COLOURS = {
 }
 DIFF_LINES = 200
 """Diff lines printed per change; the export and the session log keep all of it."""
+PLAN_LABEL = "Plan (nothing was changed; to carry it out, send it as the task with --approval ask or auto-safe):\n"
 NO_TERMINAL_NOTE = "no terminal to ask the user; run with --yes to allow commands and gated writes (or --no to silence this)"
 
 
@@ -54,6 +55,7 @@ class ConsolePrinter:
     def __init__(self, out: TextIO, err: TextIO, colour: bool, root: Path) -> None:
         self.out, self.err, self.colour, self.root = out, err, colour, root
         self.final_answer: str | None = None
+        self.plan = False
 
     def _line(self, stream: TextIO, style: str, label: str, text: str) -> None:
         text = for_display(text)
@@ -76,10 +78,10 @@ class ConsolePrinter:
             case FileChanged():
                 self._line(self.out, "action", "Changed: ", event.summary(self.root))
                 self._diff(event.diff)
-            case FinalAnswer(text=text):
-                self.final_answer = text
+            case FinalAnswer(text=text, plan=plan):
+                self.final_answer, self.plan = text, plan
             case Stopped(reason=StopReason.FINAL_ANSWER):
-                self._line(self.out, "final", "Final answer:\n", self.final_answer or "")
+                self._line(self.out, "final", PLAN_LABEL if self.plan else "Final answer:\n", self.final_answer or "")
             case _:
                 described = describe(event, self.root)
                 if described is not None:

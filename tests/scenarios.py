@@ -12,6 +12,7 @@ from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.plan import PlanScreen
 from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
@@ -58,13 +59,26 @@ def full_run_script() -> list[Reply]:
     ]
 
 
-def demo_app(server: ScriptedServer, writes: str = "auto") -> MzAgentApp:
+PLAN = (
+    "1. In **greet.py**, replace the `sys.argv` parsing with `argparse`\n"
+    "2. Add a `--shout` flag that upper-cases the greeting\n"
+    "3. Add a test for `--shout` to **tests/test_greet.py**\n"
+    "4. Run `python3 -m pytest -q` and `python3 greet.py Ada --shout`"
+)
+
+
+def plan_script() -> list[Reply]:
+    """A run in plan mode: greet.py is read for the model, which answers with its plan."""
+    return [Reply(f"<thought>greet.py parses sys.argv by hand; argparse makes the flag easy.</thought>\n<final_answer>{PLAN}</final_answer>")]
+
+
+def demo_app(server: ScriptedServer, writes: str = "auto", mode: str = "ask") -> MzAgentApp:
     """The demo; `writes="ask"` gates writes, so the first dialog is the write of greet.py with its diff."""
     settings = Settings(
         provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
         price_in=0.27, price_out=1.10, context_window=65536, protocol="xml",
     )
-    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, policy=Policy(writes=writes))
+    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, policy=Policy(mode, writes=writes))
 
 
 async def _until(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001
@@ -132,3 +146,21 @@ async def undo_and_find(pilot) -> None:  # noqa: ANN001
     await pilot.pause(0.3)
     pilot.app.clear_notifications()
     await pilot.pause()
+
+
+async def completion_list(pilot) -> None:  # noqa: ANN001
+    """`/re` typed in the task box: the built-ins and the project's prompt file that match."""
+    commands = DEMO_PROJECT / ".mzagent" / "commands"
+    commands.mkdir(parents=True, exist_ok=True)
+    (commands / "release.md").write_text("---\ndescription: Bump the version and tag a release\n---\nBump the version to $1, update the changelog and tag it.\n")
+    await tree_loaded(pilot)
+    pilot.app.query_one(TaskInput).focus()
+    await pilot.press("/", "r", "e")
+    await pilot.pause(0.3)
+
+
+async def plan_dialog(pilot) -> None:  # noqa: ANN001
+    """A run in plan mode has answered: its plan, the mode to run it in, and the three choices."""
+    await submit_task(pilot)
+    await _until(pilot, lambda: isinstance(screen := pilot.app.screen, PlanScreen) and screen.accepts_keys)
+    await pilot.pause(0.3)

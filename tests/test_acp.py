@@ -197,7 +197,7 @@ async def test_the_editors_mode_menu_sets_the_approval_mode(endpoint, project: P
     async with acp_agent(client) as (conn, _):
         session = await conn.new_session(cwd=str(project))
         assert session.modes.current_mode_id == "ask"
-        assert [m.id for m in session.modes.available_modes] == ["ask", "auto-safe", "yolo"]
+        assert [m.id for m in session.modes.available_modes] == ["ask", "auto-safe", "plan", "yolo"]
         with pytest.raises(RequestError):
             await conn.set_session_mode(session_id=session.session_id, mode_id="trusted")
         await conn.set_session_mode(session_id=session.session_id, mode_id="auto-safe")

@@ -279,3 +279,19 @@ def test_a_pasted_megabyte_task_is_echoed_as_its_head_and_a_count(server, projec
     assert done.returncode == 0
     assert len(done.stdout) < 2_000 and "999,500 more characters" in done.stdout
     assert server.requests[0]["messages"][-1]["content"].count("x") == 1_000_000
+
+
+def test_run_in_plan_mode_writes_nothing_even_with_yes_and_prints_the_plan(server, project: Path) -> None:
+    server.script(
+        Reply('<thought>write</thought><action>write_to_file("calc.py", "print(6 * 7)\\n")</action>'),
+        Reply("<thought>plan</thought><final_answer>1. Write calc.py printing 6 * 7.</final_answer>"),
+    )
+    done = mzagent("run", *endpoint(server), "--yes", "--approval", "plan", "--project", str(project), "make calc.py")
+    assert done.returncode == 0, done.stderr
+    assert not (project / "calc.py").exists()
+    assert "plan mode is on" in server.requests[1]["messages"][-1]["content"]
+    assert done.stdout.rstrip().endswith("--approval ask or auto-safe):\n1. Write calc.py printing 6 * 7.")
+    server.script(Reply("<final_answer>1. Nothing else.</final_answer>"))
+    as_json = mzagent("run", *endpoint(server), "--json", "--approval", "plan", "--project", str(project), "again")
+    [answer] = [e for e in map(json.loads, as_json.stdout.splitlines()) if e["type"] == "final_answer"]
+    assert answer == {"type": "final_answer", "text": "1. Nothing else.", "plan": True}

@@ -45,3 +45,13 @@ def test_write_dialog_with_its_diff(snap_compare, demo_server: ScriptedServer) -
 
 def test_diff_entry(snap_compare, demo_server: ScriptedServer) -> None:
     assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.diff_entry)
+
+
+def test_completion_list(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.completion_list)
+
+
+def test_plan_dialog(snap_compare) -> None:
+    scenarios.make_demo_project()
+    with ScriptedServer(scenarios.plan_script()) as server:
+        assert snap_compare(scenarios.demo_app(server, mode="plan"), terminal_size=SIZE, run_before=scenarios.plan_dialog)

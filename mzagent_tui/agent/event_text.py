@@ -80,8 +80,8 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("change", "Changed", event.summary(root))
         case Compacted(summary=summary):
             return EventText("notice", event.title(), summary)
-        case FinalAnswer(text=text):
-            return EventText("final", "Final answer", text)
+        case FinalAnswer(text=text, plan=plan):
+            return EventText("final", "Plan" if plan else "Final answer", text)
         case FormatError(message=message, count=count):
             return EventText("notice", f"Format error {count}/{MAX_FORMAT_ERRORS}, the model was told", message)
         case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):

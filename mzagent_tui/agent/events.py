@@ -205,6 +205,8 @@ def shown_path(path: Path, root: Path) -> str:
 class FinalAnswer(Event):
     kind: ClassVar[str] = "final_answer"
     text: str
+    plan: bool = False
+    """The answer of a run in plan mode: a plan for the user to run, keep working on or drop."""
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,9 @@ from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
+from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.model.prompt import render_system_prompt
-from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead
+from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead, mentioned_files
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
@@ -202,6 +203,9 @@ class Agent:
             self.session.record("message", role="system", content=self.messages[0]["content"])
         if not follow_up:
             self._append("system", self._system_prompt())
+        planning = self.policy.mode == "plan"
+        if planning:
+            self._notes.append(PLAN_MODE_NOTE)
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
@@ -227,7 +231,7 @@ class Agent:
                 self.emit(ModelInfo(window))
         try:
             self._read_ahead(task)
-            result = self._loop(self._completion, cancel)
+            result = self._loop(self._completion, cancel, planning)
         except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
             self.session.record("crash", traceback=traceback.format_exc())
             self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
@@ -236,24 +240,35 @@ class Agent:
         return result
 
     def _read_ahead(self, task: str) -> None:
-        """The files the task names are read before the model's first reply, each as a step of the
-        model's own (see read_ahead); one read_file cannot read stays the model's to try."""
+        """The files the user put in the task with `@` are read before the model's first reply,
+        through read_file (its checks, paging, and its question for a secret file), each as a step
+        of the model's own; a read that fails is shown to the model too, since the user asked for
+        it. Then, except for the bundled model, the files the task names (see read_ahead); one of
+        those read_file cannot read stays the model's to try."""
+        mentioned = mentioned_files(task)
+        for name in mentioned:
+            self._read_as_step(name, self.tools.call("read_file", [name]))
         if not self.settings.reads_ahead() or not self.aids.on("read_ahead"):
             return
         for name in files_to_read_ahead(self.root, task, self.ctx.seen):
-            result = self.tools.call("read_file", [name])
-            if not result.ok:
+            if name in mentioned:
                 continue
-            self.aids.fired("read_ahead")
-            self.emit(Action("read_file", [name]))
-            if self.native:
-                call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
-                self._add(assistant_message("", call))
-                self._open_call = call.id
-            else:
-                self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
-            self.emit(Observation("read_file", result.text, True, None, None))
-            self._observe(result.text)
+            result = self.tools.call("read_file", [name])
+            if result.ok:
+                self.aids.fired("read_ahead")
+                self._read_as_step(name, result)
+
+    def _read_as_step(self, name: str, result: ToolResult) -> None:
+        """A read the agent made for the model, shown and kept as the model's own step."""
+        self.emit(Action("read_file", [name]))
+        if self.native:
+            call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
+            self._add(assistant_message("", call))
+            self._open_call = call.id
+        else:
+            self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
+        self.emit(Observation("read_file", result.text, result.ok, None, None))
+        self._observe(result.text)
 
     def close(self) -> None:
         """Stop the MCP servers and remove the sandbox's private temp folder (at exit, whatever
@@ -341,7 +356,7 @@ class Agent:
         reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
 
-    def _loop(self, completion: CompletionCheck, cancel: CancelToken) -> RunResult:
+    def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         """One step: ask, judge the reply, then accept a final answer or run one tool and report."""
         limit, format_errors, acted, commands, repeats = self.settings.max_steps, 0, False, [], Repeats()
         cost_before = self.meter.cost
@@ -365,11 +380,11 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                if self._sent_back(completion, parsed.final_answer, acted, commands, repeats):
+                if not planning and self._sent_back(completion, parsed.final_answer, acted, commands, repeats):
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
-                self.emit(FinalAnswer(parsed.final_answer))
+                self.emit(FinalAnswer(parsed.final_answer, plan=planning))
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
@@ -391,7 +406,8 @@ class Agent:
             if cancel.cancelled:
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
             if stuck:
-                return self._closing_answer(completion, cancel, step, f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times")
+                why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+                return self._closing_answer(completion, cancel, step, why, planning)
         return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
 
     def _limit_reached(self, cancel: CancelToken, cost_before: float, steps: int) -> RunResult | None:
@@ -468,7 +484,7 @@ class Agent:
             text += f"\nNote: {note}."
         return text, stuck
 
-    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str) -> RunResult:
+    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
         command three times had usually seen what the task asked about, and said it when asked.
@@ -491,12 +507,12 @@ class Agent:
                 if self._open_call is not None:
                     self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
                 return RunResult(StopReason.STUCK, message, None, step)
-            reminder = completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
+            reminder = None if planning else completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
             if reminder is None:
                 break
             self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
             self._observe(reminder.text)
-        self.emit(FinalAnswer(parsed.final_answer))
+        self.emit(FinalAnswer(parsed.final_answer, plan=planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
     def compact(self, cancel: CancelToken | None = None) -> bool:

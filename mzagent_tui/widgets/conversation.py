@@ -48,11 +48,14 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.sessions.history import SessionHistory, load_session
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, parse_slash, resolve_task
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
 from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.task_completions import BUILT_INS, file_completions, slash_completions, token_at
+from mzagent_tui.widgets.completion_menu import CompletionMenu
 from mzagent_tui.widgets.entries import ProgressEntry, entries_for, text_entry
 from mzagent_tui.widgets.run_status import RunState
 from mzagent_tui.widgets.search_bar import SearchBar
@@ -75,6 +78,19 @@ class Conversation(Vertical):
         """A run stopped (the app calls the user back)."""
 
         message: str
+
+    @dataclass
+    class SlashCommand(Message):
+        """The user ran one of the app's own commands (`/new`, `/mode plan`): the app carries it out."""
+
+        name: str
+        arguments: str
+
+    @dataclass
+    class PlanReady(Message):
+        """A run in plan mode ended with this plan (the app asks what to do with it)."""
+
+        plan: str
 
     @dataclass
     class FilesChanged(Message):
@@ -111,18 +127,24 @@ class Conversation(Vertical):
         self._queue: list[str] = []
         self._started_at: float | None = None
         self._last_answer = ""
+        self._plan: str | None = None
+        """The plan the running task answered with, handed to the app when the run stops."""
         self._progress: ProgressEntry | None = None
         self._meter = self._new_meter()
         self._resume_folder: Path | None = None
         """A reopened session the next run continues (read again then, so undos made since count)."""
         self._idle_state = "idle"
         """What the status says before the first task: "reopened" or "interrupted" after a reopen."""
+        self._files: list[str] | None = None
+        """The project's files for `@` completion, listed on the first `@` and again after each run."""
 
     def compose(self) -> ComposeResult:
         yield Transcript(self.project, id="transcript")
-        yield TaskInput(placeholder="Describe a task and press Enter", id="task")
+        yield CompletionMenu(id="completions")
+        yield TaskInput(placeholder="Describe a task and press Enter (/ for commands, @ for files)", id="task")
 
     def on_mount(self) -> None:
+        self.query_one(TaskInput).menu = self.query_one(CompletionMenu)
         self._approver = ModalApprover(self.app, ApprovalScreen, lambda: self._token)
         self._update(usage=self._meter.summary())
         self.set_interval(1.0, self._tick)
@@ -194,6 +216,49 @@ class Conversation(Vertical):
         box = self.query_one(TaskInput)
         box.remember(task)
         box.value = ""
+        parsed = parse_slash(task)
+        if parsed is not None and parsed[0] in BUILT_INS:
+            self.post_message(self.SlashCommand(*parsed))
+            return
+        try:
+            task = resolve_task(task, self.project)
+        except PromptCommandError as exc:
+            self.say("error", str(exc), title="slash command")
+            return
+        self.send(task)
+
+    # Completing `/` commands and `@` files ------------------------------------------------
+
+    @on(TaskInput.Changed, "#task")
+    def _typed(self, event: TaskInput.Changed) -> None:
+        box = self.query_one(TaskInput)
+        menu = self.query_one(CompletionMenu)
+        token = token_at(box.value, box.cursor_position)
+        if token is None:
+            menu.hide()
+        elif token.kind == "/":
+            menu.show(token, slash_completions(token.text, load_prompt_commands(self.project)))
+        elif self._files is None:
+            menu.hide()
+            self._list_files()
+        else:
+            menu.show(token, file_completions(token.text, self._files))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="files", description="list the project's files")
+    def _list_files(self) -> None:
+        """`git ls-files` or a walk, off the UI thread; the menu opens when the list is there."""
+        from mzagent_tui.agent.filelist import project_files
+
+        files = project_files(self.project)
+        self.app.call_from_thread(self._files_listed, files)
+
+    def _files_listed(self, files: list[str]) -> None:
+        self._files = files
+        box = self.query_one(TaskInput)
+        self._typed(TaskInput.Changed(box, box.value))
+
+    def send(self, task: str) -> None:
+        """Start `task` now, or queue it behind the run in progress."""
         if self._run_active:
             self._queue.append(task)
             self._update(queued=len(self._queue))
@@ -239,6 +304,7 @@ class Conversation(Vertical):
     def _finish_run(self) -> None:
         """The run (or a wait) is over: start the next queued task."""
         self._run_active = False
+        self._files = None  # the run may have made or removed files
         self._started_at = None
         if self._queue:
             task = self._queue.pop(0)
@@ -325,8 +391,9 @@ class Conversation(Vertical):
                     self.post_message(self.FilesChanged((), rescan=True))
             case FileChanged(path=path):
                 self.post_message(self.FilesChanged((Path(path),), rescan=False))
-            case FinalAnswer(text=text):
+            case FinalAnswer(text=text, plan=plan):
                 self._last_answer = text
+                self._plan = text if plan else None
                 self._transcript.answer_shown()
             case RetryWait(seconds=seconds):
                 self._update(state=f"retrying in {seconds:.0f}s")
@@ -335,6 +402,9 @@ class Conversation(Vertical):
                 self._update(usage=self._meter.summary())
             case Stopped(reason=reason, message=text):
                 self.post_message(self.RunEnded(text))
+                if self._plan is not None and reason is StopReason.FINAL_ANSWER:
+                    self.post_message(self.PlanReady(self._plan))
+                self._plan = None
                 self._transcript.run_stopped()
                 self._tick()
                 self._update(state=STOP_STATES.get(reason, "stopped"))

@@ -339,10 +339,12 @@ class DiffEntry(Entry):
         self.toggle_class("-expanded")
 
 
-def final_entry(text: str) -> Entry:
+def final_entry(text: str, plan: bool = False) -> Entry:
+    """A plan (the answer of a run in plan mode) says so in its title."""
     from textual.widgets import Markdown  # markdown-it is imported on the first answer, not at start-up
 
-    return Entry("final", Markdown(for_display(text), classes="entry-body"), plain=text)
+    title = "a plan: nothing was changed" if plan else None
+    return Entry("final", Markdown(for_display(text), classes="entry-body"), title=title, plain=text)
 
 
 def entries_for(event: Event, root: Path) -> list[Entry]:
@@ -370,8 +372,8 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
         case Compacted(summary=summary):
             body = folded(Static(safe(summary), classes="entry-body"), "show the summary")
             return [Entry("notice", body, title=described.label, plain=summary)]
-        case FinalAnswer(text=text):
-            return [final_entry(text)]
+        case FinalAnswer(text=text, plan=plan):
+            return [final_entry(text, plan)]
         case ApprovalAnswered() | FormatError() | RetryWait() | Undone() | Stopped():
             return [text_entry(described.kind, described.text, title=described.label.lower())]
     return [text_entry(described.kind, described.text)]

@@ -34,6 +34,9 @@ class RunStatus(Static):
             text.append("  ")
         elif self.mode == "auto-safe":
             text.append("auto-safe  ", style="bold")
+        elif self.mode == "plan":
+            text.append(" PLAN: NOTHING IS CHANGED ", style="bold reverse")
+            text.append("  ")
         text.append(f"● {run.state}", style="bold")
         if run.max_steps:
             text.append(f"   step {run.step}/{run.max_steps}")

@@ -7,10 +7,12 @@ redaction), and the conversation shows it as the model's own step, much as Aider
 added to the chat in front of the model. Only small text files the model has not seen yet are
 read; a file that may hold secrets is left to the model, since read_file would have to ask.
 Not for the bundled model, where it did not earn its place (`Settings.reads_ahead`).
+A file the user names with `@` is read for every model, secret or big (read_file asks or pages).
 """
 
 from __future__ import annotations
 
+import re
 from itertools import islice
 from pathlib import Path
 
@@ -26,6 +28,17 @@ context would be half full before it had said a word."""
 MAX_NAMES = 50
 """Only the first names of a task are looked at: a pasted log full of dotted names would
 otherwise cost a file-system lookup each."""
+
+
+MAX_MENTIONS = 10
+_MENTION = re.compile(r"(?<!\S)@(?P<path>[^\s@]+)")
+
+
+def mentioned_files(task: str) -> list[str]:
+    """The paths the user put in the task with `@` (`explain @src/app.py`), in order, once each,
+    without the punctuation that may follow one in a sentence; at most MAX_MENTIONS."""
+    names = (match["path"].rstrip(",;:!?)") for match in _MENTION.finditer(task))
+    return list(dict.fromkeys(name for name in names if name))[:MAX_MENTIONS]
 
 
 def files_to_read_ahead(root: Path, task: str, seen: set[Path]) -> list[str]:

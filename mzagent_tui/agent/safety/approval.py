@@ -1,9 +1,11 @@
 """How the core asks the user: the `Approver` interface, and a policy that explains itself.
 
 Every command is split into parts (`commands.analyse`); each part gets a verdict from the
-user's rules (deny wins over ask over allow), the mode (`ask`, `auto-safe`, `yolo`) and its
-risks. The whole command runs without asking only when every part is allowed; a denied part
+user's rules (deny wins over ask over allow), the mode (`ask`, `auto-safe`, `plan`, `yolo`) and
+its risks. The whole command runs without asking only when every part is allowed; a denied part
 rejects it; otherwise the front-end's approver asks, showing each part with its verdict.
+In `plan` mode nothing asks: what auto-safe would run runs, every other command and every write
+is refused with a note for the model (reads of secret files still ask, as they do in every mode).
 Rules come from the user config and "always allow" answers, never from the project folder.
 """
 
@@ -25,14 +27,24 @@ from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 from mzagent_tui.agent.textfiles import atomic_write
 
-MODES = ("ask", "auto-safe", "yolo")
+MODES = ("ask", "auto-safe", "plan", "yolo")
 MODE_DESCRIPTIONS = {
     "ask": "Every command asks first (the default)",
     "auto-safe": "Read-only commands on the safe list run without asking; the rest ask",
+    "plan": "The agent reads and runs only read-only commands, changes nothing, and answers with a plan",
     "yolo": "No command asks, for this session (the sandbox still confines them)",
 }
 """What each approval mode means, in every front-end's words (the palette, the ACP mode menu)."""
 WRITE_MODES = ("auto", "ask")
+PLAN_COMMAND_NOTE = (
+    "plan mode is on: only read-only commands on the safe list run while planning, and this one is not on it. "
+    "Read what you need with read_file or a read-only command, then give your plan as the final answer"
+)
+PLAN_WRITE_NOTE = (
+    "plan mode is on: nothing is written while planning. Put this change in your plan, "
+    "which you give as the final answer; the user runs the plan after approving it"
+)
+PLAN_TOOL_NOTE = "plan mode is on: only tools their server marks read-only run while planning. Give your plan as the final answer"
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 
 
@@ -318,7 +330,7 @@ class Policy:
                         return kind, f"{'denied' if kind == DENY else 'asked' if kind == ASK else 'allowed'} by the rule '{prefix[0]}'"
         if mode == "yolo":
             return ALLOW, "yolo mode"
-        if mode == "auto-safe" and read_only:
+        if mode in ("auto-safe", "plan") and read_only:
             return ALLOW, "the server marks it read-only"
         return ASK, "needs approval" + ("" if read_only else " (not marked read-only)")
 
@@ -365,9 +377,9 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
         return PartVerdict(part.text, ALLOW, "sets a harmless variable", risks)
     if part.program == "cd" and part.safe:
         return PartVerdict(part.text, ALLOW, "moves to a folder inside the project", risks)
-    if mode == "auto-safe" and part.safe:
+    if mode in ("auto-safe", "plan") and part.safe:
         return PartVerdict(part.text, ALLOW, "read-only (safe list)", risks)
-    if mode == "auto-safe" and part.not_safe:
+    if mode in ("auto-safe", "plan") and part.not_safe:
         return PartVerdict(part.text, ASK, f"needs approval ({part.not_safe})", risks)
     return PartVerdict(part.text, ASK, "needs approval", risks)
 
@@ -417,6 +429,7 @@ class PolicyApprover:
         self._emit = emit
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        planning = self.policy.mode == "plan"
         if request.kind == "command":
             overall, parts = self.policy.evaluate(request.command, Path(request.cwd))
             if overall == DENY:
@@ -424,6 +437,8 @@ class PolicyApprover:
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
             if overall == ALLOW and not request.ask_even_if_allowed:
                 return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts))
+            if planning:
+                return ApprovalDecision(False, note=PLAN_COMMAND_NOTE)
             request = dataclasses.replace(request, parts=tuple(parts))
         elif request.kind == "tool":
             verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
@@ -431,7 +446,11 @@ class PolicyApprover:
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
             if verdict == ALLOW:
                 return ApprovalDecision(True, note=reason)
+            if planning:
+                return ApprovalDecision(False, note=PLAN_TOOL_NOTE)
             request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
+        elif planning and request.kind in ("write", "write_sensitive"):
+            return ApprovalDecision(False, note=PLAN_WRITE_NOTE)
         elif self.policy.mode == "yolo" and not request.ask_even_if_allowed:
             return ApprovalDecision(True, note="yolo mode")
         elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):

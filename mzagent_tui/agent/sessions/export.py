@@ -77,8 +77,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Observation(text=text, exit_code=code, ok=ok):
                 badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]
-            case FinalAnswer(text=text):
-                lines += ["", "**Final answer:**", "", text]
+            case FinalAnswer(text=text, plan=plan):
+                lines += ["", "**Plan:**" if plan else "**Final answer:**", "", text]
             case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
                 meter.observe(event)
                 mark = " (estimated)" if estimated else ""

@@ -1,0 +1,42 @@
+"""`@path` in a task: the file is read for the model as its first step, through read_file's rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.events import Action, Observation
+from mzagent_tui.agent.aids.read_ahead import mentioned_files
+from tests.conftest import RecordingApprover, make_agent
+from tests.scripted_server import answer_reply
+
+
+def test_mentions_are_found_once_each_without_trailing_punctuation() -> None:
+    assert mentioned_files("explain @src/app.py, then @README.md and @src/app.py; mail me@x.org") == ["src/app.py", "README.md"]
+    assert mentioned_files("@ alone, @) and a@b") == []
+
+
+def test_a_mentioned_file_is_read_as_the_models_first_step(server, project: Path) -> None:
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("print('mentioned')\n")
+    server.script(answer_reply("it prints"))
+    agent, recorder = make_agent(server, project)
+    agent.run("what does @src/app.py do?")
+    assert recorder.of(Action) == [Action("read_file", ["src/app.py"])]
+    [observation] = recorder.of(Observation)
+    assert observation.ok and "print('mentioned')" in observation.text
+    messages = server.requests[0]["messages"]
+    assert 'read_file("src/app.py")' in messages[2]["content"] and "print('mentioned')" in messages[3]["content"]
+
+
+def test_a_mentioned_secret_file_still_asks_and_a_missing_one_is_told(server, project: Path) -> None:
+    (project / ".env").write_text("TOKEN=abc\n")
+    server.script(answer_reply("no"))
+    refusing = RecordingApprover(ApprovalDecision(False))
+    agent, recorder = make_agent(server, project, approver=refusing)
+    agent.run("use @.env and @missing.py")
+    assert [r.kind for r in refusing.requests] == ["read_sensitive"]
+    secret, missing = recorder.of(Observation)
+    assert not secret.ok and "did not allow" in secret.text and "TOKEN=abc" not in secret.text
+    assert not missing.ok and "missing.py" in missing.text
+    assert "TOKEN=abc" not in str(server.requests[0]["messages"])
