@@ -157,15 +157,15 @@ def test_the_cgroup_quota_caps_the_threads_and_its_limit_caps_memory(tmp_path: P
 
 
 def test_a_platform_without_a_prebuilt_engine_is_told_what_to_use_instead(monkeypatch: pytest.MonkeyPatch) -> None:
-    """macOS and musl get no xllamacpp wheel: the extra skips the engine (its marker) and the app
+    """Intel macOS and musl get no xllamacpp wheel: the extra skips the engine (its marker) and the app
     says so plainly, rather than suggesting an install that would fail."""
     from mzagent_tui.agent.model import providers
 
     monkeypatch.setattr(providers, "local_available", lambda: False)
     monkeypatch.setattr(providers.sys, "platform", "darwin")
-    monkeypatch.setattr(providers.platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(providers.platform, "machine", lambda: "x86_64")
     hint = providers.setup_hint()
-    assert "no prebuilt wheel for darwin arm64" in hint and "MZAGENT_BASE_URL" in hint and "[local]" not in hint
+    assert "no prebuilt wheel for darwin x86_64" in hint and "MZAGENT_BASE_URL" in hint and "[local]" not in hint
     monkeypatch.setattr(providers.sys, "platform", "linux")
     monkeypatch.setattr(providers.platform, "machine", lambda: "x86_64")
     assert "[local]" in providers.setup_hint()

@@ -384,7 +384,7 @@ const scenarios = {
   async "set-mode"(project) {
     return withPeer(project, ["allow"], async (peer) => {
       const session = await peer.agent.buildSession(project).start();
-      assert.deepEqual(session.modes.availableModes.map((m) => m.id), ["ask", "auto-safe", "yolo"]);
+      assert.deepEqual(session.modes.availableModes.map((m) => m.id), ["ask", "auto-safe", "plan", "yolo"]);
       const unknown = await peer.refused(acp.methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "trusted" });
       assert.equal(unknown.code, -32602);
       await peer.agent.request(acp.methods.agent.session.setMode, { sessionId: session.sessionId, modeId: "auto-safe" });
