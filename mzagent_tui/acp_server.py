@@ -89,7 +89,7 @@ from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, 
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
-from mzagent_tui.agent.model.parsing import partial_tag_length
+from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.textfiles import read_regular
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
@@ -100,9 +100,6 @@ PROGRESS_EVERY = 3.0
 """Seconds between the bundled model's loading messages."""
 DIFF_READ = 1 << 26
 """Bytes of a file read to show its change in a permission request or an update."""
-_THOUGHT_OPEN = re.compile(r"<thought>", re.IGNORECASE)
-THOUGHT_CLOSE = "</thought>"
-_THOUGHT_CLOSE = re.compile(THOUGHT_CLOSE, re.IGNORECASE)
 
 
 @dataclass
@@ -115,12 +112,10 @@ class ThoughtStream:
 
     def add(self, fragment: str) -> str:
         self.text += fragment
-        opening = _THOUGHT_OPEN.search(self.text)
-        if opening is None:
+        thought = next((part for part in stream_parts(self.text) if part.tag == "thought"), None)
+        if thought is None:
             return ""
-        body = self.text[opening.end():]
-        closing = _THOUGHT_CLOSE.search(body)
-        visible = body[: closing.start()] if closing else body[: len(body) - partial_tag_length(body, THOUGHT_CLOSE)]
+        visible = thought.text
         new, self.sent = visible[self.sent:], max(self.sent, len(visible))
         return new
 

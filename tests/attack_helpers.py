@@ -1,8 +1,10 @@
 """What the attack files share: a plain git for setting up repositories, the skip marks for
-the wall, and a listener that records whatever reaches it."""
+the wall, a listener that records whatever reaches it, and tool calls run through the real agent.
+The short folders under /tmp they use (`short`, `outside`) are fixtures in conftest."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -12,7 +14,11 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety import sandbox as sandbox_module
+from mzagent_tui.agent.events import Observation
+from mzagent_tui.agent.safety.approval import Policy, Rules
 from mzagent_tui.agent.safety.sandbox import landlock_abi
+from tests.conftest import Recorder, make_agent
+from tests.scripted_server import Reply, answer_reply
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 needs_wall = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
@@ -61,3 +67,27 @@ class Listener:
         self._thread.join(2)
         self.socket.close()
         return self.received
+
+
+def action(call: str) -> Reply:
+    return Reply(f"<thought>go</thought><action>{call}</action>")
+
+
+def command(text: str) -> str:
+    return f"run_terminal_command({json.dumps(text)})"
+
+
+def run(server, project: Path, *calls: str, mode: str = "yolo", approver=None, rules: Rules | None = None) -> tuple[list[str], Recorder]:  # noqa: ANN001
+    """Tool calls (`run_terminal_command(...)`, `read_file(...)`) through the real agent; the
+    observations the model was sent."""
+    server.script(*[action(c) for c in calls], answer_reply())
+    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]}
+    agent, recorder = make_agent(server, project, approver=approver, env=environ)
+    agent.policy = Policy(mode, rules or Rules())
+    agent.approver.policy = agent.policy
+    try:
+        agent.run("work")
+    finally:
+        agent.close()
+    return [o.text for o in recorder.of(Observation)], recorder
+

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -133,3 +135,18 @@ def http_server() -> Iterator[str]:
     yield f"http://127.0.0.1:{port}/mcp"
     process.terminate()
     process.wait(10)
+
+
+@pytest.fixture
+def short() -> Iterator[Path]:
+    """A folder with a short path under /tmp (a unix socket's path must fit in 108 bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="atk-", dir="/tmp")).resolve()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def outside(short: Path) -> Path:
+    folder = short / "outside"
+    folder.mkdir()
+    return folder

@@ -6,7 +6,6 @@ appear in what the model is sent, and marker files outside the project.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -18,43 +17,11 @@ import pytest
 
 from mzagent_tui.agent import filelist
 from mzagent_tui.agent.safety import own_programs
-from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
-from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
-from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
-from tests.conftest import Recorder, RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply
-
-
-
-def action(call: str) -> Reply:
-    return Reply(f"<thought>go</thought><action>{call}</action>")
-
-
-def run(server, project: Path, *calls: str, mode: str = "yolo", approver=None) -> tuple[list[str], Recorder]:  # noqa: ANN001
-    """Tool calls (`run_terminal_command(...)`, `read_file(...)`) through the real agent; the observations."""
-    server.script(*[action(c) for c in calls], answer_reply())
-    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ)
-    agent.policy = Policy(mode, Rules())
-    agent.approver.policy = agent.policy
-    try:
-        agent.run("work")
-    finally:
-        agent.close()
-    return [o.text for o in recorder.of(Observation)], recorder
-
-
-def command(text: str) -> str:
-    return f"run_terminal_command({json.dumps(text)})"
-
-
-@pytest.fixture
-def short() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="r4-", dir="/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+from tests.attack_helpers import Listener, command, git, needs_namespaces, needs_wall, run
+from tests.conftest import RecordingApprover
 
 
 @pytest.fixture
@@ -63,13 +30,6 @@ def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (folder / ".ssh").mkdir(parents=True)
     (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY OF THE USER\n")
     monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
-@pytest.fixture
-def outside(short: Path) -> Path:
-    folder = short / "outside"
-    folder.mkdir()
     return folder
 
 

@@ -7,52 +7,19 @@ listeners that must see nothing.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import shutil
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
-from tests.attack_helpers import git, needs_namespaces, needs_wall
-from tests.conftest import Recorder, RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply
-
-
-def action(call: str) -> Reply:
-    return Reply(f"<thought>go</thought><action>{call}</action>")
-
-
-def command(text: str) -> str:
-    return f"run_terminal_command({json.dumps(text)})"
-
-
-def run(server, project: Path, *calls: str, mode: str = "yolo", approver=None, rules: Rules | None = None) -> tuple[list[str], Recorder]:  # noqa: ANN001
-    """Tool calls through the real agent; the observations the model was sent."""
-    server.script(*[action(c) for c in calls], answer_reply())
-    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ)
-    agent.policy = Policy(mode, rules or Rules())
-    agent.approver.policy = agent.policy
-    try:
-        agent.run("work")
-    finally:
-        agent.close()
-    return [o.text for o in recorder.of(Observation)], recorder
-
-
-@pytest.fixture
-def short() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="r5-", dir="/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+from tests.attack_helpers import action, command, git, needs_namespaces, needs_wall, run
+from tests.conftest import RecordingApprover, make_agent
+from tests.scripted_server import answer_reply
 
 
 @pytest.fixture
@@ -61,13 +28,6 @@ def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (folder / ".ssh").mkdir(parents=True)
     (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY OF THE USER 77aa\n")
     monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
-@pytest.fixture
-def outside(short: Path) -> Path:
-    folder = short / "outside"
-    folder.mkdir()
     return folder
 
 
