@@ -12,6 +12,7 @@ import pytest
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.model.parsing import parse_reply
 from mzagent_tui.agent.aids.examples import check_command, docstring_examples, printed_examples
+from mzagent_tui.agent.safety.shell_parse import parse
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
@@ -37,7 +38,7 @@ def solution(tmp_path: Path) -> Path:
     ],
 )
 def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, code: str, printed: str, expected: str) -> None:
-    found = printed_examples(f"python3 -c {json.dumps(code)}", printed + "\n", [solution])
+    found = printed_examples(parse(f"python3 -c {json.dumps(code)}"), printed + "\n", [solution])
     assert [(one.printed, one.expected, one.path, one.matches) for one in found] == [(printed, expected, solution, False)]
 
 
@@ -56,12 +57,12 @@ def test_a_printed_call_that_differs_from_its_example_is_found(solution: Path, c
     ids=["same value", "a string printed bare", "same tuple", "no example for it", "two prints, one line", "code besides prints", "two commands", "no -c"],
 )
 def test_nothing_is_said_when_the_output_matches_or_cannot_be_matched(solution: Path, command: str, stdout: str) -> None:
-    assert [found for found in printed_examples(command, stdout, [solution]) if not found.matches] == []
+    assert [found for found in printed_examples(parse(command), stdout, [solution]) if not found.matches] == []
 
 
 def test_each_print_of_several_is_set_beside_its_own_example(solution: Path) -> None:
     command = 'python3 -c "from solution import *; print(mad([1.0, 2.0, 3.0, 4.0])); print(label(\'a\')); print(pair(1))"'
-    found = printed_examples(command, "1.0\nb\n[1, 2]\n", [solution])
+    found = printed_examples(parse(command), "1.0\nb\n[1, 2]\n", [solution])
     assert [(one.call, one.printed, one.matches) for one in found] == [
         ("mad([1.0, 2.0, 3.0, 4.0])", "1.0", True), ("label('a')", "b", False), ("pair(1)", "[1, 2]", False),
     ]
@@ -235,4 +236,4 @@ def test_deeply_nested_code_in_a_docstring_or_a_command_is_no_example_and_raises
     path.write_text(f'def g(x):\n    """\n    >>> g({deep})\n    1\n    g([{deep}]) ➞ 2\n    Input: {deep}\n    Output: {deep}\n    """\n    return x\n')
     assert docstring_examples(path) == {}
     assert check_command(path, tmp_path) is None
-    assert printed_examples(f'python3 -c "print(g({deep}))"', "1\n", [path]) == []
+    assert printed_examples(parse(f'python3 -c "print(g({deep}))"'), "1\n", [path]) == []

@@ -9,6 +9,7 @@ import pytest
 
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
+from mzagent_tui.agent.safety.shell_parse import parse
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply
 
@@ -31,7 +32,7 @@ from tests.scripted_server import Reply, answer_reply
     ],
 )
 def test_which_commands_edit_in_place(command: str, in_place: bool) -> None:
-    assert edits_in_place(command) is in_place
+    assert edits_in_place(parse(command)) is in_place
 
 
 def run_reply(command: str) -> Reply:

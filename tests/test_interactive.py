@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, PolicyApprover, Policy
+from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import interactive_reason
 from tests.conftest import RecordingApprover
 from tests.test_tools_shell import Shell
@@ -26,12 +27,12 @@ NOT_INTERACTIVE = [
 
 @pytest.mark.parametrize("command", INTERACTIVE)
 def test_interactive_commands_are_recognised(command: str, tmp_path: Path) -> None:
-    assert interactive_reason(command, tmp_path)
+    assert interactive_reason(analyse(command, tmp_path))
 
 
 @pytest.mark.parametrize("command", NOT_INTERACTIVE)
 def test_batch_commands_are_not_flagged(command: str, tmp_path: Path) -> None:
-    assert interactive_reason(command, tmp_path) == ""
+    assert interactive_reason(analyse(command, tmp_path)) == ""
 
 
 def test_the_dialog_is_warned_and_a_rejection_points_the_model_at_the_tools(project: Path, tmp_path: Path) -> None:

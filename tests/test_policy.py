@@ -338,7 +338,7 @@ def test_always_allow_offers_the_program_and_its_subcommand_never_a_bare_tool(co
     """The app and the terminal offer the same prefix; `git` or `python` alone would allow anything."""
     from mzagent_tui.agent.safety.approval import suggested_prefix
 
-    assert suggested_prefix(command, ROOT) == offered
+    assert suggested_prefix(analyse(command, ROOT)) == offered
 
 
 def test_every_front_end_offers_the_same_always_allow_rule() -> None:

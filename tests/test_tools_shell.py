@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -18,6 +19,7 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
+from mzagent_tui.agent.aids.after_command import AfterCommand
 from tests.conftest import Recorder
 
 MARK = "MZAGENT_TEST_MARK"
@@ -42,9 +44,13 @@ class Shell:
         env = command_env({"PATH": os.environ["PATH"], MARK: self.tag, **(environ or {})}, pass_env=[MARK])
         self.ctx = ToolContext(project, self.session, self.recorder, approver or StaticApprover(True), self.session.redact, env=env, command_timeout=timeout)
         self.tool = ShellTool(self.ctx)
+        self.after = AfterCommand()
 
     def run(self, command: str) -> ToolResult:
-        return self.tool.run_terminal_command(command)
+        """The tool's result with the observation the model gets: the after-command aids' notes added, as the loop adds them."""
+        result = self.tool.run_terminal_command(command)
+        notes = self.after.notes(self.ctx, result.command) if result.command is not None else ""
+        return dataclasses.replace(result, text=result.text + notes)
 
 
 @pytest.fixture

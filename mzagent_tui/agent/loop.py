@@ -21,6 +21,7 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
+from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
 from mzagent_tui.agent.aids.repeats import REPEAT_NOTE, REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
@@ -138,6 +139,7 @@ class Agent:
         atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)
         shell = ShellTool(self.ctx)
+        self._after_command = AfterCommand()
         edit = [files.edit_file] if settings.offers_edit_file() else []
         self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, shell.run_terminal_command])
         for spec in settings.tools:
@@ -470,6 +472,8 @@ class Agent:
         text = result.text
         if result.write is not None:
             text += after_write(self.ctx, result.write)
+        if result.command is not None:
+            text += self._after_command.notes(self.ctx, result.command)
         gone = completion.gone_note() if aids.on("gone_note") else None
         text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
         stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")

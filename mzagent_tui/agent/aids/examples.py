@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from mzagent_tui.agent.safety.shell_parse import parse
+from mzagent_tui.agent.safety.shell_parse import Script
 
 PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
 MAX_FILE_BYTES = 200_000
@@ -63,11 +63,11 @@ def matched_note(rel: str) -> str:
     return f"Note: the docstring examples of {rel} now all print what the docstring says. If nothing else is left, give your final answer."
 
 
-def printed_examples(command: str, stdout: str, files: list[Path]) -> list[Printed]:
+def printed_examples(script: Script, stdout: str, files: list[Path]) -> list[Printed]:
     """The printed lines that a docstring example of one of `files` has a call for, when the
     command is one `python -c` whose code is imports and prints of one value each, and each print
     gave one line; [] for any other command."""
-    calls = _printed_calls(command)
+    calls = _printed_calls(script)
     lines = stdout.strip("\n").split("\n")
     if not calls or len(lines) != len(calls):
         return []
@@ -123,10 +123,10 @@ def _top_level_functions(path: Path) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _printed_calls(command: str) -> list[str]:
+def _printed_calls(script: Script) -> list[str]:
     """The values a `python -c` prints, one `print(value)` each, in a canonical form; [] when the
     command is anything else or its code does more than import and print."""
-    commands = parse(command).commands
+    commands = script.commands
     if len(commands) != 1:
         return []
     words = [word.text for word in commands[0].words if word.literal]

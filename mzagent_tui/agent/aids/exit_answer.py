@@ -5,9 +5,7 @@ a small model took a check that found no old word left for a broken edit and rew
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from mzagent_tui.agent.safety.commands import analyse
+from mzagent_tui.agent.safety.commands import Analysis
 
 ANSWER_CODE = 1
 MEANINGS = {
@@ -22,13 +20,13 @@ MEANINGS = {
 }
 
 
-def exit_answer(command: str, exit_code: int | None, root: Path) -> str:
+def exit_answer(analysis: Analysis, exit_code: int | None) -> str:
     """What exit code 1 says when the command's status is that of a program for which 1 is an
     answer ("" otherwise). The status is the last program's only for one command or one
     pipeline: in `grep x f && echo yes` or `a; grep x f` it may come from another program."""
     if exit_code != ANSWER_CODE:
         return ""
-    parts = [part for part in analyse(command, root).parts if not part.wrapper]
+    parts = [part for part in analysis.parts if not part.wrapper]
     if not parts or any(not part.piped_into for part in parts[1:]):
         return ""
     last = parts[-1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-from mzagent_tui.agent.safety.shell_parse import parse
+from mzagent_tui.agent.safety.shell_parse import Script
 
 IN_PLACE_PROGRAMS = {"sed", "gsed", "perl"}
 
@@ -16,22 +16,22 @@ NOTHING_CHANGED = (
 )
 
 
-def edits_in_place(command: str) -> bool:
-    """Whether a simple command of `command` is sed or perl with an in-place option (`-i`,
+def edits_in_place(script: Script) -> bool:
+    """Whether a simple command of `script` is sed or perl with an in-place option (`-i`,
     `-i.bak`, `-Ei`, `-pi`, `--in-place`)."""
-    return bool(_in_place_commands(command))
+    return bool(_in_place_commands(script))
 
 
-def in_place_words(command: str) -> set[str]:
-    """The words of the in-place edits in `command` (their files among them): such a command
+def in_place_words(script: Script) -> set[str]:
+    """The words of the in-place edits in `script` (their files among them): such a command
     names a file without showing it, so it does not count as the model having seen the file."""
-    return {word for words in _in_place_commands(command) for word in words[1:]}
+    return {word for words in _in_place_commands(script) for word in words[1:]}
 
 
-def _in_place_commands(command: str) -> list[list[str]]:
-    """The literal words of each simple command of `command` that edits in place."""
+def _in_place_commands(script: Script) -> list[list[str]]:
+    """The literal words of each simple command of `script` that edits in place."""
     found = []
-    for simple in parse(command).commands:
+    for simple in script.commands:
         words = [word.text for word in simple.words if word.literal]
         if not words or PurePosixPath(words[0]).name not in IN_PLACE_PROGRAMS:
             continue

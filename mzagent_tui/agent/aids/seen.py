@@ -11,16 +11,17 @@ from pathlib import Path
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.aids.in_place import in_place_words
+from mzagent_tui.agent.safety.shell_parse import Script, parse
 from mzagent_tui.agent.tools.paths import resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
 
 
-def named_files(command: str, root: Path) -> set[Path]:
+def named_files(command: str, script: Script, root: Path) -> set[Path]:
     """The project's files a command names (`cat plan.txt`, `python3 build_index.py > out.log`): the model
     has seen them, or chose them, so write_to_file may overwrite them afterwards. Not the files of an
     in-place edit (`sed -i 's/a/b/' run.py`): after one that matched nothing, a small model wrote
     run.py from its guess, and the file's import was gone."""
-    edited = in_place_words(command)
+    edited = in_place_words(script)
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
@@ -47,7 +48,7 @@ def seen_in(event: Event, root: Path) -> set[Path]:
     if not isinstance(event, Action) or not event.args or not isinstance(event.args[0], str):
         return set()
     if event.tool == "run_terminal_command":
-        return named_files(event.args[0], root)
+        return named_files(event.args[0], parse(event.args[0]), root)
     if event.tool in ("read_file", "write_to_file", "edit_file"):
         try:
             return {resolve_inside(root, event.args[0])}

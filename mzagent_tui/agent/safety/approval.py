@@ -89,6 +89,15 @@ class ApprovalRequest:
     """That tool's arguments, as indented JSON."""
     read_only: bool = False
     """The server marks that tool read-only."""
+    analysis: Analysis | None = field(default=None, compare=False, repr=False)
+    """The command as the tool read it (`commands.analyse`), so the gate does not parse it again."""
+
+
+def analysis_of(request: ApprovalRequest) -> Analysis:
+    """The request's command, read: the tool's reading when it is of this very command."""
+    if request.analysis is not None and request.analysis.command == request.command:
+        return request.analysis
+    return analyse(request.command, Path(request.cwd))
 
 
 @dataclass(frozen=True)
@@ -131,12 +140,12 @@ TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry"
 PYTHONS = {"python", "python3"}
 
 
-def suggested_prefix(command: str, root: Path) -> str:
+def suggested_prefix(analysis: Analysis) -> str:
     """The prefix offered for "always allow": the program of the first part that does the work
     (`cd` and `bash -c` wrappers skipped, git's global options dropped) with its subcommand
     (`git status`, `npm test`) or module (`python -m pytest`). The app and the terminal offer the
     same, and never a bare `git` or `python`."""
-    for part in analyse(command, root).parts:
+    for part in analysis.parts:
         words = part.rule_words
         if not words or part.wrapper or part.program == "cd":
             continue
@@ -156,7 +165,7 @@ def offered_rule(request: ApprovalRequest) -> str:
     if request.kind == "write":
         return "*"
     if request.kind == "command":
-        return suggested_prefix(request.command, Path(request.cwd))
+        return suggested_prefix(analysis_of(request))
     return ""
 
 
@@ -336,7 +345,11 @@ class Policy:
 
     def evaluate(self, command: str, root: Path) -> tuple[str, list[PartVerdict]]:
         """The overall verdict and one verdict per part."""
-        analysis = analyse(command, root)
+        return self.judge(analyse(command, root))
+
+    def judge(self, analysis: Analysis) -> tuple[str, list[PartVerdict]]:
+        """`evaluate` for a command already read."""
+        command = analysis.command
         with self._lock:
             mode, rules = self._mode, self.rules
             verdicts = [_part_verdict(part, mode, rules, analysis) for part in analysis.parts]
@@ -431,7 +444,7 @@ class PolicyApprover:
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         planning = self.policy.mode == "plan"
         if request.kind == "command":
-            overall, parts = self.policy.evaluate(request.command, Path(request.cwd))
+            overall, parts = self.policy.judge(analysis_of(request))
             if overall == DENY:
                 reason = next(p.reason for p in parts if p.verdict == DENY)
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")

@@ -30,7 +30,7 @@ from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
 from mzagent_tui.agent.safety.sensitive import is_secret
-from mzagent_tui.agent.safety.shell_parse import MAX_DEPTH, Redirect, SimpleCommand, Word, parse
+from mzagent_tui.agent.safety.shell_parse import MAX_DEPTH, Redirect, Script, SimpleCommand, Word, parse
 
 MAX_COMMAND_CHARS = 2000
 GLOB_LIMIT = 1000
@@ -125,10 +125,15 @@ class Part:
 
 @dataclass
 class Analysis:
+    """A command read once, by the tool that runs it; the gate, the dialog and the aids that read
+    the command take this rather than parsing the text again."""
+
     command: str
     parts: list[Part]
     problems: list[str]
     """Problems of the whole command (length, control characters, syntax)."""
+    script: Script
+    """The command's own simple commands as the shell parser read them (not unwrapped)."""
 
 
 @dataclass
@@ -147,19 +152,19 @@ def analyse(command: str, root: Path) -> Analysis:
     if any((ord(c) < 32 and c not in "\t\n") or ord(c) == 127 for c in command):
         problems.append("contains control characters")
     state = _State(root, {root})
-    parts, script_problems = _script(command, state, depth=0)
-    problems.extend(script_problems)
+    script = parse(command)
+    parts = _parts(script, state, depth=0)
+    problems.extend(script.problems)
     if not parts:
         parts.append(Part(command, problems=["empty command"]))
-    return Analysis(command, parts, problems)
+    return Analysis(command, parts, problems, script)
 
 
-def _script(source: str, state: _State, depth: int) -> tuple[list[Part], list[str]]:
-    script = parse(source)
+def _parts(script: Script, state: _State, depth: int) -> list[Part]:
     parts: list[Part] = []
     for command in script.commands:
         parts.extend(_command(command, state, depth))
-    return parts, script.problems
+    return parts
 
 
 def _command(command: SimpleCommand, state: _State, depth: int) -> list[Part]:
@@ -443,8 +448,9 @@ def _nested(script: str, label: str, part: Part, state: _State, depth: int, nest
     if depth >= MAX_DEPTH:
         part.problems.append("scripts nested too deep")
         return
-    parts, problems = _script(script, state, depth + 1)
-    part.problems.extend(f"{label}: {p}" for p in problems)
+    parsed = parse(script)
+    parts = _parts(parsed, state, depth + 1)
+    part.problems.extend(f"{label}: {p}" for p in parsed.problems)
     for inner in parts:
         inner.text = f"{label}: {inner.text}"
     nested.extend(parts or [Part(f"{label}: {script}", problems=["empty command"])])

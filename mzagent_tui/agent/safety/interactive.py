@@ -6,9 +6,7 @@ the model is told which tool does the job instead.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from mzagent_tui.agent.safety.commands import Part, analyse
+from mzagent_tui.agent.safety.commands import Analysis, Part
 
 EDITORS = {"vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "mcedit", "ne", "kak", "hx", "helix"}
 EDITOR_BATCH = {"--batch", "-batch", "-es", "-Es", "-e", "--version", "--help", "-h"}
@@ -24,9 +22,9 @@ TOOLS_INSTEAD = (
 )
 
 
-def interactive_reason(command: str, root: Path) -> str:
+def interactive_reason(analysis: Analysis) -> str:
     """Why the command would wait for a person ("" when it would not)."""
-    for part in analyse(command, root).parts:
+    for part in analysis.parts:
         reason = _part_reason(part)
         if reason:
             return reason

@@ -13,10 +13,9 @@ from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.model.parsing import call_source
-
-
-class ToolError(Exception):
-    """A refusal or bad input: the message goes back to the model as the observation."""
+from mzagent_tui.agent.safety.commands import Analysis
+from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.tools.process import ProcessResult
 
 
 @dataclass(frozen=True)
@@ -35,6 +34,26 @@ class WriteOutcome:
 
 
 @dataclass(frozen=True)
+class CommandOutcome:
+    """What a command did, plainly: the aids that comment on commands read this, not the tool."""
+
+    analysis: Analysis
+    """The command as run (the user may have edited it), read once."""
+    result: ProcessResult
+    output: str
+    """stdout and stderr as kept (head and tail), as text."""
+    stdout: str
+    answer: str = ""
+    """What its exit code 1 says, for a program where that is an answer, not a failure."""
+    recorded: bool = False
+    """The files it changed were recorded (snapshots work in this project)."""
+    changed: bool = False
+    """It changed a file of the project."""
+    not_executable: tuple[str, ...] = ()
+    """Project files the shell could not run for want of the execute permission (exit code 126)."""
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a tool call produced; `text` is the observation for the model."""
 
@@ -43,6 +62,7 @@ class ToolResult:
     exit_code: int | None = None
     output_path: str | None = None
     write: WriteOutcome | None = None
+    command: CommandOutcome | None = None
 
 
 @dataclass(frozen=True)

@@ -8,23 +8,18 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from mzagent_tui.agent.safety.approval import ApprovalRequest
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
+from mzagent_tui.agent.aids.exit_answer import exit_answer
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
+from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
-from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
-from mzagent_tui.agent.aids.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.safety.textsafe import strip_control
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
+from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
-from mzagent_tui.agent.aids.exit_answer import exit_answer
-from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
-from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
-from mzagent_tui.agent.tools.registry import ToolError, ToolResult
-from mzagent_tui.agent.aids.seen import named_files
-from mzagent_tui.agent.aids.tracebacks import python_failure
+from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
@@ -32,21 +27,9 @@ LISTED_CHANGES = 20
 VERBS = {"A": "created", "M": "modified", "D": "deleted"}
 
 
-SAME_FILE = re.compile(r"^(?:mv|cp): '(?P<first>[^'\n]+)' and '(?P<second>[^'\n]+)' are the same file$", re.MULTILINE)
-SAME_FILE_NOTE = (
-    "Note: mv or cp said {first} and {second} are the same file: that file was already where the command put it "
-    "(find lists the files it has just moved into a folder below the current one, and mv or cp then skips them). "
-    "Nothing was copied twice, and no duplicate was made."
-)
-"""`find . -name '*.txt' -exec mv {} texts/ \\;` prints this, and a small model took it for a
-duplicate and deleted the only copy."""
-
-
 class ShellTool:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
-        self._matched: dict[Path, tuple[str, set[str]]] = {}
-        """Per Python file: its digest, and the example calls that printed what they should since it had that content."""
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
         self._said_unreadable: set[str] = set()
@@ -64,12 +47,14 @@ class ShellTool:
             raise ToolError("the command contains a NUL byte")
         if len(command) > MAX_COMMAND_CHARS:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
-        waits_for_input = interactive_reason(command, ctx.root)
+        analysis = analyse(command, ctx.root)
+        waits_for_input = interactive_reason(analysis)
         request = ApprovalRequest(
             "command", command, str(ctx.root), ctx.thought,
             sandbox=ctx.sandbox.confinement().describe(),
             ask_even_if_allowed=command in self._blocked,
             warning=f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else "",
+            analysis=analysis,
         )
         decision = ctx.approver.approve(request)
         to_run = decision.command or command
@@ -83,75 +68,31 @@ class ShellTool:
                 f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
                 ok=False,
             )
+        ran = analysis if to_run == command else analyse(to_run, ctx.root)
         output_path = ctx.session.output_path()
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
-        ctx.seen.update(named_files(to_run, ctx.root))
-        aids = ctx.aids
-        answer = exit_answer(to_run, result.exit_code, ctx.root) if aids.on("exit_answer") else ""
+        answer = exit_answer(ran, result.exit_code) if ctx.aids.on("exit_answer") else ""
         if answer:
-            aids.fired("exit_answer")
+            ctx.aids.fired("exit_answer")
         text = _describe(result, ctx.command_timeout, str(output_path), answer)
-        unrunnable = not_executable(_whole(result.output), ctx.root) if result.exit_code == 126 and aids.on("not_executable") else []
-        if unrunnable:
-            text += aids.note("not_executable", "\n" + not_executable_note(unrunnable))
-        elif confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(result, ctx.root):
+        output = _whole(result.output)
+        unrunnable = not_executable(output, ctx.root) if result.exit_code == 126 else []
+        if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
-        if before is not None:
-            changes = self._record_changes(before)
-            text += changes
-            if not changes and result.exit_code == 0 and self._snapshots is not None and edits_in_place(to_run):
-                text += aids.note("in_place_nothing_changed", "\n" + NOTHING_CHANGED)
-        if result.exit_code == 0 and aids.on("examples"):
-            text += aids.note("examples", self._against_examples(to_run, _whole(result.stdout)))
-        same = SAME_FILE.search(_whole(result.output))
-        if same is not None:
-            text += aids.note("same_file", "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"]))
-        if result.exit_code not in (0, None) and not answer:
-            failure = python_failure(_whole(result.output), ctx.root)
-            if failure is not None and failure.path in ctx.changed:
-                ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
-            for missing in missing_in_output(ctx.root, text) if aids.on("missing_path") else []:
-                text += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}")
-            if "SyntaxError" in text and "python" in to_run and one_line_block(to_run):
-                text += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
-        text += advice
+        changes = self._record_changes(before) if before is not None else ""
+        text += changes + advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
-        return ToolResult(ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code, output_path=str(output_path))
-
-    def _against_examples(self, command: str, stdout: str) -> str:
-        """A note when the command printed calls that docstring examples of a Python file the model
-        wrote give other results for (the file is then not "a step done" if written again), or when
-        every checked example of the file has now printed what it should since the file last changed."""
-        written = sorted(path for path in self._ctx.changed if path.suffix == ".py")
-        printed = printed_examples(command, stdout, written) if written else []
-        notes = []
-        for path in dict.fromkeys(found.path for found in printed):
-            rel = str(path.relative_to(self._ctx.root))
-            in_file = [found for found in printed if found.path == path]
-            wrong = [found for found in in_file if not found.matches]
-            if wrong:
-                self._ctx.failed[path] = "a command printed " + "; and ".join(
-                    f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in wrong
-                )
-                notes.append("\n" + mismatch_note(rel, wrong))
-                continue
-            try:
-                digest = _file_digest(path)
-            except OSError:
-                continue
-            needed = set(checked_calls(path))
-            earlier, matched = self._matched.get(path, (None, set()))
-            if earlier != digest:
-                matched = set()
-            told = earlier == digest and needed <= matched
-            matched |= {found.call for found in in_file}
-            self._matched[path] = (digest, matched)
-            if needed and not told and needed <= matched:
-                notes.append("\n" + matched_note(rel))
-        return "".join(notes)
+        outcome = CommandOutcome(
+            ran, result, output, _whole(result.stdout), answer,
+            recorded=before is not None and self._snapshots is not None, changed=bool(changes), not_executable=tuple(unrunnable),
+        )
+        return ToolResult(
+            ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code,
+            output_path=str(output_path), command=outcome,
+        )
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
@@ -265,10 +206,9 @@ _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|C
 _MISSING = re.compile(r"(/[^\s:'\"]+)'?: No such file or directory", re.MULTILINE)
 
 
-def _looks_blocked(result: ProcessResult, root: Path) -> bool:
+def _looks_blocked(output: str, root: Path) -> bool:
     """A refusal, or a path outside the project the command was told is missing though it is
     there: the sandbox's view covers the home's unlisted dot-entries and other programs' /tmp."""
-    output = _whole(result.output)
     if _BLOCKED.search(output):
         return True
     return any(os.path.lexists(path) and not Path(path).is_relative_to(root) for path in _MISSING.findall(output))
@@ -287,16 +227,6 @@ def not_executable(output: str, root: Path) -> list[str]:
         if path.is_relative_to(root) and path.is_file() and not os.access(path, os.X_OK):
             found.append(name)
     return found
-
-
-def not_executable_note(names: list[str]) -> str:
-    shown = ", ".join(names)
-    first = names[0].removeprefix("./")
-    return (
-        f"Note: {shown} {'is' if len(names) == 1 else 'are'} not executable: the file has no execute permission (files "
-        f"write_to_file creates have none), not a sandbox rule. Run it through its interpreter (bash {first}, python3 "
-        f"{first}), or make it executable first: chmod +x {first}"
-    )
 
 
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)

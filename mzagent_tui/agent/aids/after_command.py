@@ -1,0 +1,105 @@
+"""The aids that comment on a command, at one point: after it ran, from its plain outcome. The
+shell tool runs the command and reports the truth (status, output, files changed, a possible
+sandbox refusal); everything said here is advice for a small model, each piece switchable by its
+name in the seam's catalogue."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
+from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
+from mzagent_tui.agent.aids.seen import named_files
+from mzagent_tui.agent.aids.syntax_check import ONE_LINE_BLOCK, one_line_block
+from mzagent_tui.agent.aids.tracebacks import python_failure
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
+from mzagent_tui.agent.tools.registry import CommandOutcome
+
+SAME_FILE = re.compile(r"^(?:mv|cp): '(?P<first>[^'\n]+)' and '(?P<second>[^'\n]+)' are the same file$", re.MULTILINE)
+SAME_FILE_NOTE = (
+    "Note: mv or cp said {first} and {second} are the same file: that file was already where the command put it "
+    "(find lists the files it has just moved into a folder below the current one, and mv or cp then skips them). "
+    "Nothing was copied twice, and no duplicate was made."
+)
+"""`find . -name '*.txt' -exec mv {} texts/ \\;` prints this, and a small model took it for a
+duplicate and deleted the only copy."""
+
+
+class AfterCommand:
+    """The notes for each command of a session; it remembers which docstring examples a file's
+    current content has printed right, to say once when all of them have."""
+
+    def __init__(self) -> None:
+        self._matched: dict[Path, tuple[str, set[str]]] = {}
+
+    def notes(self, ctx: ToolContext, ran: CommandOutcome) -> str:
+        """The notes for one command, each on a line of its own ("" when none applies); what they
+        quote of the output is redacted like the output itself."""
+        aids, result, command = ctx.aids, ran.result, ran.analysis.command
+        ctx.seen.update(named_files(command, ran.analysis.script, ctx.root))
+        output = ran.output
+        notes = ""
+        if ran.not_executable:
+            notes += aids.note("not_executable", "\n" + not_executable_note(ran.not_executable))
+        if ran.recorded and not ran.changed and result.exit_code == 0 and edits_in_place(ran.analysis.script):
+            notes += aids.note("in_place_nothing_changed", "\n" + NOTHING_CHANGED)
+        if result.exit_code == 0 and aids.on("examples"):
+            notes += aids.note("examples", self._against_examples(ctx, ran))
+        same = SAME_FILE.search(output)
+        if same is not None:
+            notes += aids.note("same_file", "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"]))
+        if result.exit_code not in (0, None) and not ran.answer:
+            failure = python_failure(output, ctx.root)
+            if failure is not None and failure.path in ctx.changed:
+                ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
+            for missing in missing_in_output(ctx.root, output) if aids.on("missing_path") else []:
+                notes += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}")
+            if "SyntaxError" in output and "python" in command and one_line_block(command):
+                notes += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
+        return ctx.redact.command_output(notes)
+
+    def _against_examples(self, ctx: ToolContext, ran: CommandOutcome) -> str:
+        """A note when the command printed calls that docstring examples of a Python file the model
+        wrote give other results for (the file is then not "a step done" if written again), or when
+        every checked example of the file has now printed what it should since the file last changed."""
+        written = sorted(path for path in ctx.changed if path.suffix == ".py")
+        printed = printed_examples(ran.analysis.script, ran.stdout, written) if written else []
+        notes = []
+        for path in dict.fromkeys(found.path for found in printed):
+            rel = str(path.relative_to(ctx.root))
+            in_file = [found for found in printed if found.path == path]
+            wrong = [found for found in in_file if not found.matches]
+            if wrong:
+                ctx.failed[path] = "a command printed " + "; and ".join(
+                    f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in wrong
+                )
+                notes.append("\n" + mismatch_note(rel, wrong))
+                continue
+            try:
+                with path.open("rb") as file:
+                    digest = hashlib.file_digest(file, "sha256").hexdigest()
+            except OSError:
+                continue
+            needed = set(checked_calls(path))
+            earlier, matched = self._matched.get(path, (None, set()))
+            if earlier != digest:
+                matched = set()
+            told = earlier == digest and needed <= matched
+            matched |= {found.call for found in in_file}
+            self._matched[path] = (digest, matched)
+            if needed and not told and needed <= matched:
+                notes.append("\n" + matched_note(rel))
+        return "".join(notes)
+
+
+def not_executable_note(names: list[str]) -> str:
+    shown = ", ".join(names)
+    first = names[0].removeprefix("./")
+    return (
+        f"Note: {shown} {'is' if len(names) == 1 else 'are'} not executable: the file has no execute permission (files "
+        f"write_to_file creates have none), not a sandbox rule. Run it through its interpreter (bash {first}, python3 "
+        f"{first}), or make it executable first: chmod +x {first}"
+    )
