@@ -152,6 +152,23 @@ def test_headless_run_never_imports_textual(server, project: Path) -> None:
     assert done.stdout.strip().splitlines()[-1] == "TEXTUAL [] 0", done.stderr
 
 
+def test_a_run_leaves_nothing_in_the_temp_folder(server, project: Path, isolated_home: Path, tmp_path: Path) -> None:
+    """The sandbox's private folders and those of our own programs (git's file list) go with the
+    process: 285 of them once piled up under /tmp, one pair per run."""
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    server.script(*TASK_STEPS)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "XDG_STATE_HOME": str(isolated_home / "state"), "TMPDIR": str(temp)}
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "run", *endpoint(server), "--yes", "--project", str(project), "t"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "42" in done.stdout
+    assert sorted(p.name for p in temp.iterdir()) == []
+
+
 def _wait_for_command(fragment: str, timeout: float = 20) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not any(fragment in " ".join(p) for p in _cmdlines()):

@@ -22,6 +22,7 @@ command runner and the local model server as the two named exceptions.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import shutil
@@ -110,6 +111,7 @@ def _folder(kind: str) -> Path:
     from mzagent_tui.agent.sessions import leftovers
 
     leftovers.note(folder)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
 
 

@@ -64,10 +64,14 @@ def sweep() -> list[Path]:
     return removed
 
 
+OWN_PREFIXES = ("index-mzagent-", "mzagent-tmp-", "mzagent-view-", "mzagent-shm-", "mzagent-own-")
+"""The names of the private folders the sandbox and our own programs make under the temp folder."""
+
+
 def _is_ours(path: Path) -> bool:
     """Only names this app gives its temp files are ever removed, whatever a journal says."""
     name = path.name
-    return path.is_absolute() and (name.endswith(".mzagent-tmp") or name.startswith(("index-mzagent-", "mzagent-tmp-")))
+    return path.is_absolute() and (name.endswith(".mzagent-tmp") or name.startswith(OWN_PREFIXES))
 
 
 def _start_time(pid: int) -> str:
