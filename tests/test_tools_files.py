@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.aids.task_facts import TaskFacts
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.model.parsing import call_source
@@ -361,7 +362,7 @@ def test_a_write_under_the_project_folder_s_own_name_is_refused_until_that_folde
 def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_that_folder(project: Path, tmp_path: Path, task: str, allowed: bool) -> None:
     session = Session(tmp_path / "session", Redactor([]))
     ctx = ToolContext(project, session, Recorder(), PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
-    ctx.task = task
+    ctx.facts = TaskFacts(task)
     try:
         written = FileTools(ctx).write_to_file("proj/cli.py", "")
     except ToolError:

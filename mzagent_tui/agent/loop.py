@@ -65,7 +65,6 @@ from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead, mentioned_fil
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
-from mzagent_tui.agent.aids.test_files import keeps_tests
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.paths import resolve_inside
@@ -212,10 +211,7 @@ class Agent:
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
         self._completion = CompletionCheck(self.root, task, self.aids)
-        self.ctx.keep_tests = keeps_tests(task)
-        self.ctx.task = task
-        self.ctx.targets = tuple(self._completion.targets)
-        self.ctx.renames = tuple(self._completion.replacements)
+        self.ctx.facts = self._completion.facts
         self.ctx.task_start = {}
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:

@@ -56,7 +56,7 @@ class AfterCommand:
             if failure is not None and failure.path in ctx.changed:
                 ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
             for missing in missing_in_output(ctx.root, output) if aids.on("missing_path") else []:
-                notes += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.targets)}")
+                notes += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.facts.targets)}")
             if "SyntaxError" in output and "python" in command and one_line_block(command):
                 notes += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
         return ctx.redact.command_output(notes)

@@ -59,14 +59,14 @@ def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
     removed = removed_definitions(rel, old, data) if old is not None else []
     start = ctx.task_start.setdefault(path, old)
     lost_since_start = removed_definitions(rel, start, data) if start is not None else []
-    renames = tuple((before, after) for before, after in ctx.renames if before in lost_since_start)
-    kept = with_renames(start, ctx.renames) if start is not None and renames else None
+    renames = tuple((before, after) for before, after in ctx.facts.renames if before in lost_since_start)
+    kept = with_renames(start, ctx.facts.renames) if start is not None and renames else None
     renamed = renamed_definition(old, data, removed) if old is not None and removed and write.whole else None
     if kept is not None and kept != write.content and aids.on("rename_scope"):
         notes += aids.note("rename_scope", "\n" + rename_note(rel, renames, kept))
         ctx.failed[path] = "the write that put it there was told it changed more than the task's rename"
     elif kept is None and removed:
-        if renamed is not None and not has_word(ctx.task, renamed[1]):
+        if renamed is not None and not has_word(ctx.facts.text, renamed[1]):
             notes += aids.note("renamed_instead", "\n" + renamed_note(rel, write.content, *renamed))
         else:
             note = removed_note(rel, removed, whole=write.whole, earlier=removed_source(old or b"", removed))
@@ -82,7 +82,7 @@ def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
     dropped = dropped_parameters(rel, old, data) if old is not None else []
     if dropped:
         notes += aids.note("dropped_parameters", "\n" + dropped_parameters_note(rel, dropped, old or b"", data))
-    origins = unread_origins(path, data, ctx.task, ctx.seen) if rel.lower().endswith(".py") else {}
+    origins = unread_origins(path, data, ctx.facts.text, ctx.seen) if rel.lower().endswith(".py") else {}
     if origins:
         notes += aids.note("unread_origins", "\n" + unread_origins_note(origins))
     undefined = new_undefined_names(rel, old, data)

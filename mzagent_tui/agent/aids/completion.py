@@ -23,7 +23,8 @@ from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.safety.shell_parse import parse
 from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
-from mzagent_tui.agent.aids.test_files import TEST_FILE
+from mzagent_tui.agent.aids.task_facts import TaskFacts
+from mzagent_tui.agent.aids.test_files import TEST_FILE, keeps_tests
 from mzagent_tui.agent.aids.definitions import defined_names, imported_from, removed_definitions
 from mzagent_tui.agent.aids.examples import check_command
 from mzagent_tui.agent.aids.moves import modules_beside, without_definition
@@ -330,6 +331,32 @@ class Reminder:
     files: tuple[Path, ...] = ()
 
 
+def read_task(root: Path, task: str) -> TaskFacts:
+    """What the task's words name and ask (see TaskFacts), for the project at `root`."""
+    def inside(name: str) -> bool:
+        return (root / name).resolve().is_relative_to(root)
+
+    named = list(dict.fromkeys(FILE_NAME.findall(task)))
+    asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", task)) is not None
+    targets = [name for name in task_targets(task) if inside(name)]
+    existing = [name for name in named if inside(name) and (root / name).is_file()]
+    tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
+    if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
+        targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
+    renames: list[tuple[str, str]] = []
+    renamed_in: list[str] = []
+    for found in [*REPLACING.finditer(task), *RENAMED_AS.finditer(task)]:
+        pair = (_unquoted(found["old"]), _unquoted(found["new"]))
+        holding = [name for name in named if inside(name) and _has_word(_short_text(root / name, MAX_PARSED_BYTES), pair[0])]
+        names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
+        if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
+            renames.append(pair)
+            renamed_in += [name for name in holding if name not in renamed_in]
+    return TaskFacts(
+        task, tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames), tuple(renamed_in), keeps_tests(task),
+    )
+
+
 @dataclass
 class CompletionCheck:
     """One task's checks: created when the task starts, fed the run's events, asked at each final answer."""
@@ -338,7 +365,8 @@ class CompletionCheck:
     task: str
     aids: Aids = field(default_factory=Aids)
     """Each check is the aid `answer.<kind>`: switched off there, it is skipped."""
-    targets: list[str] = field(default_factory=list)
+    facts: TaskFacts = field(init=False)
+    """What the task's words name and ask, read once."""
     before: dict[str, str | None] = field(default_factory=dict)
     before_lines: dict[str, int | None] = field(default_factory=dict)
     before_code: dict[str, str | None] = field(default_factory=dict)
@@ -362,8 +390,6 @@ class CompletionCheck:
     """The model ran a command that counts (wc, grep -c, len(), ...) in this run."""
     held_moves: set[str] = field(default_factory=set)
     """Commands held back once by held_move: the same command again runs."""
-    existed: set[str] = field(default_factory=set)
-    """The files the task names that existed when it started."""
     gone: list[str] = field(default_factory=list)
     """Files the task names that a command removed since the last observation (see gone_note)."""
     gone_content: dict[str, str] = field(default_factory=dict)
@@ -382,14 +408,6 @@ class CompletionCheck:
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
     """Targets that raised NotImplementedError when the task started: stubs the task asks to fill in."""
-    named: list[str] = field(default_factory=list)
-    """The file names the task mentions, in order."""
-    asks_for_change: bool = False
-    """The task asks for a change somewhere in its words (not only about files)."""
-    replacements: list[tuple[str, str]] = field(default_factory=list)
-    """(old, new) word pairs the task asks to swap, each kept only where a file the task names held the old word."""
-    replaced_in: list[str] = field(default_factory=list)
-    """The files the task names that held an old word of `replacements` when the task started."""
     unchecked: list[Path] = field(default_factory=list)
     """Python files written since the last command that named them (by file or module name)."""
     last_tool: str = ""
@@ -406,25 +424,12 @@ class CompletionCheck:
     them were made since and some are still missing (a model made one of two modules and answered)."""
 
     def __post_init__(self) -> None:
-        self.named = list(dict.fromkeys(FILE_NAME.findall(self.task)))
-        self.asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", self.task)) is not None
-        self.targets = [name for name in task_targets(self.task) if self._inside(name)]
-        existing = [name for name in self.named if self._inside(name) and (self.root / name).is_file()]
-        self.existed = set(existing)
-        tested = TESTS_OF.search(self.task[: self.task.find(existing[0])]) is not None if len(existing) == 1 else False
-        if not self.targets and len(existing) == 1 and self.asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
-            self.targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
-        self.before = {name: _digest(self.root / name) for name in self.targets}
-        self.stubs = [name for name in self.targets if _is_stub(self.root / name)]
-        self.before_lines = {name: _line_count(self.root / name) for name in self.targets}
-        self.before_code = {name: _code_of(self.root / name) for name in self.targets}
-        for found in [*REPLACING.finditer(self.task), *RENAMED_AS.finditer(self.task)]:
-            pair = (_unquoted(found["old"]), _unquoted(found["new"]))
-            holding = [name for name in self.named if self._inside(name) and _has_word(_short_text(self.root / name, MAX_PARSED_BYTES), pair[0])]
-            names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
-            if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
-                self.replacements.append(pair)
-                self.replaced_in += [name for name in holding if name not in self.replaced_in]
+        self.facts = read_task(self.root, self.task)
+        targets = self.facts.targets
+        self.before = {name: _digest(self.root / name) for name in targets}
+        self.stubs = [name for name in targets if _is_stub(self.root / name)]
+        self.before_lines = {name: _line_count(self.root / name) for name in targets}
+        self.before_code = {name: _code_of(self.root / name) for name in targets}
 
     def _may_go(self, name: str) -> bool:
         """The task itself moves or deletes the file ("rename old.txt to new.txt", "delete tmp.log")."""
@@ -466,9 +471,9 @@ class CompletionCheck:
             if len(words) < 3 or PurePosixPath(words[0]).name != "mv":
                 continue
             sources = [word for word in words[1:-1] if not word.startswith("-")]
-            for name in self.named:
+            for name in self.facts.named:
                 moved = any(self._inside(name) and (self.root / source).resolve() == (self.root / name).resolve() for source in sources)
-                if moved and name in self.existed and (self.root / name).exists() and not self._may_go(name):
+                if moved and name in self.facts.existed and (self.root / name).exists() and not self._may_go(name):
                     self.held_moves.add(command)
                     return (
                         f"Not run: this command would move or rename {name}, and the task asks to change what is in {name}, "
@@ -483,9 +488,9 @@ class CompletionCheck:
 
     def observe(self, event: Event) -> None:
         if isinstance(event, FileChanged) and event.deleted:
-            gone = [name for name in self.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
+            gone = [name for name in self.facts.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
             for name in gone:
-                if name in self.existed and not self._may_go(name):
+                if name in self.facts.existed and not self._may_go(name):
                     self.gone.append(name)
                     digest = _digest(Path(event.backup)) if event.backup else None
                     if digest is not None:
@@ -577,9 +582,9 @@ class CompletionCheck:
         return None
 
     def _missing(self, answer: str, commands: list[str]) -> Reminder | None:
-        claimed = [name for name in claimed_files(answer) if name in self.named]
+        claimed = [name for name in claimed_files(answer) if name in self.facts.named]
         missing = [
-            name for name in dict.fromkeys(self.targets + claimed)
+            name for name in dict.fromkeys([*self.facts.targets, *claimed])
             if self._inside(name) and not (self.root / name).exists() and not any(name in command for command in commands)
             and not self._written_elsewhere(name)
         ]
@@ -638,7 +643,7 @@ class CompletionCheck:
     def _empty(self) -> Reminder | None:
         """A target the run left empty (created empty, or emptied): the result never got into it."""
         empty = []
-        for name in self.targets:
+        for name in self.facts.targets:
             path = self.root / name
             try:
                 if not path.is_file() or path.stat().st_size >= 4096:
@@ -662,7 +667,7 @@ class CompletionCheck:
         write_to_file replaced the whole file with the addition alone."""
         if not ADDING.search(self.task):
             return None
-        for name in self.targets:
+        for name in self.facts.targets:
             earlier = self.before_lines[name]
             now = _line_count(self.root / name)
             if earlier and earlier >= 3 and now is not None and now < earlier * KEPT_SHARE:
@@ -697,7 +702,7 @@ class CompletionCheck:
 
     def _unchanged(self, answer: str, acted: bool) -> Reminder | None:
         unchanged = [
-            name for name in self.targets
+            name for name in self.facts.targets
             if self.before[name] is not None and _digest(self.root / name) == self.before[name] and self.root / name not in self.broken
         ]
         if unchanged:
@@ -729,7 +734,7 @@ class CompletionCheck:
         """For a reminder that the code is unchanged, when the task names a test file and no test has
         run yet: the command that shows what fails. Told the tests in a file fail, a small model read
         only the code, found it right, and rewrote it unchanged three times."""
-        tests = [name for name in self.existed if TEST_FILE.search(name) and name.endswith(".py")]
+        tests = [name for name in self.facts.existed if TEST_FILE.search(name) and name.endswith(".py")]
         if self.tests_ran or len(tests) != 1:
             return ""
         text = _short_text(self.root / tests[0], MAX_PARSED_BYTES) or ""
@@ -745,9 +750,9 @@ class CompletionCheck:
         task asks for holds none of, and it holds fewer lines than that: a small model wrote the
         name of a temporary file into listing.txt and gave the list it was asked to write there
         only in its answer."""
-        if len(self.targets) != 1 or Path(self.targets[0]).suffix.lower() not in TEXT_SUFFIXES:
+        if len(self.facts.targets) != 1 or Path(self.facts.targets[0]).suffix.lower() not in TEXT_SUFFIXES:
             return None
-        name = self.targets[0]
+        name = self.facts.targets[0]
         text = _short_text(self.root / name, MAX_PARSED_BYTES)
         lines = listed_lines(answer, keep_markers=Path(name).suffix.lower() == ".md")
         if text is None or len(lines) < 2:
@@ -769,9 +774,9 @@ class CompletionCheck:
     def _more_than_a_number(self) -> Reminder | None:
         """The task wants just a number in its one text file, and the file holds words around the one
         number in it: asked for the mean only, a small model wrote the program's `mean: 4.25` line."""
-        if len(self.targets) != 1 or Path(self.targets[0]).suffix.lower() not in TEXT_SUFFIXES or not ONLY_A_NUMBER.search(self.task):
+        if len(self.facts.targets) != 1 or Path(self.facts.targets[0]).suffix.lower() not in TEXT_SUFFIXES or not ONLY_A_NUMBER.search(self.task):
             return None
-        name = self.targets[0]
+        name = self.facts.targets[0]
         text = _short_text(self.root / name)
         numbers = NUMBER.findall(text or "")
         if text is None or len(numbers) != 1 or text.strip() == numbers[0]:
@@ -788,11 +793,11 @@ class CompletionCheck:
         """A target that still holds the word the task asks to replace, or lacks its replacement:
         a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing,
         or renamed the file instead of the function in it (`mv util.py util_old.py`)."""
-        for name in self.replaced_in:
+        for name in self.facts.renamed_in:
             text = _short_text(self.root / name, MAX_PARSED_BYTES)
             if text is None and (self.root / name).exists():
                 continue
-            for old, new in self.replacements:
+            for old, new in self.facts.renames:
                 if text is None:
                     wrong = f"{name}, which had {old} in it, is gone: the change goes inside {name}, which keeps its name"
                 elif _has_word(text, old):
@@ -824,7 +829,7 @@ class CompletionCheck:
         earlier = self._original_text(self.root / name)
         if earlier is None or len(text.splitlines()) >= len(earlier.splitlines()) or REMOVING.search(self.task):
             return None
-        for old, new in self.replacements:
+        for old, new in self.facts.renames:
             earlier = replace_word(earlier, old, new)
         return earlier
 
@@ -870,7 +875,7 @@ class CompletionCheck:
         add "a section titled License with the text MIT", a small model added the line MIT alone."""
         if TAKING_AWAY.search(self.task):
             return None
-        written = [name for name in self.targets if (self.root / name).resolve() in self.written]
+        written = [name for name in self.facts.targets if (self.root / name).resolve() in self.written]
         texts = [text for text in (_short_text(self.root / name, MAX_PARSED_BYTES) for name in written) if text is not None]
         if not texts:
             return None
@@ -949,7 +954,7 @@ class CompletionCheck:
             beside = [(str(PurePosixPath(rel).parent / sibling.name), names) for sibling, names in importers]
             said = "; ".join(f"{name} imports {', '.join(names)}" for name, names in beside)
             first, names = beside[0]
-            renamed = [(old, new) for old, new in self.replacements if old in names]
+            renamed = [(old, new) for old, new in self.facts.renames if old in names]
             text = _short_text(importers[0][0])
             how = "Change those imports and the uses that go with them (write_to_file with each whole file), or put the names back."
             if renamed and text is not None:
@@ -986,7 +991,7 @@ class CompletionCheck:
         task is about docstrings, comments or layout."""
         if ABOUT_LAYOUT.search(self.task):
             return None
-        for name in self.targets:
+        for name in self.facts.targets:
             code = self.before_code[name]
             if code is None or _digest(self.root / name) == self.before[name] or _code_of(self.root / name) != code:
                 continue
@@ -1041,7 +1046,7 @@ class CompletionCheck:
         small model saw three tests fail and answered "the tests should pass now"."""
         if not self.tests_failing or self.failed_run is None or self.changed_since_failure:
             return None
-        wants_passing = PASSING.search(self.task) is not None or (self.asks_for_change and FAILING.search(self.task) is not None)
+        wants_passing = PASSING.search(self.task) is not None or (self.facts.asks_for_change and FAILING.search(self.task) is not None)
         if not wants_passing or QUESTION.search(self.task):
             return None  # "which test fails?": the failing tests are the answer
         command, failed = self.failed_run
@@ -1077,7 +1082,7 @@ class CompletionCheck:
     def _not_run(self) -> Reminder | None:
         """A question about what running something gives ("Which test fails?", "What does app.py
         print?") answered without running anything: the answer is a guess from reading."""
-        if self.ran or self.asks_for_change or not QUESTION.search(self.task) or not ABOUT_RUNNING.search(self.task):
+        if self.ran or self.facts.asks_for_change or not QUESTION.search(self.task) or not ABOUT_RUNNING.search(self.task):
             return None
         return Reminder(
             "the question is about running something, and nothing was run",
@@ -1091,7 +1096,7 @@ class CompletionCheck:
         that read four functions answered five; one that saw three ERROR lines printed wrote four."""
         if self.counted or not COUNT_QUESTION.search(self.task):
             return None
-        texts = [answer, *(_short_text(self.root / name) or "" for name in self.targets)]
+        texts = [answer, *(_short_text(self.root / name) or "" for name in self.facts.targets)]
         if not any(int(number) > SURE_COUNT for text in texts for number in COUNTED.findall(text)):
             return None
         return Reminder(
@@ -1105,9 +1110,9 @@ class CompletionCheck:
         answered after only reading: nothing was written and nothing was run. A question, an order
         that asks for an answer ("Tell me the port"), or a task naming no file ("hello") may be
         answered by reading alone. A task with a target file has the checks above instead."""
-        if self.targets or self.ran or self.model_wrote or self.written or QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task):
+        if self.facts.targets or self.ran or self.model_wrote or self.written or QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task):
             return None
-        if not any(self._inside(name) and (self.root / name).exists() for name in self.named):
+        if not any(self._inside(name) and (self.root / name).exists() for name in self.facts.named):
             return None
         return Reminder(
             "the task asks for work, and nothing was written or run",
@@ -1137,7 +1142,7 @@ class CompletionCheck:
         """A Python, JSON, TOML, INI or shell file the run wrote that does not parse; or one the task
         names, when the task asks for a change ("x.json is not valid JSON. Fix it"), not when it
         only asks about it ("what is wrong with broken.py?")."""
-        named = {self.root / name for name in self.named if self._inside(name)} if self.asks_for_change else set()
+        named = {self.root / name for name in self.facts.named if self._inside(name)} if self.facts.asks_for_change else set()
         for path in sorted(self.written | named):
             try:
                 original = self.originals.get(path)

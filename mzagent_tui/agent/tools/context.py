@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.aids.task_facts import TaskFacts
 from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
@@ -40,20 +41,11 @@ class ToolContext:
     changed: set[Path] = field(default_factory=set)
     """Files a write of the model changed in this session: the same content written again is
     then a step already done, not a change that did not happen."""
-    keep_tests: bool = False
-    """The task says not to change the tests: a write to a test file is refused."""
-    task: str = ""
-    """The current task's words: a note that offers a function's old name back stays silent
-    when the task names the new one."""
-    renames: tuple[tuple[str, str], ...] = ()
-    """The (old, new) names the current task swaps ("rename greet to welcome"): a write that drops
-    the old name is shown the rename alone, not told to put the old name back."""
+    facts: TaskFacts = field(default_factory=TaskFacts)
+    """What the current task's words name and ask, read once when it started."""
     task_start: dict[Path, bytes | None] = field(default_factory=dict)
     """Each file's content before the current task's first write to it (None: it did not exist):
     a rename is checked against it, not against the model's last write, which may have lost more."""
-    targets: tuple[str, ...] = ()
-    """The files the current task asks to create or change: one that does not exist yet is
-    pointed out as such, not as a wrong path."""
     crashed: dict[Path, str] = field(default_factory=dict)
     """Files a command's Python traceback ended in, since the last change to any file: the cause
     may lie in another file (a call into a module the model wrote), so any change clears them."""

@@ -70,7 +70,7 @@ class FileTools:
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
             raise ToolError("start_line must be a whole number, 1 or more")
         if not path.exists():
-            raise ToolError(missing_text(self.root, rel, self._ctx.targets))
+            raise ToolError(missing_text(self.root, rel, self._ctx.facts.targets))
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
@@ -178,7 +178,7 @@ class FileTools:
             return
         named = re.escape(first)
         as_folder = rf"{named}/|\b(?:package|folder|directory|module|subfolder)\s+{named}\b|\b{named}\s+(?:package|folder|directory|subfolder)\b"
-        if re.search(as_folder, self._ctx.task, re.IGNORECASE):
+        if re.search(as_folder, self._ctx.facts.text, re.IGNORECASE):
             return
         inside = PurePosixPath(*rest).as_posix()
         self._ctx.aids.fired("root_name_folder")
@@ -195,7 +195,7 @@ class FileTools:
             if not isinstance(value, str):
                 raise ToolError(f"{name} must be a string, got {type(value).__name__}")
         if not path.exists():
-            raise ToolError(f"{missing_text(self.root, rel, self._ctx.targets)} Nothing was edited; to create a file, use write_to_file")
+            raise ToolError(f"{missing_text(self.root, rel, self._ctx.facts.targets)} Nothing was edited; to create a file, use write_to_file")
         if path.is_dir():
             raise ToolError(f"{rel} is a folder; give the path of a file inside it")
         if not stat.S_ISREG(path.stat().st_mode):
@@ -216,7 +216,7 @@ class FileTools:
         `how` says what an edit changed; a whole write says whether it created or overwrote.
         `based_on` is the content an edit was made from: if the file changed while the user
         looked at the diff, the edit would undo that change, so nothing is written."""
-        if self._ctx.keep_tests and TEST_FILE.search(rel) and self._ctx.aids.on("kept_tests"):
+        if self._ctx.facts.keep_tests and TEST_FILE.search(rel) and self._ctx.aids.on("kept_tests"):
             self._ctx.aids.fired("kept_tests")
             raise ToolError(self._tests_kept(path, rel))
         content, edited, previewed = self._ask_to_write(rel, content)
