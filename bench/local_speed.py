@@ -110,10 +110,28 @@ class Measured:
         )
 
 
+WITHOUT_EXTRA_BUFFERS = """
+import sys
+import llama_cpp.llama_cpp as low
+defaults = low.llama_model_default_params
+def params():
+    value = defaults()
+    value.use_extra_bufts = False
+    return value
+low.llama_model_default_params = params
+from llama_cpp.server.__main__ import main
+sys.argv[0] = "llama_cpp.server"
+main()
+"""
+"""The patch the project ran the old engine with: on a machine that reports AMX, ggml's AMX
+matrix multiply crashed llama-cpp-python's server (SIGSEGV) on its first reply, and it still does
+here unpatched (the connection closes mid-reply). xllamacpp's wheels are built without AMX."""
+
+
 def old_engine(python: str, settings: ServerSettings, port: int) -> subprocess.Popen[bytes]:
-    """llama-cpp-python's server with the settings the project used for it."""
+    """llama-cpp-python's server with the settings and the patch the project used for it."""
     return subprocess.Popen([
-        python, "-m", "llama_cpp.server", "--model", str(model_path()), "--model_alias", "local", "--host", "127.0.0.1",
+        python, "-c", WITHOUT_EXTRA_BUFFERS, "--model", str(model_path()), "--model_alias", "local", "--host", "127.0.0.1",
         "--port", str(port), "--n_ctx", str(settings.context), "--n_threads", str(settings.threads),
         "--n_threads_batch", str(settings.threads), "--n_batch", str(settings.batch), "--n_ubatch", str(settings.batch),
         "--logits_all", "false", "--flash_attn", "true", "--use_mmap", "true", "--use_mlock", "false",
@@ -126,7 +144,7 @@ def measure(name: str, base_url: str, pid: int, started: float, steps: int) -> M
         try:
             client.models.list()
             break
-        except openai.APIConnectionError:
+        except (openai.APIConnectionError, openai.InternalServerError):  # not listening yet, or 503 while loading
             time.sleep(0.25)
     load = time.monotonic() - started
     messages, rows, fifth = session(client, pid, steps)
