@@ -80,7 +80,7 @@ class ProcessResult:
 # notices never mix with the output.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
 # kept for a shell without job control, whose background jobs start with them ignored.
-SUPERVISOR = """set -m
+SUPERVISOR = """{ set -m; } 2>/dev/null
 report=$4
 end() {
   kill -"$1" -- -"$job" && left=1
