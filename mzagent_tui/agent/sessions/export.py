@@ -25,7 +25,7 @@ from mzagent_tui.agent.events import (
     Thought,
     Usage,
 )
-from mzagent_tui.agent.event_text import describe
+from mzagent_tui.agent.event_text import action_text, describe
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.usage import Meter
 
@@ -66,6 +66,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Action(tool="edit_file", args=[str() as path, str() as old_text, str() as new_text]):
                 suffix = PurePath(path).suffix.lstrip(".")
                 lines += ["", f"**Action:** edit `{path}`, replacing", "", fenced(old_text, suffix), "", "with", "", fenced(new_text, suffix)]
+            case Action(tool="update_plan", args=[list()]):
+                lines += ["", f"**Action:** {action_text(event.tool, event.args)}"]
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]
