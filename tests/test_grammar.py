@@ -155,6 +155,7 @@ def test_llama_cpp_python_parses_the_grammars(bundled_vocab: Any) -> None:
     checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _parses(bundled_vocab, reply_grammar(signatures))
+    assert _parses(bundled_vocab, reply_grammar({**signatures, "update_plan": ["steps"]}, {"update_plan"}))
     assert _parses(bundled_vocab, final_grammar())
     assert not _parses(bundled_vocab, 'root ::= "a" | undefined-rule'), "the check can fail"
 
@@ -188,6 +189,22 @@ def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, 
     call is closed, nothing more may follow (a line break after `</action>` was read as more
     content, and the model wrote line breaks until its token limit)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
+
+
+@needs_local_model
+@pytest.mark.parametrize(
+    ("reply", "allowed"),
+    [
+        ('<thought>t</thought>\n<action>update_plan([{"step": "Read a.py", "status": "done"}, {"step": "Fix it", "status": "in_progress"}])</action>', True),
+        ("<thought>t</thought>\n<action>update_plan(steps=[\n  {'step': 'Fix it', 'status': 'pending'},\n])</action>", True),
+        ("<thought>t</thought>\n<action>update_plan([])</action>", True),
+        ('<thought>t</thought>\n<action>update_plan([{step: "Fix it"}])</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", ["x"])</action>', False),
+    ],
+)
+def test_only_a_tool_that_takes_a_list_may_be_given_one(bundled_vocab: Any, reply: str, allowed: bool) -> None:
+    signatures = {"update_plan": ["steps"], "write_to_file": ["file_path", "content"]}
+    assert _sampler_allows(bundled_vocab, reply_grammar(signatures, {"update_plan"}), reply) is allowed
 
 
 @needs_local_model
