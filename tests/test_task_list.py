@@ -3,6 +3,7 @@ reaching the session log, the export, `--json`, ACP and the app's checklist."""
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from mzagent_tui.agent.events import Observation, TaskListUpdated, event_from_di
 from mzagent_tui.agent.model.prompt import render_system_prompt
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
-from mzagent_tui.agent.tools.registry import ToolRegistry
+from mzagent_tui.agent.tools.registry import Tool, ToolRegistry
 from mzagent_tui.agent.tools.task_list import TaskList
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, last_user
@@ -198,3 +199,37 @@ async def test_a_reopened_session_shows_its_last_list(server, project: Path) -> 
         checklist = app.query_one(TaskListView)
         assert checklist.display and checklist.render().plain.splitlines()[-1] == "◐ Run the tests"
 
+
+
+
+def test_the_checklist_shows_model_text_as_plain_text_and_keeps_the_current_step_on_screen() -> None:
+    from mzagent_tui.widgets.task_list import TaskListView
+
+    done = [{"step": f"step {n}", "status": "done"} for n in range(1, 10)]
+    current = {"step": "[/x] \x1b]52;c;aGk=\x07 [bold]fix[/bold]", "status": "in_progress"}
+    view = TaskListView()
+    view.show([*done, current, *({"step": f"later {n}", "status": "pending"} for n in range(1, 7))])
+    assert view.render().plain.splitlines() == [
+        "Task list · 9 of 16 done",
+        "  … 8 more above",
+        "☑ step 9",
+        "◐ [/x]  [bold]fix[/bold]",  # markup stays text, the escape sequence is removed
+        *(f"☐ later {n}" for n in range(1, 7)),
+    ]
+    view.show([*done, current, *({"step": f"later {n}", "status": "pending"} for n in range(1, 9))])
+    assert view.render().plain.splitlines()[-1] == "  … 2 more"
+
+
+def test_only_tools_that_take_a_list_or_a_dict_may_be_given_one_in_the_grammar() -> None:
+    tools, _, _ = registry()
+
+    def plain(path: str, count: int = 1) -> str:
+        return path
+
+    def listed(paths: list[str]) -> str:
+        return ""
+
+    tools.add(plain)
+    tools.add(listed)
+    tools.add_tool(Tool("mcp__x__y", plain, inspect.signature(plain), "", {"type": "object", "properties": {"ids": {"type": "array"}}}))
+    assert tools.structured() == {"update_plan", "listed", "mcp__x__y"}
