@@ -80,6 +80,7 @@ def test_llama_server_parses_the_grammars(local_server) -> None:  # noqa: ANN001
 
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _complete(local_server, reply_grammar(signatures)) == 200
+    assert _complete(local_server, reply_grammar({**signatures, "update_plan": ["steps"]}, {"update_plan"})) == 200
     assert _complete(local_server, final_grammar()) == 200
     assert _complete(local_server, 'root ::= "a" | undefined-rule') == 400, "the check can fail"
 
