@@ -271,6 +271,25 @@ def test_outside_the_sandbox_too_an_escaped_process_is_ended(tmp_path: Path, esc
     assert not _alive(mark), [p.info for p in _alive(mark)]
 
 
+KILLING_THE_SUPERVISOR = {
+    "kill -9 $PPID": "setsid sh -c 'sleep {m}' </dev/null >/dev/null 2>&1 & kill -9 $PPID; sleep 1",
+    "in a user namespace of its own": "unshare -U setsid sh -c 'sleep {m}' </dev/null >/dev/null 2>&1 & sleep 0.3; kill -9 $PPID; sleep 1",
+    "by SIGHUP": "setsid sh -c 'sleep {m}' </dev/null >/dev/null 2>&1 & kill -HUP $PPID; sleep 1",
+}
+
+
+@needs_namespaces
+@pytest.mark.parametrize("attack", list(KILLING_THE_SUPERVISOR))
+def test_a_command_that_kills_its_supervisor_still_leaves_nothing_running(server, project: Path, home: Path, attack: str) -> None:
+    """The supervisor shares the sandbox with the command, which can kill it: what the command
+    detached was re-parented to init and lived on. The command's user namespace still names
+    every process that was the command's, and the agent ends them."""
+    mark = _mark()
+    texts, _ = run(server, project, command(KILLING_THE_SUPERVISOR[attack].format(m=mark)))
+    assert texts, texts
+    assert not _alive(mark), [p.info for p in _alive(mark)]
+
+
 def test_an_escaped_process_is_ended_when_the_command_times_out(tmp_path: Path) -> None:
     from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.tools.process import run_command

@@ -9,7 +9,9 @@ the first and last few kilobytes.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import fcntl
 import os
 import shutil
 import signal
@@ -75,7 +77,8 @@ class ProcessResult:
 #   came back empty with hundreds of children still there).
 # When the command ends, `end TERM` stops what it left running; SIGTERM from the agent (cancel,
 # timeout) does the same before the command has ended; SIGUSR1 (the agent died) ends everything
-# at once. The command's group and what was stopped are told on a pipe of its own ($4), closed
+# at once; a second signal is ignored while it does so (the kernel sends the parent-death
+# signal again each time the agent's dying threads hand the supervisor on). The command's group and what was stopped are told on a pipe of its own ($4), closed
 # for the command. Once the command runs, the supervisor's stderr goes nowhere, so job-control
 # notices never mix with the output.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
@@ -99,15 +102,15 @@ end() {
   done
   [ -n "$left" ] && echo stopped >&"$report"
 }
-trap 'trap - USR1 TERM; end KILL; exit 137' USR1
-trap 'trap - TERM; end TERM; exit 143' TERM
+trap 'trap "" USR1 TERM; end KILL; exit 137' USR1
+trap 'trap "" TERM; end TERM; exit 143' TERM
 eval "$3"' "$2" -c "$1" '"$4"'>&- &'
 job=$!
 exec 2>/dev/null
 echo "job $job" >&"$report"
 wait "$job"
 code=$?
-trap - TERM
+trap "" TERM
 end TERM
 exit $code
 """
@@ -231,6 +234,7 @@ def run_command(
         raise
     finally:
         os.close(report_end)
+    namespace = user_namespace(proc.pid) if confine is not None else None
     pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
     readers = [
         threading.Thread(target=_pump, args=(pipe, (capture, streams[name])), name=f"mzagent-{name}", daemon=True)
@@ -255,8 +259,11 @@ def run_command(
         _kill_group(proc.pid, proc, SUPERVISOR_GRACE)
     exit_code = proc.wait()
     told = _read_report(report)
-    if exit_code == -signal.SIGKILL and told.job:  # killed before it could end the command's group
-        _kill_group(told.job, proc)
+    if exit_code < 0:  # the supervisor was killed (by us after its grace, or by the command) before it ended everything
+        if told.job:
+            _kill_group(told.job, proc)
+        if namespace is not None:
+            end_namespace(namespace)
     _join(readers)
     stopped_background = _kill_group(proc.pid, proc) or told.stopped
     _join(readers)
@@ -275,6 +282,53 @@ def run_command(
         cancelled=cancelled,
         stopped_background=stopped_background and not (timed_out or cancelled),
     )
+
+
+_NS_GET_PARENT = 0xB702
+
+
+def user_namespace(pid: int) -> int | None:
+    """The user namespace a confined supervisor entered (its inode), None where it has none of
+    its own: read once Popen returns, after the child's exec, so after it entered it."""
+    try:
+        inode = os.stat(f"/proc/{pid}/ns/user").st_ino
+        return None if inode == os.stat("/proc/self/ns/user").st_ino else inode
+    except OSError:
+        return None
+
+
+def _inside(pid: str, namespace: int) -> bool:
+    """The process is in `namespace` or in a namespace made inside it (`unshare -U`)."""
+    try:
+        fd = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        for _ in range(32):  # the kernel nests user namespaces 32 deep at most
+            if os.fstat(fd).st_ino == namespace:
+                return True
+            parent = fcntl.ioctl(fd, _NS_GET_PARENT)
+            os.close(fd)
+            fd = parent
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return False
+
+
+def end_namespace(namespace: int, rounds: int = 20) -> None:
+    """SIGKILL every process in the command's user namespace. A command can kill its own
+    supervisor (`kill -9 $PPID`, they share the sandbox), and what it detached would live on,
+    re-parented to init; the namespace still tells which processes were the command's."""
+    for _ in range(rounds):
+        found = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _inside(pid, namespace)]
+        if not found:
+            return
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(_POLL)
 
 
 @dataclass
