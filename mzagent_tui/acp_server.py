@@ -44,10 +44,13 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
+from acp.helpers import update_available_commands
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
+    AvailableCommand,
+    AvailableCommandInput,
     CurrentModeUpdate,
     HttpMcpServer,
     Implementation,
@@ -58,6 +61,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    UnstructuredCommandInput,
     ToolCallLocation,
     ToolCallUpdate,
     UsageUpdate,
@@ -92,6 +96,7 @@ from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, 
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
+from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
 from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.textfiles import read_regular
 
@@ -376,6 +381,23 @@ class AcpSession:
         self.agent.session.close()
 
 
+COMMANDS_DELAY = 0.05
+"""The editor learns a session's id from the response to session/new; an update for it sent
+before that response would be dropped, so the command list follows a moment later."""
+
+
+def _commands(root: Path) -> Any:
+    """The prompt files (yours, then the project's, marked) as the editor's slash commands. The
+    app's own commands act on its screen, so the editor has its own for those."""
+    commands = []
+    for command in load_prompt_commands(root).values():
+        described = command.description or f"the prompt file {command.path.name}"
+        if command.source == "project":
+            described += " (a prompt file of this project)"
+        commands.append(AvailableCommand(name=command.name, description=described, input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments"))))
+    return update_available_commands(commands)
+
+
 def _modes(current: str) -> SessionModeState:
     """The approval modes, offered as the session's modes (the editor shows them as a menu)."""
     return SessionModeState(
@@ -416,6 +438,7 @@ class AcpAgent:
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], None)
+        self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.agent.policy.mode))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> LoadSessionResponse:
@@ -431,7 +454,11 @@ class AcpAgent:
         # thread's posts are all on the loop before its result, so the join sees every one.
         await asyncio.to_thread(session.updates.replay, history)
         await session.queue.join()
+        self._offer_commands(session)
         return LoadSessionResponse(modes=_modes(session.agent.policy.mode))
+
+    def _offer_commands(self, session: AcpSession) -> None:
+        asyncio.get_running_loop().call_later(COMMANDS_DELAY, session.post, _commands(session.root))
 
     async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
         root = _project(cwd)
@@ -486,6 +513,10 @@ class AcpAgent:
         text = "\n\n".join(_block_text(block, session.root) for block in prompt).strip()
         if not text:
             raise RequestError.invalid_params({"message": "the prompt has no text"})
+        try:
+            text = resolve_task(text, session.root)
+        except PromptCommandError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
         await self._local_ready(session)
         return PromptResponse(stop_reason=await session.prompt(text))
 

@@ -18,6 +18,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    AvailableCommandsUpdate,
     CurrentModeUpdate,
     DeniedOutcome,
     EnvVariable,
@@ -205,6 +206,33 @@ async def test_the_editors_mode_menu_sets_the_approval_mode(endpoint, project: P
         await settle(client)
     assert [call.title for call, _ in client.permissions] == ["Run `touch made.txt`"], "ls ran without asking, touch asked"
     assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["auto-safe"]
+
+
+async def test_prompt_files_are_the_editors_slash_commands_and_run_as_in_the_app(endpoint, project: Path, isolated_home: Path) -> None:
+    """`available_commands_update` lists your prompt files and the project's (marked); a prompt
+    `/name args` sends the file's text with the arguments filled, as `mzagent run` does."""
+    user = isolated_home / "config" / "mzagent" / "commands"
+    user.mkdir(parents=True)
+    (user / "review.md").write_text("---\ndescription: Review a file\n---\nReview $1 for bugs.\n")
+    (project / ".mzagent" / "commands").mkdir(parents=True)
+    (project / ".mzagent" / "commands" / "explain.md").write_text("Explain $ARGUMENTS simply.\n")
+    endpoint.script(answer_reply("looks fine"))
+    client = RecordingClient()
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        await settle(client)
+        [offered] = client.of(AvailableCommandsUpdate)
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("/review src/app.py")])
+        with pytest.raises(RequestError) as refused:
+            await conn.prompt(session_id=session.session_id, prompt=[text_block("/nosuch x")])
+    listed = {c.name: c for c in offered.available_commands}
+    assert sorted(listed) == ["explain", "review"]
+    assert listed["review"].description == "Review a file" and listed["review"].input.root.hint == "arguments"
+    assert "(a prompt file of this project)" in listed["explain"].description
+    assert response.stop_reason == "end_turn"
+    assert "Review src/app.py for bugs." in endpoint.requests[0]["messages"][-1]["content"]
+    assert "/nosuch is not a prompt file" in str(refused.value.data)
+    assert len(endpoint.requests) == 1, "an unknown command reaches no model"
 
 
 async def test_cancel_mid_command_kills_its_process_group(endpoint, project: Path) -> None:
