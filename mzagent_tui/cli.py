@@ -266,6 +266,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
     from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
+    from mzagent_tui.agent.user_commands import USAGE, typed_command
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
     task = sys.stdin.read() if args.task == "-" else args.task
@@ -275,15 +276,18 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
         task = resolve_task(task.strip(), project.resolve())
     except PromptCommandError as exc:
         raise ConfigError(str(exc)) from None
-    server = start_local(ProgressPrinter(sys.stderr)) if needs_local(settings) else None
+    command = typed_command(task)
+    if command == "":
+        raise ConfigError(USAGE)
+    needs_model = command is None
+    server = start_local(ProgressPrinter(sys.stderr)) if needs_model and needs_local(settings) else None
     if server is not None:
         settings = pointed_at(settings, server)
         print(f"\nlocal model ready ({server.model.name}: {server.settings.describe()})", file=sys.stderr)
     try:
-        settings.endpoint()
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers)
+        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers, needs_model)
     finally:
         if server is not None:
             server.stop()

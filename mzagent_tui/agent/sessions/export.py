@@ -23,6 +23,8 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
     Usage,
+    UserCommand,
+    UserCommandOutput,
 )
 from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.sessions.history import SessionHistory
@@ -77,6 +79,11 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Observation(text=text, exit_code=code, ok=ok):
                 badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]
+            case UserCommand(command=command):
+                lines += ["", "## You ran a command", "", fenced(command, "sh")]
+            case UserCommandOutput(text=text, exit_code=code):
+                badge = f" (exit {code})" if code is not None else " (stopped)"
+                lines += ["", f"**Its output{badge}:**", "", fenced(text, "text")]
             case FinalAnswer(text=text, plan=plan):
                 lines += ["", "**Plan:**" if plan else "**Final answer:**", "", text]
             case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):

@@ -68,9 +68,10 @@ class ProcessResult:
 # from the agent (cancel, timeout) is not trapped: the command gets it and its grace period as
 # before. A subreaper needs the agent alive to reap; a helper holding a pipe cannot join a
 # process group in another session. A shell's background job starts with SIGINT and SIGQUIT
-# ignored, so `env --default-signal` gives the command the dispositions it would have had.
+# ignored, so `env --default-signal` gives the command the dispositions it would have had. Its
+# stdin would be /dev/null too; `<&0` passes ours (empty, or a hook's event).
 SUPERVISOR = """trap 'trap - USR1; kill -KILL 0' USR1
-$3 "$2" -c "$1" &
+$3 "$2" -c "$1" <&0 &
 wait $!
 """
 _PR_SET_PDEATHSIG = 1
@@ -166,8 +167,10 @@ def run_command(
     cancel: CancelToken,
     output_path: Path,
     confine: Callable[[], None] | None = None,
+    stdin: bytes | None = None,
 ) -> ProcessResult:
-    """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life."""
+    """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life.
+    `stdin` is the command's whole input (a hook's event); without it stdin is empty."""
     capture = _Capture(output_path)
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
@@ -175,12 +178,14 @@ def run_command(
         [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix()],
         cwd=cwd,
         env=dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
         preexec_fn=setup,
     )
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), name="mzagent-stdin", daemon=True).start()
     pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
     readers = [
         threading.Thread(target=_pump, args=(pipe, (capture, streams[name])), name=f"mzagent-{name}", daemon=True)
@@ -222,6 +227,19 @@ def run_command(
         cancelled=cancelled,
         stopped_background=stopped_background and not (timed_out or cancelled),
     )
+
+
+def _feed(pipe, data: bytes) -> None:  # noqa: ANN001 - a binary pipe
+    """Write the input on a thread, so a command that never reads it cannot block the runner."""
+    try:
+        pipe.write(data)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
 
 
 def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
