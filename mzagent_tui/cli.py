@@ -16,6 +16,7 @@ from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui import __version__
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
@@ -154,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(project=project, flags=_flags(args))
         policy = load_policy(getattr(args, "approval", None), writes=getattr(args, "writes", None))
         servers = load_mcp_servers()
+        hooks = load_hooks()  # a bad entry stops the start here, not at the first tool call
         if command == "config":
-            return _show_config(settings, policy, project, servers)
+            return _show_config(settings, policy, project, servers, hooks)
         if command in ("sessions", "export", "undo"):
             return _session_command(command, settings, project, args)
         history = _history(project, args, command)
@@ -211,7 +213,7 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
-def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig]) -> int:
+def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig], hooks: list[HookSpec]) -> int:
     from mzagent_tui.agent.safety.sandbox import Sandbox
     from mzagent_tui.agent.safety.secrets import command_env
 
@@ -231,6 +233,9 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     for server in servers:
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
+    for number, hook in enumerate(hooks, 1):
+        matched = f" {hook.tool}" if hook.tool else ""
+        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{' (sandboxed)' if hook.sandbox else ''}"))
     rows.append(("model profile", "small" if settings.small_model() else "full", "profile, else chosen by the model"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))

@@ -54,6 +54,8 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
+from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
@@ -110,16 +112,19 @@ class Agent:
         history: SessionHistory | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
         needs_model: bool = True,
+        hooks: Sequence[HookSpec] | None = None,
     ) -> None:
         """`history` continues a logged session: same log, same conversation, nothing re-run.
         `mcp_servers` start at once, in the background; their tools join at the first task.
-        `needs_model=False`: only `!commands` will run (headless), so no endpoint is needed."""
+        `needs_model=False`: only `!commands` will run (headless), so no endpoint is needed.
+        `hooks`: by default the user config's, which only the user writes."""
         environ = os.environ if environ is None else environ
         self.settings = settings
         self.root = project.resolve()
         check_project(project)
         if needs_model:
             settings.endpoint()  # a missing endpoint is said now, not at the first request
+        hooks = load_hooks() if hooks is None else hooks
         redact = redactor_for(environ, settings.api_key)
         leftovers.sweep()
         self._sink = emit
@@ -154,6 +159,7 @@ class Agent:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
         self.mcp = McpTools(mcp_servers, self.root, self.session.folder)
+        self.hooks = Hooks(hooks, self.ctx, self.tools, environ, settings.api_key)
         self.native = settings.native_tools()
         """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""
         self._open_call: str | None = None
@@ -242,6 +248,7 @@ class Agent:
             if window and not self.meter.window:
                 self.emit(ModelInfo(window))
         result = self._guarded(functools.partial(self._work, task, completion, cancel, planning))
+        self.hooks.run_end(result.reason.value, result.message, result.final_answer)
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
 
@@ -430,7 +437,7 @@ class Agent:
                 continue
             changes, seen = self._file_changes, len(self.ctx.seen)
             try:
-                result = self.tools.call(parsed.tool, parsed.args)
+                result = self._call_tool(parsed.tool, parsed.args)
             except Cancelled:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -447,6 +454,16 @@ class Agent:
                 why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
                 return self._closing_answer(completion, cancel, step, why, planning)
         return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
+
+    def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
+        """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
+        the model reads the hook's reason instead of a result."""
+        blocked = self.hooks.before_tool(tool, args)
+        if blocked is not None:
+            return ToolResult(blocked, ok=False)
+        result = self.tools.call(tool, args)
+        self.hooks.after_tool(tool, args, result)
+        return result
 
     def _limit_reached(self, cancel: CancelToken, cost_before: float, steps: int) -> RunResult | None:
         if cancel.cancelled:
