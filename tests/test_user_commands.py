@@ -17,6 +17,7 @@ from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.undo import undo
 from mzagent_tui.agent.safety.sandbox import landlock_abi
+from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
 from mzagent_tui.agent.user_commands import USAGE, typed_command
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
@@ -136,3 +137,12 @@ def test_headless_needs_no_model_and_exits_with_the_code(project: Path) -> None:
 def test_headless_bare_bang_is_a_usage_error(project: Path) -> None:
     done = run_cli(project, "!")
     assert done.returncode == 2 and "`!` needs a command" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_prompt_file_cannot_become_a_command(project: Path, tmp_path: Path) -> None:
+    """A project's `/name` is text for the model: one that starts with `!` never runs."""
+    (project / ".mzagent" / "commands").mkdir(parents=True)
+    (project / ".mzagent" / "commands" / "setup.md").write_text(f"!touch {tmp_path}/planted\n")
+    with pytest.raises(PromptCommandError, match="starts with `!`"):
+        resolve_task("/setup", project, tmp_path / "none")
+    assert not (tmp_path / "planted").exists()
