@@ -1,4 +1,4 @@
-"""The bundled model's engine, measured side by side with the one it replaced, in one run.
+"""The bundled model's two engines, measured side by side in one run.
 
     python bench/local_speed.py [--steps 20] [--compare PYTHON]
 
@@ -9,15 +9,16 @@ reporting the server's peak RSS, the time to first token of step 1 (cold) and of
 one cold prompt of the session's final size with 64 generated tokens for prompt and generation
 speed (a fresh nonce at the start of the prompt defeats every cache).
 
-The engine we ship is xllamacpp's llama-server (`LocalServer`). `--compare PYTHON` names the
-interpreter of a virtual environment holding the old engine (`pip install
-'llama-cpp-python[server]==0.3.36'`, a compile), started with the settings we used for it.
-Needs the `local` extra and psutil.
+The prebuilt engine is xllamacpp's llama-server (the `local` extra). `--compare PYTHON` names the
+interpreter of a virtual environment holding the compiled one (`pip install
+'llama-cpp-python[server]==0.3.36'`, a compile), started the way the app starts it, with the
+same settings. Needs the `local` extra and psutil.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -110,32 +111,16 @@ class Measured:
         )
 
 
-WITHOUT_EXTRA_BUFFERS = """
-import sys
-import llama_cpp.llama_cpp as low
-defaults = low.llama_model_default_params
-def params():
-    value = defaults()
-    value.use_extra_bufts = False
-    return value
-low.llama_model_default_params = params
-from llama_cpp.server.__main__ import main
-sys.argv[0] = "llama_cpp.server"
-main()
-"""
-"""The patch the project ran the old engine with: on a machine that reports AMX, ggml's AMX
-matrix multiply crashed llama-cpp-python's server (SIGSEGV) on its first reply, and it still does
-here unpatched (the connection closes mid-reply). xllamacpp's wheels are built without AMX."""
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def old_engine(python: str, settings: ServerSettings, port: int) -> subprocess.Popen[bytes]:
-    """llama-cpp-python's server with the settings and the patch the project used for it."""
+def compiled_engine(python: str, settings: ServerSettings, port: int) -> subprocess.Popen[bytes]:
+    """The compiled engine as the app starts it (`llama_server --engine compiled`), run by the
+    interpreter that has llama-cpp-python, with this checkout on its path."""
     return subprocess.Popen([
-        python, "-c", WITHOUT_EXTRA_BUFFERS, "--model", str(model_path()), "--model_alias", "local", "--host", "127.0.0.1",
-        "--port", str(port), "--n_ctx", str(settings.context), "--n_threads", str(settings.threads),
-        "--n_threads_batch", str(settings.threads), "--n_batch", str(settings.batch), "--n_ubatch", str(settings.batch),
-        "--logits_all", "false", "--flash_attn", "true", "--use_mmap", "true", "--use_mlock", "false",
-    ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        python, "-m", "mzagent_tui.agent.model.llama_server", "--engine", "compiled", "--model", str(model_path()),
+        "--alias", "local", "--port", str(port), *settings.arguments(),
+    ], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 def measure(name: str, base_url: str, pid: int, started: float, steps: int) -> Measured:
@@ -162,19 +147,19 @@ def main() -> None:
     print(f"settings: {settings.describe()}", flush=True)
     results = []
     started = time.monotonic()
-    server = LocalServer(model_path(), settings)
+    server = LocalServer(model_path(), settings, engine="prebuilt")
     server.launch()
     try:
         assert server.process is not None
-        results.append(measure("xllamacpp (llama-server)", server.base_url, server.process.pid, started, args.steps))
+        results.append(measure("prebuilt (xllamacpp's llama-server)", server.base_url, server.process.pid, started, args.steps))
     finally:
         server.stop()
     if args.compare:
         port = free_port()
         started = time.monotonic()
-        process = old_engine(args.compare, settings, port)
+        process = compiled_engine(args.compare, settings, port)
         try:
-            results.append(measure("llama-cpp-python 0.3.36", f"http://127.0.0.1:{port}/v1", process.pid, started, args.steps))
+            results.append(measure("compiled (llama-cpp-python 0.3.36)", f"http://127.0.0.1:{port}/v1", process.pid, started, args.steps))
         finally:
             process.terminate()
             process.wait(10)
@@ -182,7 +167,7 @@ def main() -> None:
         print(result.line())
     if len(results) == 2:
         new, old = results
-        print(f"new / old: prompt {new.prompt_rate / old.prompt_rate:.2f}x, generated {new.generate_rate / old.generate_rate:.2f}x, "
+        print(f"prebuilt / compiled: prompt {new.prompt_rate / old.prompt_rate:.2f}x, generated {new.generate_rate / old.generate_rate:.2f}x, "
               f"peak RSS {max(r for *_, r in new.rows) / max(r for *_, r in old.rows):.2f}x")
 
 

@@ -32,6 +32,7 @@ from acp import (
     NewSessionResponse,
     PromptResponse,
     RequestError,
+    plan_entry,
     run_agent,
     start_tool_call,
     text_block,
@@ -39,6 +40,7 @@ from acp import (
     tool_diff_content,
     update_agent_message_text,
     update_agent_thought_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
@@ -76,6 +78,7 @@ from mzagent_tui.agent.events import (
     ReplyFinished,
     Stopped,
     StopReason,
+    TaskListUpdated,
     TaskStarted,
     TextDelta,
     ThinkingDelta,
@@ -95,7 +98,9 @@ from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.textfiles import read_regular
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
-TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute"}
+TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}
+PLAN_STATUSES = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+"""A task-list step's status as ACP's plan entry says it."""
 FILE_TITLES = {"read_file": "Read", "write_to_file": "Write", "edit_file": "Edit"}
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
 PROGRESS_EVERY = 3.0
@@ -196,6 +201,8 @@ class Updates:
                 content = [*self._diffs, tool_content(text_block(text))]
                 self._send(update_tool_call(self.current, status="completed" if code == 0 else "failed", content=content, raw_output=text))
                 self.current = None
+            case TaskListUpdated(steps=steps):
+                self._send(update_plan(plan_entry(step.get("step", ""), status=PLAN_STATUSES.get(step.get("status", ""), "pending")) for step in steps))
             case FinalAnswer(text=text):
                 self._send(update_agent_message_text(text))
             case Usage(prompt_tokens=prompt, completion_tokens=completion):
@@ -237,6 +244,8 @@ class Updates:
             title = f"{FILE_TITLES[tool]} {shown_path(path, self.root)}"
         elif tool == "run_terminal_command" and args:
             title = f"Run `{args[0]}`"
+        elif tool == "update_plan":
+            title = "Update the task list"
         else:
             title = call_text(tool, args)
         return start_tool_call(call_id, title, kind=kind, status="pending", locations=locations, raw_input={"tool": tool, "args": args})

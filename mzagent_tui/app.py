@@ -150,7 +150,7 @@ class MzAgentApp(App[None]):
         conversation = self.conversation
         try:
             server = start_local(self._local_progress, lambda: conversation.token.cancelled, lambda server: self.call_from_thread(self._launch_local, server))
-            self.call_from_thread(self._local_ready, f"ready: {server.model.name} ({server.settings.describe()})", server)
+            self.call_from_thread(self._local_ready, f"ready: {server.model.name} ({server.describe()})", server)
         except Exception as exc:  # noqa: BLE001 - shown as a notice, never a traceback
             self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}")
 

@@ -6,7 +6,6 @@ Textual is imported only when the app starts, so `mzagent run` never loads it.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 import sys
 from pathlib import Path
@@ -246,16 +245,16 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
         state = "off" if aid.name in settings.disable_aids else "on "
         print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
-        from mzagent_tui.agent.model.local import LocalModelError, server_settings
+        from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, server_settings
         from mzagent_tui.agent.model.providers import local_available, setup_hint
 
         if local_available():
             try:
                 chosen = server_settings().describe()
+                engine = engine_version(chosen_engine())
             except LocalModelError as exc:
                 print(f"\nproblem: {exc}", file=sys.stderr)
                 return EXIT_USAGE
-            engine = f"llama-server from xllamacpp {importlib.metadata.version('xllamacpp')}"
             print(f"\nthe offline model starts when a task runs ({engine}), with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
             return 0
         print(f"\nproblem: {setup_hint()}", file=sys.stderr)
@@ -288,7 +287,7 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
     server = start_local(ProgressPrinter(sys.stderr)) if needs_model and needs_local(settings) else None
     if server is not None:
         settings = pointed_at(settings, server)
-        print(f"\nlocal model ready ({server.model.name}: {server.settings.describe()})", file=sys.stderr)
+        print(f"\nlocal model ready ({server.model.name}: {server.describe()})", file=sys.stderr)
     try:
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)

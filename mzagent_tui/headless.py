@@ -28,9 +28,10 @@ from mzagent_tui.agent.events import (
     StepStarted,
     Stopped,
     StopReason,
+    TaskListUpdated,
     TaskStarted,
 )
-from mzagent_tui.agent.event_text import describe
+from mzagent_tui.agent.event_text import describe, task_list_text
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.local import progress_text
 from mzagent_tui.agent.loop import Agent, RunResult
@@ -40,7 +41,7 @@ from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30
 _COLOURS = {
-    "thought": "36", "action": "33", "observation": "2", "final": "1;32", "error": "31", "notice": "2;33", "step": "2",
+    "thought": "36", "action": "33", "observation": "2", "tasks": "35", "final": "1;32", "error": "31", "notice": "2;33", "step": "2",
     "added": "32", "removed": "31", "hunk": "36",
 }
 DIFF_LINES = 200
@@ -78,6 +79,8 @@ class ConsolePrinter:
             case FileChanged():
                 self._line(self.out, "action", "Changed: ", event.summary(self.root))
                 self._diff(event.diff)
+            case TaskListUpdated(steps=steps):
+                self._line(self.out, "tasks", "Task list:\n", task_list_text(steps))
             case FinalAnswer(text=text, plan=plan):
                 self.final_answer, self.plan = text, plan
             case Stopped(reason=StopReason.FINAL_ANSWER):

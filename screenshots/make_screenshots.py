@@ -1,6 +1,6 @@
 """Regenerate the README's screenshots against the scripted server.
 
-    python screenshots/make_screenshots.py
+    python screenshots/make_screenshots.py [NAME.svg ...]   (all of them without a name)
 """
 
 from __future__ import annotations
@@ -19,22 +19,22 @@ from tests import scenarios  # noqa: E402
 from tests.scripted_server import ScriptedServer  # noqa: E402
 
 SHOTS = {
-    "main-screen.svg": (scenarios.full_run, "auto", "ask"),
-    "approval-dialog.svg": (scenarios.to_approval, "auto", "ask"),
-    "write-dialog.svg": (scenarios.to_approval, "ask", "ask"),
-    "diff-entry.svg": (scenarios.diff_entry, "auto", "ask"),
-    "file-preview.svg": (scenarios.preview, "auto", "ask"),
-    "undo-and-find.svg": (scenarios.undo_and_find, "auto", "ask"),
-    "completion-list.svg": (scenarios.completion_list, "auto", "ask"),
-    "plan-dialog.svg": (scenarios.plan_dialog, "auto", "plan"),
+    "main-screen.svg": (scenarios.full_run, "auto", "ask", scenarios.full_run_script),
+    "approval-dialog.svg": (scenarios.to_approval, "auto", "ask", scenarios.full_run_script),
+    "write-dialog.svg": (scenarios.to_approval, "ask", "ask", scenarios.full_run_script),
+    "diff-entry.svg": (scenarios.diff_entry, "auto", "ask", scenarios.full_run_script),
+    "file-preview.svg": (scenarios.preview, "auto", "ask", scenarios.full_run_script),
+    "undo-and-find.svg": (scenarios.undo_and_find, "auto", "ask", scenarios.full_run_script),
+    "completion-list.svg": (scenarios.completion_list, "auto", "ask", scenarios.full_run_script),
+    "plan-dialog.svg": (scenarios.plan_dialog, "auto", "plan", scenarios.plan_script),
+    "task-list.svg": (scenarios.task_list, "auto", "ask", scenarios.task_list_script),
 }
-"""File name: (how to drive the demo there, writes setting, approval mode)."""
+"""File name: (how to drive the demo there, writes setting, approval mode, the model's script)."""
 
 
-async def shoot(name: str, drive, writes: str, mode: str) -> None:  # noqa: ANN001
+async def shoot(name: str, drive, writes: str, mode: str, script) -> None:  # noqa: ANN001
     scenarios.make_demo_project()
-    script = scenarios.plan_script() if mode == "plan" else scenarios.full_run_script()
-    with ScriptedServer(script) as server:
+    with ScriptedServer(script()) as server:
         app = scenarios.demo_app(server, writes, mode)
         async with app.run_test(size=(120, 40)) as pilot:
             await drive(pilot)
@@ -45,8 +45,10 @@ async def shoot(name: str, drive, writes: str, mode: str) -> None:  # noqa: ANN0
 
 
 async def main() -> None:
-    for name, (drive, writes, mode) in SHOTS.items():
-        await shoot(name, drive, writes, mode)
+    only = set(sys.argv[1:])
+    for name, (drive, writes, mode, script) in SHOTS.items():
+        if not only or name in only:
+            await shoot(name, drive, writes, mode, script)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
 from mzagent_tui.widgets.entries import DiffEntry
-from tests.scripted_server import Reply, ScriptedServer
+from tests.scripted_server import Fault, Reply, ScriptedServer
 
 DEMO_PROJECT = Path("/tmp/mzagent-demo/project")
 TASK = "Add a --shout flag to greet.py and show me it works"
@@ -70,6 +70,26 @@ PLAN = (
 def plan_script() -> list[Reply]:
     """A run in plan mode: greet.py is read for the model, which answers with its plan."""
     return [Reply(f"<thought>greet.py parses sys.argv by hand; argparse makes the flag easy.</thought>\n<final_answer>{PLAN}</final_answer>")]
+
+
+def _steps(*statuses: str) -> list[dict[str, str]]:
+    texts = ("Switch greet.py to argparse", "Add a --shout flag that upper-cases the greeting", "Run greet.py with and without --shout")
+    return [{"step": text, "status": status} for text, status in zip(texts, statuses)]
+
+
+def task_list_script() -> list[Reply | Fault]:
+    """The model keeps a task list: planned, greet.py written, the list updated, then the next
+    reply takes its time (the screen is shot while it waits)."""
+    return [
+        Reply(f'<thought>Three steps: argparse, the flag, then a check.</thought>\n<action>update_plan({_quote_list(_steps("in_progress", "pending", "pending"))})</action>'),
+        Reply(f'<thought>greet.py parses sys.argv by hand; argparse makes the flag easy.</thought>\n<action>write_to_file("greet.py", "{_quote(GREET_NEW)}")</action>'),
+        Reply(f'<thought>Both changes are in; now the check.</thought>\n<action>update_plan({_quote_list(_steps("done", "done", "in_progress"))})</action>'),
+        Fault("stall", text=""),
+    ]
+
+
+def _quote_list(steps: list[dict[str, str]]) -> str:
+    return "[" + ", ".join("{" + ", ".join(f'"{k}": "{_quote(v)}"' for k, v in step.items()) + "}" for step in steps) + "]"
 
 
 def demo_app(server: ScriptedServer, writes: str = "auto", mode: str = "ask") -> MzAgentApp:
@@ -156,6 +176,13 @@ async def completion_list(pilot) -> None:  # noqa: ANN001
     await tree_loaded(pilot)
     pilot.app.query_one(TaskInput).focus()
     await pilot.press("/", "r", "e")
+    await pilot.pause(0.3)
+
+
+async def task_list(pilot) -> None:  # noqa: ANN001
+    """The task list above the task box, two steps done and the check in progress, while the model thinks."""
+    await submit_task(pilot)
+    await _until(pilot, lambda: pilot.app.query_one(RunStatus).run.step == 4)
     await pilot.pause(0.3)
 
 

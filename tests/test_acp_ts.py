@@ -123,3 +123,20 @@ def test_bad_input_gets_clear_errors_and_the_agent_goes_on(client: Path, endpoin
     }
     assert result["stopReason"] == "end_turn"
     assert len(endpoint.requests) == 1, "only the good prompt reached the model"
+
+
+def test_the_task_list_is_a_plan_update_the_schema_accepts(client: Path, endpoint: ScriptedServer, project: Path) -> None:
+    steps = [{"step": "Read cli.py", "status": "done"}, {"step": "Add the flag", "status": "in_progress"}, {"step": "Run the tests", "status": "pending"}]
+    endpoint.script(Reply(f"<action>update_plan({json.dumps(steps)})</action>"), Reply("<action>update_plan([])</action>"), answer_reply())
+    result = run_client(client, "plan", project)
+    assert result == {
+        "plans": [
+            [
+                {"content": "Read cli.py", "priority": "medium", "status": "completed"},
+                {"content": "Add the flag", "priority": "medium", "status": "in_progress"},
+                {"content": "Run the tests", "priority": "medium", "status": "pending"},
+            ],
+            [],
+        ],
+        "stopReason": "end_turn",
+    }

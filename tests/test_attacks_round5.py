@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from mzagent_tui.agent.events import Observation
@@ -216,13 +217,68 @@ def test_a_confined_command_cannot_read_the_environment_of_another_process_of_th
 # 7. A process left running past the command (setsid leaves its group) -----------------------------
 
 
-@needs_namespaces
-@pytest.mark.xfail(strict=True, reason="open: the command's processes are ended by process group; `setsid` starts a new session "
-                   "that outlives the command (and the agent), confined but free to race later checks; ending it needs a PID namespace or a cgroup per command")
-def test_a_process_started_with_setsid_does_not_outlive_the_command(server, project: Path, home: Path) -> None:
-    run(server, project, command("setsid sh -c 'sleep 4; echo late > survived.txt' </dev/null >/dev/null 2>&1 &"))
-    time.sleep(6)
-    assert not (project / "survived.txt").exists()
+_marks = iter(range(1000))
+
+
+def _mark() -> str:
+    """A sleep duration no other process on the machine uses: the tests look only at theirs."""
+    return f"297.{os.getpid() % 100000:05d}{next(_marks):03d}"
+
+
+def _alive(mark: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+ESCAPES = {
+    "setsid": "setsid sh -c 'sleep {m}' </dev/null >/dev/null 2>&1 &",
+    "setsid, then a double fork": "setsid sh -c '(sleep {m} &) ; sleep 0' </dev/null >/dev/null 2>&1 &",
+    "nohup and disown": "nohup setsid sleep {m} >/dev/null 2>&1 & disown",
+    "a subreaper of its own": "python3 -c 'import ctypes, os, subprocess; ctypes.CDLL(None).prctl(36, 1); os.setsid(); "
+                              "subprocess.Popen([\"sh\", \"-c\", \"(sleep {m} &)\"]); os.wait(); import time; time.sleep(float(\"{m}\"))' "
+                              "</dev/null >/dev/null 2>&1 &",
+    "forking while it is ended": "setsid sh -c 'while :; do sleep {m} & done' </dev/null >/dev/null 2>&1 &",
+}
+
+
+@needs_wall
+@pytest.mark.parametrize("escape", list(ESCAPES))
+def test_a_process_that_leaves_the_commands_group_does_not_outlive_the_command(server, project: Path, home: Path, escape: str) -> None:
+    """`setsid` starts a new session: ending the command's process group missed it, and it
+    lived on after the command (and the agent), free to race later checks. The command's
+    supervisor is a child subreaper, so whatever leaves the group is re-parented to it and ended."""
+    mark = _mark()
+    texts, _ = run(server, project, command(ESCAPES[escape].format(m=mark) + "\nsleep 0.5; echo started"))
+    assert "started" in texts[0], texts
+    assert not _alive(mark), [p.info for p in _alive(mark)]
+    assert "Background processes it left running were stopped" in texts[0], texts
+
+
+@pytest.mark.parametrize("escape", list(ESCAPES))
+def test_outside_the_sandbox_too_an_escaped_process_is_ended(tmp_path: Path, escape: str) -> None:
+    from mzagent_tui.agent.cancel import CancelToken
+    from mzagent_tui.agent.tools.process import run_command
+
+    mark = _mark()
+    result = run_command(ESCAPES[escape].format(m=mark) + "\nsleep 0.5", tmp_path, {"PATH": os.environ["PATH"]}, 30, CancelToken(), tmp_path / "out")
+    assert result.exit_code == 0 and result.stopped_background
+    assert not _alive(mark), [p.info for p in _alive(mark)]
+
+
+def test_an_escaped_process_is_ended_when_the_command_times_out(tmp_path: Path) -> None:
+    from mzagent_tui.agent.cancel import CancelToken
+    from mzagent_tui.agent.tools.process import run_command
+
+    mark = _mark()
+    result = run_command(f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & sleep {mark}", tmp_path, {"PATH": os.environ["PATH"]}, 1.0, CancelToken(), tmp_path / "out")
+    assert result.timed_out
+    assert not _alive(mark), [p.info for p in _alive(mark)]
 
 
 # 8. The agent's own file tools: a link at the end of the path, /proc through a link ---------------

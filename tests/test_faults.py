@@ -120,3 +120,38 @@ async def test_app(server, project: Path, name: str, steps: list, outcome: str, 
         if notice:
             assert notice in texts["notice"]
     assert not (project / "half").exists()
+
+
+def test_a_lone_surrogate_in_a_reply_becomes_a_replacement_character_not_a_crash(server, project: Path, isolated_home: Path) -> None:
+    """JSON may carry `\\ud800` alone: the SDK hands it on as a lone surrogate, which no UTF-8
+    writer takes. The session log failed on it and the run ended in an internal error. A pair cut
+    in two within one chunk is still joined into its character."""
+    server.script(
+        Reply('<thought>odd \ud800 text</thought><action>write_to_file("s.txt", "a\ud800b \ud83d\ude00")</action>'),
+        Reply('<action>run_terminal_command("echo x\udcffy")</action>'),
+        Reply("<final_answer>done \ud83d</final_answer>"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", KEY, "--model", "m", "--yes", "--project", str(project), "t"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0 and "internal error" not in done.stderr.lower(), done.stderr
+    assert done.stdout.rstrip().endswith("done \ufffd"), done.stdout
+    assert (project / "s.txt").read_text(encoding="utf-8") == "a\ufffdb \U0001f600"
+    assert "x\ufffdy" in server.requests[2]["messages"][-1]["content"]
+    logs = list((isolated_home / "state").rglob("log.jsonl"))
+    assert len(logs) == 1 and "odd \ufffd text" in logs[0].read_text(encoding="utf-8")
+
+
+def test_the_session_log_escapes_what_is_not_valid_unicode(tmp_path: Path) -> None:
+    """A file name read with surrogateescape reaches an event as a lone surrogate."""
+    from mzagent_tui.agent.events import Notice
+    from mzagent_tui.agent.safety.secrets import Redactor
+    from mzagent_tui.agent.sessions.session import Session
+
+    session = Session(tmp_path, Redactor([]))
+    session.record_event(Notice("name b\udcff.txt, and é"))
+    session.record_event(Notice("plain é"))
+    lines = (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["event"]["text"] for line in lines[-2:]] == ["name b\udcff.txt, and é", "plain é"]
+    assert "plain é" in lines[-1], "valid text stays readable"

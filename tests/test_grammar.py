@@ -30,10 +30,13 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     calls = grammar.splitlines()[0]
     assert calls == (
         'call ::= "edit_file" "(" space args-0? space ")" | "read_file" "(" space args-1? space ")" '
-        '| "run_terminal_command" "(" space args-2? space ")" | "write_to_file" "(" space args-3? space ")"'
+        '| "run_terminal_command" "(" space args-2? space ")" | "update_plan" "(" space args-3? space ")" '
+        '| "write_to_file" "(" space args-4? space ")"'
     )
     # keywords only from the tool's own parameters: a model wrote json_string= three times in a row
-    assert 'arg-3 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
+    assert 'arg-4 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
+    # only update_plan may be given a list (its steps)
+    assert 'arg-3 ::= ( ( "steps" ) space "=" space )? structured' in grammar and grammar.count(")? structured") == 1
     assert 'arg-0 ::= ( ( "file_path" | "old_text" | "new_text" ) space "=" space )? value' in grammar
     assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
     # bounded: where a preferred token was not allowed, a model wrote spaces until the token limit
@@ -152,6 +155,7 @@ def test_llama_cpp_python_parses_the_grammars(bundled_vocab: Any) -> None:
     checks nothing: it only keeps the text). A grammar it cannot parse gives no sampler."""
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _parses(bundled_vocab, reply_grammar(signatures))
+    assert _parses(bundled_vocab, reply_grammar({**signatures, "update_plan": ["steps"]}, {"update_plan"}))
     assert _parses(bundled_vocab, final_grammar())
     assert not _parses(bundled_vocab, 'root ::= "a" | undefined-rule'), "the check can fail"
 
@@ -185,6 +189,22 @@ def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, 
     call is closed, nothing more may follow (a line break after `</action>` was read as more
     content, and the model wrote line breaks until its token limit)."""
     assert _sampler_allows(bundled_vocab, reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
+
+
+@needs_local_model
+@pytest.mark.parametrize(
+    ("reply", "allowed"),
+    [
+        ('<thought>t</thought>\n<action>update_plan([{"step": "Read a.py", "status": "done"}, {"step": "Fix it", "status": "in_progress"}])</action>', True),
+        ("<thought>t</thought>\n<action>update_plan(steps=[\n  {'step': 'Fix it', 'status': 'pending'},\n])</action>", True),
+        ("<thought>t</thought>\n<action>update_plan([])</action>", True),
+        ('<thought>t</thought>\n<action>update_plan([{step: "Fix it"}])</action>', False),
+        ('<thought>t</thought>\n<action>write_to_file("a.py", ["x"])</action>', False),
+    ],
+)
+def test_only_a_tool_that_takes_a_list_may_be_given_one(bundled_vocab: Any, reply: str, allowed: bool) -> None:
+    signatures = {"update_plan": ["steps"], "write_to_file": ["file_path", "content"]}
+    assert _sampler_allows(bundled_vocab, reply_grammar(signatures, {"update_plan"}), reply) is allowed
 
 
 @needs_local_model

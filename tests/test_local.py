@@ -184,3 +184,47 @@ def test_the_extras_marker_names_the_platforms_the_code_names() -> None:
     marker = Marker(next(line for line in extra if line.startswith("xllamacpp")).split(";", 1)[1])
     for system, machine in [("linux", "x86_64"), ("linux", "aarch64"), ("win32", "AMD64"), ("darwin", "arm64"), ("darwin", "x86_64"), ("linux", "armv7l"), ("win32", "ARM64")]:
         assert marker.evaluate({"sys_platform": system, "platform_machine": machine}) == ((system, machine.lower()) in ENGINE_PLATFORMS)
+
+
+def test_the_engine_is_the_one_asked_for_else_the_compiled_one_where_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "installed_engines", lambda: ["prebuilt", "compiled"])
+    assert local.chosen_engine({}) == "compiled", "installing the compiled extra was a choice"
+    assert local.chosen_engine({"MZAGENT_LOCAL_ENGINE": "Prebuilt "}) == "prebuilt"
+    with pytest.raises(LocalModelError, match="must be one of: prebuilt, compiled"):
+        local.chosen_engine({"MZAGENT_LOCAL_ENGINE": "gpu"})
+    monkeypatch.setattr(local, "installed_engines", lambda: ["prebuilt"])
+    assert local.chosen_engine({}) == "prebuilt"
+    with pytest.raises(LocalModelError, match=r"compiled engine \(llama_cpp\), which is not installed; install it with .*\[local,compiled\]"):
+        local.chosen_engine({"MZAGENT_LOCAL_ENGINE": "compiled"})
+    monkeypatch.setattr(local, "installed_engines", lambda: [])
+    with pytest.raises(LocalModelError, match=r"needs an engine; install it with .*\[local\]"):
+        local.chosen_engine({})
+
+
+def test_the_compiled_engine_gets_the_same_settings_in_its_own_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mzagent_tui.agent.model import llama_server
+
+    monkeypatch.setattr(local, "usable_cores", lambda: 3)
+    arguments = local.server_settings(free=16 * GB).arguments()
+    words = llama_server.compiled_arguments(["--model", "m.gguf", "--alias", "local", "--port", "9", *arguments])
+    pairs = dict(zip(words[0::2], words[1::2]))
+    assert pairs == {
+        "--model": "m.gguf", "--model_alias": "local", "--host": "127.0.0.1", "--port": "9", "--n_ctx": "16384",
+        "--n_threads": "3", "--n_threads_batch": "3", "--n_batch": "512", "--n_ubatch": "512", "--logits_all": "false",
+        "--flash_attn": "true", "--use_mmap": "true", "--use_mlock": "false",
+    }
+
+
+def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
+    from mzagent_tui.agent.model.llama_server import cpu_has_amx
+
+    (tmp_path / "with").write_text("flags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n")
+    (tmp_path / "without").write_text("flags\t\t: fpu avx2 avx512f\n")
+    assert cpu_has_amx(tmp_path / "with") and not cpu_has_amx(tmp_path / "without") and not cpu_has_amx(tmp_path / "missing")
+
+
+def test_the_compiled_extra_pins_the_engine_the_code_runs() -> None:
+    import tomllib
+
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["compiled"] == ["llama-cpp-python[server]==0.3.36"]

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def local_server() -> Iterator[object]:
     from mzagent_tui.agent.model.local import LocalServer, model_path
 
-    server = LocalServer(model_path())
+    server = LocalServer(model_path(), engine="prebuilt")
     server.launch()
     try:
         server.wait_ready()
@@ -80,6 +80,7 @@ def test_llama_server_parses_the_grammars(local_server) -> None:  # noqa: ANN001
 
     signatures = {"read_file": ["file_path", "start_line"], "write_to_file": ["file_path", "content"], "no_args": [], 'odd"na\\me': ['we"ird']}
     assert _complete(local_server, reply_grammar(signatures)) == 200
+    assert _complete(local_server, reply_grammar({**signatures, "update_plan": ["steps"]}, {"update_plan"})) == 200
     assert _complete(local_server, final_grammar()) == 200
     assert _complete(local_server, 'root ::= "a" | undefined-rule') == 400, "the check can fail"
 
@@ -101,7 +102,7 @@ LAUNCHER = """
 import sys, time
 from pathlib import Path
 from mzagent_tui.agent.model.local import LocalServer, model_path
-server = LocalServer(model_path())
+server = LocalServer(model_path(), engine="prebuilt")
 server.launch()
 print(server.process.pid, flush=True)
 time.sleep(600)
@@ -123,3 +124,23 @@ def test_no_orphan_server_when_the_app_is_killed() -> None:
     else:
         psutil.Process(server_pid).kill()
         pytest.fail("the llama.cpp server outlived the process that started it")
+
+
+@pytest.mark.timeout(600)
+def test_the_compiled_engine_answers_with_the_same_settings_and_cache() -> None:
+    """The `compiled` extra, where it is installed (not in CI: it needs a compiler): the same
+    server settings, a streamed answer, and the second step evaluating only what is new."""
+    pytest.importorskip("llama_cpp", reason="the compiled extra is not installed")
+    from mzagent_tui.agent.model.local import LocalServer, model_path
+
+    server = LocalServer(model_path(), engine="compiled")
+    server.launch()
+    try:
+        server.wait_ready()
+        messages = [{"role": "system", "content": "You are terse. " * 200}, {"role": "user", "content": "Say one word."}]
+        body = {"model": "local", "max_tokens": 4, "temperature": 0, "messages": messages}
+        status, first = _post(server, body)
+        assert status == 200 and first["choices"][0]["message"]["content"], first
+        assert _complete(server, 'root ::= "yes" | "no"') == 200
+    finally:
+        server.stop()

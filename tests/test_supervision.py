@@ -65,8 +65,10 @@ def _default_sigint() -> None:  # pragma: no cover - runs in the child between f
 
 
 def tree_command(mark: str) -> str:
-    """A foreground sleep, a grandchild in `bash -c`, a background job and a double-forked one."""
-    return f"(sleep {mark} &); sleep {mark} & bash -c 'sleep {mark}; echo late > late.txt'; echo done > out.txt"
+    """A foreground sleep, a grandchild in `bash -c`, a background job, a double-forked one and
+    one in a session of its own (`setsid`)."""
+    return (f"(sleep {mark} &); sleep {mark} & setsid sleep {mark} </dev/null >/dev/null 2>&1 & "
+            f"bash -c 'sleep {mark}; echo late > late.txt'; echo done > out.txt")
 
 
 def session_events(state: Path) -> list[str]:
@@ -78,7 +80,7 @@ def session_events(state: Path) -> list[str]:
 def test_kill_9_mid_command_leaves_no_process_and_the_session_continues(server, project: Path, isolated_home: Path) -> None:
     mark = marker()
     proc = start(server, project, tree_command(mark))
-    assert wait_until(lambda: len(ours(mark)) >= 3), proc.stderr
+    assert wait_until(lambda: len(ours(mark)) >= 4), proc.stderr
     proc.kill()
     proc.wait()
     assert wait_until(lambda: not ours(mark), timeout=5), [p.info for p in ours(mark)]
@@ -98,7 +100,7 @@ def test_kill_9_mid_command_leaves_no_process_and_the_session_continues(server, 
 def test_a_stop_signal_cancels_kills_the_group_logs_the_stop_and_exits(server, project: Path, isolated_home: Path, number: int, code: int) -> None:
     mark = marker()
     proc = start(server, project, tree_command(mark))
-    assert wait_until(lambda: len(ours(mark)) >= 3)
+    assert wait_until(lambda: len(ours(mark)) >= 4)
     proc.send_signal(number)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == code, err

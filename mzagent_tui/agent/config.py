@@ -86,7 +86,7 @@ class Settings:
     """Aids switched off by name (aids/seam.py's catalogue; `mzagent config` lists them)."""
     profile: str = ""
     """What the model gets, by the model: "small" (the bundled model's treatment: no edit_file, no
-    read-ahead), "full", or "" to choose by the model (the bundled one, or a name with a size of
+    update_plan, no read-ahead), "full", or "" to choose by the model (the bundled one, or a name with a size of
     3B or less, however it is served)."""
     price_in: float = 0.0
     """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
@@ -159,6 +159,12 @@ class Settings:
         """edit_file is offered to every model but a small one: with it in the tool list, the
         bundled 1.5B model solved 25 of the 50 held-out suite tasks, without it 30
         (docs/history.md, seventh session)."""
+        return not self.small_model()
+
+    def offers_update_plan(self) -> bool:
+        """update_plan (the task list) is offered to every model but a small one: what a tool more
+        in the list costs the bundled 1.5B model has not been measured on the held-out half of the
+        suite yet, and edit_file, measured, cost it five of fifty tasks."""
         return not self.small_model()
 
     def reads_ahead(self) -> bool:

@@ -1,7 +1,7 @@
 """The words for each core event, in one place: what every front-end says about it.
 
 `describe(event, root)` gives the event's kind (which picks its colour: question, thought,
-action, observation, change, final, notice, error), a label ("Rejected", "Retry 2/4") and its
+action, observation, change, tasks, final, notice, error), a label ("Rejected", "Retry 2/4") and its
 text, or None for bookkeeping events no front-end shows (steps, usage, deltas). The app's
 entries, the terminal's lines, the Markdown export, the ACP updates and the transcript's search
 format around it, so a new event, or new words for one, is written here once.
@@ -27,6 +27,7 @@ from mzagent_tui.agent.events import (
     RetryWait,
     Stopped,
     StopReason,
+    TaskListUpdated,
     TaskStarted,
     Thought,
     Undone,
@@ -55,7 +56,20 @@ def action_text(tool: str, args: list[object]) -> str:
         return f"edit_file {args[0]!r} ({edit_label(args[1], args[2])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
+    if tool == "update_plan" and len(args) == 1 and isinstance(args[0], list):
+        return f"update_plan ({len(args[0])} step{'s' if len(args[0]) != 1 else ''})"
     return call_text(tool, args)
+
+
+TASK_MARKS = {"pending": "☐", "in_progress": "◐", "done": "☑"}
+"""A task-list step's mark by its status, in the app's checklist and every text of the list."""
+
+
+def task_list_text(steps: list[dict[str, str]]) -> str:
+    """The task list as lines of text, `☑ Read cli.py`, or a note that it was cleared."""
+    if not steps:
+        return "(cleared)"
+    return "\n".join(f"{TASK_MARKS.get(step.get('status', ''), '?')} {step.get('step', '')}" for step in steps)
 
 
 def edit_label(old_text: str, new_text: str) -> str:
@@ -83,6 +97,8 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("change", "Changed", event.summary(root))
         case Compacted(summary=summary):
             return EventText("notice", event.title(), summary)
+        case TaskListUpdated(steps=steps):
+            return EventText("tasks", "Task list", task_list_text(steps))
         case FinalAnswer(text=text, plan=plan):
             return EventText("final", "Plan" if plan else "Final answer", text)
         case FormatError(message=message, count=count):

@@ -238,6 +238,24 @@ def shown_path(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
 
 
+TASK_STATUSES = ("pending", "in_progress", "done")
+"""A task-list step's status, in the order a step goes through them."""
+
+
+@dataclass(frozen=True)
+class TaskListUpdated(Event):
+    """The agent's task list as `update_plan` left it, replaced whole on each call: every step
+    as `{"step": text, "status": one of TASK_STATUSES}`, at most one in progress. Empty: no list."""
+
+    kind: ClassVar[str] = "task_list"
+    steps: list[dict[str, str]] = field(default_factory=list)
+
+    def counts(self) -> str:
+        """`1 done, 1 in progress, 2 pending`: the statuses that occur, the finished first."""
+        found = [(sum(step.get("status") == status for step in self.steps), status) for status in reversed(TASK_STATUSES)]
+        return ", ".join(f"{number} {status.replace('_', ' ')}" for number, status in found if number)
+
+
 @dataclass(frozen=True)
 class FinalAnswer(Event):
     kind: ClassVar[str] = "final_answer"
@@ -323,15 +341,23 @@ def field_types(cls: type[Event]) -> dict[str, Any]:
 
 
 def _accepts(hint: Any, value: Any) -> bool:
-    """Whether a JSON value fits a field's type (str, int, float, bool, list, X | None, StopReason)."""
+    """Whether a JSON value fits a field's type (str, int, float, bool, list[X], dict[K, V], X | None,
+    StopReason), items included: a damaged log's task list must not reach the screen half read."""
     if hint is Any:
         return True
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return any(_accepts(option, value) for option in typing.get_args(hint))
     if hint is type(None):
         return value is None
-    if typing.get_origin(hint) is not None:
-        return isinstance(value, typing.get_origin(hint))
+    origin = typing.get_origin(hint)
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        return isinstance(value, list) and all(_accepts(item, v) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(hint) or (Any, Any)
+        return isinstance(value, dict) and all(_accepts(key, k) and _accepts(item, v) for k, v in value.items())
+    if origin is not None:
+        return isinstance(value, origin)
     if hint in (int, float):
         return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
     return isinstance(value, hint)

@@ -44,6 +44,7 @@ from mzagent_tui.agent.events import (
     StepStarted,
     Stopped,
     StopReason,
+    TaskListUpdated,
     TaskStarted,
     TextDelta,
     ThinkingDelta,
@@ -74,6 +75,7 @@ from mzagent_tui.agent.tools.paths import resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult, load_custom_tool
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
+from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 from mzagent_tui.agent.model.usage import Meter, money
 
@@ -153,6 +155,11 @@ class Agent:
         self._after_command = AfterCommand()
         edit = [files.edit_file] if settings.offers_edit_file() else []
         self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, self.shell.run_terminal_command])
+        lists = [e for e in history.events if isinstance(e, TaskListUpdated)] if history is not None else []
+        self.task_list = TaskList(self.emit, lists[-1].steps if lists else ())
+        """The agent's task list; the model replaces it with update_plan, offered per profile."""
+        if settings.offers_update_plan():
+            self.tools.add_tool(self.task_list.tool())
         for spec in settings.tools:
             try:
                 self.tools.add(load_custom_tool(spec))
@@ -599,7 +606,7 @@ class Agent:
                 self.emit(Notice(f"the conversation could not be compacted ({exc}); continuing without it"))
         grammar = None
         if self.llm.send_grammar and not self.native:
-            grammar = final_grammar() if final_only else reply_grammar(self.tools.signatures())
+            grammar = final_grammar() if final_only else reply_grammar(self.tools.signatures(), self.tools.structured())
         tools = tool_schemas(self.tools) if self.native else None
         try:
             return self.llm.complete(self.messages, cancel, grammar, tools, temperature)

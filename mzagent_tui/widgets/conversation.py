@@ -43,6 +43,7 @@ from mzagent_tui.agent.events import (
     StepStarted,
     Stopped,
     StopReason,
+    TaskListUpdated,
     TaskStarted,
     Usage,
     UserCommand,
@@ -62,6 +63,7 @@ from mzagent_tui.widgets.entries import ProgressEntry, entries_for, text_entry
 from mzagent_tui.widgets.run_status import RunState
 from mzagent_tui.widgets.search_bar import SearchBar
 from mzagent_tui.widgets.task_input import TaskInput
+from mzagent_tui.widgets.task_list import TaskListView
 from mzagent_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -142,6 +144,7 @@ class Conversation(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Transcript(self.project, id="transcript")
+        yield TaskListView(id="task-list")
         yield CompletionMenu(id="completions")
         yield TaskInput(placeholder="Describe a task and press Enter (/ for commands, @ for files)", id="task")
 
@@ -397,6 +400,8 @@ class Conversation(Vertical):
                     self.post_message(self.FilesChanged((), rescan=True))
             case FileChanged(path=path):
                 self.post_message(self.FilesChanged((Path(path),), rescan=False))
+            case TaskListUpdated(steps=steps):
+                self.query_one(TaskListView).show(steps)
             case FinalAnswer(text=text, plan=plan):
                 self._last_answer = text
                 self._plan = text if plan else None
@@ -432,6 +437,7 @@ class Conversation(Vertical):
         self._resume_folder = None
         self._idle_state = "idle"
         self._transcript.clear()
+        self.query_one(TaskListView).show([])
         if settings is not None:
             self.settings = settings
         self._meter = self._new_meter()
@@ -464,6 +470,8 @@ class Conversation(Vertical):
                     self._last_answer = text
                 case FileChanged(path=path):
                     written.append(Path(path))
+                case TaskListUpdated(steps=steps):
+                    self.query_one(TaskListView).show(steps)
         self.post_message(self.FilesChanged(tuple(written), rescan=False))
         self._transcript.show_session(history.events)
         box = self.query_one(TaskInput)

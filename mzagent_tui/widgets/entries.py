@@ -29,12 +29,13 @@ from mzagent_tui.agent.events import (
     Observation,
     RetryWait,
     Stopped,
+    TaskListUpdated,
     Undone,
     UserCommand,
     UserCommandOutput,
     call_text,
 )
-from mzagent_tui.agent.event_text import describe, edit_label
+from mzagent_tui.agent.event_text import action_text, describe, edit_label
 from mzagent_tui.agent.model.reply_stream import stream_parts, untagged
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
@@ -265,6 +266,8 @@ def action_entry(tool: str, args: list[object]) -> Entry:
         return Entry("action", body, title=f"edit {path} ({edit_label(old_text, new_text)})", plain=f"{old_text}\n{new_text}")
     if tool == "read_file" and args and isinstance(args[0], str):
         return Entry("action", title=f"read {args[0]}")
+    if tool == "update_plan" and len(args) == 1 and isinstance(args[0], list):
+        return Entry("action", title=action_text(tool, args))
     shown = call_text(tool, args)
     return Entry("action", Static(safe(shown), classes="entry-body"), title=tool, plain=shown)
 
@@ -380,6 +383,8 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [Entry("notice", body, title=described.label, plain=summary)]
         case FinalAnswer(text=text, plan=plan):
             return [final_entry(text, plan)]
+        case TaskListUpdated():
+            return []  # the checklist above the task box shows the list (widgets/task_list.py)
         case ApprovalAnswered() | FormatError() | RetryWait() | Undone() | Stopped():
             return [text_entry(described.kind, described.text, title=described.label.lower())]
     return [text_entry(described.kind, described.text)]

@@ -399,6 +399,16 @@ const scenarios = {
     });
   },
 
+  async plan(project) {
+    return withPeer(project, [], async (peer) => {
+      const sessionId = await peer.newSession();
+      const response = await peer.prompt(sessionId, "add a --verbose flag");
+      const plans = peer.wire.received().filter((m) => m.params?.update?.sessionUpdate === "plan").map((m) => m.params.update.entries);
+      assertForward(foldCalls(peer.wire.received()));
+      return { plans, stopReason: response.stopReason };
+    });
+  },
+
   async "bad-input"(project) {
     return withPeer(project, [], async (peer) => {
       const codes = {};

@@ -23,7 +23,7 @@ the model's preferred token was not allowed, it wrote spaces until the token lim
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from mzagent_tui.agent.model.parsing import LANGUAGE_CHARS
 
@@ -43,12 +43,22 @@ double ::= "\"" ( [^"\\] | "\\" [^\x00] )* "\""
 single ::= "'" ( [^'\\] | "\\" [^\x00] )* "'"
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """.replace("LANGUAGE", LANGUAGE_CHARS)
+_STRUCTURED_RULES = r"""
+structured ::= value | list | dict
+list ::= "[" space ( structured ( space "," space structured )* ( space "," )? )? space "]"
+dict ::= "{" space ( pair ( space "," space pair )* ( space "," )? )? space "}"
+pair ::= ( double | single ) space ":" space structured
+"""
+"""Lists and dicts, as the parser reads them (Python literals, which JSON's objects are too), only
+for the tools that take them (update_plan's steps): the other tools' arguments stay as they were
+measured."""
 
 
-def reply_grammar(signatures: Mapping[str, Sequence[str]]) -> str:
+def reply_grammar(signatures: Mapping[str, Sequence[str]], structured: Collection[str] = ()) -> str:
     """The grammar for replies that may call exactly these tools, each with keywords only from
     its own parameters: a small model wrote `write_to_file("x.json", json_string="...")` three
-    times in a row, even when asked again with more variety."""
+    times in a row, even when asked again with more variety. The tools named in `structured`
+    may also be given lists and dicts."""
     calls = []
     rules = []
     for index, name in enumerate(sorted(signatures)):
@@ -59,8 +69,10 @@ def reply_grammar(signatures: Mapping[str, Sequence[str]]) -> str:
         calls.append(f'{_literal(name)} "(" space args-{index}? space ")"')
         keywords = " | ".join(_literal(param) for param in params)
         rules.append(f'args-{index} ::= arg-{index} ( space "," space arg-{index} )* ( space "," )?')
-        rules.append(f'arg-{index} ::= ( ( {keywords} ) space "=" space )? value')
-    lines = [f"call ::= {' | '.join(calls)}", *rules, _ACTION_RULES.strip(), _TEXT_RULES.strip()]
+        kind = "structured" if name in structured else "value"
+        rules.append(f'arg-{index} ::= ( ( {keywords} ) space "=" space )? {kind}')
+    extra = [_STRUCTURED_RULES.strip()] if any(name in structured for name in signatures) else []
+    lines = [f"call ::= {' | '.join(calls)}", *rules, _ACTION_RULES.strip(), *extra, _TEXT_RULES.strip()]
     return "\n".join(lines) + "\n"
 
 

@@ -309,13 +309,14 @@ class ChatClient:
                     usage = item.usage
                 for choice in (item.choices or [])[:1]:
                     delta = choice.delta
-                    thinking = _reasoning_of(delta)
+                    thinking = whole_characters(_reasoning_of(delta))
                     if thinking:
                         reasoning.append(thinking)
                         self._emit(ThinkingDelta(thinking))
                     if delta is not None and delta.content:
-                        text.append(delta.content)
-                        self._emit(TextDelta(delta.content))
+                        piece = whole_characters(delta.content)
+                        text.append(piece)
+                        self._emit(TextDelta(piece))
                     for call in (delta.tool_calls or []) if delta is not None else []:
                         _add_call_delta(calls, call)
                     if choice.finish_reason:
@@ -329,7 +330,7 @@ class ChatClient:
                     raise LLMError(self._html_message())
                 raise LLMError(f"{self.base_url} sent an empty reply stream; check the base URL and model ({self._where()})")
             raise _Transient("the reply stream ended before the reply was complete", partial=full)
-        tool_calls = [NativeCall(c["id"] or f"call_{i}", c["name"], c["arguments"]) for i, c in sorted(calls.items()) if c["name"]]
+        tool_calls = [NativeCall(c["id"] or f"call_{i}", whole_characters(c["name"]), whole_characters(c["arguments"])) for i, c in sorted(calls.items()) if c["name"]]
         return self._reply(full, "".join(reasoning), finish, usage, messages, tool_calls)
 
     def _reply(self, text: str, reasoning: str, finish: str, usage: Any, messages: list[dict[str, Any]], tool_calls: list[NativeCall]) -> Reply:
@@ -390,6 +391,18 @@ def _add_call_delta(calls: dict[int, dict[str, str]], delta: Any) -> None:
             slot["name"] += function.name
         if getattr(function, "arguments", None):
             slot["arguments"] += function.arguments
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def whole_characters(text: str) -> str:
+    """A surrogate pair joined into its character, a lone surrogate made U+FFFD. JSON may carry
+    `\\ud800` alone, and the SDK hands it on as a lone surrogate, which no UTF-8 writer takes:
+    the session log, a file or a command would fail on it."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _reasoning_of(delta: Any) -> str:

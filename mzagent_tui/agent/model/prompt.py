@@ -56,7 +56,7 @@ Never write <observation> yourself. Never put an <action> and a <final_answer> i
   in the file, with real line breaks and nothing escaped, then ``` on a line of its own.
 - Paths are relative to the project folder, for example "src/app.py".
 - write_to_file creates missing folders: write_to_file("build/.keep", "") makes the folder build.
-- write_to_file replaces the whole file: read a file before changing it and write all of it.$edit_rule
+- write_to_file replaces the whole file: read a file before changing it and write all of it.$edit_rule$plan_rule
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools listed below exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -144,7 +144,7 @@ TEMPLATE_ZH = Template(r'''你是一个在项目文件夹中工作的细心的�
 - 文件内容则写成代码块：先写 ``` 并换行，然后是与文件中完全相同的文本，直接换行，不做任何转义，最后单独一行写 ```。
 - 路径相对于项目文件夹，例如 "src/app.py"。
 - write_to_file 会自动创建缺少的文件夹：write_to_file("build/.keep", "") 会创建 build 文件夹。
-- write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
+- write_to_file 会替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule$plan_rule
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有下面列出的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查 observation。如果失败了，修复它或说明原因。
@@ -220,7 +220,7 @@ NATIVE_EN = Template(r"""You are a careful coding agent working inside a project
 
 # Rules
 - Paths are relative to the project folder, for example "src/app.py".
-- write_to_file creates missing folders and replaces the whole file: read a file before changing it and write all of it.$edit_rule
+- write_to_file creates missing folders and replaces the whole file: read a file before changing it and write all of it.$edit_rule$plan_rule
 - To answer a question about the project, read the file or run a command first; never guess.
 - Only the tools you are given exist. For anything else (moving, renaming, listing, counting)
   use run_terminal_command. Commands run in the project folder, cannot read input, and the
@@ -238,7 +238,7 @@ NATIVE_ZH = Template(r"""你是一个在项目文件夹中工作的细心的编�
 
 # 规则
 - 路径相对于项目文件夹，例如 "src/app.py"。
-- write_to_file 会自动创建缺少的文件夹并替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule
+- write_to_file 会自动创建缺少的文件夹并替换整个文件：修改文件前先读取它，然后写入完整内容。$edit_rule$plan_rule
 - 回答关于项目的问题之前，先读取文件或运行命令；不要猜测。
 - 只有提供给你的工具存在。其他操作（移动、重命名、列出、计数）请用 run_terminal_command。命令在项目文件夹中运行，不能读取输入，每条命令都需要用户批准。
 - 声称成功之前先检查每个结果。如果失败了，修复它或说明原因。
@@ -252,6 +252,12 @@ EDIT_RULES = {
     '  edit_file("notes.md", "", "\\n## Done\\n") 会在 notes.md 末尾追加内容。',
 }
 """The rule for edit_file, where it is offered (not to the bundled model: see Settings.offers_edit_file)."""
+PLAN_RULES = {
+    "en": "\n- For a task of several steps, keep a task list with update_plan (its argument is a list, as its description\n"
+    "  shows): send it before the first step and again each time a step is done.",
+    "zh": "\n- 任务有多个步骤时，用 update_plan 维护任务列表（参数是一个列表，写法见它的说明）：开始第一步之前发送，每完成一步再发送一次。",
+}
+"""The rule for update_plan, where it is offered (not to a small model: see Settings.offers_update_plan)."""
 TEMPLATES = {"en": TEMPLATE_EN, "zh": TEMPLATE_ZH}
 NATIVE_TEMPLATES = {"en": NATIVE_EN, "zh": NATIVE_ZH}
 """For native tool calls: no reply format to teach; the tools come with their schemas."""
@@ -274,6 +280,7 @@ def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", file
     return (NATIVE_TEMPLATES if native else TEMPLATES)[lang].substitute(
         instructions=instructions,
         edit_rule=EDIT_RULES[lang] if "edit_file" in tools else "",
+        plan_rule=PLAN_RULES[lang] if "update_plan" in tools else "",
         tool_list=tools.describe(),
         operating_system=operating_system_name(),
         shell=os.path.basename(shell_path()),

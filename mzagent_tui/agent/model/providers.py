@@ -54,9 +54,21 @@ def engine_platform() -> bool:
     return (sys.platform, platform.machine().lower()) in ENGINE_PLATFORMS
 
 
+ENGINES = {"prebuilt": "xllamacpp", "compiled": "llama_cpp"}
+"""The offline model's engines and the module each runs: llama.cpp's own server from xllamacpp's
+prebuilt wheel (the `local` extra, seconds to install), or llama-cpp-python's server built on
+this machine (the `compiled` extra: a C++ compiler and minutes of building, for a prompt read
+about twice as fast on a CPU with AVX-512; bench/README.md has the figures)."""
+COMPILED_HINT = "pip install -e '.[local,compiled]' (needs a C++ compiler and CMake; minutes of building)"
+
+
+def installed_engines() -> list[str]:
+    return [name for name, module in ENGINES.items() if importlib.util.find_spec(module) is not None]
+
+
 def local_available() -> bool:
-    """The offline model's engine (xllamacpp, the `local` extra) is installed."""
-    return importlib.util.find_spec("xllamacpp") is not None
+    """An engine for the offline model is installed (the `local` or the `compiled` extra)."""
+    return bool(installed_engines())
 
 
 def setup_hint() -> str:
@@ -64,8 +76,8 @@ def setup_hint() -> str:
     if not local_available() and not engine_platform():
         return (
             f"no model endpoint configured, and the offline model's engine (xllamacpp) has no prebuilt wheel for "
-            f"{sys.platform} {platform.machine()}: set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, or run Ollama or "
-            "llama.cpp yourself and point MZAGENT_BASE_URL at it (see `mzagent config`)"
+            f"{sys.platform} {platform.machine()}: set a key such as DEEPSEEK_API_KEY or OPENAI_API_KEY, run Ollama or "
+            f"llama.cpp yourself and point MZAGENT_BASE_URL at it (see `mzagent config`), or build the engine here with {COMPILED_HINT}"
         )
     if not local_available():
         return (

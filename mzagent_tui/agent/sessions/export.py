@@ -20,13 +20,14 @@ from mzagent_tui.agent.events import (
     FinalAnswer,
     Observation,
     StepStarted,
+    TaskListUpdated,
     TaskStarted,
     Thought,
     Usage,
     UserCommand,
     UserCommandOutput,
 )
-from mzagent_tui.agent.event_text import describe
+from mzagent_tui.agent.event_text import action_text, describe
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.usage import Meter
 
@@ -67,6 +68,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Action(tool="edit_file", args=[str() as path, str() as old_text, str() as new_text]):
                 suffix = PurePath(path).suffix.lstrip(".")
                 lines += ["", f"**Action:** edit `{path}`, replacing", "", fenced(old_text, suffix), "", "with", "", fenced(new_text, suffix)]
+            case Action(tool="update_plan", args=[list()]):
+                lines += ["", f"**Action:** {action_text(event.tool, event.args)}"]
             case Action(tool=tool, args=args):
                 shown = ", ".join(repr(a) for a in args)
                 lines += ["", f"**Action:** `{tool}({shown})`"]
@@ -84,6 +87,8 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case UserCommandOutput(text=text, exit_code=code):
                 badge = f" (exit {code})" if code is not None else " (stopped)"
                 lines += ["", f"**Its output{badge}:**", "", fenced(text, "text")]
+            case TaskListUpdated(steps=steps):
+                lines += ["", "**Task list:**", "", *_checklist(steps)]
             case FinalAnswer(text=text, plan=plan):
                 lines += ["", "**Plan:**" if plan else "**Final answer:**", "", text]
             case Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated):
@@ -100,6 +105,23 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
     if meter.tokens_in or meter.tokens_out:
         lines += ["", "---", "", meter.summary(context=False)]
     return redact("\n".join(lines) + "\n")
+
+
+def _checklist(steps: list[dict[str, str]]) -> list[str]:
+    """The task list as a Markdown task list (`- [x] Read cli.py`), the step in progress marked."""
+    if not steps:
+        return ["*(cleared)*"]
+    lines = []
+    for step in steps:
+        status = step.get("status", "")
+        text = _inline(step.get("step", ""))
+        lines.append(f"- [x] {text}" if status == "done" else f"- [ ] {text} *(in progress)*" if status == "in_progress" else f"- [ ] {text}")
+    return lines
+
+
+def _inline(text: str) -> str:
+    """A step's text as plain Markdown text: characters that would start markup are escaped."""
+    return re.sub(r"([\\`*_\[\]<>#|~])", r"\\\1", text)
 
 
 def _quote(text: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets as _random
 import threading
 import time
@@ -20,6 +21,8 @@ import platformdirs
 from mzagent_tui.agent.config import APP_NAME
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.safety.secrets import Redactor
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def sessions_root() -> Path:
@@ -68,7 +71,10 @@ class Session:
         return cls(folder, redact)
 
     def record(self, kind: str, **data: Any) -> None:
-        line = json.dumps({"t": round(time.time(), 3), "type": kind, **data}, ensure_ascii=False, default=str)
+        record = {"t": round(time.time(), 3), "type": kind, **data}
+        line = json.dumps(record, ensure_ascii=False, default=str)
+        if not line.isascii() and _SURROGATE.search(line):  # a file name or text not valid Unicode: escaped, as JSON may
+            line = json.dumps(record, default=str)
         line = self.redact(line)
         with self._lock:
             self._log.write(line + "\n")

@@ -1,6 +1,6 @@
 """Run one shell command with a timeout, bounded memory, and no survivors.
 
-The command gets its own session (process group), stdin from /dev/null and the project as
+The command gets its own session (process group), stdin from /dev/null (or the input it is given) and the project as
 its working folder. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after a
 grace period; background children left behind by a finished command are stopped the same way.
 Output is read on a thread: everything goes to a file (up to a cap), and memory holds only
@@ -29,6 +29,8 @@ HEAD_BYTES = 5_000
 TAIL_BYTES = 5_000
 FILE_CAP_BYTES = 64 * 1024 * 1024
 KILL_GRACE = 2.0
+SUPERVISOR_GRACE = KILL_GRACE + 4.0
+"""The supervisor's own grace for the command is 1.5 s; then it ends what the command left."""
 DRAIN_SECONDS = 1.0
 _POLL = 0.05
 
@@ -60,21 +62,58 @@ class ProcessResult:
     stopped_background: bool = False
 
 
-# Why a supervising shell, and not a pipe-holding helper or a subreaper: the kernel already
-# tells a child when the agent dies (PR_SET_PDEATHSIG, also on kill -9), but only the direct
-# child, and a killed bash leaves its grandchildren running. So the direct child is a small shell
-# that runs the command as a job of its own process group and waits for it. Its parent-death
-# signal is SIGUSR1, which interrupts that `wait`, and the trap kills the whole group. A SIGTERM
-# from the agent (cancel, timeout) is not trapped: the command gets it and its grace period as
-# before. A subreaper needs the agent alive to reap; a helper holding a pipe cannot join a
-# process group in another session. A shell's background job starts with SIGINT and SIGQUIT
-# ignored, so `env --default-signal` gives the command the dispositions it would have had. Its
-# stdin would be /dev/null too; `<&0` passes ours (empty, or a hook's event).
-SUPERVISOR = """trap 'trap - USR1; kill -KILL 0' USR1
-$3 "$2" -c "$1" <&0 &
-wait $!
+# Why a supervising shell: the kernel tells a child when the agent dies (PR_SET_PDEATHSIG, also on
+# kill -9), but only the direct child, and a killed bash leaves its grandchildren running. So the
+# direct child is a small shell that runs the command and outlives it. Two kernel features make
+# it the owner of everything the command starts:
+# - job control (`set -m`) gives the command a process group of its own, apart from the
+#   supervisor's, so the supervisor can stop that group, with a grace period, and live on;
+# - it is a child subreaper (PR_SET_CHILD_SUBREAPER, kept across exec): a process that leaves
+#   the group and its parent (`setsid … &`, a double fork) is re-parented to the supervisor, not
+#   to init, and is ended from the supervisor's list of children until none is left (once
+#   anything was killed, three empty reads in a row: read while many SIGCHLDs arrive, the list
+#   came back empty with hundreds of children still there).
+# When the command ends, `end TERM` stops what it left running; SIGTERM from the agent (cancel,
+# timeout) does the same before the command has ended; SIGUSR1 (the agent died) ends everything
+# at once. The command's group and what was stopped are told on a pipe of its own ($4), closed
+# for the command. Once the command runs, the supervisor's stderr goes nowhere, so job-control
+# notices never mix with the output.
+# A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
+# kept for a shell without job control, whose background jobs start with them ignored (and with
+# stdin from /dev/null: `<&0` passes ours, empty or a hook's event).
+SUPERVISOR = """{ set -m; } 2>/dev/null
+report=$4
+end() {
+  kill -"$1" -- -"$job" && left=1
+  n=0
+  while [ "$1" = TERM ] && [ $n -lt 30 ] && kill -0 -- -"$job"; do sleep 0.05; n=$((n + 1)); done
+  kill -KILL -- -"$job"
+  n=0
+  none=0
+  while [ $n -lt 200 ] && [ $none -lt 3 ]; do
+    kids=
+    read -r kids < /proc/$$/task/$$/children
+    if [ -n "$kids" ]; then kill -KILL $kids && left=1; none=0; else none=$((none + 1)); fi
+    [ -z "$left" ] && break
+    sleep 0.02
+    n=$((n + 1))
+  done
+  [ -n "$left" ] && echo stopped >&"$report"
+}
+trap 'trap - USR1 TERM; end KILL; exit 137' USR1
+trap 'trap - TERM; end TERM; exit 143' TERM
+eval "$3"' "$2" -c "$1" '"$4"'>&- <&0 &'
+job=$!
+exec 2>/dev/null
+echo "job $job" >&"$report"
+wait "$job"
+code=$?
+trap - TERM
+end TERM
+exit $code
 """
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -87,10 +126,13 @@ def die_with_parent() -> None:  # pragma: no cover - runs in the child between f
 
 
 def _tie_to_agent(agent_pid: int) -> None:  # pragma: no cover - runs in the child between fork and exec
-    """The supervisor gets SIGUSR1 when the thread that started it dies, even by kill -9; if the
-    agent died before this call, nobody would tell it, so it does not start."""
+    """The supervisor gets SIGUSR1 when the thread that started it dies, even by kill -9, and
+    inherits whatever the command leaves orphaned; if the agent died before this call, nobody
+    would tell it, so it does not start."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGUSR1)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1)
     except OSError:
         return
     if os.getppid() != agent_pid:
@@ -174,16 +216,24 @@ def run_command(
     capture = _Capture(output_path)
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
-    proc = subprocess.Popen(
-        [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix()],
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=setup,
-    )
+    report, report_end = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix(), str(report_end)],
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=setup,
+            pass_fds=(report_end,),
+        )
+    except BaseException:
+        os.close(report)
+        raise
+    finally:
+        os.close(report_end)
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), name="mzagent-stdin", daemon=True).start()
     pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
@@ -207,10 +257,13 @@ def run_command(
         except subprocess.TimeoutExpired:
             pass
     if timed_out or cancelled:
-        _kill_group(proc.pid, proc)
+        _kill_group(proc.pid, proc, SUPERVISOR_GRACE)
     exit_code = proc.wait()
+    told = _read_report(report)
+    if exit_code == -signal.SIGKILL and told.job:  # killed before it could end the command's group
+        _kill_group(told.job, proc)
     _join(readers)
-    stopped_background = _kill_group(proc.pid, proc)
+    stopped_background = _kill_group(proc.pid, proc) or told.stopped
     _join(readers)
     for name, reader in zip(pipes, readers):
         if reader.is_alive():  # a child that left the group still holds the pipe
@@ -242,6 +295,36 @@ def _feed(pipe, data: bytes) -> None:  # noqa: ANN001 - a binary pipe
             pass
 
 
+@dataclass
+class _Report:
+    """What the supervisor told: the command's process group, and whether it stopped anything
+    the command left running."""
+
+    job: int = 0
+    stopped: bool = False
+
+
+def _read_report(fd: int) -> _Report:
+    """The supervisor's lines, read once it has exited (the command never holds the pipe)."""
+    os.set_blocking(fd, False)
+    data = b""
+    try:
+        while chunk := os.read(fd, 4096):
+            data += chunk
+    except BlockingIOError:
+        pass
+    finally:
+        os.close(fd)
+    report = _Report()
+    for line in data.decode("ascii", "replace").splitlines():
+        word, _, value = line.partition(" ")
+        if word == "job" and value.isdigit():
+            report.job = int(value)
+        elif word == "stopped":
+            report.stopped = True
+    return report
+
+
 def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
     """Feed one pipe into the combined capture and its own."""
     try:
@@ -268,7 +351,7 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
+def _kill_group(pgid: int, proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> bool:
     """SIGTERM the group, then SIGKILL after a grace period. True if anything was alive."""
     if not _group_alive(pgid):
         return False
@@ -276,7 +359,7 @@ def _kill_group(pgid: int, proc: subprocess.Popen[bytes]) -> bool:
         os.killpg(pgid, signal.SIGTERM)
     except ProcessLookupError:
         return False
-    deadline = time.monotonic() + KILL_GRACE
+    deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         proc.poll()
         if not _group_alive(pgid):

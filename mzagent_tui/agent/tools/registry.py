@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,14 @@ class Tool:
     def params(self) -> list[str]:
         return list(self.signature.parameters)
 
+    def takes_structured(self) -> bool:
+        """A parameter is a list or a dict, by the schema where the tool has one, else by its annotation."""
+        if self.schema is not None:
+            properties = self.schema.get("properties")
+            kinds = [p.get("type") for p in properties.values() if isinstance(p, dict)] if isinstance(properties, dict) else []
+            return any(kind in ("array", "object") for kind in kinds)
+        return any(typing.get_origin(p.annotation) in (list, dict) or p.annotation in (list, dict) for p in self.signature.parameters.values())
+
     def describe(self) -> str:
         """`- name(params): doc`; the return annotation means nothing to the model."""
         shown = self.signature.replace(return_annotation=inspect.Signature.empty)
@@ -117,6 +126,10 @@ class ToolRegistry:
 
     def describe(self) -> str:
         return "\n".join(tool.describe() for tool in self._tools.values())
+
+    def structured(self) -> set[str]:
+        """The tools that take a list or a dict (update_plan's steps): the reply grammar lets only these write one."""
+        return {tool.name for tool in self._tools.values() if tool.takes_structured()}
 
     def call(self, name: str, args: list[Any]) -> ToolResult:
         """Run a tool; every failure becomes an observation, never an exception (except Cancelled)."""
