@@ -19,6 +19,8 @@ from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.events import HookOutcome, Observation, Stopped
 from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.safety.sandbox import landlock_abi
+from mzagent_tui.agent.sessions.export import to_markdown
+from mzagent_tui.agent.sessions.history import load_session
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply, last_user, write_reply
 
@@ -65,13 +67,17 @@ def test_an_after_tool_hook_rewrites_the_written_file(server, project: Path, tmp
 
 def test_a_before_tool_hook_that_exits_2_blocks_the_write(server, project: Path) -> None:
     user_config(hook("before_tool", "echo 'writes to a.txt are not allowed [/x]' >&2; exit 2", tool="write_to_file"))
-    _, rec = write_run(server, project)
+    agent, rec = write_run(server, project)
     assert not (project / "a.txt").exists()
     assert "writes to a.txt are not allowed [/x]" in last_user(server.requests[1])
     (outcome,) = rec.of(HookOutcome)
     assert outcome.status == "blocked" and outcome.exit_code == 2
     assert describe(outcome, project).label == "Hook blocked"
     assert rec.of(Observation)[0].ok is False
+    agent.session.close()
+    history = load_session(agent.session.folder)
+    assert [e.status for e in history.events if isinstance(e, HookOutcome)] == ["blocked"]
+    assert "*Hook blocked:* before_tool write_to_file" in to_markdown(history, lambda text: text)
 
 
 def test_a_failing_hook_is_a_warning_and_the_run_goes_on(server, project: Path) -> None:
