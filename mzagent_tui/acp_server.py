@@ -88,6 +88,8 @@ from mzagent_tui.agent.events import (
     ThinkingDelta,
     Thought,
     Usage,
+    UserCommand,
+    UserCommandOutput,
     call_text,
     shown_path,
 )
@@ -194,6 +196,15 @@ class Updates:
             case Observation(text=text, ok=ok) if self.current is not None:
                 content = [*self._diffs, tool_content(text_block(text))]
                 self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=content, raw_output=text))
+                self.current = None
+            case UserCommand(command=command):
+                self.current, self._running, self._diffs = f"call-{next(self._ids)}", True, []
+                self._send(update_user_message_text(f"!{command}"))
+                title = f"Run `{command}` (typed by the user)"
+                self._send(start_tool_call(self.current, title, kind="execute", status="in_progress", raw_input={"command": command}))
+            case UserCommandOutput(text=text, exit_code=code) if self.current is not None:
+                content = [*self._diffs, tool_content(text_block(text))]
+                self._send(update_tool_call(self.current, status="completed" if code == 0 else "failed", content=content, raw_output=text))
                 self.current = None
             case TaskListUpdated(steps=steps):
                 self._send(update_plan(plan_entry(step.get("step", ""), status=PLAN_STATUSES.get(step.get("status", ""), "pending")) for step in steps))

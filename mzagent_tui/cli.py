@@ -15,6 +15,7 @@ from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui import __version__
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES, Policy, load_policy
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
@@ -153,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(project=project, flags=_flags(args))
         policy = load_policy(getattr(args, "approval", None), writes=getattr(args, "writes", None))
         servers = load_mcp_servers()
+        hooks = load_hooks()  # a bad entry stops the start here, not at the first tool call
         if command == "config":
-            return _show_config(settings, policy, project, servers)
+            return _show_config(settings, policy, project, servers, hooks)
         if command in ("sessions", "export", "undo"):
             return _session_command(command, settings, project, args)
         history = _history(project, args, command)
@@ -210,7 +212,7 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
-def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig]) -> int:
+def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig], hooks: list[HookSpec]) -> int:
     from mzagent_tui.agent.safety.sandbox import Sandbox
     from mzagent_tui.agent.safety.secrets import command_env
 
@@ -230,6 +232,9 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     for server in servers:
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
+    for number, hook in enumerate(hooks, 1):
+        matched = f" {hook.tool}" if hook.tool else ""
+        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{' (sandboxed)' if hook.sandbox else ''}"))
     rows.append(("model profile", "small" if settings.small_model() else "full", "profile, else chosen by the model"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))
@@ -265,6 +270,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
 def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
     from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
     from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
+    from mzagent_tui.agent.user_commands import USAGE, typed_command
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
 
     task = sys.stdin.read() if args.task == "-" else args.task
@@ -274,15 +280,18 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
         task = resolve_task(task.strip(), project.resolve())
     except PromptCommandError as exc:
         raise ConfigError(str(exc)) from None
-    server = start_local(ProgressPrinter(sys.stderr)) if needs_local(settings) else None
+    command = typed_command(task)
+    if command == "":
+        raise ConfigError(USAGE)
+    needs_model = command is None
+    server = start_local(ProgressPrinter(sys.stderr)) if needs_model and needs_local(settings) else None
     if server is not None:
         settings = pointed_at(settings, server)
         print(f"\nlocal model ready ({server.model.name}: {server.describe()})", file=sys.stderr)
     try:
-        settings.endpoint()
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers)
+        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers, needs_model)
     finally:
         if server is not None:
             server.stop()

@@ -196,11 +196,13 @@ def run_headless(
     policy: Policy,
     history: SessionHistory | None = None,
     mcp_servers: Sequence[McpServerConfig] = (),
+    needs_model: bool = True,
 ) -> int:
-    """Run one task (continuing `history` if given) and return the exit code."""
+    """Run one task (continuing `history` if given) and return the exit code: a `!command`'s
+    own exit code, else whether the run ended with a final answer."""
     out, err = sys.stdout, sys.stderr
     sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=project.resolve())
-    agent = Agent(settings, project, approver, sink, policy=policy, history=history, mcp_servers=mcp_servers)
+    agent = Agent(settings, project, approver, sink, policy=policy, history=history, mcp_servers=mcp_servers, needs_model=needs_model)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()
@@ -237,6 +239,8 @@ def run_headless(
     reason = outcome[0].reason
     if reason is StopReason.FINAL_ANSWER:
         return EXIT_OK
+    if reason is StopReason.USER_COMMAND and outcome[0].exit_code is not None:
+        return outcome[0].exit_code
     return exit_code if reason is StopReason.CANCELLED else EXIT_STOPPED
 
 

@@ -21,6 +21,7 @@ from mzagent_tui.agent.events import (
     FileChanged,
     FinalAnswer,
     FormatError,
+    HookOutcome,
     Notice,
     Observation,
     RetryWait,
@@ -30,6 +31,8 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
     Undone,
+    UserCommand,
+    UserCommandOutput,
     call_text,
 )
 from mzagent_tui.agent.textfiles import lines_label
@@ -108,9 +111,25 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("notice", "Notice", text)
         case Error(message=message):
             return EventText("error", "Error", message)
-        case Stopped(reason=reason, message=message) if reason is not StopReason.FINAL_ANSWER:
+        case UserCommand(command=command):
+            return EventText("action", "You ran", f"$ {command}")
+        case UserCommandOutput(text=text):
+            return EventText("observation", "Output", text)
+        case HookOutcome(status="ok"):
+            return None
+        case HookOutcome():
+            return EventText("notice", f"Hook {event.status.replace('_', ' ')}", hook_text(event))
+        case Stopped(reason=reason, message=message) if reason not in (StopReason.FINAL_ANSWER, StopReason.USER_COMMAND):
             return EventText("notice" if reason is StopReason.CANCELLED else "error", "Run stopped", message)
     return None
+
+
+def hook_text(event: HookOutcome) -> str:
+    """What a hook that blocked, failed or timed out did, and what it said on stderr."""
+    where = f"{event.hook_event} {event.tool}" if event.tool else event.hook_event
+    code = "" if event.exit_code is None else f", exit code {event.exit_code}"
+    said = f"\n{event.stderr.rstrip()}" if event.stderr.strip() else ""
+    return f"{where}: `{event.command}`{code}{said}"
 
 
 def searchable_text(event: Event, root: Path) -> str:

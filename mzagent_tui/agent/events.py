@@ -28,6 +28,8 @@ class StopReason(str, Enum):
     ERROR = "error"
     CANCELLED = "cancelled"
     MAX_COST = "max_cost"
+    USER_COMMAND = "user_command"
+    """A `!command` the user typed ran; no model was asked."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,41 @@ class Undone(Event):
         if self.removed:
             return f"undid write {self.write}: removed {shown}, which the agent had created"
         return f"undid write {self.write}: restored {shown} to its content before the agent changed it"
+
+
+@dataclass(frozen=True)
+class UserCommand(Event):
+    """The user typed `!command`: it runs without a dialog (they typed it), sandboxed and
+    recorded for undo like the model's commands."""
+
+    kind: ClassVar[str] = "user_command"
+    command: str
+
+
+@dataclass(frozen=True)
+class UserCommandOutput(Event):
+    """How the user's command ended: `text` is what the model is told with the next task, cut
+    the way observations are; `exit_code` is None after a timeout or a cancel."""
+
+    kind: ClassVar[str] = "user_command_output"
+    command: str
+    text: str
+    exit_code: int | None = None
+    output_path: str | None = None
+
+
+@dataclass(frozen=True)
+class HookOutcome(Event):
+    """A hook from the user config ran: `status` is ok, blocked (exit 2 before a tool), failed
+    (another non-zero exit, or it could not start) or timed_out. Only the ones not ok are shown."""
+
+    kind: ClassVar[str] = "hook"
+    hook_event: str
+    command: str
+    status: str
+    tool: str = ""
+    exit_code: int | None = None
+    stderr: str = ""
 
 
 def call_text(tool: str, args: list[object]) -> str:

@@ -8,10 +8,11 @@ and the headless CLI drive exactly the same code. A follow-up `run` continues th
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,8 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
+from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
@@ -73,6 +76,7 @@ from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
+from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 from mzagent_tui.agent.model.usage import Meter, money
 
 VARIED_TEMPERATURE = 0.7
@@ -94,6 +98,8 @@ class RunResult:
     message: str
     final_answer: str | None
     steps: int
+    exit_code: int | None = None
+    """The exit code of a `!command` the user ran (None after a timeout or a cancel)."""
 
 
 class Agent:
@@ -107,19 +113,25 @@ class Agent:
         policy: Policy | None = None,
         history: SessionHistory | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
+        needs_model: bool = True,
+        hooks: Sequence[HookSpec] | None = None,
     ) -> None:
         """`history` continues a logged session: same log, same conversation, nothing re-run.
-        `mcp_servers` start at once, in the background; their tools join at the first task."""
+        `mcp_servers` start at once, in the background; their tools join at the first task.
+        `needs_model=False`: only `!commands` will run (headless), so no endpoint is needed.
+        `hooks`: by default the user config's, which only the user writes."""
         environ = os.environ if environ is None else environ
         self.settings = settings
         self.root = project.resolve()
         check_project(project)
+        if needs_model:
+            settings.endpoint()  # a missing endpoint is said now, not at the first request
+        hooks = load_hooks() if hooks is None else hooks
         redact = redactor_for(environ, settings.api_key)
         leftovers.sweep()
         self._sink = emit
         self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
         self.meter = Meter(settings.price_in, settings.price_out, settings.window())
-        self.llm = ChatClient(settings, self.emit)
         self.policy = policy or Policy()
         self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
         self.aids = Aids(settings.disable_aids, self.emit)
@@ -139,10 +151,10 @@ class Agent:
         )
         atexit.register(self.ctx.sandbox.close)
         files = FileTools(self.ctx)
-        shell = ShellTool(self.ctx)
+        self.shell = ShellTool(self.ctx)
         self._after_command = AfterCommand()
         edit = [files.edit_file] if settings.offers_edit_file() else []
-        self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, shell.run_terminal_command])
+        self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, self.shell.run_terminal_command])
         lists = [e for e in history.events if isinstance(e, TaskListUpdated)] if history is not None else []
         self.task_list = TaskList(self.emit, lists[-1].steps if lists else ())
         """The agent's task list; the model replaces it with update_plan, offered per profile."""
@@ -154,6 +166,7 @@ class Agent:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
         self.mcp = McpTools(mcp_servers, self.root, self.session.folder)
+        self.hooks = Hooks(hooks, self.ctx, self.tools, environ, settings.api_key)
         self.native = settings.native_tools()
         """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""
         self._open_call: str | None = None
@@ -184,6 +197,11 @@ class Agent:
                 self.meter.observe(event)
                 self.ctx.seen.update(seen_in(event, self.root))
 
+    @functools.cached_property
+    def llm(self) -> ChatClient:
+        """Made at the first request, so a `!command` alone needs no model endpoint."""
+        return ChatClient(self.settings, self.emit)
+
     def emit(self, event: Event) -> None:
         """Log the event, then hand it to the front-end."""
         self.meter.observe(event)
@@ -205,6 +223,8 @@ class Agent:
         """Work on a task until a final answer or a stop; never raises for model or tool faults."""
         cancel = cancel or CancelToken()
         self.ctx.cancel = cancel
+        if (command := typed_command(task)) is not None:
+            return self._run_typed(command)
         follow_up = bool(self.messages)
         if self.mcp.register(self.tools, self.ctx) and self.messages and self.messages[0]["role"] == "system":
             self.messages[0] = {"role": "system", "content": self._system_prompt()}  # a resumed conversation learns the new tools
@@ -217,8 +237,8 @@ class Agent:
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
-        self._completion = CompletionCheck(self.root, task, self.aids)
-        self.ctx.facts = self._completion.facts
+        self._completion = completion = CompletionCheck(self.root, task, self.aids)
+        self.ctx.facts = completion.facts
         self.ctx.task_start = {}
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
@@ -234,15 +254,42 @@ class Agent:
             window = self.llm.probe()
             if window and not self.meter.window:
                 self.emit(ModelInfo(window))
-        try:
-            self._read_ahead(task)
-            result = self._loop(self._completion, cancel, planning)
-        except Exception as exc:  # noqa: BLE001 - a bug must end the run cleanly, not the app
-            self.session.record("crash", traceback=traceback.format_exc())
-            self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
-            result = RunResult(StopReason.ERROR, f"internal error: {exc}", None, 0)
+        result = self._guarded(functools.partial(self._work, task, completion, cancel, planning))
+        self.hooks.run_end(result.reason.value, result.message, result.final_answer)
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
+
+    def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
+        self._read_ahead(task)
+        return self._loop(completion, cancel, planning)
+
+    def _guarded(self, work: Callable[[], RunResult]) -> RunResult:
+        """A bug must end the run cleanly, not the app."""
+        try:
+            return work()
+        except Exception as exc:  # noqa: BLE001
+            self.session.record("crash", traceback=traceback.format_exc())
+            self.emit(Error(f"internal error: {type(exc).__name__}: {exc}"))
+            return RunResult(StopReason.ERROR, f"internal error: {exc}", None, 0)
+
+    def _run_typed(self, command: str) -> RunResult:
+        """A `!command` (see user_commands): run for the user, no model asked; the model reads
+        what it printed with the next task."""
+        if not command:
+            self.emit(Error(USAGE))
+            result = RunResult(StopReason.ERROR, USAGE, None, 0)
+        else:
+            result = self._guarded(lambda: self._user_command(command))
+        self.emit(Stopped(result.reason, result.message, 0))
+        return result
+
+    def _user_command(self, command: str) -> RunResult:
+        outcome = run_user_command(self.shell, command, self.emit)
+        if not self.messages:
+            self._append("system", self._system_prompt())
+        self._append("user", message_for_model(outcome))
+        code = "stopped" if outcome.exit_code is None else f"exit code {outcome.exit_code}"
+        return RunResult(StopReason.USER_COMMAND, f"your command ended ({code})", None, 0, outcome.exit_code)
 
     def _read_ahead(self, task: str) -> None:
         """The files the user put in the task with `@` are read before the model's first reply,
@@ -397,7 +444,7 @@ class Agent:
                 continue
             changes, seen = self._file_changes, len(self.ctx.seen)
             try:
-                result = self.tools.call(parsed.tool, parsed.args)
+                result = self._call_tool(parsed.tool, parsed.args)
             except Cancelled:
                 self._observe("The user cancelled this call.")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -414,6 +461,16 @@ class Agent:
                 why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
                 return self._closing_answer(completion, cancel, step, why, planning)
         return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
+
+    def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
+        """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
+        the model reads the hook's reason instead of a result."""
+        blocked = self.hooks.before_tool(tool, args)
+        if blocked is not None:
+            return ToolResult(blocked, ok=False)
+        result = self.tools.call(tool, args)
+        self.hooks.after_tool(tool, args, result)
+        return result
 
     def _limit_reached(self, cancel: CancelToken, cost_before: float, steps: int) -> RunResult | None:
         if cancel.cancelled:

@@ -47,8 +47,13 @@ class PromptCommand:
     """Its front matter's `description:`, else its first line (for the completion list only)."""
 
     def expand(self, arguments: str, root: Path) -> str:
-        """The task this command sends with `arguments` (raises PromptCommandError)."""
-        return expand(self.read(root), arguments)
+        """The task this command sends with `arguments` (raises PromptCommandError). A prompt
+        file is text for the model: one that would start with `!` would run a command without a
+        dialog (a project's file could pick it), so it is refused."""
+        text = expand(self.read(root), arguments)
+        if text.lstrip().startswith("!"):
+            raise PromptCommandError(f"/{self.name}: {self.path} starts with `!`; a prompt file is text for the model, not a command to run")
+        return text
 
     def read(self, root: Path) -> str:
         text = _read(self.path, root if self.source == "project" else None, MAX_BYTES)

@@ -46,6 +46,8 @@ from mzagent_tui.agent.events import (
     TaskListUpdated,
     TaskStarted,
     Usage,
+    UserCommand,
+    UserCommandOutput,
 )
 from mzagent_tui.agent.sessions.history import SessionHistory, load_session
 from mzagent_tui.agent.mcp.config import McpServerConfig
@@ -68,7 +70,7 @@ if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent
     from mzagent_tui.agent.sessions.undo import Scope, Write
 
-STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled"}
+STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled", StopReason.USER_COMMAND: "done"}
 
 
 class Conversation(Vertical):
@@ -388,6 +390,10 @@ class Conversation(Vertical):
                 self._update(state="waiting for approval")
             case ApprovalAnswered(approved=True):
                 self._update(state="running a command")
+            case UserCommand():
+                self._update(state="running your command")
+            case UserCommandOutput():
+                self.post_message(self.FilesChanged((), rescan=True))
             case Observation(tool=tool):
                 self._update(state="thinking")
                 if tool == "run_terminal_command":

@@ -31,6 +31,8 @@ from mzagent_tui.agent.events import (
     Stopped,
     TaskListUpdated,
     Undone,
+    UserCommand,
+    UserCommandOutput,
     call_text,
 )
 from mzagent_tui.agent.event_text import action_text, describe, edit_label
@@ -370,6 +372,10 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [action_entry(tool, args)]
         case Observation(text=text, ok=ok, exit_code=code, output_path=path):
             return [ObservationEntry(text, ok, code, path)]
+        case UserCommand(command=command):
+            return [Entry("action", Static(highlight(command, "bash"), classes="entry-body"), title="you ran (no dialog: you typed it)", plain=command)]
+        case UserCommandOutput(text=text, exit_code=code, output_path=path):
+            return [ObservationEntry(text, code == 0, code, path)]
         case FileChanged():
             return [DiffEntry(event, root)]
         case Compacted(summary=summary):

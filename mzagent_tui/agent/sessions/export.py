@@ -24,6 +24,8 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
     Usage,
+    UserCommand,
+    UserCommandOutput,
 )
 from mzagent_tui.agent.event_text import action_text, describe
 from mzagent_tui.agent.sessions.history import SessionHistory
@@ -80,6 +82,11 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
             case Observation(text=text, exit_code=code, ok=ok):
                 badge = f" (exit {code})" if code is not None else "" if ok else " (failed)"
                 lines += ["", f"**Observation{badge}:**", "", fenced(text, "text")]
+            case UserCommand(command=command):
+                lines += ["", "## You ran a command", "", fenced(command, "sh")]
+            case UserCommandOutput(text=text, exit_code=code):
+                badge = f" (exit {code})" if code is not None else " (stopped)"
+                lines += ["", f"**Its output{badge}:**", "", fenced(text, "text")]
             case TaskListUpdated(steps=steps):
                 lines += ["", "**Task list:**", "", *_checklist(steps)]
             case FinalAnswer(text=text, plan=plan):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, event_from_dict
+from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
 from mzagent_tui.agent.sessions.session import project_slug, sessions_root
 from mzagent_tui.agent.safety.textsafe import for_display
 
@@ -47,7 +47,13 @@ class SessionHistory:
 
     @property
     def first_task(self) -> str:
-        return next((e.task for e in self.events if isinstance(e, TaskStarted)), "")
+        """The first task, or the first `!command` of a session that began with one."""
+        for event in self.events:
+            if isinstance(event, TaskStarted):
+                return event.task
+            if isinstance(event, UserCommand):
+                return f"!{event.command}"
+        return ""
 
     @property
     def steps(self) -> int:

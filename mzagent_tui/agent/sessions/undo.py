@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, shown_path
+from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, UserCommand, shown_path
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session, project_slug
@@ -71,6 +71,8 @@ def writes_of(events: Iterable[Event]) -> list[Write]:
             run += 1
         elif isinstance(event, Action):
             step += 1
+        elif isinstance(event, UserCommand):  # the user's `!command` is a run of one step
+            run, step = run + 1, step + 1
         elif isinstance(event, FileChanged):
             backup = Path(event.backup) if event.backup else None
             writes.append(Write(len(writes) + 1, run, step, Path(event.path), event.created, event.deleted, backup, event.sha256, False, event.old_mode, event.mode_only))

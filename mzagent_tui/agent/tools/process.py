@@ -1,6 +1,6 @@
 """Run one shell command with a timeout, bounded memory, and no survivors.
 
-The command gets its own session (process group), stdin from /dev/null and the project as
+The command gets its own session (process group), stdin from /dev/null (or the input it is given) and the project as
 its working folder. On timeout or cancel the whole group gets SIGTERM, then SIGKILL after a
 grace period; background children left behind by a finished command are stopped the same way.
 Output is read on a thread: everything goes to a file (up to a cap), and memory holds only
@@ -82,7 +82,8 @@ class ProcessResult:
 # for the command. Once the command runs, the supervisor's stderr goes nowhere, so job-control
 # notices never mix with the output.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
-# kept for a shell without job control, whose background jobs start with them ignored.
+# kept for a shell without job control, whose background jobs start with them ignored (and with
+# stdin from /dev/null: `<&0` passes ours, empty or a hook's event).
 SUPERVISOR = """{ set -m; } 2>/dev/null
 report=$4
 end() {
@@ -104,7 +105,7 @@ end() {
 }
 trap 'trap "" USR1 TERM; end KILL; exit 137' USR1
 trap 'trap "" TERM; end TERM; exit 143' TERM
-eval "$3"' "$2" -c "$1" '"$4"'>&- &'
+eval "$3"' "$2" -c "$1" '"$4"'>&- <&0 &'
 job=$!
 exec 2>/dev/null
 echo "job $job" >&"$report"
@@ -211,8 +212,10 @@ def run_command(
     cancel: CancelToken,
     output_path: Path,
     confine: Callable[[], None] | None = None,
+    stdin: bytes | None = None,
 ) -> ProcessResult:
-    """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life."""
+    """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life.
+    `stdin` is the command's whole input (a hook's event); without it stdin is empty."""
     capture = _Capture(output_path)
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
@@ -222,7 +225,7 @@ def run_command(
             [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix(), str(report_end)],
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
@@ -235,6 +238,8 @@ def run_command(
     finally:
         os.close(report_end)
     namespace = user_namespace(proc.pid) if confine is not None else None
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), name="mzagent-stdin", daemon=True).start()
     pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
     readers = [
         threading.Thread(target=_pump, args=(pipe, (capture, streams[name])), name=f"mzagent-{name}", daemon=True)
@@ -329,6 +334,19 @@ def end_namespace(namespace: int, rounds: int = 20) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(_POLL)
+
+
+def _feed(pipe, data: bytes) -> None:  # noqa: ANN001 - a binary pipe
+    """Write the input on a thread, so a command that never reads it cannot block the runner."""
+    try:
+        pipe.write(data)
+    except (OSError, ValueError):
+        pass
+    finally:
+        try:
+            pipe.close()
+        except OSError:
+            pass
 
 
 @dataclass

@@ -70,9 +70,7 @@ class ShellTool:
             )
         ran = analysis if to_run == command else analyse(to_run, ctx.root)
         output_path = ctx.session.output_path()
-        before = self._snapshot(self._last_after)
-        env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
-        result = run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
+        result, changes, recorded = self._run_recorded(to_run, confinement, output_path)
         answer = exit_answer(ran, result.exit_code) if ctx.aids.on("exit_answer") else ""
         if answer:
             ctx.aids.fired("exit_answer")
@@ -81,18 +79,37 @@ class ShellTool:
         unrunnable = not_executable(output, ctx.root) if result.exit_code == 126 else []
         if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
             text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
-        changes = self._record_changes(before) if before is not None else ""
         text += changes + advice
         if to_run != command:
             text = f"The user edited the command before running it: {to_run}\n{text}"
         outcome = CommandOutcome(
             ran, result, output, _whole(result.stdout), answer,
-            recorded=before is not None and self._snapshots is not None, changed=bool(changes), not_executable=tuple(unrunnable),
+            recorded=recorded, changed=bool(changes), not_executable=tuple(unrunnable),
         )
         return ToolResult(
             ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code,
             output_path=str(output_path), command=outcome,
         )
+
+    def run_for_user(self, command: str) -> tuple[ProcessResult, str, str]:
+        """A command the user typed (`!command`): no approval, since they typed it, but the same
+        sandbox, runner and undo record as the model's. Returns the result, the text an
+        observation would hold (cut the same way, secrets redacted) and the saved output's path."""
+        ctx = self._ctx
+        output_path = ctx.session.output_path()
+        result, changes, _ = self._run_recorded(command, ctx.sandbox.confinement(), output_path)
+        text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
+        return result, ctx.redact.command_output(text), str(output_path)
+
+    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path) -> tuple[ProcessResult, str, bool]:
+        """Run between two snapshots: the result, the line about the files it changed (each a
+        `FileChanged` with its old content saved for undo), and whether the changes were recorded."""
+        ctx = self._ctx
+        before = self._snapshot(self._last_after)
+        env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
+        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
+        changes = self._record_changes(before) if before is not None else ""
+        return result, changes, before is not None and self._snapshots is not None
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
