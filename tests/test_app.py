@@ -825,15 +825,13 @@ async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, pr
 
     loaded = threading.Event()
 
-    class ServerSettings:
-        def describe(self) -> str:
-            return "16k context"
-
     class StandIn:
         base_url = server.base_url
         model = Path("bundled.gguf")
-        settings = ServerSettings()
         stopped = False
+
+        def describe(self) -> str:
+            return "prebuilt engine, 16k context"
 
         def launch(self) -> None:
             pass
@@ -861,7 +859,7 @@ async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, pr
         loaded.set()
         await wait_for(pilot, lambda: state(app) == "done")
         assert entries(app, "final")[0].plain == "ran on the bundled model"
-        assert any("ready: bundled.gguf (16k context)" in text for text in entry_texts(app, "notice"))
+        assert any("ready: bundled.gguf (prebuilt engine, 16k context)" in text for text in entry_texts(app, "notice"))
         assert app.settings.base_url == server.base_url and app.settings.model == MODEL_ALIAS
         assert f"local/{MODEL_ALIAS}" in app.sub_title
     assert StandIn.stopped, "the app stops the server it launched"
