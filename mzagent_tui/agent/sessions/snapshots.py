@@ -101,16 +101,20 @@ class Snapshots:
         if first:
             self._init()
             self.nested = self._index_names()[1] if self.index.exists() else set()  # an index an earlier session left
+        prefix = f"{self.root}/"
+        early = _ModeReader(prefix, self._names) if modes_from is None and self._names else None
         self._add()
         tree = self._git("write-tree").strip()
         if first:
             self._share_index()
         if modes_from is not None and modes_from.tree == tree:
             return Snapshot(tree, modes_from.modes)
+        modes = early.result() if early is not None else {}
         if tree != self._names_tree:
             self._names, self.nested = self._index_names()
             self._names_tree = tree
-        return Snapshot(tree, _read_modes(f"{self.root}/", self._names))
+            modes = {name: modes[name] for name in self._names if name in modes} | _read_modes(prefix, [n for n in self._names if n not in modes])
+        return Snapshot(tree, modes)
 
     def _add(self) -> None:
         for _ in range(3):
@@ -232,6 +236,20 @@ class Snapshots:
         if work_tree:
             env["GIT_WORK_TREE"] = str(self.root)
         return env
+
+
+class _ModeReader:
+    """Reads the modes of the files of the last listing on a thread while git, in its own
+    process, updates the index: the two took turns (~0.1 s each at 50,000 files)."""
+
+    def __init__(self, prefix: str, names: list[str]) -> None:
+        self._modes: dict[str, int] = {}
+        self._thread = threading.Thread(target=lambda: self._modes.update(_read_modes(prefix, names)), name="snapshot-modes", daemon=True)
+        self._thread.start()
+
+    def result(self) -> dict[str, int]:
+        self._thread.join()
+        return self._modes
 
 
 def _read_modes(prefix: str, names: list[str]) -> dict[str, int]:
