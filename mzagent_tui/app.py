@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DirectoryTree, Footer, Header
+from textual.widgets import DirectoryTree, Header
 
 from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
@@ -38,16 +38,16 @@ from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
-from mzagent_tui.screens.plan import PlanChoice, PlanScreen
-from mzagent_tui.screens.preview import PreviewScreen
 from mzagent_tui.widgets.conversation import Conversation
 from mzagent_tui.widgets.entries import ObservationEntry
+from mzagent_tui.widgets.key_footer import KeyFooter
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunState, RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.sessions.undo import Scope
+    from mzagent_tui.screens.plan import PlanChoice
 
 SETUP_HELP = (
     "No model endpoint is configured, so tasks cannot run yet. The file tree works.\n"
@@ -109,7 +109,7 @@ class MzAgentApp(App[None]):
             yield ProjectTree(self.project, id="tree")
             yield Conversation(self.settings, self.project, self.policy, self._environ, self._mcp_servers, self._clock, id="work")
         yield RunStatus(id="status")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._catch_stop_signals()
@@ -223,6 +223,8 @@ class MzAgentApp(App[None]):
 
     @on(Conversation.PlanReady)
     def _plan_ready(self, message: Conversation.PlanReady) -> None:
+        from mzagent_tui.screens.plan import PlanScreen  # Markdown (markdown-it) loads with the first plan, not at start-up
+
         self.push_screen(PlanScreen(message.plan, self._run_mode), callback=lambda choice: self._plan_chosen(message.plan, choice))
 
     def _plan_chosen(self, plan: str, choice: PlanChoice | None) -> None:
@@ -262,10 +264,14 @@ class MzAgentApp(App[None]):
             self.notify("The tree lists the first 500 entries of a folder; the agent and the shell see them all.")
             return
         title = path.relative_to(self.project).as_posix() if path.is_relative_to(self.project) else str(path)
+        from mzagent_tui.screens.preview import PreviewScreen
+
         self.push_screen(PreviewScreen(path, title))
 
     @on(ObservationEntry.OpenOutput)
     def _open_output(self, event: ObservationEntry.OpenOutput) -> None:
+        from mzagent_tui.screens.preview import PreviewScreen
+
         self.push_screen(PreviewScreen(event.path, f"full output: {event.path}", highlight=False))
 
     # Actions ----------------------------------------------------------------------------
@@ -404,6 +410,8 @@ class MzAgentApp(App[None]):
         if log is None:
             self.notify("No session yet: run a task first.")
             return
+        from mzagent_tui.screens.preview import PreviewScreen
+
         self.push_screen(PreviewScreen(log, f"session log: {log}", highlight=False))
 
     def _catch_stop_signals(self) -> None:

@@ -6,11 +6,13 @@ import os
 import re
 import subprocess
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.textfiles import read_regular
+
+if TYPE_CHECKING:
+    import pathspec
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
@@ -102,4 +104,6 @@ def load_gitignore(root: Path) -> IgnoreMatcher | None:
     text = read_regular(root / ".gitignore", GITIGNORE_READ)
     if text is None:
         return None
+    import pathspec  # only for a project with a .gitignore
+
     return IgnoreMatcher(pathspec.GitIgnoreSpec.from_lines(text.splitlines()))

@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static, TextArea
+from textual.widgets import Button, Input, Label, Static
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
@@ -89,6 +89,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     diff = DiffView(self.request.diff, self.request.path, classes="approval-diff")
                     diff.can_focus = True  # a long diff is scrolled with the keys here
                     yield diff
+                from textual.widgets import TextArea  # loads tree-sitter: with the first write dialog, not at start-up
+
                 yield TextArea(self.request.content, id="approval-editor", classes="-hidden", soft_wrap=False, show_line_numbers=True)
             elif is_tool:
                 yield Label(Text(for_display(tool_label(self.request.tool))), id="approval-path")
@@ -205,6 +207,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         box.set_class(mode in ("choose", "content"), "-hidden")
         self.query_one("#approval-buttons").set_class(mode != "choose", "-hidden")
         if self._is_write:
+            from textual.widgets import TextArea
+
             editor = self.query_one("#approval-editor", TextArea)
             editor.set_class(mode != "content", "-hidden")
             for view in self.query(".approval-diff"):
@@ -226,6 +230,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     def action_save(self) -> None:
         if self._mode == "content":
+            from textual.widgets import TextArea
+
             self.dismiss(ApprovalDecision(True, content=self.query_one("#approval-editor", TextArea).text, note="content edited by the user"))
             return
         value = self.query_one("#approval-input", Input).value.strip()

@@ -20,12 +20,14 @@ import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from mzagent_tui.agent.safety.commands import NETWORK, Analysis, Part, analyse
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
 from mzagent_tui.agent.textfiles import atomic_write
+
+if TYPE_CHECKING:
+    from mzagent_tui.agent.safety.commands import Analysis, Part
 
 MODES = ("ask", "auto-safe", "plan", "yolo")
 MODE_DESCRIPTIONS = {
@@ -97,6 +99,8 @@ def analysis_of(request: ApprovalRequest) -> Analysis:
     """The request's command, read: the tool's reading when it is of this very command."""
     if request.analysis is not None and request.analysis.command == request.command:
         return request.analysis
+    from mzagent_tui.agent.safety.commands import analyse  # tree-sitter loads with the first command, not at start-up
+
     return analyse(request.command, Path(request.cwd))
 
 
@@ -345,6 +349,8 @@ class Policy:
 
     def evaluate(self, command: str, root: Path) -> tuple[str, list[PartVerdict]]:
         """The overall verdict and one verdict per part."""
+        from mzagent_tui.agent.safety.commands import analyse
+
         return self.judge(analyse(command, root))
 
     def judge(self, analysis: Analysis) -> tuple[str, list[PartVerdict]]:
@@ -363,6 +369,8 @@ class Policy:
 
 
 def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> PartVerdict:
+    from mzagent_tui.agent.safety.commands import NETWORK  # loaded by then: the analysis came from there
+
     risks = tuple(part.risks)
     rule = rules.verdict(part)
     if rule is not None and rule[0] == DENY:

@@ -10,13 +10,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.safety.commands import Analysis
 from mzagent_tui.agent.tools.errors import ToolError
 from mzagent_tui.agent.tools.process import ProcessResult
+
+if TYPE_CHECKING:
+    from mzagent_tui.agent.safety.commands import Analysis  # tree-sitter: not loaded for the name alone
 
 
 @dataclass(frozen=True)
