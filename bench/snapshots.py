@@ -12,6 +12,7 @@ next to running `true` through the same shell tool without snapshots. Medians of
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -28,8 +29,16 @@ from mzagent_tui.agent.tools.context import ToolContext  # noqa: E402
 from mzagent_tui.agent.tools.shell import ShellTool  # noqa: E402
 
 
+SCRATCH = Path(tempfile.mkdtemp(prefix="mzagent-bench-snapshots-"))
+"""Every generated project and session folder (600 MB at 50,000 files), removed at the end."""
+
+
+def scratch() -> Path:
+    return Path(tempfile.mkdtemp(dir=SCRATCH))
+
+
 def make_project(files: int) -> Path:
-    root = Path(tempfile.mkdtemp()) / "proj"
+    root = scratch() / "proj"
     for n in range(files):
         folder = root / f"pkg{n // 100}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -47,7 +56,7 @@ def measure(files: int) -> None:
     root = make_project(files)
     firsts, unchanged, reused, next_session = [], [], [], []
     for _ in range(5):
-        sessions = Path(tempfile.mkdtemp())
+        sessions = scratch()
         (sessions / "one").mkdir()
         (sessions / "two").mkdir()
         snapshots = Snapshots(root, sessions / "one")
@@ -56,7 +65,7 @@ def measure(files: int) -> None:
         last = snapshots.take()
         reused.append(ms(lambda last=last: snapshots.take(modes_from=last)))
         next_session.append(ms(Snapshots(root, sessions / "two").take))
-    shell = ShellTool(ToolContext(root, Session(Path(tempfile.mkdtemp()) / "s", Redactor([])), lambda e: None, StaticApprover(True), Redactor([]), env=command_env(dict(os.environ))))
+    shell = ShellTool(ToolContext(root, Session(scratch() / "s", Redactor([])), lambda e: None, StaticApprover(True), Redactor([]), env=command_env(dict(os.environ))))
     shell.run_terminal_command("true")  # the session's first snapshot
     with_record = [ms(lambda n=n: shell.run_terminal_command(f"echo {n} >> pkg0/mod0.py")) for n in range(5)]
     shell._snapshots = None  # the same tool with recording off, as after a failed snapshot
@@ -71,5 +80,8 @@ def measure(files: int) -> None:
 
 
 if __name__ == "__main__":
-    for count in (1_000, 10_000, 50_000):
-        measure(count)
+    try:
+        for count in (1_000, 10_000, 50_000):
+            measure(count)
+    finally:
+        shutil.rmtree(SCRATCH, ignore_errors=True)
