@@ -1,0 +1,160 @@
+"""Attacks on the rule "nothing a command starts outlives the command" (the supervising shell
+of agent/tools/process.py) and on its private report pipe. Each test asserts the attack does
+NOT succeed: a failing test is an attack that got through. Processes are found only by a
+marker in their command line (a sleep duration, or an argument, no other process uses), and
+every test ends its own marked processes however it ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.tools.process import run_command
+from tests.attack_helpers import command, needs_namespaces, run
+
+_marks = itertools.count()
+
+
+@pytest.fixture
+def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = short / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+def _mark() -> str:
+    """A sleep duration no other process on the machine uses."""
+    return f"296.{os.getpid() % 100000:05d}{next(_marks):03d}"
+
+
+def _alive(mark: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def _end(mark: str) -> None:
+    """Ends this test's marked processes (stopped ones too), until none is left."""
+    for _ in range(100):
+        procs = _alive(mark)
+        if not procs:
+            return
+        for proc in procs:
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+        time.sleep(0.02)
+
+
+def _wait_for(condition, seconds: float = 10.0) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+# 1. The report pipe, reopened through /proc/$PPID/fd: "job N" naming a process group of the user --
+
+
+FORGE = (
+    "fd=$(tr '\\0' '\\n' </proc/$PPID/cmdline | tail -n 1); "
+    "printf 'job %d\\n' {victim} >/proc/$PPID/fd/$fd && echo forged; "
+    "{then}"
+)
+
+
+@needs_namespaces
+@pytest.mark.parametrize("then", ["kill -9 $PPID; sleep 1", "kill -HUP $PPID; sleep 1"])
+def test_a_forged_job_report_does_not_make_the_agent_kill_another_process_group_of_the_user(server, project: Path, home: Path, then: str) -> None:
+    """The command cannot signal the user's other processes (Landlock scopes signals), but it can
+    reopen its supervisor's report pipe (/proc/$PPID/fd/N, N is the supervisor's last argument),
+    write `job <pgid of a process of the user>` and kill the supervisor: the agent, unconfined,
+    then SIGTERMs and SIGKILLs the group the report names."""
+    mark = _mark()
+    victim = subprocess.Popen(["sleep", mark], start_new_session=True)
+    try:
+        texts, _ = run(server, project, command(FORGE.format(victim=victim.pid, then=then)))
+        time.sleep(0.2)
+        assert victim.poll() is None, (victim.returncode, texts)
+    finally:
+        victim.kill()
+        victim.wait()
+        _end(mark)
+
+
+def test_outside_the_sandbox_a_forged_job_report_is_not_acted_on_either(tmp_path: Path) -> None:
+    """Without the sandbox the command could kill the group itself; still, the agent acting on a
+    report line the command wrote is the confused deputy the test above looks for."""
+    mark = _mark()
+    victim = subprocess.Popen(["sleep", mark], start_new_session=True)
+    try:
+        # The command does not kill the victim itself: only the agent could.
+        run_command(FORGE.format(victim=victim.pid, then="kill -9 $PPID; sleep 1"), tmp_path, {"PATH": os.environ["PATH"]}, 30, CancelToken(), tmp_path / "out")
+        time.sleep(0.2)
+        assert victim.poll() is None, victim.returncode
+    finally:
+        victim.kill()
+        victim.wait()
+        _end(mark)
+
+
+# 2. A chain that re-forks faster than the supervisor's sweep (by pid, one level at a time) -------
+
+# The head sits; its successor waits for the head to die and then becomes the head, forking a new
+# successor. The sweep kills the supervisor's children (the head) every 20 ms, each time the
+# successor is re-parented to it having already forked the next one: never an empty list, and
+# after 200 rounds the sweep gives up.
+CHAIN = (
+    "python3 -c '\n"
+    "import os, time\n"
+    "os.setsid()\n"
+    "def head():\n"
+    "    while os.fork() == 0:\n"
+    "        parent = os.getppid()\n"
+    "        while os.getppid() == parent:\n"
+    "            time.sleep(0.002)\n"
+    "    while True:\n"
+    "        time.sleep(1)\n"
+    "head()\n"
+    "' {m} </dev/null >/dev/null 2>&1 &\n"
+    "sleep 0.5; echo started"
+)
+
+
+@needs_namespaces
+def test_a_chain_that_reforks_faster_than_the_sweep_does_not_outlive_the_command(server, project: Path, home: Path) -> None:
+    mark = _mark()
+    try:
+        texts, _ = run(server, project, command(CHAIN.format(m=mark)))
+        assert "started" in texts[0], texts
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
+
+
+def test_outside_the_sandbox_a_chain_that_reforks_faster_than_the_sweep_is_ended(tmp_path: Path) -> None:
+    mark = _mark()
+    try:
+        result = run_command(CHAIN.format(m=mark), tmp_path, {"PATH": os.environ["PATH"]}, 60, CancelToken(), tmp_path / "out")
+        assert result.exit_code == 0
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
