@@ -48,16 +48,33 @@ def _alive(mark: str) -> list[psutil.Process]:
     return found
 
 
+def _named(mark: str) -> list[psutil.Process]:
+    """Marked processes, and those whose command line holds the mark in a longer argument (a
+    supervisor: its command is one argument)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if any(mark in part for part in proc.info["cmdline"] or []) and proc.pid != os.getpid():
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
 def _end(mark: str) -> None:
-    """Ends this test's marked processes (stopped ones too), until none is left."""
-    for _ in range(100):
-        procs = _alive(mark)
+    """Ends this test's marked processes (stopped ones too, and the group of one that keeps
+    changing its pid), until none is left."""
+    for _ in range(200):
+        procs = [p for p in _named(mark) if p.status() != psutil.STATUS_ZOMBIE] if _named(mark) else []
         if not procs:
             return
         for proc in procs:
             try:
+                group = os.getpgid(proc.pid)
+                if group != os.getpgrp():
+                    os.killpg(group, signal.SIGKILL)
                 proc.kill()
-            except psutil.NoSuchProcess:
+            except (psutil.NoSuchProcess, ProcessLookupError, PermissionError):
                 pass
         time.sleep(0.02)
 
@@ -158,3 +175,100 @@ def test_outside_the_sandbox_a_chain_that_reforks_faster_than_the_sweep_is_ended
         assert not _alive(mark), [p.info for p in _alive(mark)]
     finally:
         _end(mark)
+
+
+# 3. A process that changes its pid all the time (fork, parent exits), in a session of its own ----
+
+COMET = "setsid perl -e 'while (1) {{ exit if fork }}' {m} </dev/null >/dev/null 2>&1 &\nsleep 0.5; echo started"
+
+
+@needs_namespaces
+def test_a_process_that_keeps_changing_its_pid_does_not_outlive_the_command(server, project: Path, home: Path) -> None:
+    mark = _mark()
+    try:
+        texts, _ = run(server, project, command(COMET.format(m=mark)))
+        assert "started" in texts[0], texts
+        time.sleep(0.2)
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
+
+
+def test_outside_the_sandbox_a_process_that_keeps_changing_its_pid_is_ended(tmp_path: Path) -> None:
+    mark = _mark()
+    try:
+        result = run_command(COMET.format(m=mark), tmp_path, {"PATH": os.environ["PATH"]}, 60, CancelToken(), tmp_path / "out")
+        assert result.exit_code == 0
+        time.sleep(0.2)
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
+
+
+# 4. Daemons the command starts itself, and namespaces made inside its own ------------------------
+
+OWN_DAEMONS = {
+    "a pid and user namespace of its own": "unshare -Upf setsid sleep {m} </dev/null >/dev/null 2>&1 &",
+    "a pid namespace whose init forks and leaves": "unshare -Upf sh -c 'setsid sleep {m} & sleep {m}' </dev/null >/dev/null 2>&1 &",
+    "a tmux server": "tmux -S \"$PWD/.tmux-sock\" new-session -d 'sleep {m}'",
+    "a process that ignores SIGTERM, blocks it and reparents itself": "setsid sh -c 'trap \"\" TERM HUP INT; (trap \"\" TERM; exec sleep {m}) & exec sleep {m}' </dev/null >/dev/null 2>&1 &",
+}
+
+
+@needs_namespaces
+@pytest.mark.parametrize("daemon", list(OWN_DAEMONS))
+def test_a_daemon_the_command_starts_itself_does_not_outlive_it(server, project: Path, home: Path, daemon: str) -> None:
+    mark = _mark()
+    try:
+        texts, _ = run(server, project, command(OWN_DAEMONS[daemon].format(m=mark) + "\nsleep 0.5; echo started"))
+        assert "started" in texts[0], texts
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
+
+
+# 5. Stopping the supervisor: the command ends, nobody reaps it -----------------------------------
+
+
+@needs_namespaces
+def test_a_command_that_stops_its_supervisor_leaves_nothing_running(server, project: Path, home: Path) -> None:
+    """SIGSTOP cannot be caught: the stopped supervisor never sees the command end, nor sweeps;
+    the agent waits for it until the timeout, then kills it, then ends the namespace."""
+    mark = _mark()
+    try:
+        texts, _ = run(server, project, command(f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID; echo stopped-it"))
+        assert texts, texts
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)
+
+
+# 6. The first report line, checked --------------------------------------------------------------
+
+
+class _Supervisor:
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def poll(self) -> None:
+        return None
+
+
+def test_a_first_report_line_naming_a_group_that_is_not_the_supervisors_child_is_not_believed() -> None:
+    """Should the command win the race to the pipe (reopened through /proc/$PPID/fd) before the
+    supervisor's own line, it names a group of the user that is no child of the supervisor."""
+    from mzagent_tui.agent.tools.process import _read_job
+
+    mark = _mark()
+    victim = subprocess.Popen(["sleep", mark], start_new_session=True)
+    try:
+        for parent, expected in ((os.getpid() + 1 if os.getpid() + 1 != victim.pid else os.getpid() + 2, 0), (os.getpid(), victim.pid)):
+            read, write = os.pipe()
+            os.write(write, f"job {victim.pid}\nstopped\n".encode())
+            job, rest = _read_job(read, _Supervisor(parent), 2.0)  # type: ignore[arg-type]
+            os.close(read)
+            os.close(write)
+            assert (job, rest) == (expected, b"stopped\n")
+    finally:
+        victim.kill()
+        victim.wait()
