@@ -272,3 +272,56 @@ def test_a_first_report_line_naming_a_group_that_is_not_the_supervisors_child_is
     finally:
         victim.kill()
         victim.wait()
+
+
+# 7. Stopping the supervisor, then the agent dies: nobody is left to end anything -----------------
+
+
+def _supervisor_of(mark: str) -> psutil.Process | None:
+    for proc in _named(mark):
+        try:
+            if "mzagent-supervisor" in proc.cmdline():
+                return proc
+        except psutil.NoSuchProcess:
+            continue
+    return None
+
+
+@needs_namespaces
+@pytest.mark.xfail(strict=True, reason="open: a stopped supervisor (SIGSTOP, or a ptrace stop, from the command: same sandbox) never "
+                   "acts on the parent-death signal, which stays pending, and a dead agent cannot end the namespace; the "
+                   "kernel offers no signal a stopped process handles, nor a parent-death signal to the command's own tree")
+def test_a_command_that_stops_its_supervisor_leaves_nothing_when_the_agent_is_killed(server, project: Path, isolated_home: Path) -> None:
+    from tests.test_supervision import start
+
+    mark = _mark()
+    proc = start(server, project, f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID; sleep {mark}")
+    try:
+        def ready() -> bool:
+            supervisor = _supervisor_of(mark)
+            try:
+                return len(_alive(mark)) >= 2 and supervisor is not None and supervisor.status() == psutil.STATUS_STOPPED
+            except psutil.NoSuchProcess:
+                return False
+
+        assert _wait_for(ready, 30), proc.stderr
+        proc.kill()
+        proc.wait()
+        assert _wait_for(lambda: not _alive(mark), 5), [p.info for p in _alive(mark)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        _end(mark)
+
+
+def test_outside_the_sandbox_a_command_that_stops_its_supervisor_leaves_nothing_running(tmp_path: Path) -> None:
+    """Without a user namespace nothing names the command's processes once the supervisor is
+    killed: the stopped supervisor has to be woken to sweep them itself."""
+    mark = _mark()
+    try:
+        result = run_command(f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID", tmp_path, {"PATH": os.environ["PATH"]}, 2.0, CancelToken(), tmp_path / "out")
+        assert result.timed_out
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)

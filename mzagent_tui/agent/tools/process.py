@@ -438,11 +438,15 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> bool:
-    """SIGTERM the group, then SIGKILL after a grace period. True if anything was alive."""
+    """SIGTERM the group (and SIGCONT, should it be stopped), then SIGKILL after a grace period.
+    True if anything was alive."""
     if not _group_alive(pgid):
         return False
     try:
         os.killpg(pgid, signal.SIGTERM)
+        # A stopped process acts on nothing but SIGKILL: a command that stopped its supervisor
+        # (kill -STOP $PPID) would have it killed before it swept what the command left.
+        os.killpg(pgid, signal.SIGCONT)
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + grace
