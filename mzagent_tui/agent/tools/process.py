@@ -273,7 +273,7 @@ def run_command(
             pass
     if timed_out or cancelled:
         _kill_group(proc.pid, proc, SUPERVISOR_GRACE)
-    exit_code = proc.wait()
+    exit_code = _reap(proc)
     told = _read_report(report, early)
     if exit_code < 0 and job:  # the supervisor was killed (by us after its grace, or by the command) before it ended everything
         _kill_group(job, proc)
@@ -283,6 +283,8 @@ def run_command(
     left_in_namespace = end_namespace(namespace) if namespace is not None else False
     _join(readers)
     stopped_background = _kill_group(proc.pid, proc) or told.stopped or left_in_namespace
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(_POLL)  # a supervisor held by a tracer: reaped once the namespace's end killed the tracer
     _join(readers)
     for name, reader in zip(pipes, readers):
         if reader.is_alive():  # a child that left the group still holds the pipe
@@ -299,6 +301,19 @@ def run_command(
         cancelled=cancelled,
         stopped_background=stopped_background and not (timed_out or cancelled),
     )
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> int:
+    """The supervisor's exit code. A traced process that dies is reaped by its tracer first: a
+    command that attached to its supervisor (ptrace, same user and sandbox) and never waits
+    would leave the agent waiting forever, so a supervisor not reaped after the grace counts as
+    killed (it was, or is now)."""
+    try:
+        return proc.wait(KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.kill(proc.pid, signal.SIGKILL)  # not reaped, so its pid is not reused
+        return -signal.SIGKILL
 
 
 _NS_GET_PARENT = 0xB702
