@@ -366,3 +366,25 @@ def test_outside_the_sandbox_a_command_that_holds_its_supervisor_in_a_ptrace_sto
         assert not _alive(mark), [p.info for p in _alive(mark)]
     finally:
         _end(mark)
+
+
+# 8. The report pipe filled: the supervisor's last line blocks ------------------------------------
+
+
+@needs_namespaces
+def test_a_command_that_fills_the_report_pipe_does_not_hold_its_supervisor_until_the_timeout(server, project: Path, home: Path) -> None:
+    """The agent read the report only once the supervisor had exited: a command that filled the
+    pipe (64 KiB, through /proc/$PPID/fd) left the supervisor blocked in `echo stopped` after its
+    sweep, and the command came back as timed out at the timeout, whatever it did."""
+    mark = _mark()
+    fill = ("fd=$(tr '\\0' '\\n' </proc/$PPID/cmdline | tail -n 1); "
+            "(head -c 70000 /dev/zero >/proc/$PPID/fd/$fd &); "
+            f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & sleep 0.5; echo done-filling")
+    try:
+        started = time.monotonic()
+        texts, _ = run(server, project, command(fill))
+        assert "done-filling" in texts[0], texts
+        assert "timed out" not in texts[0] and time.monotonic() - started < 9, texts
+        assert not _alive(mark), [p.info for p in _alive(mark)]
+    finally:
+        _end(mark)

@@ -258,12 +258,14 @@ def run_command(
     for reader in readers:
         reader.start()
     job, early = _read_job(report, proc, min(timeout, 5.0))
+    told = _Told(report, early)
     deadline = time.monotonic() + timeout
     timed_out = cancelled = False
     while proc.poll() is None:
         if cancel.cancelled:
             cancelled = True
             break
+        told.read()
         if time.monotonic() >= deadline:
             timed_out = True
             break
@@ -274,7 +276,7 @@ def run_command(
     if timed_out or cancelled:
         _kill_group(proc.pid, proc, SUPERVISOR_GRACE)
     exit_code = _reap(proc)
-    told = _read_report(report, early)
+    told.close()
     if exit_code < 0 and job:  # the supervisor was killed (by us after its grace, or by the command) before it ended everything
         _kill_group(job, proc)
     # Where the command has a user namespace, whatever of it is still running is ended, however the
@@ -366,12 +368,6 @@ def end_namespace(namespace: int, rounds: int = 20) -> bool:
     return killed
 
 
-@dataclass
-class _Report:
-    """What the supervisor told at its end: whether it stopped anything the command left running."""
-
-    stopped: bool = False
-
 
 def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[int, bytes]:
     """The command's process group, from the supervisor's first line (`job N`, written as soon
@@ -382,7 +378,7 @@ def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[i
     its own group; otherwise no group is ended by number (the namespace still is)."""
     data = b""
     deadline = time.monotonic() + seconds
-    while b"\n" not in data and time.monotonic() < deadline:
+    while b"\n" not in data and len(data) < 4096 and time.monotonic() < deadline:
         ready, _, _ = select.select([fd], [], [], _POLL)
         if ready:
             chunk = os.read(fd, 4096)
@@ -406,24 +402,36 @@ def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[i
         return 0, rest
 
 
-def _read_report(fd: int, early: bytes = b"") -> _Report:
-    """The supervisor's lines after the first, read once it has exited. Only `stopped` is read
-    from them: a line the command wrote there (see _read_job) can at most claim that."""
-    os.set_blocking(fd, False)
-    data = early
-    try:
-        while chunk := os.read(fd, 4096):
-            data += chunk
-    except BlockingIOError:
-        pass
-    finally:
-        os.close(fd)
-    report = _Report()
-    for line in data.decode("ascii", "replace").splitlines():
-        word, _, value = line.partition(" ")
-        if word == "stopped":
-            report.stopped = True
-    return report
+class _Told:
+    """What the supervisor tells after its first line: whether it stopped anything the command
+    left running. Read as it comes, not once the supervisor has exited: a command that filled
+    the pipe (reopened through /proc/$PPID/fd, see _read_job) blocked the supervisor's last line
+    after its sweep until the timeout. A line the command writes there can at most claim
+    `stopped`, and only a few bytes are kept."""
+
+    def __init__(self, fd: int, early: bytes) -> None:
+        self.fd = fd
+        self.stopped = False
+        self._tail = b"\n"
+        os.set_blocking(fd, False)
+        self._feed(early)
+
+    def _feed(self, data: bytes) -> None:
+        text = self._tail + data
+        self.stopped = self.stopped or b"\nstopped\n" in text
+        self._tail = text[-16:]
+
+    def read(self) -> None:
+        """What is in the pipe now (a pipe holds 64 KiB: a writer that never stops is not followed)."""
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(4):
+                if not (chunk := os.read(self.fd, 65536)):
+                    break
+                self._feed(chunk)
+
+    def close(self) -> None:
+        self.read()
+        os.close(self.fd)
 
 
 def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
