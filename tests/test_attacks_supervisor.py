@@ -388,3 +388,36 @@ def test_a_command_that_fills_the_report_pipe_does_not_hold_its_supervisor_until
         assert not _alive(mark), [p.info for p in _alive(mark)]
     finally:
         _end(mark)
+
+
+# 9. The namespace's number, reused --------------------------------------------------------------
+
+
+@needs_namespaces
+def test_the_agent_does_not_end_a_namespace_that_took_the_number_of_the_commands(server, project: Path, home: Path) -> None:
+    """A namespace's number (its inode) is freed with it and taken by the next namespace made on
+    the machine; ended by number after the command, another program's namespace (here one the
+    user made with `unshare -U` just as the command ended: a browser's sandbox, a container)
+    was ended with it. The command's namespace is held open until then."""
+    from mzagent_tui.agent.tools import process
+
+    mark = _mark()
+    victims: list[subprocess.Popen[bytes]] = []
+    real = process.end_namespace
+
+    def another_program_first(*args, **kwargs) -> bool:  # noqa: ANN002, ANN003
+        victim = subprocess.Popen(["unshare", "-U", "sleep", mark], start_new_session=True)
+        victims.append(victim)
+        _wait_for(lambda: os.path.exists(f"/proc/{victim.pid}/ns/user") and os.stat(f"/proc/{victim.pid}/ns/user").st_ino != os.stat("/proc/self/ns/user").st_ino)
+        return real(*args, **kwargs)
+
+    try:
+        process.end_namespace = another_program_first  # type: ignore[assignment]
+        run(server, project, command("echo ran"))
+        assert victims and victims[0].poll() is None, victims[0].returncode
+    finally:
+        process.end_namespace = real  # type: ignore[assignment]
+        for victim in victims:
+            victim.kill()
+            victim.wait()
+        _end(mark)

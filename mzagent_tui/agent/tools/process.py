@@ -282,7 +282,10 @@ def run_command(
     # Where the command has a user namespace, whatever of it is still running is ended, however the
     # supervisor ended: its sweep kills its children one level at a time, and a chain whose next
     # process forks as soon as the one above dies keeps it busy until it gives up.
-    left_in_namespace = end_namespace(namespace) if namespace is not None else False
+    left_in_namespace = False
+    if namespace is not None:
+        left_in_namespace = end_namespace(namespace)
+        os.close(namespace)
     _join(readers)
     stopped_background = _kill_group(proc.pid, proc) or told.stopped or left_in_namespace
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -322,13 +325,22 @@ _NS_GET_PARENT = 0xB702
 
 
 def user_namespace(pid: int) -> int | None:
-    """The user namespace a confined supervisor entered (its inode), None where it has none of
-    its own: read once Popen returns, after the child's exec, so after it entered it."""
+    """The user namespace a confined supervisor entered, as an open file (to close once done
+    with it), None where it has none of its own: read once Popen returns, after the child's
+    exec, so after it entered it. Held open, it keeps the namespace's number from being reused:
+    a namespace's number is freed with it and the next one made anywhere on the machine (a
+    browser's sandbox, a container) takes it, and the agent would end what is in that one."""
     try:
-        inode = os.stat(f"/proc/{pid}/ns/user").st_ino
-        return None if inode == os.stat("/proc/self/ns/user").st_ino else inode
+        fd = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        if os.fstat(fd).st_ino != os.stat("/proc/self/ns/user").st_ino:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def _inside(pid: str, namespace: int) -> bool:
@@ -351,11 +363,13 @@ def _inside(pid: str, namespace: int) -> bool:
     return False
 
 
-def end_namespace(namespace: int, rounds: int = 20) -> bool:
-    """SIGKILL every process in the command's user namespace; True if there was any. A command
+def end_namespace(held: int, rounds: int = 20) -> bool:
+    """SIGKILL every process in the command's user namespace (`held` open, see user_namespace);
+    True if there was any. A command
     can kill its own supervisor (`kill -9 $PPID`, they share the sandbox), and what it detached
     would live on, re-parented to init; the namespace still tells which processes were the command's."""
     killed = False
+    namespace = os.fstat(held).st_ino
     for _ in range(rounds):
         found = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _inside(pid, namespace)]
         if not found:
