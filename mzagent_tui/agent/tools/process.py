@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -74,18 +75,30 @@ class ProcessResult:
 #   the group and its parent (`setsid … &`, a double fork) is re-parented to the supervisor, not
 #   to init, and is ended from the supervisor's list of children until none is left (once
 #   anything was killed, three empty reads in a row: read while many SIGCHLDs arrive, the list
-#   came back empty with hundreds of children still there).
+#   came back empty with hundreds of children still there). Each round stops a child and all
+#   its descendants (SIGSTOP, top-down) before it kills them all: killed one level at a time, a
+#   chain whose next process forks as soon as the one above it dies kept the list from ever
+#   coming back empty, and outlived the sweep.
 # When the command ends, `end TERM` stops what it left running; SIGTERM from the agent (cancel,
 # timeout) does the same before the command has ended; SIGUSR1 (the agent died) ends everything
 # at once; a second signal is ignored while it does so (the kernel sends the parent-death
 # signal again each time the agent's dying threads hand the supervisor on). The command's group and what was stopped are told on a pipe of its own ($4), closed
-# for the command. Once the command runs, the supervisor's stderr goes nowhere, so job-control
+# for the command (which can still reopen it through /proc/$PPID/fd, so the agent believes only
+# its first line, and checks it: see _read_job). Once the command runs, the supervisor's stderr goes nowhere, so job-control
 # notices never mix with the output.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
 # kept for a shell without job control, whose background jobs start with them ignored (and with
 # stdin from /dev/null: `<&0` passes ours, empty or a hook's event).
 SUPERVISOR = """{ set -m; } 2>/dev/null
 report=$4
+down() {
+  local p t c
+  for p; do
+    kill -STOP "$p"
+    all="$all $p"
+    for t in /proc/"$p"/task/*/children; do c=; read -r c < "$t"; [ -n "$c" ] && down $c; done
+  done
+}
 end() {
   kill -"$1" -- -"$job" && left=1
   n=0
@@ -96,7 +109,9 @@ end() {
   while [ $n -lt 200 ] && [ $none -lt 3 ]; do
     kids=
     read -r kids < /proc/$$/task/$$/children
-    if [ -n "$kids" ]; then kill -KILL $kids && left=1; none=0; else none=$((none + 1)); fi
+    all=
+    [ -n "$kids" ] && down $kids
+    if [ -n "$kids" ]; then kill -KILL $all && left=1; none=0; else none=$((none + 1)); fi
     [ -z "$left" ] && break
     sleep 0.02
     n=$((n + 1))
@@ -247,12 +262,15 @@ def run_command(
     ]
     for reader in readers:
         reader.start()
+    job, early = _read_job(report, proc, min(timeout, 5.0))
+    told = _Told(report, early)
     deadline = time.monotonic() + timeout
     timed_out = cancelled = False
     while proc.poll() is None:
         if cancel.cancelled:
             cancelled = True
             break
+        told.read()
         if time.monotonic() >= deadline:
             timed_out = True
             break
@@ -262,15 +280,21 @@ def run_command(
             pass
     if timed_out or cancelled:
         _kill_group(proc.pid, proc, SUPERVISOR_GRACE)
-    exit_code = proc.wait()
-    told = _read_report(report)
-    if exit_code < 0:  # the supervisor was killed (by us after its grace, or by the command) before it ended everything
-        if told.job:
-            _kill_group(told.job, proc)
-        if namespace is not None:
-            end_namespace(namespace)
+    exit_code = _reap(proc)
+    told.close()
+    if exit_code < 0 and job:  # the supervisor was killed (by us after its grace, or by the command) before it ended everything
+        _kill_group(job, proc)
+    # Where the command has a user namespace, whatever of it is still running is ended, however the
+    # supervisor ended: its sweep kills its children one level at a time, and a chain whose next
+    # process forks as soon as the one above dies keeps it busy until it gives up.
+    left_in_namespace = False
+    if namespace is not None:
+        left_in_namespace = end_namespace(namespace)
+        os.close(namespace)
     _join(readers)
-    stopped_background = _kill_group(proc.pid, proc) or told.stopped
+    stopped_background = _kill_group(proc.pid, proc) or told.stopped or left_in_namespace
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(_POLL)  # a supervisor held by a tracer: reaped once the namespace's end killed the tracer
     _join(readers)
     for name, reader in zip(pipes, readers):
         if reader.is_alive():  # a child that left the group still holds the pipe
@@ -289,17 +313,39 @@ def run_command(
     )
 
 
+def _reap(proc: subprocess.Popen[bytes]) -> int:
+    """The supervisor's exit code. A traced process that dies is reaped by its tracer first: a
+    command that attached to its supervisor (ptrace, same user and sandbox) and never waits
+    would leave the agent waiting forever, so a supervisor not reaped after the grace counts as
+    killed (it was, or is now)."""
+    try:
+        return proc.wait(KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.kill(proc.pid, signal.SIGKILL)  # not reaped, so its pid is not reused
+        return -signal.SIGKILL
+
+
 _NS_GET_PARENT = 0xB702
 
 
 def user_namespace(pid: int) -> int | None:
-    """The user namespace a confined supervisor entered (its inode), None where it has none of
-    its own: read once Popen returns, after the child's exec, so after it entered it."""
+    """The user namespace a confined supervisor entered, as an open file (to close once done
+    with it), None where it has none of its own: read once Popen returns, after the child's
+    exec, so after it entered it. Held open, it keeps the namespace's number from being reused:
+    a namespace's number is freed with it and the next one made anywhere on the machine (a
+    browser's sandbox, a container) takes it, and the agent would end what is in that one."""
     try:
-        inode = os.stat(f"/proc/{pid}/ns/user").st_ino
-        return None if inode == os.stat("/proc/self/ns/user").st_ino else inode
+        fd = os.open(f"/proc/{pid}/ns/user", os.O_RDONLY)
     except OSError:
         return None
+    try:
+        if os.fstat(fd).st_ino != os.stat("/proc/self/ns/user").st_ino:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
 
 
 def _inside(pid: str, namespace: int) -> bool:
@@ -322,18 +368,23 @@ def _inside(pid: str, namespace: int) -> bool:
     return False
 
 
-def end_namespace(namespace: int, rounds: int = 20) -> None:
-    """SIGKILL every process in the command's user namespace. A command can kill its own
-    supervisor (`kill -9 $PPID`, they share the sandbox), and what it detached would live on,
-    re-parented to init; the namespace still tells which processes were the command's."""
+def end_namespace(held: int, rounds: int = 20) -> bool:
+    """SIGKILL every process in the command's user namespace (`held` open, see user_namespace);
+    True if there was any. A command
+    can kill its own supervisor (`kill -9 $PPID`, they share the sandbox), and what it detached
+    would live on, re-parented to init; the namespace still tells which processes were the command's."""
+    killed = False
+    namespace = os.fstat(held).st_ino
     for _ in range(rounds):
         found = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _inside(pid, namespace)]
         if not found:
-            return
+            return killed
         for pid in found:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
+                killed = True
         time.sleep(_POLL)
+    return killed
 
 
 def _feed(pipe, data: bytes) -> None:  # noqa: ANN001 - a binary pipe
@@ -349,34 +400,69 @@ def _feed(pipe, data: bytes) -> None:  # noqa: ANN001 - a binary pipe
             pass
 
 
-@dataclass
-class _Report:
-    """What the supervisor told: the command's process group, and whether it stopped anything
-    the command left running."""
-
-    job: int = 0
-    stopped: bool = False
-
-
-def _read_report(fd: int) -> _Report:
-    """The supervisor's lines, read once it has exited (the command never holds the pipe)."""
-    os.set_blocking(fd, False)
+def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[int, bytes]:
+    """The command's process group, from the supervisor's first line (`job N`, written as soon
+    as it started the command), and what else was read. The pipe is closed for the command, but
+    the command can reopen it (/proc/$PPID/fd/N: same user, same sandbox) and write `job <any
+    group of the user>` before killing the supervisor, and the agent, unconfined, would end that
+    group. So only the first line counts, and only if N is then a child of the supervisor leading
+    its own group; otherwise no group is ended by number (the namespace still is)."""
     data = b""
-    try:
-        while chunk := os.read(fd, 4096):
+    deadline = time.monotonic() + seconds
+    while b"\n" not in data and len(data) < 4096 and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], _POLL)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
             data += chunk
-    except BlockingIOError:
-        pass
-    finally:
-        os.close(fd)
-    report = _Report()
-    for line in data.decode("ascii", "replace").splitlines():
-        word, _, value = line.partition(" ")
-        if word == "job" and value.isdigit():
-            report.job = int(value)
-        elif word == "stopped":
-            report.stopped = True
-    return report
+        elif proc.poll() is not None:
+            break
+    line, _, rest = data.partition(b"\n")
+    word, _, value = line.decode("ascii", "replace").partition(" ")
+    if word != "job" or not value.isdigit():
+        return 0, rest
+    job = int(value)
+    if not os.path.isdir("/proc"):  # no /proc: nor any /proc/$PPID/fd to reopen the pipe through
+        return job, rest
+    try:
+        with open(f"/proc/{job}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return (job if int(fields[1]) == proc.pid and int(fields[2]) == job else 0), rest
+    except (OSError, IndexError, ValueError):
+        return 0, rest
+
+
+class _Told:
+    """What the supervisor tells after its first line: whether it stopped anything the command
+    left running. Read as it comes, not once the supervisor has exited: a command that filled
+    the pipe (reopened through /proc/$PPID/fd, see _read_job) blocked the supervisor's last line
+    after its sweep until the timeout. A line the command writes there can at most claim
+    `stopped`, and only a few bytes are kept."""
+
+    def __init__(self, fd: int, early: bytes) -> None:
+        self.fd = fd
+        self.stopped = False
+        self._tail = b"\n"
+        os.set_blocking(fd, False)
+        self._feed(early)
+
+    def _feed(self, data: bytes) -> None:
+        text = self._tail + data
+        self.stopped = self.stopped or b"\nstopped\n" in text
+        self._tail = text[-16:]
+
+    def read(self) -> None:
+        """What is in the pipe now (a pipe holds 64 KiB: a writer that never stops is not followed)."""
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(4):
+                if not (chunk := os.read(self.fd, 65536)):
+                    break
+                self._feed(chunk)
+
+    def close(self) -> None:
+        self.read()
+        os.close(self.fd)
 
 
 def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
@@ -406,11 +492,15 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> bool:
-    """SIGTERM the group, then SIGKILL after a grace period. True if anything was alive."""
+    """SIGTERM the group (and SIGCONT, should it be stopped), then SIGKILL after a grace period.
+    True if anything was alive."""
     if not _group_alive(pgid):
         return False
     try:
         os.killpg(pgid, signal.SIGTERM)
+        # A stopped process acts on nothing but SIGKILL: a command that stopped its supervisor
+        # (kill -STOP $PPID) would have it killed before it swept what the command left.
+        os.killpg(pgid, signal.SIGCONT)
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + grace
