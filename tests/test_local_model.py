@@ -47,7 +47,7 @@ def local_server() -> Iterator[object]:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("name", ["create-file", "read-version", "run-and-report"])
+@pytest.mark.parametrize("name", ["run-and-report"])  # a read, a command, a final answer; one task keeps the suite's time (each ran 20-60 s)
 def test_small_tasks_end_cleanly(local_server, name: str) -> None:  # noqa: ANN001
     from bench.local_tasks import TASKS, run_task
 

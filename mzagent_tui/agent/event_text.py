@@ -66,7 +66,7 @@ TASK_MARKS = {"pending": "☐", "in_progress": "◐", "done": "☑"}
 
 
 def task_list_text(steps: list[dict[str, str]]) -> str:
-    """The task list as lines of text, `☑ Read cli.py`, or a note that it was cleared."""
+    """The task list as lines of text, `☑ Find where options are parsed`, or a note that it was cleared."""
     if not steps:
         return "(cleared)"
     return "\n".join(f"{TASK_MARKS.get(step.get('status', ''), '?')} {step.get('step', '')}" for step in steps)

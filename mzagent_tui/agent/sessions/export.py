@@ -108,7 +108,7 @@ def to_markdown(history: SessionHistory, redact: Callable[[str], str]) -> str:
 
 
 def _checklist(steps: list[dict[str, str]]) -> list[str]:
-    """The task list as a Markdown task list (`- [x] Read cli.py`), the step in progress marked."""
+    """The task list as a Markdown task list (`- [x] Find where options are parsed`), the step in progress marked."""
     if not steps:
         return ["*(cleared)*"]
     lines = []

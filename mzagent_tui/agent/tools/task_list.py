@@ -20,7 +20,7 @@ from mzagent_tui.agent.tools.registry import Tool
 MAX_STEPS = 30
 MAX_STEP_CHARS = 300
 """A step is a line of a checklist, not a paragraph."""
-EXAMPLE = '[{"step": "Read cli.py", "status": "done"}, {"step": "Add the --verbose flag", "status": "in_progress"}, {"step": "Run the tests", "status": "pending"}]'
+EXAMPLE = '[{"step": "Find where options are parsed", "status": "done"}, {"step": "Add the --verbose flag", "status": "in_progress"}, {"step": "Run the tests", "status": "pending"}]'
 _SPACES = re.compile(r"\s+")
 _STATUSES = ", ".join(f'"{status}"' for status in TASK_STATUSES[:-1]) + f' or "{TASK_STATUSES[-1]}"'
 SCHEMA: dict[str, Any] = {
