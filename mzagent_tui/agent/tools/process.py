@@ -82,10 +82,11 @@ class ProcessResult:
 # When the command ends, `end TERM` stops what it left running; SIGTERM from the agent (cancel,
 # timeout) does the same before the command has ended; SIGUSR1 (the agent died) ends everything
 # at once; a second signal is ignored while it does so (the kernel sends the parent-death
-# signal again each time the agent's dying threads hand the supervisor on). The command's group and what was stopped are told on a pipe of its own ($4), closed
-# for the command (which can still reopen it through /proc/$PPID/fd, so the agent believes only
-# its first line, and checks it: see _read_job). Once the command runs, the supervisor's stderr goes nowhere, so job-control
-# notices never mix with the output.
+# signal again each time the agent's dying threads hand the supervisor on). The command's group
+# and what was stopped are told on a pipe of its own ($4), closed for the command (which can
+# still reopen it through /proc/$PPID/fd, so the agent believes only its first line, and checks
+# it: see _read_job). Once the command runs, the supervisor's stderr goes nowhere, so
+# job-control notices never mix with the output.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
 # kept for a shell without job control, whose background jobs start with them ignored (and with
 # stdin from /dev/null: `<&0` passes ours, empty or a hook's event).
