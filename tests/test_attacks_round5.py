@@ -13,11 +13,11 @@ import threading
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
+from tests import marked
 from tests.attack_helpers import action, command, git, needs_namespaces, needs_wall, run
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply
@@ -217,23 +217,11 @@ def test_a_confined_command_cannot_read_the_environment_of_another_process_of_th
 # 7. A process left running past the command (setsid leaves its group) -----------------------------
 
 
-_marks = iter(range(1000))
-
-
 def _mark() -> str:
-    """A sleep duration no other process on the machine uses: the tests look only at theirs."""
-    return f"297.{os.getpid() % 100000:05d}{next(_marks):03d}"
+    return marked.marker(297)
 
 
-def _alive(mark: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
+_alive = marked.alive
 
 
 ESCAPES = {

@@ -8,7 +8,6 @@ every test ends its own marked processes however it ends.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import signal
 import subprocess
@@ -20,9 +19,9 @@ import pytest
 
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.tools.process import run_command
+from tests import marked
 from tests.attack_helpers import command, needs_namespaces, run
 
-_marks = itertools.count()
 
 
 @pytest.fixture
@@ -34,19 +33,10 @@ def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _mark() -> str:
-    """A sleep duration no other process on the machine uses."""
-    return f"296.{os.getpid() % 100000:05d}{next(_marks):03d}"
+    return marked.marker(296)
 
 
-def _alive(mark: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
+_alive = marked.alive
 
 
 def _named(mark: str) -> list[psutil.Process]:

@@ -7,7 +7,6 @@ no other process on the machine uses.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -16,27 +15,16 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
+from tests import marked
 from tests.scripted_server import Reply
 
-_counter = itertools.count()
-
-
 def marker() -> str:
-    return f"299.{os.getpid() % 100000:05d}{next(_counter):03d}"
+    return marked.marker(299)
 
 
-def ours(mark: str) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if mark in (proc.info["cmdline"] or []) and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
+ours = marked.alive
 
 
 def wait_until(condition, timeout: float = 20.0) -> bool:  # noqa: ANN001
