@@ -23,7 +23,6 @@ from tests import marked
 from tests.attack_helpers import command, needs_namespaces, run
 
 
-
 @pytest.fixture
 def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = short / "home"

@@ -20,6 +20,7 @@ import pytest
 from tests import marked
 from tests.scripted_server import Reply
 
+
 def marker() -> str:
     return marked.marker(299)
 
