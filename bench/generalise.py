@@ -4,11 +4,15 @@
     python bench/generalise.py run --runner baseline --half held-out --out bench/results/baseline-held-out.jsonl
     python bench/generalise.py run --runner agent --grammar off --half held-out --out bench/results/agent-nogrammar-held-out.jsonl
     python bench/generalise.py report bench/results/*.jsonl
+    python bench/generalise.py ablate bench/results/agent-held-out.jsonl --out bench/results/ablation-held-out.jsonl
+    python bench/generalise.py ablation-report bench/results/agent-held-out.jsonl bench/results/ablation-held-out.jsonl
 
 Each task id hashes to a half: `tuning` (look at it while changing the agent) or `held-out`
 (never look at its transcripts; only its number counts). Every (task, phrasing) runs in a fresh
 temp folder, commands approved, bundled model at temperature 0. Results are appended as JSON
-lines, so an interrupted run resumes where it stopped. Needs the `local` and `bench` extras.
+lines, so an interrupted run resumes where it stopped; each record counts the aids that acted
+(aids/seam.py). `ablate` reruns, per aid, only the runs in which it acted, with it switched off.
+Needs the `local` and `bench` extras.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -65,17 +70,26 @@ def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
     return root
 
 
-def _run_agent(root: Path, prompt: str, base_url: str, grammar: str) -> tuple[str | None, int, str]:
+def _run_agent(
+    root: Path, prompt: str, base_url: str, grammar: str, disabled: list[str], fired: Counter[str]
+) -> tuple[str | None, int, str]:
+    """One task; every aid that acted is counted into `fired`."""
     from mzagent_tui.agent.safety.approval import StaticApprover
     from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.config import Settings
+    from mzagent_tui.agent.events import AidFired, Event
     from mzagent_tui.agent.loop import Agent
 
     settings = Settings(
         provider="local", base_url=base_url, model="local", temperature=0.0, max_steps=MAX_STEPS,
-        max_tokens=1024, command_timeout=30, grammar=grammar, seed=SEED,
+        max_tokens=1024, command_timeout=30, grammar=grammar, seed=SEED, disable_aids=disabled,
     )
-    agent = Agent(settings, root, StaticApprover(True), lambda event: None, environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+
+    def count(event: Event) -> None:
+        if isinstance(event, AidFired):
+            fired[event.name] += 1
+
+    agent = Agent(settings, root, StaticApprover(True), count, environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     cancel = CancelToken()
     timer = threading.Timer(TIME_LIMIT, cancel.cancel)
     timer.start()
@@ -95,51 +109,106 @@ def _run_baseline(root: Path, prompt: str, base_url: str) -> tuple[str | None, i
     return result.final_answer, result.steps, result.stop
 
 
+@dataclass(frozen=True)
+class Job:
+    task: SuiteTask
+    phrasing: int
+    label: str
+    disabled: tuple[str, ...] = ()
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
 def run(args: argparse.Namespace) -> None:
+    pool = DEV_TASKS if args.half == "dev" else [t for t in all_tasks() if args.half == "all" or half_of(t.id) == args.half]
+    label = args.label or args.runner
+    jobs = [
+        Job(task, phrasing, label, tuple(args.disable_aid))
+        for task in pool
+        if not args.only or task.id in args.only
+        for phrasing in args.phrasing
+        if phrasing < len(task.phrasings)
+    ]
+    _run_jobs(jobs, Path(args.out), args)
+
+
+def ablation_jobs(base: list[dict], aids: list[str]) -> list[Job]:
+    """For each aid, the runs of `base` in which it acted, again with it switched off. A run in
+    which an aid never acted is the same run without it (temperature 0, a fixed seed), so only
+    these need running: an aid's whole effect on the half is in them."""
+    tasks = {task.id: task for task in all_tasks()}
+    fired = [(name, record) for name in aids for record in base if record.get("aids", {}).get(name)]
+    return [Job(tasks[record["task"]], record["phrasing"], f"without {name}", (name,)) for name, record in fired]
+
+
+def ablate(args: argparse.Namespace) -> None:
+    base = _records(Path(args.base))
+    names = args.aids or sorted({name for record in base for name in record.get("aids", {})})
+    _run_jobs(ablation_jobs(base, names), Path(args.out), args)
+
+
+def _run_jobs(jobs: list[Job], out: Path, args: argparse.Namespace) -> None:
     from mzagent_tui.agent.model.local import LocalServer, model_path
 
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = set()
-    if out.exists():
-        for line in out.read_text().splitlines():
-            record = json.loads(line)
-            done.add((record["task"], record["phrasing"]))
-    pool = DEV_TASKS if args.half == "dev" else [t for t in all_tasks() if args.half == "all" or half_of(t.id) == args.half]
-    chosen = [t for t in pool if not args.only or t.id in args.only]
+    done = {(r["task"], r["phrasing"], r["runner"]) for r in _records(out)}
     server = LocalServer(model_path())
     server.launch()
     try:
         server.wait_ready()
-        for task in chosen:
-            for phrasing in args.phrasing:
-                if (task.id, phrasing) in done or phrasing >= len(task.phrasings):
-                    continue
-                root = _setup(task, phrasing)
-                started = time.monotonic()
-                try:
-                    if args.runner == "agent":
-                        answer, steps, stop = _run_agent(root, task.phrasings[phrasing], server.base_url, args.grammar)
-                    else:
-                        answer, steps, stop = _run_baseline(root, task.phrasings[phrasing], server.base_url)
-                except Exception as exc:  # noqa: BLE001 - one broken run must not end the benchmark
-                    answer, steps, stop = None, 0, f"crash: {type(exc).__name__}: {exc}"
-                seconds = time.monotonic() - started
-                try:
-                    passed = task.check(root, answer)
-                except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
-                    passed = False
-                finally:
-                    shutil.rmtree(root.parent, ignore_errors=True)  # the session log keeps what the run did
-                record = {
-                    "task": task.id, "category": task.category, "half": "dev" if args.half == "dev" else half_of(task.id), "phrasing": phrasing,
-                    "runner": args.label or args.runner, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,
-                }
-                with out.open("a") as handle:
-                    handle.write(json.dumps(record) + "\n")
-                print(f"{task.id} [{phrasing}] {'pass' if passed else 'FAIL'} {steps} steps {seconds:.0f} s {stop}", flush=True)
+        for job in jobs:
+            task, phrasing = job.task, job.phrasing
+            if (task.id, phrasing, job.label) in done:
+                continue
+            root = _setup(task, phrasing)
+            started = time.monotonic()
+            fired: Counter[str] = Counter()
+            try:
+                if args.runner == "agent":
+                    answer, steps, stop = _run_agent(root, task.phrasings[phrasing], server.base_url, args.grammar, list(job.disabled), fired)
+                else:
+                    answer, steps, stop = _run_baseline(root, task.phrasings[phrasing], server.base_url)
+            except Exception as exc:  # noqa: BLE001 - one broken run must not end the benchmark
+                answer, steps, stop = None, 0, f"crash: {type(exc).__name__}: {exc}"
+            seconds = time.monotonic() - started
+            try:
+                passed = task.check(root, answer)
+            except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
+                passed = False
+            finally:
+                shutil.rmtree(root.parent, ignore_errors=True)  # the session log keeps what the run did
+            record = {
+                "task": task.id, "category": task.category, "half": "dev" if args.half == "dev" else half_of(task.id), "phrasing": phrasing,
+                "runner": job.label, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,
+                "disabled": list(job.disabled), "aids": dict(sorted(fired.items())),
+            }
+            with out.open("a") as handle:
+                handle.write(json.dumps(record) + "\n")
+            print(f"{job.label}: {task.id} [{phrasing}] {'pass' if passed else 'FAIL'} {steps} steps {seconds:.0f} s {stop}", flush=True)
     finally:
         server.stop()
+
+
+def ablation_report(base_path: str, paths: list[str]) -> str:
+    """Per aid: the runs where it acted, passed with it on (the base run) and with it off."""
+    base = {(r["task"], r["phrasing"]): r for r in _records(Path(base_path))}
+    rows: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for path in paths:
+        for record in _records(Path(path)):
+            if record["runner"].startswith("without ") and (record["task"], record["phrasing"]) in base:
+                rows[record["runner"].removeprefix("without ")].append((base[(record["task"], record["phrasing"])]["passed"], record["passed"]))
+    fired_in = Counter(name for record in base.values() for name in record.get("aids", {}))
+    lines = ["| aid | runs it acted in | passed with it | passed without it | change |", "|---|---|---|---|---|"]
+    for name in sorted(fired_in, key=lambda n: (-fired_in[n], n)):
+        pairs = rows.get(name, [])
+        if not pairs:
+            lines.append(f"| `{name}` | {fired_in[name]} | — | not run | — |")
+            continue
+        on, off = sum(a for a, _ in pairs), sum(b for _, b in pairs)
+        lines.append(f"| `{name}` | {fired_in[name]} | {on}/{len(pairs)} | {off}/{len(pairs)} | {off - on:+d} |")
+    return "\n".join(lines)
 
 
 def report(paths: list[str]) -> str:
@@ -188,12 +257,25 @@ def main() -> None:
     go.add_argument("--phrasing", type=int, nargs="+", default=[0, 1])
     go.add_argument("--grammar", choices=("auto", "off"), default="auto", help="auto: as measured in bench/README.md (the app's default too)")
     go.add_argument("--only", nargs="*")
+    go.add_argument("--disable-aid", action="append", default=[], metavar="NAME", help="switch an aid off (aids/seam.py)")
     go.add_argument("--out", required=True)
+    cut = commands.add_parser("ablate", help="rerun each run of a base file in which an aid acted, with that aid off")
+    cut.add_argument("base", help="a `run --runner agent` results file (its records count the aids that acted)")
+    cut.add_argument("--aids", nargs="*", help="these aids only (default: every aid that acted in the base runs)")
+    cut.add_argument("--out", required=True)
+    cut.set_defaults(runner="agent", grammar="auto", half="held-out")
     show = commands.add_parser("report")
     show.add_argument("paths", nargs="+")
+    table = commands.add_parser("ablation-report")
+    table.add_argument("base")
+    table.add_argument("paths", nargs="+")
     args = parser.parse_args()
     if args.command == "run":
         run(args)
+    elif args.command == "ablate":
+        ablate(args)
+    elif args.command == "ablation-report":
+        print(ablation_report(args.base, args.paths))
     else:
         print(report(args.paths))
 

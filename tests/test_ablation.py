@@ -1,0 +1,42 @@
+"""The targeted ablation of bench/generalise.py: an aid's effect on a half is measured by
+rerunning only the runs in which it acted, so which runs are chosen and how they are tallied
+decide the table in docs/aids.md."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from bench.generalise import ablation_jobs, ablation_report, all_tasks  # noqa: E402
+
+A, B, C = (task.id for task in all_tasks()[:3])
+
+
+def record(task: str, passed: bool, aids: dict[str, int], runner: str = "agent", phrasing: int = 0) -> dict:
+    return {"task": task, "phrasing": phrasing, "runner": runner, "passed": passed, "aids": aids}
+
+
+def test_only_the_runs_in_which_an_aid_acted_are_run_again_with_it_off() -> None:
+    base = [record(A, True, {"stuck": 2}), record(B, False, {}), record(C, True, {"stuck": 1, "exit_answer": 1}, phrasing=1)]
+    jobs = ablation_jobs(base, ["stuck", "exit_answer", "examples"])
+    assert [(job.task.id, job.phrasing, job.label, job.disabled) for job in jobs] == [
+        (A, 0, "without stuck", ("stuck",)),
+        (C, 1, "without stuck", ("stuck",)),
+        (C, 1, "without exit_answer", ("exit_answer",)),
+    ]
+
+
+def test_the_report_sets_each_aids_runs_with_it_against_the_same_runs_without_it(tmp_path: pathlib.Path) -> None:
+    base, cut = tmp_path / "base.jsonl", tmp_path / "cut.jsonl"
+    base.write_text("\n".join(json.dumps(r) for r in [record(A, True, {"stuck": 1}), record(B, False, {"stuck": 1, "examples": 1}), record(C, True, {"gone_note": 1})]))
+    cut.write_text("\n".join(json.dumps(r) for r in [
+        record(A, False, {}, "without stuck"), record(B, False, {"examples": 1}, "without stuck"), record(B, True, {}, "without examples"),
+    ]))
+    lines = ablation_report(str(base), [str(cut)]).splitlines()
+    assert "| `stuck` | 2 | 1/2 | 0/2 | -1 |" in lines
+    assert "| `examples` | 1 | 0/1 | 1/1 | +1 |" in lines
+    assert "| `gone_note` | 1 | — | not run | — |" in lines
+    assert lines.index("| `stuck` | 2 | 1/2 | 0/2 | -1 |") < lines.index("| `examples` | 1 | 0/1 | 1/1 | +1 |")
