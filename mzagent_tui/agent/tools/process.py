@@ -78,7 +78,9 @@ class ProcessResult:
 #   came back empty with hundreds of children still there). Each round stops a child and all
 #   its descendants (SIGSTOP, top-down) before it kills them all: killed one level at a time, a
 #   chain whose next process forks as soon as the one above it dies kept the list from ever
-#   coming back empty, and outlived the sweep.
+#   coming back empty, and outlived the sweep. A child seen counts as something left even when
+#   killing it fails: a fork-and-exit chain's member is often gone by the kill, and a failed
+#   `kill` once ended the sweep with the chain's next member running on.
 # When the command ends, `end TERM` stops what it left running; SIGTERM from the agent (cancel,
 # timeout) does the same before the command has ended; SIGUSR1 (the agent died) ends everything
 # at once; a second signal is ignored while it does so (the kernel sends the parent-death
@@ -112,7 +114,7 @@ end() {
     read -r kids < /proc/$$/task/$$/children
     all=
     [ -n "$kids" ] && down $kids
-    if [ -n "$kids" ]; then kill -KILL $all && left=1; none=0; else none=$((none + 1)); fi
+    if [ -n "$kids" ]; then kill -KILL $all; left=1; none=0; else none=$((none + 1)); fi
     [ -z "$left" ] && break
     sleep 0.02
     n=$((n + 1))
