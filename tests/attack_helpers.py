@@ -77,12 +77,15 @@ def command(text: str) -> str:
     return f"run_terminal_command({json.dumps(text)})"
 
 
-def run(server, project: Path, *calls: str, mode: str = "yolo", approver=None, rules: Rules | None = None) -> tuple[list[str], Recorder]:  # noqa: ANN001
+def run(
+    server, project: Path, *calls: str, mode: str = "yolo", approver=None, rules: Rules | None = None, **settings: object,  # noqa: ANN001
+) -> tuple[list[str], Recorder]:
     """Tool calls (`run_terminal_command(...)`, `read_file(...)`) through the real agent; the
-    observations the model was sent."""
+    observations the model was sent. `settings` override the tests' settings (a shorter
+    command timeout where an attack makes the agent wait for it)."""
     server.script(*[action(c) for c in calls], answer_reply())
     environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ)
+    agent, recorder = make_agent(server, project, approver=approver, env=environ, **settings)
     agent.policy = Policy(mode, rules or Rules())
     agent.approver.policy = agent.policy
     try:

@@ -247,7 +247,7 @@ def test_a_command_that_stops_its_supervisor_leaves_nothing_running(server, proj
     the agent waits for it until the timeout, then kills it, then ends the namespace."""
     mark = _mark()
     try:
-        texts, _ = run(server, project, command(f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID; echo stopped-it"))
+        texts, _ = run(server, project, command(f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID; echo stopped-it"), command_timeout=4.0)
         assert texts, texts
         assert not _alive(mark), [p.info for p in _alive(mark)]
     finally:
@@ -354,7 +354,7 @@ def test_a_command_that_holds_its_supervisor_in_a_ptrace_stop_leaves_nothing_run
     mark = _mark()
     try:
         started = time.monotonic()
-        texts, _ = run(server, project, command(_tracer(mark, "traced.txt")))
+        texts, _ = run(server, project, command(_tracer(mark, "traced.txt")), command_timeout=4.0)
         if "traced 0" not in texts[0]:
             pytest.skip(f"ptrace of the supervisor refused here: {texts[0][-300:]}")
         assert time.monotonic() - started < 60

@@ -174,10 +174,14 @@ def _grant_allowed(path: Path, allowed: set[Path], excluded: set[Path], grants: 
 def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], access: int = READ) -> None:
     """`path` with `access`, minus the excluded paths under it. Their ancestors are split into
     their entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
-    real = Path(os.path.realpath(path))
-    if any(real.is_relative_to(e) for e in excluded):
+    _split(path, [str(e) for e in excluded], grants, access)
+
+
+def _split(path: Path, excluded: list[str], grants: list[tuple[Path, int]], access: int) -> None:
+    real = os.path.realpath(path)
+    if any(within(real, e) for e in excluded):
         return  # excluded, or a link into an excluded folder
-    if not any(e.is_relative_to(real) for e in excluded):
+    if not any(within(e, real) for e in excluded):
         grants.append((path, access))
         return
     if path.is_symlink():
@@ -188,7 +192,14 @@ def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], acces
         return
     grants.append((path, _READ_DIR))
     for name in names:
-        split(path / name, excluded, grants, access)
+        _split(path / name, excluded, grants, access)
+
+
+def within(path: str, folder: str) -> bool:
+    """`path` is `folder` or inside it, both absolute and normalised: `Path.is_relative_to` as a
+    string test (pathlib's builds a relative path and catches its error; splitting `/` around
+    a test's folders under a crowded /tmp called it 40,000 times per sandbox)."""
+    return path == folder or path.startswith(folder if folder.endswith("/") else folder + "/")
 
 
 def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path]) -> list[tuple[Path, int]]:
@@ -298,8 +309,8 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
     """The home's dot-entries a confined program does not see: those not allowed, a folder
     holding allowed ones (`.config`, holding `.config/git/config`) split into its entries, and
     never one holding a folder the program needs (a project kept under `~/.local/src`)."""
-    allowed_paths = {Path(os.path.normpath(home / entry)) for entry in allowed}
-    needed = {Path(os.path.realpath(p)) for p in keep}
+    allowed_paths = [os.path.normpath(home / entry) for entry in allowed]
+    needed = {os.path.realpath(p) for p in keep}
     hidden: list[Path] = []
     try:
         names = sorted(os.listdir(home))
@@ -308,16 +319,17 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
     pending = [home / name for name in names if name.startswith(".")]
     while pending:
         path = pending.pop()
-        if path in allowed_paths or any(path.is_relative_to(a) for a in allowed_paths):
+        plain, real = str(path), os.path.realpath(path)
+        if any(within(plain, a) for a in allowed_paths):
             continue
-        inner = any(a.is_relative_to(path) for a in allowed_paths) or any(n.is_relative_to(Path(os.path.realpath(path))) for n in needed)
+        inner = any(within(a, plain) for a in allowed_paths) or any(within(n, real) for n in needed)
         if inner and path.is_dir() and not path.is_symlink():
             try:
                 pending.extend(path / name for name in os.listdir(path))
             except OSError:
                 hidden.append(path)
             continue
-        if not any(n == Path(os.path.realpath(path)) for n in needed):
+        if real not in needed:
             hidden.append(path)
     return sorted(hidden)
 

@@ -497,6 +497,16 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+def _traced(pid: int) -> bool:
+    """Held in a ptrace stop: SIGCONT does not end it and only the tracer can, so waiting out the
+    grace for it to act on SIGTERM would only keep the agent waiting."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].startswith("t")
+
+
 def _kill_group(pgid: int, proc: subprocess.Popen[bytes], grace: float = KILL_GRACE) -> bool:
     """SIGTERM the group (and SIGCONT, should it be stopped), then SIGKILL after a grace period.
     True if anything was alive."""
@@ -510,7 +520,7 @@ def _kill_group(pgid: int, proc: subprocess.Popen[bytes], grace: float = KILL_GR
     except ProcessLookupError:
         return False
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not _traced(pgid):
         proc.poll()
         if not _group_alive(pgid):
             return True
