@@ -4,7 +4,7 @@
     python bench/generalise.py run --runner baseline --half held-out --out bench/results/baseline-held-out.jsonl
     python bench/generalise.py run --runner agent --grammar off --half held-out --out bench/results/agent-nogrammar-held-out.jsonl
     python bench/generalise.py report bench/results/*.jsonl
-    python bench/generalise.py ablate bench/results/agent-held-out.jsonl --out bench/results/ablation-held-out.jsonl
+    python bench/generalise.py ablate bench/results/agent-held-out.jsonl --control --out bench/results/ablation-held-out.jsonl
     python bench/generalise.py ablation-report bench/results/agent-held-out.jsonl bench/results/ablation-held-out.jsonl
 
 Each task id hashes to a half: `tuning` (look at it while changing the agent) or `held-out`
@@ -134,19 +134,30 @@ def run(args: argparse.Namespace) -> None:
     _run_jobs(jobs, Path(args.out), args)
 
 
-def ablation_jobs(base: list[dict], aids: list[str]) -> list[Job]:
+AGAIN = "again"
+"""The label of a control run: a run in which aids acted, again with every aid on. Where it
+differs from the base run the model's own variation did it, not an aid: that is the noise an
+aid's change is read against."""
+
+
+def ablation_jobs(base: list[dict], aids: list[str], control: bool = False) -> list[Job]:
     """For each aid, the runs of `base` in which it acted, again with it switched off. A run in
     which an aid never acted is the same run without it (temperature 0, a fixed seed), so only
-    these need running: an aid's whole effect on the half is in them."""
+    these need running: an aid's whole effect on the half is in them. `control` adds each of
+    those runs once more with nothing switched off."""
     tasks = {task.id: task for task in all_tasks()}
     fired = [(name, record) for name in aids for record in base if record.get("aids", {}).get(name)]
-    return [Job(tasks[record["task"]], record["phrasing"], f"without {name}", (name,)) for name, record in fired]
+    jobs = [Job(tasks[record["task"]], record["phrasing"], f"without {name}", (name,)) for name, record in fired]
+    if control:
+        again = {(record["task"], record["phrasing"]) for _, record in fired}
+        jobs += [Job(tasks[task], phrasing, AGAIN) for task, phrasing in sorted(again)]
+    return jobs
 
 
 def ablate(args: argparse.Namespace) -> None:
     base = _records(Path(args.base))
     names = args.aids or sorted({name for record in base for name in record.get("aids", {})})
-    _run_jobs(ablation_jobs(base, names), Path(args.out), args)
+    _run_jobs(ablation_jobs(base, names, args.control), Path(args.out), args)
 
 
 def _run_jobs(jobs: list[Job], out: Path, args: argparse.Namespace) -> None:
@@ -199,6 +210,8 @@ def ablation_report(base_path: str, paths: list[str]) -> str:
         for record in _records(Path(path)):
             if record["runner"].startswith("without ") and (record["task"], record["phrasing"]) in base:
                 rows[record["runner"].removeprefix("without ")].append((base[(record["task"], record["phrasing"])]["passed"], record["passed"]))
+    again = [(base[(r["task"], r["phrasing"])]["passed"], r["passed"]) for path in paths for r in _records(Path(path))
+             if r["runner"] == AGAIN and (r["task"], r["phrasing"]) in base]
     fired_in = Counter(name for record in base.values() for name in record.get("aids", {}))
     lines = ["| aid | runs it acted in | passed with it | passed without it | change |", "|---|---|---|---|---|"]
     for name in sorted(fired_in, key=lambda n: (-fired_in[n], n)):
@@ -208,6 +221,10 @@ def ablation_report(base_path: str, paths: list[str]) -> str:
             continue
         on, off = sum(a for a, _ in pairs), sum(b for _, b in pairs)
         lines.append(f"| `{name}` | {fired_in[name]} | {on}/{len(pairs)} | {off}/{len(pairs)} | {off - on:+d} |")
+    if again:
+        flips = sum(a != b for a, b in again)
+        lines.append(f"\nThe same runs again with every aid on: {sum(b for _, b in again)}/{len(again)} passed "
+                     f"({sum(a for a, _ in again)}/{len(again)} in the base run), {flips} of {len(again)} came out differently.")
     return "\n".join(lines)
 
 
@@ -262,6 +279,7 @@ def main() -> None:
     cut = commands.add_parser("ablate", help="rerun each run of a base file in which an aid acted, with that aid off")
     cut.add_argument("base", help="a `run --runner agent` results file (its records count the aids that acted)")
     cut.add_argument("--aids", nargs="*", help="these aids only (default: every aid that acted in the base runs)")
+    cut.add_argument("--control", action="store_true", help="also run each of those runs again with every aid on (the noise)")
     cut.add_argument("--out", required=True)
     cut.set_defaults(runner="agent", grammar="auto", half="held-out")
     show = commands.add_parser("report")

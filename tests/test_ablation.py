@@ -10,7 +10,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from bench.generalise import ablation_jobs, ablation_report, all_tasks  # noqa: E402
+from bench.generalise import AGAIN, ablation_jobs, ablation_report, all_tasks  # noqa: E402
 
 A, B, C = (task.id for task in all_tasks()[:3])
 
@@ -40,3 +40,13 @@ def test_the_report_sets_each_aids_runs_with_it_against_the_same_runs_without_it
     assert "| `examples` | 1 | 0/1 | 1/1 | +1 |" in lines
     assert "| `gone_note` | 1 | — | not run | — |" in lines
     assert lines.index("| `stuck` | 2 | 1/2 | 0/2 | -1 |") < lines.index("| `examples` | 1 | 0/1 | 1/1 | +1 |")
+
+
+def test_the_control_runs_each_run_in_which_an_aid_acted_once_more_with_every_aid_on(tmp_path: pathlib.Path) -> None:
+    base = [record(A, True, {"stuck": 2, "examples": 1}), record(B, False, {})]
+    jobs = ablation_jobs(base, ["stuck", "examples"], control=True)
+    assert [(job.task.id, job.label, job.disabled) for job in jobs][-1:] == [(A, AGAIN, ())]
+    saved, cut = tmp_path / "base.jsonl", tmp_path / "cut.jsonl"
+    saved.write_text("\n".join(json.dumps(r) for r in base))
+    cut.write_text(json.dumps(record(A, False, {"stuck": 2, "examples": 1}, AGAIN)))
+    assert "0/1 passed (1/1 in the base run), 1 of 1 came out differently" in ablation_report(str(saved), [str(cut)])
