@@ -148,10 +148,10 @@ def ablation_jobs(base: list[dict], aids: list[str], control: bool = False) -> l
     tasks = {task.id: task for task in all_tasks()}
     fired = [(name, record) for name in aids for record in base if record.get("aids", {}).get(name)]
     jobs = [Job(tasks[record["task"]], record["phrasing"], f"without {name}", (name,)) for name, record in fired]
-    if control:
-        again = {(record["task"], record["phrasing"]) for _, record in fired}
-        jobs += [Job(tasks[task], phrasing, AGAIN) for task, phrasing in sorted(again)]
-    return jobs
+    if not control:
+        return jobs
+    again = dict.fromkeys((record["task"], record["phrasing"]) for _, record in fired)
+    return [Job(tasks[task], phrasing, AGAIN) for task, phrasing in again] + jobs  # first: a run cut short still knows the noise
 
 
 def ablate(args: argparse.Namespace) -> None:

@@ -45,7 +45,7 @@ def test_the_report_sets_each_aids_runs_with_it_against_the_same_runs_without_it
 def test_the_control_runs_each_run_in_which_an_aid_acted_once_more_with_every_aid_on(tmp_path: pathlib.Path) -> None:
     base = [record(A, True, {"stuck": 2, "examples": 1}), record(B, False, {})]
     jobs = ablation_jobs(base, ["stuck", "examples"], control=True)
-    assert [(job.task.id, job.label, job.disabled) for job in jobs][-1:] == [(A, AGAIN, ())]
+    assert [(job.task.id, job.label, job.disabled) for job in jobs][:1] == [(A, AGAIN, ())]
     saved, cut = tmp_path / "base.jsonl", tmp_path / "cut.jsonl"
     saved.write_text("\n".join(json.dumps(r) for r in base))
     cut.write_text(json.dumps(record(A, False, {"stuck": 2, "examples": 1}, AGAIN)))
