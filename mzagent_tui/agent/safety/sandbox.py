@@ -174,7 +174,9 @@ def _grant_allowed(path: Path, allowed: set[Path], excluded: set[Path], grants: 
 def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], access: int = READ) -> None:
     """`path` with `access`, minus the excluded paths under it. Their ancestors are split into
     their entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
-    _split(path, [str(e) for e in excluded], grants, access)
+    folders = sorted(str(e) for e in excluded)
+    outermost = [f for i, f in enumerate(folders) if not any(within(f, other) for other in folders[:i])]
+    _split(path, outermost, grants, access)  # a path inside another excluded one changes nothing
 
 
 def _split(path: Path, excluded: list[str], grants: list[tuple[Path, int]], access: int) -> None:
