@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,6 @@ from mzagent_tui.agent.events import Notice, Observation, StopReason
 from mzagent_tui.agent.loop import VARIED_TEMPERATURE
 from mzagent_tui.agent.model.parsing import call_source, parse_reply
 from mzagent_tui.agent.aids.syntax_check import syntax_problem
-from mzagent_tui.agent.aids.test_files import keeps_tests
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
@@ -108,71 +105,6 @@ def test_files_still_missing_after_some_were_made_get_another_reminder(server, p
     ]
 
 
-def test_a_word_the_task_replaces_that_went_missing_instead_is_reminded_of(server, project: Path) -> None:
-    """Told to replace foo with bar, a small model dropped the word: "foo one" became "one"."""
-    (project / "a.txt").write_text("foo one\n")
-    (project / "b.txt").write_text("two foo\nthree\n")
-    server.script(
-        read_reply("a.txt"),
-        read_reply("b.txt"),
-        write_reply("a.txt", "one\n"),
-        write_reply("b.txt", "two bar\nthree\n"),
-        answer_reply("Replaced."),
-        write_reply("a.txt", "one\n"),
-        write_reply("a.txt", "bar one\n"),
-        answer_reply("Replaced."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("Replace the word foo with bar in both a.txt and b.txt.").steps == 8
-    assert last_user(server.requests[5]) == (
-        "<observation>Reminder: the task asks to replace foo with bar, but a.txt has no bar in it. Make the change now "
-        "(write_to_file with the whole new content), or give your final answer again if it is right as it is.</observation>"
-    )
-    assert [n.text for n in rec.of(Notice)] == ["the task replaces foo with bar, but a.txt has no bar in it; the model was reminded once"]
-    assert [o.text for o in rec.of(Observation)][-2] == (
-        "Nothing written: a.txt already holds exactly this content (1 line, 4 bytes), and the last reminder said the task "
-        "replaces foo with bar, but a.txt has no bar in it. The same content again changes nothing: write different content that fixes that."
-    ), "the same content again is not called a step done"
-
-
-def test_a_replacement_that_lost_lines_is_shown_the_write_with_only_the_replacements(server, project: Path) -> None:
-    """Told to replace foo with bar, a small model wrote "two foo\\nthree" back as "two bar"."""
-    (project / "b.txt").write_text("two foo\nthree\nfood\n")
-    server.script(
-        read_reply("b.txt"),
-        write_reply("b.txt", "two bar\n"),
-        answer_reply("Replaced."),
-        write_reply("b.txt", "two bar\nthree\nfood\n"),
-        answer_reply("Replaced."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("Replace the word foo with bar in b.txt.").steps == 5
-    assert last_user(server.requests[3]) == (
-        "<observation>Reminder: the task asks to replace words in b.txt, but it now has fewer lines than before, so lines were "
-        'lost. Send this call, which makes only the replacements and keeps every other line:\nwrite_to_file("b.txt", ```\ntwo bar\nthree\nfood\n```)</observation>'
-    )
-    assert (project / "b.txt").read_text() == "two bar\nthree\nfood\n"
-
-
-@pytest.mark.parametrize(
-    "task",
-    ["Rename the function total to sum_all in util.py and in app.py, which calls it.", "Rename the function total in util.py to sum_all; app.py calls it."],
-)
-def test_a_name_a_rename_left_in_place_is_reminded_of_with_its_line(server, project: Path, task: str) -> None:
-    """A sed whose pattern was not in the file changed nothing; the model reported the rename done."""
-    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
-    (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
-    server.script(
-        Reply("<action>run_terminal_command(\"sed -i 's/def total(/def sum_all(/' util.py\")</action>"),
-        Reply("<action>run_terminal_command(\"sed -i 's/total(sum_all)/sum_all/' app.py\")</action>"),
-        answer_reply("Renamed."),
-        answer_reply("Renamed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run(task)
-    assert "the task asks to replace total with sum_all, but app.py still has total (line 1)." in last_user(server.requests[3])
-
-
 def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_it_back(server, project: Path) -> None:
     """Told to rename a function in loader.py, a small model ran `mv loader.py loader_words.py`,
     was told to put the file back under its name, and went on without it."""
@@ -180,13 +112,13 @@ def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_
     (project / "other.py").write_text("def load(p):\n    return p\n")
     back = 'run_terminal_command("mv \'new dir/loader_words.py\' loader.py")'
     server.script(
-        *[Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>")] * 2,
+        Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>"),
         Reply(f"<action>{back}</action>"),
         answer_reply("Done."),
     )
     agent, rec = make_agent(server, project)
     agent.run("Rename the function load in loader.py to load_words.")
-    assert [o for o in rec.of(Observation) if o.tool == "run_terminal_command"][1].text.endswith(
+    assert [o for o in rec.of(Observation) if o.tool == "run_terminal_command"][0].text.endswith(
         "\nNote: loader.py, which the task names, is gone now: the command moved it to new dir/loader_words.py. The task asks "
         f"to change what is in loader.py, not to move or rename the file: put it back with {back}, then change its content if "
         "the task asks for that."
@@ -194,12 +126,12 @@ def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_
     assert (project / "loader.py").read_text() == "def load(p):\n    return p\n"
 
 
-def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project: Path) -> None:
+def test_a_file_renamed_instead_of_the_name_in_it_is_told_it_is_gone(server, project: Path) -> None:
     """Told to rename a function, a small model renamed the file that defined it."""
     (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
     (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
     server.script(
-        *[Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>")] * 2,
+        Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>"),
         answer_reply("Renamed."),
         answer_reply("Renamed."),
     )
@@ -208,60 +140,7 @@ def test_a_file_renamed_instead_of_the_name_in_it_is_reminded_of(server, project
     assert rec.of(Observation)[-1].text.endswith(
         "\nNote: util.py, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
         "rename the file: put it back under its name, with its content changed if the task asks for that."
-    ), "said at once, not only before the answer"
-    assert last_user(server.requests[3]) == (
-        "<observation>Reminder: the task asks to replace total with sum_all, but util.py, which had total in it, is gone: "
-        "the change goes inside util.py, which keeps its name. Make the change now (write_to_file with the whole new content), "
-        "or give your final answer again if it is right as it is.</observation>"
     )
-
-
-def test_a_word_the_task_says_the_result_holds_is_reminded_of(server, project: Path) -> None:
-    """Asked for a section titled License with the text MIT, a small model added the line MIT alone."""
-    (project / "GUIDE.md").write_text("# tool\n\nUse it.\n")
-    server.script(
-        write_reply("GUIDE.md", "# tool\n\nUse it.\nMIT"),
-        answer_reply("Added."),
-        write_reply("GUIDE.md", "# tool\n\nUse it.\n\n## License\n\nMIT\n"),
-        answer_reply("Added."),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("Add a section titled License with the text MIT at the end of GUIDE.md (a level-two heading).").steps == 4
-    assert last_user(server.requests[2]) == (
-        "<observation>Reminder: the task asks for License, but GUIDE.md has no License in it. Call write_to_file with the "
-        "earlier lines kept and your addition, License in it, in place of NEW TEXT:\n"
-        'write_to_file("GUIDE.md", ```\n# tool\n\nUse it.\nNEW TEXT\n```)</observation>'
-    )
-    assert [n.text for n in rec.of(Notice)] == ["the task names License, which GUIDE.md does not hold; the model was reminded once"]
-
-
-def test_a_named_class_missing_from_a_new_file_is_reminded_of(server, project: Path) -> None:
-    server.script(write_reply("box.py", "class Queue:\n    pass\n"), answer_reply("Done."), answer_reply("Done."))
-    agent, _ = make_agent(server, project)
-    agent.run("Write a class named Stack in box.py.")
-    assert last_user(server.requests[2]) == (
-        "<observation>Reminder: the task asks for Stack, but box.py has no Stack in it. Write it in now (write_to_file with "
-        "the whole new content), or give your final answer again if it is right as it is.</observation>"
-    )
-
-
-@pytest.mark.parametrize(
-    ("task", "content"),
-    [
-        ("Write a class named Stack in box.py.", "class stack:\n    pass\n"),
-        ("Create note.txt with the text 'hello there'.", "Hello there\n"),
-        ("Remove the function called helper from box.py.", "x = 2\n"),
-        ("Write box.py with a function named after its file.", "def box():\n    pass\n"),
-    ],
-    ids=["any case", "quoted words", "a task that takes away", "not a name"],
-)
-def test_no_named_word_reminder_when_the_result_holds_it_or_need_not(server, project: Path, task: str, content: str) -> None:
-    (project / "box.py").write_text("def helper():\n    pass\n\n\nx = 1\n" if "helper" in task else "x = 1\n")
-    name = "note.txt" if "note.txt" in task else "box.py"
-    server.script(write_reply(name, content), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    assert agent.run(task).steps == 2
-    assert not [n for n in rec.of(Notice) if "the task names" in n.text]
 
 
 FAILING_TEST = (
@@ -405,71 +284,6 @@ def test_no_failing_tests_reminder_for_a_question_or_after_a_passing_run(server,
     assert len(server.requests) == len(steps)
 
 
-def test_a_refused_test_write_shows_no_code_from_outside_the_project(server, project: Path, tmp_path: Path) -> None:
-    """The code is shown through read_file's own checks: a module that links out of the project is not."""
-    outside = tmp_path / "outside.py"
-    outside.write_text("TOKEN = 'OUTSIDE-SECRET'\n")
-    (project / "leak.py").symlink_to(outside)
-    (project / "test_leak.py").write_text("import leak\n")
-    server.script(read_reply("test_leak.py"), write_reply("test_leak.py", "x = 1\n"), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run("Fix the code, not the tests.")
-    refused = next(o.text for o in rec.of(Observation) if o.tool == "write_to_file")
-    assert refused == (
-        "Error: the task says not to change the tests, so test_leak.py was not written. Change the code the tests run instead "
-        "(test_leak.py imports leak.py: the fix goes there)"
-    )
-    assert (project / "test_leak.py").read_text() == "import leak\n"
-
-
-def test_a_kept_test_file_that_is_a_fifo_does_not_hang_the_refusal(server, project: Path) -> None:
-    """Reading a FIFO for its imports would wait for a writer forever: it is refused as no regular file first."""
-    os.mkfifo(project / "test_pipe.py")
-    server.script(write_reply("test_pipe.py", "x = 1\n"), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run("Fix the code, not the tests.")
-    refused = next(o.text for o in rec.of(Observation) if o.tool == "write_to_file")
-    assert refused == "Error: test_pipe.py is not a regular file (a device, FIFO or socket); it cannot be read or written"
-
-
-@pytest.mark.parametrize(("task", "keeps"), [
-    ("The tests in test_x.py fail. Fix the code, not the tests.", True),
-    ("Make the tests pass without changing the tests.", True),
-    ("Don't touch the test file; fix calc.py.", True),
-    ("Do not modify any tests.", True),
-    ("Make the tests in test_stack.py pass.", False),
-    ("Write tests for calc.py.", False),
-    ("Fix calc.py so that it does not fail the tests.", False),
-])
-def test_which_tasks_keep_their_tests(task: str, keeps: bool) -> None:
-    assert keeps_tests(task) is keeps
-
-
-def test_a_task_that_keeps_its_tests_refuses_writes_to_them(server, project: Path) -> None:
-    """Told "fix the code, not the tests", a small model wrote the test file five times."""
-    (project / "text_utils.py").write_text("def shout(s):\n    return s\n")
-    test = "from text_utils import shout\n\nassert shout('a') == 'A!'\n"
-    (project / "test_text.py").write_text(test)
-    server.script(
-        read_reply("test_text.py"),
-        write_reply("test_text.py", "from text_utils import shout\n\nassert shout('a') == 'a'\n"),
-        write_reply("text_utils.py", "def shout(s):\n    return s.upper() + '!'\n"),
-        answer_reply("Fixed."),
-    )
-    agent, rec = make_agent(server, project)
-    agent.run("The test in test_text.py fails. Fix the code, not the tests.")
-    assert next(o.text for o in rec.of(Observation) if o.tool == "write_to_file") == (
-        "Error: the task says not to change the tests, so test_text.py was not written. Change the code the tests run "
-        "instead (test_text.py imports text_utils.py: the fix goes there). text_utils.py holds:\n"
-        "def shout(s):\n    return s\n\nWrite text_utils.py with the fix."
-    ), "the code is shown and counts as read: the next write to it is not refused for not reading it"
-    assert (project / "test_text.py").read_text() == test
-    assert (project / "text_utils.py").read_text() == "def shout(s):\n    return s.upper() + '!'\n"
-    server.script(write_reply("test_text.py", "assert True\n"), answer_reply("Done."))
-    agent.run("Now make the test trivial.")
-    assert (project / "test_text.py").read_text() == "assert True\n", "a task that does not keep the tests may change them"
-
-
 @pytest.mark.parametrize(
     ("task", "command"),
     [("Rename old.txt to new.txt.", "mv old.txt new.txt"), ("Delete the file old.txt.", "rm old.txt"), ("Read old.txt.", "mv old.txt x && mv x old.txt")],
@@ -536,20 +350,6 @@ def test_a_definition_a_rewrite_dropped_is_reminded_of_with_the_earlier_content(
     assert (project / "text_utils.py").read_text() == changed
 
 
-def test_a_rename_that_dropped_a_function_is_shown_the_renamed_file(server, project: Path) -> None:
-    """Told to rename shout to yell, a small model wrote yell alone. The period after "yell." is not part of the name."""
-    (project / "text_utils.py").write_text(TEXT_UTILS)
-    server.script(
-        read_reply("text_utils.py"),
-        write_reply("text_utils.py", "def yell(text):\n    return text.upper() + '!'\n"),
-        answer_reply("Renamed."),
-        answer_reply("Renamed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("In text_utils.py, rename the function shout to yell. It should still do the same thing.")
-    assert last_user(server.requests[3]).endswith(f"keeps every other line:\n{call_source('write_to_file', ['text_utils.py', TEXT_UTILS.replace('shout', 'yell')])}</observation>")
-
-
 @pytest.mark.parametrize(
     "task",
     ["Rename shout to yell and remove whisper from text_utils.py.", "Delete the function whisper; rename shout to yell in text_utils.py."],
@@ -560,27 +360,6 @@ def test_no_lost_definition_reminder_for_a_name_the_task_names(server, project: 
     agent, rec = make_agent(server, project)
     assert agent.run(task).steps == 3
     assert not [n for n in rec.of(Notice) if "no longer defines" in n.text]
-
-
-@pytest.mark.parametrize(
-    ("task", "files", "command"),
-    [
-        ("Replace the tabs with spaces in x.py", {"x.py": "a = 1\n"}, "true"),
-        ("Rename old.txt to new.txt", {"old.txt": "old\n"}, "true"),
-        ("Replace foo with foo_bar in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/foo_bar/ a.txt"),
-        ("Replace foo with 'foo bar' in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/foo\\\\ bar/ a.txt"),
-        ("Replace the word foo with bar in a.txt", {"a.txt": "foo one\n"}, "sed -i s/foo/bar/ a.txt"),
-    ],
-    ids=["a word the file never had", "a file rename", "the new word holds the old", "the new words hold the old", "done"],
-)
-def test_no_replace_reminder_without_a_word_left_or_lost(server, project: Path, task: str, files: dict[str, str], command: str) -> None:
-    for name, text in files.items():
-        (project / name).write_text(text)
-    server.script(Reply(f'<action>run_terminal_command("{command}")</action>'), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run(task)
-    assert not [n for n in rec.of(Notice) if "replaces" in n.text]
-    assert [o.text.splitlines()[0] for o in rec.of(Observation)][-1] == "Command succeeded (exit code 0)."
 
 
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
@@ -1114,36 +893,6 @@ def test_a_path_no_file_can_have_is_refused_by_the_tool_and_the_run_goes_on(serv
     assert [("NUL" in o.text or "longer than" in o.text, o.ok) for o in rec.of(Observation)] == [(True, False)] * 3
 
 
-@pytest.mark.parametrize(
-    "task",
-    [
-        "The function total in util.py should be called sum_all from now on; keep its behaviour.",
-        "In util.py, total must be renamed to sum_all.",
-    ],
-)
-def test_a_name_the_task_says_should_be_called_otherwise_is_a_replacement(server, project: Path, task: str) -> None:
-    """Told that shout "should be called yell", a small model added yell beside shout and answered."""
-    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
-    server.script(
-        read_reply("util.py"),
-        write_reply("util.py", "def total(xs):\n    return sum(xs)\n\n\ndef sum_all(xs):\n    return sum(xs)\n"),
-        answer_reply("I added sum_all."),
-        answer_reply("I added sum_all."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run(task)
-    assert "the task asks to replace total with sum_all, but util.py still has total (line 1)." in last_user(server.requests[3])
-
-
-def test_a_file_the_task_says_should_be_called_so_is_no_replacement(server, project: Path) -> None:
-    (project / "run.py").write_text("output = 1\nprint(output)\n")
-    server.script(write_reply("result.txt", "1\n"), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run("Run run.py. The output should be called result.txt.")
-    assert not [n for n in rec.of(Notice) if "replaces" in n.text]
-    assert len(server.requests) == 2
-
-
 def test_lines_the_answer_lists_that_the_file_lacks_are_sent_to_the_file(server, project: Path) -> None:
     """Asked to write a folder's file names into a file, a small model wrote a temporary file's
     name into it and listed the names only in its answer."""
@@ -1299,37 +1048,6 @@ def test_the_same_count_again_without_a_command_stands(server, project: Path) ->
     assert len(server.requests) == 3
 
 
-def test_a_file_meant_to_hold_only_a_number_that_holds_words_around_it_is_shown_the_write(server, project: Path) -> None:
-    """Asked for the mean only, a small model wrote the program's whole `mean: 4.25` line."""
-    server.script(
-        Reply('<action>write_to_file("average.txt", "mean: 4.25")</action>'),
-        answer_reply("I wrote the mean."),
-        Reply('<action>write_to_file("average.txt", "4.25\\n")</action>'),
-        answer_reply("I wrote 4.25."),
-    )
-    agent, _ = make_agent(server, project)
-    result = agent.run("Run stats.py and write just the mean it prints into average.txt.")
-    assert result.final_answer == "I wrote 4.25." and (project / "average.txt").read_text() == "4.25\n"
-    assert last_user(server.requests[2]) == (
-        "<observation>Reminder: the task wants only the number in average.txt, but it holds 'mean: 4.25'. If 4.25 is the "
-        'number, send this call:\nwrite_to_file("average.txt", "4.25")\nOtherwise fix it and give your final answer again.</observation>'
-    )
-
-
-@pytest.mark.parametrize(
-    ("task", "content"),
-    [
-        ("Write just the mean of 2, 4, 5 and 6 into average.txt.", "4.25\n"),
-        ("Write the mean of 2, 4, 5 and 6 into average.txt.", "mean: 4.25\n"),  # words allowed
-        ("Write only the numbers 4 and 5 into average.txt.", "4 and 5\n"),  # two numbers: which one is not clear
-    ],
-)
-def test_a_number_file_is_left_alone_when_bare_or_not_asked_bare(server, project: Path, task: str, content: str) -> None:
-    server.script(Reply(f"<action>write_to_file(\"average.txt\", {json.dumps(content)})</action>"), answer_reply("Done."), answer_reply("again"))
-    agent, _ = make_agent(server, project)
-    assert agent.run(task).final_answer == "Done."
-
-
 def test_the_module_a_task_writes_tests_for_is_not_a_file_to_change(server, project: Path) -> None:
     """Told that limits.py was unchanged, a small model asked to write tests for it rewrote it."""
     (project / "limits.py").write_text("def clamp(value, low, high):\n    return max(low, min(value, high))\n")
@@ -1383,79 +1101,6 @@ def test_the_unchanged_reminder_says_nothing_of_tests_once_they_ran(server, proj
     agent.run("The tests in test_wc.py fail. Fix wc.py so they pass.")
     assert "Reminder: the task asks to write or change wc.py" in last_user(server.requests[2])
     assert "No test has run" not in last_user(server.requests[2])
-
-
-TRIPLER = "def triple(x):\n    return x * 3\n\n\ndef main():\n    print(triple(4))\n\n\nif __name__ == '__main__':\n    main()\n"
-
-
-def test_a_move_that_left_the_definition_behind_is_shown_the_write_that_imports_it(server, project: Path) -> None:
-    """A small model copied triple into the new module and left a wrapper of its own in the old one."""
-    (project / "tripler.py").write_text(TRIPLER)
-    wrapper = TRIPLER.replace("def triple(x):\n    return x * 3\n", "import mathbits\n\n\ndef triple(x):\n    return mathbits.triple(x)\n")
-    kept = "import mathbits\nfrom mathbits import triple\n\n\ndef main():\n    print(triple(4))\n\n\nif __name__ == '__main__':\n    main()\n"
-    server.script(
-        Reply('<action>write_to_file("mathbits.py", "def triple(x):\\n    return x * 3\\n")</action>'),
-        read_reply("tripler.py"),
-        Reply(f"<action>write_to_file(\"tripler.py\", {json.dumps(wrapper)})</action>"),
-        answer_reply("Moved."),
-        Reply(f"<action>{call_source('write_to_file', ['tripler.py', kept])}</action>"),
-        answer_reply("Moved."),
-    )
-    agent, _ = make_agent(server, project)
-    result = agent.run("Move the function triple from tripler.py into a new file mathbits.py, and make tripler.py import it from there.")
-    assert result.final_answer == "Moved."
-    assert last_user(server.requests[4]) == (
-        "<observation>Reminder: the task moves triple from tripler.py to mathbits.py, but tripler.py still defines triple. "
-        "After a move, only mathbits.py defines it, and tripler.py imports it from there. Send this call, which does that to "
-        f"tripler.py:\n{call_source('write_to_file', ['tripler.py', kept])}</observation>"
-    )
-    assert (project / "tripler.py").read_text() == kept
-
-
-def test_a_move_is_not_reminded_of_when_the_new_module_lacks_the_definition(server, project: Path) -> None:
-    (project / "tripler.py").write_text(TRIPLER)
-    server.script(Reply('<action>write_to_file("mathbits.py", "X = 1\\n")</action>'), answer_reply("Moved."), answer_reply("again"))
-    agent, _ = make_agent(server, project)
-    agent.run("Move the function triple from tripler.py into mathbits.py.")
-    assert all("still defines triple" not in last_user(request) for request in server.requests)
-
-
-@pytest.mark.parametrize("command", ["mv salute.py hail.py", "git mv -f salute.py hail.py", "mkdir old && mv -v salute.py notes.md old/"])
-def test_a_command_that_moves_a_file_the_task_asks_to_change_is_held_back_once(server, project: Path, command: str) -> None:
-    """Told to rename a function, a small model renamed its module first, and went on with the
-    file moved although told to put it back: the command is not run the first time."""
-    (project / "salute.py").write_text("def salute(name):\n    return 'Hi ' + name\n")
-    (project / "notes.md").write_text("# notes\n")
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    subprocess.run(["git", "add", "."], cwd=project, check=True)
-    server.script(*[Reply(f"<action>{call_source('run_terminal_command', [command])}</action>")] * 2, answer_reply("Done."), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run("Rename salute to hail in salute.py and in every file that uses it.")
-    held = last_user(server.requests[1])
-    assert held == (
-        "<observation>Not run: this command would move or rename salute.py, and the task asks to change what is in salute.py, "
-        "not to move or rename the file. Change it where it is (read_file, then write_to_file). If the task does mean to "
-        "move the file, run the same command again.</observation>"
-    )
-    assert not (project / "salute.py").exists(), "the same command again runs"
-    assert any("it was not run" in notice.text for notice in rec.of(Notice))
-
-
-@pytest.mark.parametrize(
-    ("task", "command"),
-    [
-        ("Rename salute.py to hail.py.", "mv salute.py hail.py"),  # the task moves it
-        ("Rename salute to hail in salute.py.", "mv notes.md old.md"),  # another file
-        ("Rename salute to hail in salute.py.", "cp salute.py hail.py"),  # a copy moves nothing
-    ],
-)
-def test_a_move_the_task_asks_for_or_of_another_file_runs_at_once(server, project: Path, task: str, command: str) -> None:
-    (project / "salute.py").write_text("def salute(name):\n    return 'Hi ' + name\n")
-    (project / "notes.md").write_text("# notes\n")
-    server.script(Reply(f"<action>{call_source('run_terminal_command', [command])}</action>"), answer_reply("Done."), answer_reply("Done."))
-    agent, _ = make_agent(server, project)
-    agent.run(task)
-    assert not last_user(server.requests[1]).startswith("<observation>Not run")
 
 
 def test_a_count_a_command_made_stands_at_once(server, project: Path) -> None:

@@ -542,74 +542,16 @@ def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
     assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
 
 
-GEOMETRY = "def area(r):\n    return 3.14 * r\n"
-FIXED_UNDER_A_NEW_NAME = "def circle_area(r):\n    return 3.14 * r * r\n\n\nprint(circle_area(2))\n"
-
-
-def test_a_function_written_back_under_a_new_name_is_offered_the_write_with_its_old_name(server, project: Path) -> None:
-    """Asked to fix a formula, a small model wrote the fixed function under a name of its own and
-    wrote that again three times after being told the old name was gone."""
-    (project / "geometry.py").write_text(GEOMETRY)
-    kept = "def area(r):\n    return 3.14 * r * r\n\n\nprint(area(2))\n"
-    server.script(
-        read_reply("geometry.py"),
-        write_reply("geometry.py", FIXED_UNDER_A_NEW_NAME),
-        write_reply("geometry.py", kept),
-        answer_reply("Fixed."),
-    )
-    agent, _ = make_agent(server, project)
-    assert agent.run("area in geometry.py gives wrong results. Fix the formula.").final_answer == "Fixed."
-    assert last_user(server.requests[2]) == (
-        "<observation>File written: geometry.py (overwrote, 5 lines, 68 bytes).\n"
-        "Note: geometry.py no longer defines area, which it defined before this write; it defines circle_area instead, "
-        "a name it did not have. If the task did not ask for the name circle_area, send this call, which keeps the name area:\n"
-        f"{call_source('write_to_file', ['geometry.py', kept])}</observation>"
-    )
-    assert (project / "geometry.py").read_text() == kept
-
-
-@pytest.mark.parametrize(
-    ("task", "content"),
-    [
-        ("Fix geometry.py; its function may be called circle_area.", FIXED_UNDER_A_NEW_NAME),
-        ("Fix geometry.py.", "def circle_area(r):\n    return r\n\n\ndef square_area(s):\n    return s * s\n"),
-        ("Fix geometry.py.", "class Area:\n    pass\n"),
-    ],
-    ids=["the task names the new name", "two new functions", "a class for a function"],
-)
-def test_no_old_name_offered_unless_one_function_took_the_place_of_one(server, project: Path, task: str, content: str) -> None:
-    (project / "geometry.py").write_text(GEOMETRY)
-    server.script(read_reply("geometry.py"), write_reply("geometry.py", content), answer_reply("Done."))
-    agent, _ = make_agent(server, project)
-    agent.run(task)
-    observation = last_user(server.requests[2])
-    assert "Note: geometry.py no longer defines area, which it defined before this write. The content you write replaces" in observation
-    assert "send this call" not in observation
-
-
 GREET = "def greet(name):\n    return 'Hello ' + name\n"
 
 
-def test_a_rename_task_write_that_changed_more_is_shown_the_rename_alone(server, project: Path) -> None:
-    """Told to rename greet to welcome, a small model wrote a welcome of its own; told greet was
-    gone, it wrote greet back. The rename alone, as it should be, is silent."""
+def test_a_write_that_makes_the_task_s_rename_is_not_told_the_old_name_is_gone(server, project: Path) -> None:
+    """greet.py no longer defines greet, as the task asks: no note that it lost greet."""
     (project / "greet.py").write_text(GREET)
-    renamed = GREET.replace("greet", "welcome")
-    server.script(
-        read_reply("greet.py"),
-        write_reply("greet.py", 'def welcome():\n    return "Hello, world!"\n'),
-        write_reply("greet.py", renamed),
-        answer_reply("Renamed."),
-    )
+    server.script(read_reply("greet.py"), write_reply("greet.py", GREET.replace("greet", "welcome")), answer_reply("Renamed."))
     agent, _ = make_agent(server, project)
     assert agent.run("Rename greet to welcome in greet.py and in every file that uses it.").final_answer == "Renamed."
-    assert last_user(server.requests[2]) == (
-        "<observation>File written: greet.py (overwrote, 2 lines, 42 bytes).\n"
-        "Note: the task renames greet to welcome, and this write changed more of greet.py than that. If the task asks "
-        "only for the rename, send this call, which makes only the rename and keeps everything else as it was:\n"
-        f"{call_source('write_to_file', ['greet.py', renamed])}</observation>"
-    )
-    assert last_user(server.requests[3]) == "<observation>File written: greet.py (overwrote, 2 lines, 46 bytes).</observation>"
+    assert last_user(server.requests[2]) == "<observation>File written: greet.py (overwrote, 2 lines, 46 bytes).</observation>"
 
 
 def test_the_earlier_source_quoted_is_what_went_with_decorators_methods_and_constants(tools, project: Path) -> None:
@@ -958,71 +900,42 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     assert text.endswith("it was called with 3 argument(s).")
 
 
-TEXT_TOOLS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
-
-
-def test_a_rename_is_checked_against_the_file_as_the_task_found_it(server, project: Path) -> None:
-    """Told its rename lost whisper, a small model wrote shout back, then the same yell-only file:
-    checked against the last write alone it was "that step is done"; against the file as the task
-    found it, whisper is still lost, and the rename alone is shown again."""
-    (project / "tools.py").write_text(TEXT_TOOLS)
-    yell_only = "def yell(text):\n    return text.upper() + '!'\n"
-    server.script(
-        read_reply("tools.py"),
-        write_reply("tools.py", yell_only),
-        write_reply("tools.py", yell_only.replace("yell", "shout")),
-        write_reply("tools.py", yell_only),
-        read_reply("tools.py"),  # no call offered in its observation: the next write is not completed to one
-        write_reply("tools.py", yell_only),
-        answer_reply("Renamed."),
-        answer_reply("Renamed."),
-    )
-    agent, _ = make_agent(server, project, provider="local")
-    agent.run("In tools.py, rename the function shout to yell.")
-    rename_alone = call_source("write_to_file", ["tools.py", TEXT_TOOLS.replace("shout", "yell")])
-    assert f"send this call, which makes only the rename and keeps everything else as it was:\n{rename_alone}\n" in last_user(server.requests[4])
-    assert last_user(server.requests[6]).startswith(
-        "<observation>Nothing written: tools.py already holds exactly this content (2 lines, 46 bytes), and the write that put it "
-        "there was told it changed more than the task's rename."
-    )
-
-
-TEXT_UTILS = "def shout(text):\n    return text.upper() + '!'\n\n\ndef whisper(text):\n    return text.lower()\n"
+GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n\n\ndef wave():\n    return 'o/'\n"
+HI_IN_THE_BODY = GREETER.replace("greeting='Hello'", "greeting='Hi'").replace("f'{greeting} {name}'", "f'Hi {name}'")
+HI = GREETER.replace("greeting='Hello'", "greeting='Hi'")
 
 
 def test_a_write_that_stops_partway_through_the_offered_call_is_completed_to_it(server, project: Path) -> None:
     """A small model said it would send the call a note offered, copied its first function and
     stopped, three times: the write is completed to the call, and the model is told so."""
-    (project / "text_utils.py").write_text(TEXT_UTILS)
-    first_only = "def yell(text):\n    return text.upper() + '!'\n"
+    (project / "greeter.py").write_text(GREETER)
+    first_only = "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n"
     server.script(
-        read_reply("text_utils.py"),
-        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
-        answer_reply("Renamed."),
+        read_reply("greeter.py"),
+        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
+        Reply(f"<action>{call_source('write_to_file', ['greeter.py', first_only])}</action>"),
+        answer_reply("Changed."),
     )
     agent, _ = make_agent(server, project)
-    agent.run("In text_utils.py, rename the function shout to yell.")
-    renamed = TEXT_UTILS.replace("shout", "yell")
-    assert call_source("write_to_file", ["text_utils.py", renamed]) in last_user(server.requests[2])
-    assert (project / "text_utils.py").read_text() == renamed
+    agent.run("In greeter.py, make the default greeting Hi.")
+    assert call_source("write_to_file", ["greeter.py", HI]) in last_user(server.requests[2])
+    assert (project / "greeter.py").read_text() == HI
     assert "Your content stopped partway through the call the last note offered (2 of 6 lines), so that call's whole content was written." in last_user(server.requests[3])
 
 
 def test_a_write_that_differs_from_the_offered_call_is_written_as_it_is(server, project: Path) -> None:
-    (project / "text_utils.py").write_text(TEXT_UTILS)
-    first_only = "def yell(text):\n    return text.upper() + '!'\n"
-    other = "def yell(text):\n    return text.upper()\n"
+    (project / "greeter.py").write_text(GREETER)
+    other = "def greet(name, greeting='Hi'):\n    return f'{greeting}, {name}'\n"
     server.script(
-        read_reply("text_utils.py"),
-        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', first_only])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['text_utils.py', other])}</action>"),
-        answer_reply("Renamed."),
-        answer_reply("Renamed."),
+        read_reply("greeter.py"),
+        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
+        Reply(f"<action>{call_source('write_to_file', ['greeter.py', other])}</action>"),
+        answer_reply("Changed."),
+        answer_reply("Changed."),
     )
     agent, _ = make_agent(server, project)
-    agent.run("In text_utils.py, rename the function shout to yell.")
-    assert (project / "text_utils.py").read_text() == other
+    agent.run("In greeter.py, make the default greeting Hi.")
+    assert (project / "greeter.py").read_text() == other
 
 
 @pytest.mark.parametrize("target", ["a.txt/b.py", "a.txt/c/b.py"])

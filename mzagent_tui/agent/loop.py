@@ -440,8 +440,6 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            if self._held_back(completion, parsed):
-                continue
             changes, seen = self._file_changes, len(self.ctx.seen)
             try:
                 result = self._call_tool(parsed.tool, parsed.args)
@@ -511,19 +509,6 @@ class Agent:
         for path in reminder.files:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         repeats.answer_sent_back(answer, completion.answer_was_guessed, completion.answer_contradicted)
-        return True
-
-    def _held_back(self, completion: CompletionCheck, parsed: ParsedReply) -> bool:
-        """Aid `held_move`: a command that would move a file the task asks to change is not run, once."""
-        if parsed.tool != "run_terminal_command" or not parsed.args or not self.aids.on("held_move"):
-            return False
-        held = completion.held_move(str(parsed.args[0]))
-        if held is None:
-            return False
-        self.aids.fired("held_move")
-        self.emit(Notice("the command would move a file the task asks to change; it was not run, and the model was told why once"))
-        self.emit(Observation(parsed.tool, held, False, None, None))
-        self._observe(held)
         return True
 
     def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:

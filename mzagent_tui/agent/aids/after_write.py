@@ -19,7 +19,6 @@ from mzagent_tui.agent.aids.definitions import (
     stopped_running_note,
 )
 from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
-from mzagent_tui.agent.aids.renames import has_word, rename_note, renamed_definition, renamed_note, with_renames
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.tools.context import ToolContext
@@ -51,26 +50,18 @@ def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
 
 
 def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
-    """What a Python write did to the names the file defines and uses: names taken away (or
-    renamed where the task renames, or put back under a new name), names the task mentions
-    written before the module they come from was read, names used but never defined."""
+    """What a Python write did to the names the file defines and uses: names taken away (not
+    said where the task renames one of them), names the task mentions written before the module
+    they come from was read, names used but never defined."""
     aids, rel, old, data, path = ctx.aids, write.rel, write.old, write.new, write.path
     notes = ""
     removed = removed_definitions(rel, old, data) if old is not None else []
     start = ctx.task_start.setdefault(path, old)
     lost_since_start = removed_definitions(rel, start, data) if start is not None else []
-    renames = tuple((before, after) for before, after in ctx.facts.renames if before in lost_since_start)
-    kept = with_renames(start, ctx.facts.renames) if start is not None and renames else None
-    renamed = renamed_definition(old, data, removed) if old is not None and removed and write.whole else None
-    if kept is not None and kept != write.content and aids.on("rename_scope"):
-        notes += aids.note("rename_scope", "\n" + rename_note(rel, renames, kept))
-        ctx.failed[path] = "the write that put it there was told it changed more than the task's rename"
-    elif kept is None and removed:
-        if renamed is not None and not has_word(ctx.facts.text, renamed[1]):
-            notes += aids.note("renamed_instead", "\n" + renamed_note(rel, write.content, *renamed))
-        else:
-            note = removed_note(rel, removed, whole=write.whole, earlier=removed_source(old or b"", removed))
-            notes += aids.note("removed_definitions", "\n" + note)
+    renamed_by_task = any(before in lost_since_start for before, _ in ctx.facts.renames)
+    if removed and not renamed_by_task:
+        note = removed_note(rel, removed, whole=write.whole, earlier=removed_source(old or b"", removed))
+        notes += aids.note("removed_definitions", "\n" + note)
         if notes:
             ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
     moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None

@@ -21,13 +21,12 @@ from pathlib import Path, PurePosixPath
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.safety.shell_parse import parse
 from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.aids.task_facts import TaskFacts
-from mzagent_tui.agent.aids.test_files import TEST_FILE, keeps_tests
-from mzagent_tui.agent.aids.definitions import defined_names, imported_from, removed_definitions
+from mzagent_tui.agent.aids.test_files import TEST_FILE
+from mzagent_tui.agent.aids.definitions import imported_from, removed_definitions
 from mzagent_tui.agent.aids.examples import check_command
-from mzagent_tui.agent.aids.moves import modules_beside, without_definition
+from mzagent_tui.agent.aids.moves import modules_beside
 from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.aids.renames import has_word, replace_word
 from mzagent_tui.agent.tools.shell import failing_tests
@@ -49,13 +48,6 @@ TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECAS
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
-ONLY_A_NUMBER = re.compile(
-    r"\b(?:just|only)\s+(?:the\s+)?(?:number|count|total|sum|mean|average|value|result)\b"
-    r"|\b(?:number|count|total|sum|mean|average|value)\s+only\b|\bbare\s+number\b",
-    re.IGNORECASE,
-)
-"""A task that wants a file to hold a number and nothing else."""
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]|\.\d)")
 COUNT_QUESTION = re.compile(r"\bhow\s+many\b|^\s*count\b", re.IGNORECASE)
 COUNTED = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 COUNTING = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b|\buniq\s+-c\b|\blen\(|\.count\(|\bsum\(|\bawk\b|\bnl\b")
@@ -131,29 +123,10 @@ RENAMED_AS = re.compile(
 )
 """The same swap said of the name ("the function shout in speech.py should be called yell");
 not of a file ("the output should be called report.log")."""
-MOVING = re.compile(
-    rf"\bmove\s+(?:the\s+)?(?:(?:function|class|constant|helper)\s+)?`?(?P<name>[A-Za-z_]\w*)`?(?:\(\))?\s+"
-    rf"(?:from|out\s+of)\s+(?P<source>{FILE_NAME.pattern})\s+(?:in)?to\s+(?:(?:a|the)\s+(?:new\s+)?(?:file|module)\s+)?"
-    rf"(?P<target>{FILE_NAME.pattern})",
-    re.IGNORECASE,
-)
-"""A task that moves a definition between modules ("move the function f from one module into a new file")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
 file ("make test_x.py pass": the code it tests changes), not its mode ("make run.sh executable")."""
-NAMED = re.compile(
-    rf"\b(?:titled|entitled|called|named|headed)\s+(?P<name>{_TOKEN})"
-    rf"|\bwith the (?:text|word|words|line|title|heading)\s+(?P<text>{_TOKEN})",
-    re.IGNORECASE,
-)
-"""Words a task says its result holds ("a section titled License with the text MIT", "a class named Stack")."""
-TAKING_AWAY = re.compile(r"\b(?:remove|delete|drop|rename|replace|strip|erase|cut)\w*", re.IGNORECASE)
-"""A task whose named words may be what goes ("remove the function called helper")."""
-REMOVING = re.compile(r"\b(?:remove|delete|drop|erase|cut)\w*", re.IGNORECASE)
-"""A task that may take lines away besides what it replaces."""
-NOT_NAMES = {"after", "like", "as", "in", "for", "by", "with", "the", "a", "an", "so", "that", "it"}
-"""Words after "named" that are not a name ("named after the author")."""
 CONVERTING = re.compile(
     rf"\b(?:convert|turn|transform|export)\w*\s+(?P<source>{FILE_NAME.pattern})(?:\s*\([^()]*\))?\s+(?:to|into|as)\s+"
     rf"(?:a\s+\w+\s+(?:file\s+)?(?:named\s+|called\s+)?)?(?P<target>{FILE_NAME.pattern})",
@@ -344,17 +317,13 @@ def read_task(root: Path, task: str) -> TaskFacts:
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
         targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
     renames: list[tuple[str, str]] = []
-    renamed_in: list[str] = []
     for found in [*REPLACING.finditer(task), *RENAMED_AS.finditer(task)]:
         pair = (_unquoted(found["old"]), _unquoted(found["new"]))
         holding = [name for name in named if inside(name) and _has_word(_short_text(root / name, MAX_PARSED_BYTES), pair[0])]
         names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
         if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
             renames.append(pair)
-            renamed_in += [name for name in holding if name not in renamed_in]
-    return TaskFacts(
-        task, tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames), tuple(renamed_in), keeps_tests(task),
-    )
+    return TaskFacts(task, tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames))
 
 
 @dataclass
@@ -388,8 +357,6 @@ class CompletionCheck:
     """The model ran a command that runs tests in this run."""
     counted: bool = False
     """The model ran a command that counts (wc, grep -c, len(), ...) in this run."""
-    held_moves: set[str] = field(default_factory=set)
-    """Commands held back once by held_move: the same command again runs."""
     gone: list[str] = field(default_factory=list)
     """Files the task names that a command removed since the last observation (see gone_note)."""
     gone_content: dict[str, str] = field(default_factory=dict)
@@ -457,31 +424,6 @@ class CompletionCheck:
             "rename the file: put it back under its name, with its content changed if the task asks for that."
         )
 
-    def held_move(self, command: str) -> str | None:
-        """Why `command` is not run, the first time it would move or rename a file the task names
-        and asks to change rather than move: told to rename a function in a module, a small model
-        ran `mv` on the module first, and went on with the file moved although told to put it
-        back. Run again, the same command runs: the task may mean the move after all."""
-        if command in self.held_moves:
-            return None
-        for simple in parse(command).commands:
-            words = [word.text for word in simple.words if word.literal]
-            if words[:2] == ["git", "mv"]:
-                words = words[1:]
-            if len(words) < 3 or PurePosixPath(words[0]).name != "mv":
-                continue
-            sources = [word for word in words[1:-1] if not word.startswith("-")]
-            for name in self.facts.named:
-                moved = any(self._inside(name) and (self.root / source).resolve() == (self.root / name).resolve() for source in sources)
-                if moved and name in self.facts.existed and (self.root / name).exists() and not self._may_go(name):
-                    self.held_moves.add(command)
-                    return (
-                        f"Not run: this command would move or rename {name}, and the task asks to change what is in {name}, "
-                        f"not to move or rename the file. Change it where it is (read_file, then write_to_file). If the task "
-                        "does mean to move the file, run the same command again."
-                    )
-        return None
-
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
@@ -547,12 +489,8 @@ class CompletionCheck:
             ("failing", self._tests_still_failing),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("answer only", lambda: self._answer_not_in_file(answer)),
-            ("number only", self._more_than_a_number),
-            ("replace", self._not_replaced),
             ("lost", self._lost_definitions),
             ("importers", self._importers_broken),
-            ("moved", self._not_moved),
-            ("named", self._named_word_missing),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
             ("examples", self._examples_unchecked),
@@ -771,68 +709,6 @@ class CompletionCheck:
             (self.root / name,),
         )
 
-    def _more_than_a_number(self) -> Reminder | None:
-        """The task wants just a number in its one text file, and the file holds words around the one
-        number in it: asked for the mean only, a small model wrote the program's `mean: 4.25` line."""
-        if len(self.facts.targets) != 1 or Path(self.facts.targets[0]).suffix.lower() not in TEXT_SUFFIXES or not ONLY_A_NUMBER.search(self.task):
-            return None
-        name = self.facts.targets[0]
-        text = _short_text(self.root / name)
-        numbers = NUMBER.findall(text or "")
-        if text is None or len(numbers) != 1 or text.strip() == numbers[0]:
-            return None
-        return Reminder(
-            f"{name} holds more than the number the task asks for",
-            f"Reminder: the task wants only the number in {name}, but it holds {text.strip()!r}. If {numbers[0]} is the "
-            f"number, send this call:\n{call_source('write_to_file', [name, numbers[0]])}\n"
-            "Otherwise fix it and give your final answer again.",
-            (self.root / name,),
-        )
-
-    def _not_replaced(self) -> Reminder | None:
-        """A target that still holds the word the task asks to replace, or lacks its replacement:
-        a small model dropped the word instead ("foo one" became "one"), or ran a sed that matched nothing,
-        or renamed the file instead of the function in it (`mv util.py util_old.py`)."""
-        for name in self.facts.renamed_in:
-            text = _short_text(self.root / name, MAX_PARSED_BYTES)
-            if text is None and (self.root / name).exists():
-                continue
-            for old, new in self.facts.renames:
-                if text is None:
-                    wrong = f"{name}, which had {old} in it, is gone: the change goes inside {name}, which keeps its name"
-                elif _has_word(text, old):
-                    line = next(number for number, line in enumerate(text.splitlines(), 1) if _has_word(line, old))
-                    wrong = f"{name} still has {old} (line {line})"
-                elif new not in text:
-                    wrong = f"{name} has no {new} in it"
-                elif (replaced := self._replaced_lines_lost(name, text)) is not None:
-                    return Reminder(
-                        f"the task replaces {old} with {new}, but {name} lost lines",
-                        f"Reminder: the task asks to replace words in {name}, but it now has fewer lines than before, so lines "
-                        f"were lost. Send this call, which makes only the replacements and keeps every other line:\n{call_source('write_to_file', [name, replaced])}",
-                        (self.root / name,),
-                    )
-                else:
-                    continue
-                return Reminder(
-                    f"the task replaces {old} with {new}, but {wrong}",
-                    f"Reminder: the task asks to replace {old} with {new}, but {wrong}. Make the change now (write_to_file "
-                    "with the whole new content), or give your final answer again if it is right as it is.",
-                    (self.root / name,),
-                )
-        return None
-
-    def _replaced_lines_lost(self, name: str, text: str) -> str | None:
-        """The content a replacement should have left, when the file now has fewer lines than before
-        it (a model wrote "two foo\\nthree" back as "two bar"): the earlier content with each old
-        word, as a whole word, replaced."""
-        earlier = self._original_text(self.root / name)
-        if earlier is None or len(text.splitlines()) >= len(earlier.splitlines()) or REMOVING.search(self.task):
-            return None
-        for old, new in self.facts.renames:
-            earlier = replace_word(earlier, old, new)
-        return earlier
-
     def _failing_not_named(self, answer: str) -> Reminder | None:
         """A question about tests answered without the failing tests the test runs named: a small
         model ran the tests three times, then quoted an assertion and had its two sides the wrong way round."""
@@ -846,58 +722,6 @@ class CompletionCheck:
             f"Reminder: the test runs in this task reported these failing tests: {names}. Your answer does not name them. "
             "Answer the question again with what those runs showed.",
         )
-
-    def _not_moved(self) -> Reminder | None:
-        """A task that moves a Python definition from one module to another, answered while the
-        source module still defines it: a small model copied triple into the new module and left a
-        wrapper of its own in the old one. The write that leaves only the import is shown."""
-        for found in MOVING.finditer(self.task):
-            name, source, target = found["name"], found["source"], found["target"]
-            if not source.endswith(".py") or not target.endswith(".py") or not self._inside(source) or not self._inside(target):
-                continue
-            old = _short_text(self.root / source, MAX_PARSED_BYTES)
-            there = _short_text(self.root / target, MAX_PARSED_BYTES)
-            module = PurePosixPath(target).stem
-            kept = without_definition(old.encode(), name, module) if old is not None and PurePosixPath(target).parent == PurePosixPath(source).parent else None
-            if kept is None or there is None or name not in (defined_names(there.encode()) or []):
-                continue
-            return Reminder(
-                f"the task moves {name} to {target}, but {source} still defines it",
-                f"Reminder: the task moves {name} from {source} to {target}, but {source} still defines {name}. After a move, "
-                f"only {target} defines it, and {source} imports it from there. Send this call, which does that to {source}:\n"
-                f"{call_source('write_to_file', [source, kept])}",
-                (self.root / source,),
-            )
-        return None
-
-    def _named_word_missing(self) -> Reminder | None:
-        """A word the task says the result holds is in none of the files the task writes: asked to
-        add "a section titled License with the text MIT", a small model added the line MIT alone."""
-        if TAKING_AWAY.search(self.task):
-            return None
-        written = [name for name in self.facts.targets if (self.root / name).resolve() in self.written]
-        texts = [text for text in (_short_text(self.root / name, MAX_PARSED_BYTES) for name in written) if text is not None]
-        if not texts:
-            return None
-        for found in NAMED.finditer(self.task):
-            word = _unquoted(found["name"] or found["text"])
-            if word.lower() in NOT_NAMES or FILE_NAME.fullmatch(word):
-                continue
-            if not any(word.lower() in text.lower() for text in texts):
-                names = " or ".join(written)
-                earlier = self._original_text(self.root / written[0]) if len(written) == 1 and self._adds_at_end(written[0]) else None
-                how = (
-                    f" Call write_to_file with the earlier lines kept and your addition, {word} in it, in place of {ADDITION}:\n"
-                    f"{append_call(written[0], earlier)}"
-                    if earlier is not None
-                    else " Write it in now (write_to_file with the whole new content), or give your final answer again if it is right as it is."
-                )
-                return Reminder(
-                    f"the task names {word}, which {names} does not hold",
-                    f"Reminder: the task asks for {word}, but {names} has no {word} in it.{how}",
-                    tuple(self.root / name for name in written),
-                )
-        return None
 
     def _rewritten_losses(self) -> list[tuple[Path, str, list[str]]]:
         """(file, its name in the project, what it no longer defines) for each Python file the run

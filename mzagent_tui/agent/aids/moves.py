@@ -122,27 +122,3 @@ def moved_changed_note(rel: str, sibling: str, names: list[str], content: str) -
         f"{sibling} unchanged:\n{call_source('write_to_file', [sibling, content])}"
     )
 
-
-def without_definition(source: bytes, name: str, module: str) -> str | None:
-    """`source` with the top-level function or class `name` taken out and imported from `module`
-    instead (the import after the module's last top-level import, or first); None when it does not
-    parse or does not define `name` there."""
-    tree = parsed(source)
-    if tree is None:
-        return None
-    node = next((item for item in tree.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and item.name == name), None)
-    if node is None:
-        return None
-    lines = source.decode(errors="replace").splitlines(keepends=True)
-    first = first_line(node)
-    end = node.end_lineno or node.lineno
-    while end < len(lines) and not lines[end].strip():
-        end += 1  # the blank lines after it go with it
-    del lines[first - 1 : end]
-    imports = [item for item in tree.body if isinstance(item, (ast.Import, ast.ImportFrom)) and (item.end_lineno or item.lineno) < first]
-    at = imports[-1].end_lineno if imports else 0
-    docstring = tree.body[0] if tree.body and isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant) and isinstance(tree.body[0].value.value, str) else None
-    if not imports and docstring is not None and (docstring.end_lineno or 0) < first:
-        at = docstring.end_lineno or 0
-    lines.insert(at, f"from {module} import {name}\n" + ("\n\n" if at == 0 and lines and lines[0].strip() else ""))
-    return "".join(lines)

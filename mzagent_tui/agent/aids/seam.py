@@ -20,7 +20,7 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (before the first reply), reply (a reply is judged), before_tool,
+    """Where it acts: task (before the first reply), reply (a reply is judged),
     write (a write's content, before it lands), after_write, after_command, after_tool,
     final_answer."""
     does: str
@@ -30,14 +30,10 @@ CATALOGUE: tuple[Aid, ...] = (
     Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
     Aid("repeat_reask", "reply", "a reply repeating an action done since the last change is asked for again, more varied"),
     Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
-    Aid("held_move", "before_tool", "a command that would move a file the task asks to change is held back once"),
-    Aid("kept_tests", "write", "a write to a test file is refused when the task says to keep the tests"),
     Aid("root_name_folder", "write", "a write into a folder named like the project folder is refused"),
     Aid("write_repairs", "write", "slips in a Python string argument repaired when that alone makes the file parse"),
     Aid("offered_write", "write", "a write that stops partway through a call a note offered is completed to it"),
     Aid("kept_stubs", "after_write", "a write that leaves `raise NotImplementedError` stubs is told so"),
-    Aid("rename_scope", "after_write", "a write in a rename task that changed more than the rename is offered the renamed file"),
-    Aid("renamed_instead", "after_write", "a write that renamed a definition the task did not rename is told so"),
     Aid("removed_definitions", "after_write", "a write that dropped functions or classes is told which"),
     Aid("moved_changed", "after_write", "a definition moved to another module and changed on the way is told so"),
     Aid("stopped_running", "after_write", "a script left running nothing (its code wrapped in an uncalled function)"),
@@ -69,12 +65,8 @@ CATALOGUE: tuple[Aid, ...] = (
             ("failing", "tests still fail"),
             ("unchanged", "the file the task asks to change is unchanged"),
             ("answer only", "the result is in the answer, not in the file"),
-            ("number only", "a file meant to hold a number holds words"),
-            ("replace", "a replacement the task asks for is not done"),
             ("lost", "definitions were lost"),
             ("importers", "modules importing a changed one are broken"),
-            ("moved", "a move left the definition behind"),
-            ("named", "a word the task says the result holds is missing"),
             ("stub", "a stub is still there"),
             ("same code", "the code is the same apart from layout"),
             ("examples", "docstring examples were not checked"),

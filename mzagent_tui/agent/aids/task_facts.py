@@ -12,8 +12,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class TaskFacts:
     text: str = ""
-    """The task's words: a note that offers a function's old name back stays silent when the task
-    names the new one."""
+    """The task's words: a name the task mentions, or names as a folder, is looked for in them."""
     named: tuple[str, ...] = ()
     """The file names the task mentions, in order."""
     targets: tuple[str, ...] = ()
@@ -25,8 +24,5 @@ class TaskFacts:
     """The task asks for a change somewhere in its words (not only about files)."""
     renames: tuple[tuple[str, str], ...] = ()
     """(old, new) words the task swaps ("rename greet to welcome"), each kept only where a file the
-    task names held the old word: a write that drops the old name is shown the rename alone."""
-    renamed_in: tuple[str, ...] = ()
-    """The files the task names that held an old word of `renames` when the task started."""
-    keep_tests: bool = False
-    """The task says not to change the tests: a write to a test file is refused."""
+    task names held the old word: a write that drops the old name is not told it dropped it, and
+    a module still importing the old name is shown the rename."""

@@ -23,7 +23,6 @@ from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.aids.syntax_check import syntax_problem
-from mzagent_tui.agent.aids.test_files import TEST_FILE, imported_modules
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
@@ -36,8 +35,6 @@ from mzagent_tui.agent.aids.write_repairs import repair
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
 WRITE_MAX_BYTES = 10 * 1024 * 1024
-SHOWN_MODULE_BYTES = 4000
-"""The code a refused write to a kept test file imports is shown up to this size."""
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
@@ -216,9 +213,6 @@ class FileTools:
         `how` says what an edit changed; a whole write says whether it created or overwrote.
         `based_on` is the content an edit was made from: if the file changed while the user
         looked at the diff, the edit would undo that change, so nothing is written."""
-        if self._ctx.facts.keep_tests and TEST_FILE.search(rel) and self._ctx.aids.on("kept_tests"):
-            self._ctx.aids.fired("kept_tests")
-            raise ToolError(self._tests_kept(path, rel))
         content, edited, previewed = self._ask_to_write(rel, content)
         parent, _, name = rel.rpartition("/")
         try:
@@ -265,23 +259,6 @@ class FileTools:
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
         return ToolResult(written, write=WriteOutcome(path, rel, old if existed else None, data, content, whole=not how))
-
-    def _tests_kept(self, path: Path, rel: str) -> str:
-        """Why a write to a test file was refused, with the code the test imports. Told only where
-        the fix goes, a small model wrote the test file again and again without reading the code:
-        a short module is shown, and counts as read, so the next write can be the fix."""
-        code = imported_modules(self.root, path)
-        said = f"the task says not to change the tests, so {rel} was not written. Change the code the tests run instead"
-        if not code:
-            return said
-        said += f" ({rel} imports {', '.join(code)}: the fix goes there)"
-        try:
-            if (self.root / code[0]).stat().st_size > SHOWN_MODULE_BYTES:
-                return said
-            text = self.read_file(code[0])  # the read's own checks: inside the project, not a secret, text
-        except (OSError, ToolError):
-            return said
-        return f"{said}. {code[0]} holds:\n{text}\nWrite {code[0]} with the fix."
 
     def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
         """Show the write's diff to the approver: (content to write, whether the user edited it,
