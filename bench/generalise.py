@@ -111,6 +111,8 @@ def _run_baseline(root: Path, prompt: str, base_url: str) -> tuple[str | None, i
 
 @dataclass(frozen=True)
 class Job:
+    """One run to make: a task in one phrasing, the column it reports under, the aids switched off."""
+
     task: SuiteTask
     phrasing: int
     label: str
@@ -231,7 +233,7 @@ def ablation_report(base_path: str, paths: list[str]) -> str:
 def report(paths: list[str]) -> str:
     """Per half and category: pass rate, median steps, median seconds, one column group per runner;
     "all runs both made" compares the runners on the same (task, phrasing) pairs only."""
-    records = [json.loads(line) for path in paths for line in Path(path).read_text().splitlines() if line.strip()]
+    records = [record for path in paths for record in _records(Path(path))]
     runners = list(dict.fromkeys(r["runner"] for r in records))
     lines = []
     for half in (*HALVES, "dev"):
