@@ -77,7 +77,7 @@ def shown(widget) -> str:  # noqa: ANN001
 def entry_texts(app: MzAgentApp, kind: str) -> list[str]:
     texts = []
     for entry in entries(app, kind):
-        parts = [shown(w) for w in entry.query("Static")]
+        parts = [shown(w) for w in entry.query("Static")] if entry.children else [entry.render().plain]
         if isinstance(entry, ObservationEntry):
             parts.extend(entry.lines)
         texts.append("\n".join(parts))
@@ -500,12 +500,19 @@ async def test_observation_expands_and_opens_the_full_output(server, project: Pa
         await pilot.press("y")
         await wait_for(pilot, lambda: state(app) == "done")
         entry = app.query_one(ObservationEntry)
-        log = entry.query_one(Log)
-        assert log.size.height <= 12
+        assert entry.size.height <= 1 + 12 and not entry.query(Log), "collapsed: the first lines, no log yet"
         entry.focus()
         await pilot.press("enter")
         await pilot.pause()
-        assert entry.has_class("-expanded")
+        log = entry.query_one(Log)
+        assert entry.has_class("-expanded") and log.line_count == len(entry.lines) > 1000 and 12 < log.size.height <= 200
+        assert not entry.query_one(".observation-text").display
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not log.display and entry.query_one(".observation-text").display and entry.size.height <= 1 + 12
+        await pilot.press("enter")
+        await pilot.pause()
+        assert log.display and len(entry.query(Log)) == 1, "the log is made once"
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, PreviewScreen))
         assert "full output" in shown(app.screen.query_one("#preview-title"))

@@ -244,7 +244,7 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         assert [e.plain for e in hits] == ["look for a Needle", "the needle is here", "another NEEDLE"]
         count = bar.query_one("#search-count")
         assert str(count.render()) == "3/3" and hits[2].has_class("-current-hit")
-        question = hits[0].query_one(".entry-body").content
+        question = hits[0].shown_text
         assert [question.plain[span.start : span.end] for span in question.spans if span.style == "reverse"] == ["Needle"]
         await pilot.press("enter")
         assert str(count.render()) == "2/3" and hits[1].has_class("-current-hit") and not hits[2].has_class("-current-hit")
@@ -257,7 +257,7 @@ async def test_find_in_transcript_jumps_between_hits(server, project: Path) -> N
         bar.query_one(Input).value = "zzz"
         await pilot.pause()
         assert str(count.render()) == "no match"
-        assert not hits[0].query_one(".entry-body").content.spans
+        assert not hits[0].shown_text.spans
         await pilot.press("escape")
         assert not bar.display and not list(transcript.query(".-hit"))
         assert state(app) == "done", "escape closed the search, it did not cancel anything"

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Log, Static
@@ -40,7 +39,7 @@ from mzagent_tui.agent.model.reply_stream import stream_parts, untagged
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label
 from mzagent_tui.widgets.diff_view import DiffView
-from mzagent_tui.widgets.highlight import guess_lexer, highlight
+from mzagent_tui.widgets.highlight import guess_lexer, highlight, highlighted
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
@@ -82,11 +81,27 @@ def safe(text: str) -> Text:
     return Text(for_display(text))
 
 
-class Entry(Vertical):
-    """A transcript entry: a coloured title line and a body. CSS classes carry the kind."""
+class Entry(Widget):
+    """A transcript entry: a coloured title line and a body. CSS classes carry the kind.
+
+    An entry whose body is text (`text`: thoughts, commands, short notices, the earlier-entries
+    marker) is one widget that draws its title and text itself: Textual's layout and drawing
+    work grows with every mounted widget, and a title, a body and their container made an append
+    cost about 2.4x what one widget does (bench/transcript.py). An entry whose body is a widget
+    (Markdown, a diff, a folded write, a log) composes its title above it.
+    """
+
+    COMPONENT_CLASSES = {"entry--title"}
+    DEFAULT_CSS = "Entry { width: 1fr; height: auto; overflow: hidden hidden; }"
 
     def __init__(
-        self, kind: str, *body: Widget, title: str | Text | None = None, plain: str = "", text_view: tuple[Static, Text] | None = None
+        self,
+        kind: str,
+        *body: Widget,
+        title: str | Text | None = None,
+        plain: str = "",
+        text: Text | None = None,
+        text_view: tuple[Static, Text] | None = None,
     ) -> None:
         super().__init__(classes=f"entry -{kind}")
         self.kind = kind
@@ -95,8 +110,11 @@ class Entry(Vertical):
         self.event: Event | None = None
         """The core event shown; a pruned entry goes back to the transcript's earlier events as this."""
         self._body = body
+        self._text = text
+        """The body of a one-widget entry; `shown_text` is it as drawn (search may highlight words in it)."""
+        self.shown_text = text
         self._text_view = text_view
-        """A body that is plain text (the widget and its text), so search can highlight the words it found."""
+        """A composed body that is plain text (the widget and its text), so search can highlight the words it found."""
         heading = Text(f"{ICONS[kind]} {LABELS[kind]}", style="bold")
         if title is not None:
             heading.append("  ")
@@ -104,8 +122,24 @@ class Entry(Vertical):
         self._title = heading
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title, classes="entry-title")
-        yield from self._body
+        if self._body:
+            yield Static(self._title, classes="entry--title")
+            yield from self._body
+
+    def render(self) -> Text:
+        """The title and the text of a one-widget entry (an entry with widgets draws none)."""
+        if self._body:
+            return Text()
+        heading = self._title.copy()
+        heading.stylize_before(self.get_component_rich_style("entry--title", partial=True))
+        if self.shown_text is None:
+            return heading
+        return Text.assemble(heading, "\n", self.shown_text)
+
+    def set_text(self, text: Text) -> None:
+        """Replace the text of a one-widget entry (a progress notice as a wait goes on)."""
+        self._text = self.shown_text = text
+        self.refresh(layout=True)
 
     @property
     def title_text(self) -> str:
@@ -117,13 +151,20 @@ class Entry(Vertical):
 
     def show_matches(self, query: str) -> None:
         """Highlight `query` in a plain-text body (empty: remove the highlight)."""
-        if self._text_view is None:
-            return
-        view, text = self._text_view
-        if query:
-            text = text.copy()
-            text.highlight_words([query], style="reverse", case_sensitive=False)
-        view.update(text)
+        if self._text is not None:
+            self.shown_text = _highlighted(self._text, query)
+            self.refresh()
+        elif self._text_view is not None:
+            view, text = self._text_view
+            view.update(_highlighted(text, query))
+
+
+def _highlighted(text: Text, query: str) -> Text:
+    if not query:
+        return text
+    text = text.copy()
+    text.highlight_words([query], style="reverse", case_sensitive=False)
+    return text
 
 
 def folded(body: Widget, title: str) -> Collapsible:
@@ -137,9 +178,7 @@ def folded(body: Widget, title: str) -> Collapsible:
 
 
 def text_entry(kind: str, text: str, title: str | None = None) -> Entry:
-    shown = safe(text)
-    view = Static(shown, classes="entry-body")
-    return Entry(kind, view, title=title, plain=text, text_view=(view, shown))
+    return Entry(kind, title=title, plain=text, text=safe(text))
 
 
 class StreamingEntry(Entry):
@@ -243,17 +282,16 @@ class ProgressEntry(Entry):
     """A notice whose text is replaced as a wait goes on (assembling, loading the local model)."""
 
     def __init__(self, text: str) -> None:
-        self._view = Static(safe(text), classes="entry-body")
-        super().__init__("notice", self._view, title="local model")
+        super().__init__("notice", title="local model", text=safe(text))
 
     def show(self, text: str) -> None:
-        self._view.update(safe(text))
+        self.set_text(safe(text))
 
 
 def action_entry(tool: str, args: list[object]) -> Entry:
     """A command as highlighted shell, a write as the path plus highlighted content, a read as a path."""
     if tool == "run_terminal_command" and args and isinstance(args[0], str):
-        return Entry("action", Static(highlight(args[0], "bash"), classes="entry-body"), title="run command", plain=args[0])
+        return Entry("action", title="run command", plain=args[0], text=highlighted(args[0], "bash"))
     if tool == "write_to_file" and len(args) == 2 and isinstance(args[0], str) and isinstance(args[1], str):
         path, content = args
         code = Static(highlight(content, guess_lexer(path, content), line_numbers=True), classes="entry-body")
@@ -269,12 +307,14 @@ def action_entry(tool: str, args: list[object]) -> Entry:
     if tool == "update_plan" and len(args) == 1 and isinstance(args[0], list):
         return Entry("action", title=action_text(tool, args))
     shown = call_text(tool, args)
-    return Entry("action", Static(safe(shown), classes="entry-body"), title=tool, plain=shown)
+    return Entry("action", title=tool, plain=shown, text=safe(shown))
 
 
 class ObservationEntry(Entry):
-    """Tool output: short output as plain text, long output in a Log (which renders only what
-    is visible), collapsed until expanded."""
+    """Tool output as plain text; long output shows its first lines until expanded into a Log
+    (which renders only what is visible). The Log is made on the first expand: one in every long
+    entry made each append cost about a third more (Textual lays out every scrolling widget
+    again on each reflow; bench/transcript.py)."""
 
     can_focus = True
     BINDINGS = [
@@ -291,32 +331,28 @@ class ObservationEntry(Entry):
         self.lines = for_display(text).splitlines() or [""]
         self.output_path = Path(output_path) if output_path else None
         self._log: Log | None = None
-        body: Widget
-        text_view = None
-        if len(self.lines) <= SHORT_OUTPUT_LINES:
-            shown = Text("\n".join(self.lines))
-            body = Static(shown, classes="entry-body observation-text")
-            text_view = (body, shown)
-        else:
-            self._log = body = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
+        long = len(self.lines) > SHORT_OUTPUT_LINES
+        shown = Text("\n".join(self.lines[:SHORT_OUTPUT_LINES]))
+        body = Static(shown, classes="entry-body observation-text")
         badge = Text()
         if exit_code is not None:
             badge.append(f" exit {exit_code} ", style="reverse bold")
         elif not ok:
             badge.append(" failed ", style="reverse bold")
-        if len(self.lines) > SHORT_OUTPUT_LINES:
+        if long:
             badge.append(f"  {len(self.lines)} lines (enter to expand")
             badge.append(", o for the full output)" if self.output_path else ")")
-        super().__init__("observation", body, title=badge, plain="\n".join(self.lines), text_view=text_view)
+        super().__init__("observation", body, title=badge, plain="\n".join(self.lines), text_view=(body, shown))
         self.set_class(not ok, "-failed")
+        self.set_class(long, "-long")
 
-    def on_mount(self) -> None:
-        if self._log is not None:
+    async def action_toggle(self) -> None:
+        self.toggle_class("-expanded")
+        if self._log is None and self.has_class("-long", "-expanded"):
+            self._log = Log(max_lines=OBSERVATION_MAX_LINES, auto_scroll=False, classes="entry-body observation-log")
+            await self.mount(self._log)
             self._log.write_lines(self.lines)
             self._log.scroll_home(animate=False)
-
-    def action_toggle(self) -> None:
-        self.toggle_class("-expanded")
 
     def action_open_output(self) -> None:
         if self.output_path is not None and self.output_path.exists():
@@ -373,7 +409,7 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
         case Observation(text=text, ok=ok, exit_code=code, output_path=path):
             return [ObservationEntry(text, ok, code, path)]
         case UserCommand(command=command):
-            return [Entry("action", Static(highlight(command, "bash"), classes="entry-body"), title="you ran (no dialog: you typed it)", plain=command)]
+            return [Entry("action", title="you ran (no dialog: you typed it)", plain=command, text=highlighted(command, "bash"))]
         case UserCommandOutput(text=text, exit_code=code, output_path=path):
             return [ObservationEntry(text, code == 0, code, path)]
         case FileChanged():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.text import Text
 
 from mzagent_tui.agent.safety.textsafe import for_display
 
@@ -18,3 +19,12 @@ def highlight(code: str, lexer: str, line_numbers: bool = False, word_wrap: bool
     from rich.syntax import Syntax
 
     return Syntax(for_display(code), lexer, word_wrap=word_wrap, line_numbers=line_numbers, theme="ansi_dark", background_color="default")
+
+
+def highlighted(code: str, lexer: str) -> Text:
+    """`highlight` as a Text, for an entry that draws its own lines (one widget instead of two)."""
+    from rich.syntax import Syntax
+
+    text = Syntax(for_display(code), lexer, theme="ansi_dark", background_color="default").highlight(for_display(code))
+    text.rstrip_end(len(text.plain.rstrip("\n")))
+    return text

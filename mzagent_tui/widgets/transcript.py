@@ -24,8 +24,8 @@ from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.event_text import searchable_text
 from mzagent_tui.widgets.entries import Entry, StreamingEntry, ThinkingEntry, entries_for, safe
 
-HIGH_WATER = 160
-LOW_WATER = 120
+HIGH_WATER = 100
+LOW_WATER = 80
 EARLIER_BATCH = 60
 """Entries a reopened session shows at first, and about how many more each "show earlier" adds."""
 REVEAL_CONTEXT = 6
@@ -55,7 +55,7 @@ class EarlierEntry(Entry):
 
     def __init__(self, events: list[Event]) -> None:
         text = "earlier entries are not shown here: select this (enter) to show more; the export has all"
-        super().__init__("notice", Static(safe(text), classes="entry-body"), title="earlier", plain=text)
+        super().__init__("notice", title="earlier", plain=text, text=safe(text))
         self.events = events
 
     def action_load(self) -> None:
