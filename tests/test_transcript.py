@@ -124,6 +124,33 @@ async def test_a_write_asking_for_approval_stays_folded_behind_the_dialog() -> N
             assert write.size.height == 2, "the title and the folded body's one line"
 
 
+async def test_an_entry_of_text_is_one_widget_drawn_in_its_kind_colour() -> None:
+    """Textual's layout work grows with every mounted widget: a thought, a command or a notice is
+    one widget that draws its title (in its kind's colour, from the stylesheet) and its text."""
+    from textual.app import App
+
+    from mzagent_tui.widgets.entries import action_entry, text_entry
+
+    class One(App):
+        CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
+
+        def compose(self):  # noqa: ANN202
+            yield text_entry("thought", "[bold]not markup[/bold]")
+            yield action_entry("run_terminal_command", ["pytest -q tests/"])
+            yield text_entry("error", "it failed")
+
+    app = One()
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        thought, command, error = app.query(".entry")
+        assert not thought.children and not command.children and not error.children
+        assert thought.size.height == 2 and thought.render().plain == "◆ Thought\n[bold]not markup[/bold]"
+        assert command.render().plain == "⚙ Action  run command\npytest -q tests/"
+        title_colour = {entry.kind: entry.render().get_style_at_offset(app.console, 0).color for entry in (thought, error)}
+        assert title_colour["thought"] is not None and title_colour["error"] is not None
+        assert title_colour["thought"] != title_colour["error"], "each kind's title in its own colour"
+
+
 def test_a_short_diff_is_shown_whole() -> None:
     from mzagent_tui.widgets.entries import DiffEntry
 

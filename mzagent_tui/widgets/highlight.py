@@ -25,6 +25,7 @@ def highlighted(code: str, lexer: str) -> Text:
     """`highlight` as a Text, for an entry that draws its own lines (one widget instead of two)."""
     from rich.syntax import Syntax
 
-    text = Syntax(for_display(code), lexer, theme="ansi_dark", background_color="default").highlight(for_display(code))
+    shown = for_display(code)
+    text = Syntax(shown, lexer, theme="ansi_dark", background_color="default").highlight(shown)
     text.rstrip_end(len(text.plain.rstrip("\n")))
     return text
