@@ -303,29 +303,5 @@ def test_output_file_is_in_the_session_folder(shell) -> None:
     assert Path(result.output_path).read_text() == "saved\n"
 
 
-def test_a_command_that_misses_a_file_gets_the_closest_existing_paths(shell, project: Path) -> None:
-    (project / "README.md").write_text("hello\n")
-    result = shell().run("cat docs/README.md")
-    assert result.text.splitlines()[-1] == "Note: docs/README.md does not exist. Closest existing paths: README.md."
-    python = shell().run(f"python3 {project}/scripts/run.py")
-    assert "Note: scripts/run.py does not exist." in python.text
-
-
-def test_a_missing_path_outside_the_project_gets_no_note(shell) -> None:
-    assert "Note:" not in shell().run("cat /nonexistent-mzagent/x.txt").text
-
-
 def test_output_of_only_blank_lines_is_no_output(shell) -> None:
     assert shell().run("printf '\\n\\n'").text == "Command succeeded (exit code 0).\n(no output)"
-
-
-def test_mv_saying_a_file_is_the_same_file_is_explained_as_no_duplicate(shell, project: Path) -> None:
-    """`find . -exec mv {} texts/` lists the files it has just moved: a small model took mv's
-    "are the same file" for a duplicate and deleted the only copy."""
-    (project / "alpha.txt").write_text("one\n")
-    (project / "beta.txt").write_text("two\n")
-    result = shell().run("mkdir -p texts && find . -type f -name '*.txt' -exec mv {} texts/ \\;")
-    assert (project / "texts" / "alpha.txt").is_file() and (project / "texts" / "beta.txt").is_file()
-    assert "are the same file" in result.text
-    assert "Nothing was copied twice, and no duplicate was made." in result.text
-    assert "no duplicate" not in shell().run("mv texts/alpha.txt .").text

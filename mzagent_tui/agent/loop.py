@@ -25,7 +25,7 @@ from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compac
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
-from mzagent_tui.agent.aids.repeats import REPEAT_NOTE, REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
+from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
@@ -34,7 +34,6 @@ from mzagent_tui.agent.events import (
     Error,
     Event,
     EventSink,
-    FileChanged,
     FinalAnswer,
     FormatError,
     ModelInfo,
@@ -80,11 +79,9 @@ from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_c
 from mzagent_tui.agent.model.usage import Meter, money
 
 VARIED_TEMPERATURE = 0.7
-"""A reply that repeats an action done since the last file change word for word (so it would most
-likely give the same result) is asked for once more at this temperature,
-and the reply after a format error is asked for at it (when the settings' is lower): at a low
-temperature the same conversation gives the same reply, so a note alone rarely gets a small model
-out of a loop."""
+"""The reply after a format error is asked for at this temperature (when the settings' is lower):
+at a low temperature the same conversation gives the same reply, so a note alone rarely gets a
+small model out of a loop."""
 OFFERED_WRITE = "\nwrite_to_file("
 """How a note or reminder offers a write to send: the call on a line of its own."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
@@ -174,8 +171,6 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self._notes: list[str] = []
         self._completion: CompletionCheck | None = None
-        self._file_changes = 0
-        """FileChanged events so far: an action that changed no file can be told from one that did."""
         self._compacted = False
         """Compacted since the last request: the meter's fill is stale until the next one."""
         self._window_asked = False
@@ -207,8 +202,6 @@ class Agent:
         self.meter.observe(event)
         if isinstance(event, Usage):
             self._compacted = False
-        if isinstance(event, FileChanged):
-            self._file_changes += 1
         if self._completion is not None:
             self._completion.observe(event)
         if not isinstance(event, _NOT_LOGGED):
@@ -385,27 +378,14 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _ask_unless_repeated(self, cancel: CancelToken, repeats: Repeats, after_error: bool) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision. One the repeats say to ask for again (aid `repeat_reask`) is
-        dropped and asked for once more at a higher temperature, once; the second reply stands
-        whatever it is. After a format error the reply is asked for that way at once (aid
-        `format_retry_temperature`): the same conversation would bring back the same reply."""
-        varied = self.settings.temperature < VARIED_TEMPERATURE
-        hotter = after_error and varied and self.aids.on("format_retry_temperature")
+    def _next_reply(self, cancel: CancelToken, after_error: bool) -> tuple[Reply, ParsedReply]:
+        """A reply and its decision. After a format error the reply is asked for at a higher
+        temperature (aid `format_retry_temperature`): the same conversation would bring back the
+        same reply."""
+        hotter = after_error and self.settings.temperature < VARIED_TEMPERATURE and self.aids.on("format_retry_temperature")
         if hotter:
             self.aids.fired("format_retry_temperature")
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
-        parsed = self._parse(reply)
-        if not varied or after_error or parsed.error is not None or not self.aids.on("repeat_reask"):
-            return reply, parsed
-        why = repeats.why_ask_again(parsed.tool, parsed.args, parsed.final_answer)
-        if why is None:
-            return reply, parsed
-        self.aids.fired("repeat_reask")
-        self.emit(ReplyFinished(reply.text, reply.finish_reason))
-        self.emit(Notice(f"{why}; asked again at temperature {VARIED_TEMPERATURE}"))
-        self.session.record("dropped_reply", text=reply.text)
-        reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
@@ -417,7 +397,7 @@ class Agent:
                 return stop
             self.emit(StepStarted(step, limit))
             try:
-                reply, parsed = self._ask_unless_repeated(cancel, repeats, format_errors > 0)
+                reply, parsed = self._next_reply(cancel, format_errors > 0)
             except Cancelled:
                 self._append("assistant", "[reply interrupted by the user]")
                 return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -432,7 +412,7 @@ class Agent:
                 continue
             format_errors = 0
             if parsed.final_answer is not None:
-                if not planning and self._sent_back(completion, parsed.final_answer, acted, commands, repeats):
+                if not planning and self._sent_back(completion, parsed.final_answer, acted, commands):
                     continue
                 if reply.finish_reason == "length":
                     self.emit(Notice("the final answer hit the token limit and may be cut off"))
@@ -440,7 +420,6 @@ class Agent:
                 return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
             assert parsed.tool is not None
             self.emit(Action(parsed.tool, parsed.args))
-            changes, seen = self._file_changes, len(self.ctx.seen)
             try:
                 result = self._call_tool(parsed.tool, parsed.args)
             except Cancelled:
@@ -449,7 +428,7 @@ class Agent:
             acted = acted or (parsed.tool != "read_file" and result.ok)
             if parsed.tool == "run_terminal_command" and result.ok:
                 commands.append(repr(parsed.args))
-            times = repeats.call_done(parsed.tool, parsed.args, result.text, result.ok, self._file_changes != changes, len(self.ctx.seen) != seen)
+            times = repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
             text, stuck = self._observation(completion, parsed, result, times)
             self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
             self._observe(text)
@@ -498,7 +477,7 @@ class Agent:
         self._observe(f"Format error: {problem}. {again}")
         return None
 
-    def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str], repeats: Repeats) -> bool:
+    def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str]) -> bool:
         """The answer checks (aids `answer.*`): True when one found the work not done and the
         model was told so instead of the answer being accepted."""
         reminder = completion.reminder(answer, acted, commands)
@@ -508,7 +487,6 @@ class Agent:
         self._observe(reminder.text)
         for path in reminder.files:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
-        repeats.answer_sent_back(answer, completion.answer_was_guessed, completion.answer_contradicted)
         return True
 
     def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:
@@ -524,9 +502,7 @@ class Agent:
         stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
-        elif times.same_call:
-            text += aids.note("repeat_note", f"\nNote: {REPEAT_NOTE}")
-        elif times.same_failure + 1 >= STUCK_REPEATS:
+        elif not times.same_call and times.same_failure + 1 >= STUCK_REPEATS:
             text += aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
         for note in parsed.notes:
             self.emit(Notice(note))

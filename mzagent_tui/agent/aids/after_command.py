@@ -6,7 +6,6 @@ name in the seam's catalogue."""
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 
 from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
@@ -15,17 +14,7 @@ from mzagent_tui.agent.aids.seen import named_files
 from mzagent_tui.agent.aids.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.aids.tracebacks import python_failure
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
 from mzagent_tui.agent.tools.registry import CommandOutcome
-
-SAME_FILE = re.compile(r"^(?:mv|cp): '(?P<first>[^'\n]+)' and '(?P<second>[^'\n]+)' are the same file$", re.MULTILINE)
-SAME_FILE_NOTE = (
-    "Note: mv or cp said {first} and {second} are the same file: that file was already where the command put it "
-    "(find lists the files it has just moved into a folder below the current one, and mv or cp then skips them). "
-    "Nothing was copied twice, and no duplicate was made."
-)
-"""`find . -name '*.txt' -exec mv {} texts/ \\;` prints this, and a small model took it for a
-duplicate and deleted the only copy."""
 
 
 class AfterCommand:
@@ -48,15 +37,10 @@ class AfterCommand:
             notes += aids.note("in_place_nothing_changed", "\n" + NOTHING_CHANGED)
         if result.exit_code == 0 and aids.on("examples"):
             notes += aids.note("examples", self._against_examples(ctx, ran))
-        same = SAME_FILE.search(output)
-        if same is not None:
-            notes += aids.note("same_file", "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"]))
         if result.exit_code not in (0, None) and not ran.answer:
             failure = python_failure(output, ctx.root)
             if failure is not None and failure.path in ctx.changed:
                 ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
-            for missing in missing_in_output(ctx.root, output) if aids.on("missing_path") else []:
-                notes += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.facts.targets)}")
             if "SyntaxError" in output and "python" in command and one_line_block(command):
                 notes += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
         return ctx.redact.command_output(notes)

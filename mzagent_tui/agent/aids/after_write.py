@@ -18,11 +18,8 @@ from mzagent_tui.agent.aids.definitions import (
     stopped_running,
     stopped_running_note,
 )
-from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
-from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.tools.registry import WriteOutcome
 
 
@@ -51,8 +48,8 @@ def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
 
 def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
     """What a Python write did to the names the file defines and uses: names taken away (not
-    said where the task renames one of them), names the task mentions written before the module
-    they come from was read, names used but never defined."""
+    said where the task renames one of them), a script left running nothing, parameters left
+    unused."""
     aids, rel, old, data, path = ctx.aids, write.rel, write.old, write.new, write.path
     notes = ""
     removed = removed_definitions(rel, old, data) if old is not None else []
@@ -64,20 +61,10 @@ def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
         notes += aids.note("removed_definitions", "\n" + note)
         if notes:
             ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
-    moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
-    if moved is not None:
-        notes += aids.note("moved_changed", "\n" + moved_changed_note(rel, relative(ctx.root, moved[0]), moved[1], moved[2]))
     idle = stopped_running(rel, old, data) if old is not None else None
     if idle is not None:
         notes += aids.note("stopped_running", "\n" + stopped_running_note(rel, idle))
     dropped = dropped_parameters(rel, old, data) if old is not None else []
     if dropped:
         notes += aids.note("dropped_parameters", "\n" + dropped_parameters_note(rel, dropped, old or b"", data))
-    origins = unread_origins(path, data, ctx.facts.text, ctx.seen) if rel.lower().endswith(".py") else {}
-    if origins:
-        notes += aids.note("unread_origins", "\n" + unread_origins_note(origins))
-    undefined = new_undefined_names(rel, old, data)
-    if undefined and aids.on("undefined_names"):
-        notes += aids.note("undefined_names", "\n" + undefined_note(rel, undefined, write.content, sibling_imports(path, undefined)))
-        ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
     return notes

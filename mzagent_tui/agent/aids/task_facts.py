@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TaskFacts:
-    text: str = ""
-    """The task's words: a name the task mentions, or names as a folder, is looked for in them."""
     named: tuple[str, ...] = ()
     """The file names the task mentions, in order."""
     targets: tuple[str, ...] = ()

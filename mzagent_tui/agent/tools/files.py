@@ -16,7 +16,7 @@ import json
 import os
 import re
 import stat
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
@@ -141,7 +141,6 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
-        self._refuse_root_name_folder(rel)
         if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
             raise ToolError(
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
@@ -162,27 +161,6 @@ class FileTools:
             aids.fired("write_repairs")
             return _first_line_added(written, " " + " ".join(repaired) + " So it parses.")
         return written
-
-    def _refuse_root_name_folder(self, rel: str) -> None:
-        """A write that would make a folder named like the project folder inside it, unless that folder
-        exists or the task names it as a folder (`name/`, "the package name"): told the project
-        folder's name, a small model wrote its whole package under `project/` inside the project.
-        The error offers no way to make the folder anyway: offered `mkdir project`, the model ran it."""
-        first, *rest = PurePosixPath(rel).parts
-        if first != self.root.name or not rest or (self.root / first).exists():
-            return
-        if not self._ctx.aids.on("root_name_folder"):
-            return
-        named = re.escape(first)
-        as_folder = rf"{named}/|\b(?:package|folder|directory|module|subfolder)\s+{named}\b|\b{named}\s+(?:package|folder|directory|subfolder)\b"
-        if re.search(as_folder, self._ctx.facts.text, re.IGNORECASE):
-            return
-        inside = PurePosixPath(*rest).as_posix()
-        self._ctx.aids.fired("root_name_folder")
-        raise ToolError(
-            f"nothing was written: {first} is the name of the project folder itself, and relative paths already start "
-            f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead"
-        )
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
