@@ -18,6 +18,8 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.aids.after_write import after_write
+from mzagent_tui.agent.aids.before_write import before_write
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import Recorder, make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
@@ -38,9 +40,12 @@ def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
 
 
 def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
-    """A write as the model sees it: the tool's result with the notes of the after-write aids."""
-    result = tools[0].call("write_to_file", list(args))
-    return result.text + (after_write(tools[3], result.write) if result.write else ""), result.ok
+    """A write as the model sees it, made as the loop makes it: the aids at the write point, the
+    tool, then the notes of the after-write aids."""
+    aids = Aids()
+    prepared = before_write(tools[3], aids, list(args))
+    result = prepared.told(tools[0].call("write_to_file", prepared.args), aids)
+    return result.text + (after_write(tools[3], aids, result.write) if result.write else ""), result.ok
 
 
 def test_read_relative_and_absolute(tools, project: Path) -> None:
@@ -664,6 +669,18 @@ def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tool
         "(two quotes became three). So it parses."
     )
     assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
+
+
+def test_the_tool_writes_what_it_is_given_and_the_repair_is_the_write_point_s(tools, project: Path) -> None:
+    """write_to_file writes the content it gets and says so; the repair happens before it, at the
+    loop's write point (aid `write_repairs`), and is said once the write landed."""
+    slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
+    plain = tools[0].call("write_to_file", ["half.py", slip])
+    assert plain.ok and (project / "half.py").read_text() == slip
+    assert plain.text.startswith("File written: half.py (created, 4 lines, 56 bytes).\nWarning: half.py does not parse now")
+    prepared = before_write(tools[3], Aids(), ["half.py", slip])
+    assert prepared.aid == "write_repairs" and prepared.args == ["half.py", slip.replace('    ""\n', '    """\n')]
+    assert before_write(tools[3], Aids(["write_repairs"]), ["half.py", slip]).args == ["half.py", slip]
 
 
 def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, project: Path) -> None:

@@ -19,7 +19,8 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
+from mzagent_tui.agent.aids.seam import Aids
 from tests.conftest import Recorder
 
 MARK = "MZAGENT_TEST_MARK"
@@ -45,11 +46,13 @@ class Shell:
         self.ctx = ToolContext(project, self.session, self.recorder, approver or StaticApprover(True), self.session.redact, env=env, command_timeout=timeout)
         self.tool = ShellTool(self.ctx)
         self.after = AfterCommand()
+        self.aids = Aids()
 
     def run(self, command: str) -> ToolResult:
-        """The tool's result with the observation the model gets: the after-command aids' notes added, as the loop adds them."""
-        result = self.tool.run_terminal_command(command)
-        notes = self.after.notes(self.ctx, result.command) if result.command is not None else ""
+        """The tool's result with the observation the model gets, as the loop makes it: an exit code
+        that is an answer read as one, and the after-command aids' notes added."""
+        result = exit_answered(self.ctx, self.aids, self.tool.run_terminal_command(command))
+        notes = self.after.notes(self.ctx, self.aids, result.command) if result.command is not None else ""
         return dataclasses.replace(result, text=result.text + notes)
 
 
@@ -305,3 +308,32 @@ def test_output_file_is_in_the_session_folder(shell) -> None:
 
 def test_output_of_only_blank_lines_is_no_output(shell) -> None:
     assert shell().run("printf '\\n\\n'").text == "Command succeeded (exit code 0).\n(no output)"
+
+
+def test_the_tool_reports_an_exit_code_plainly_and_the_aid_reads_the_answer(shell, project: Path) -> None:
+    """The shell tool says what happened; `exit_answer`, at the loop's after-command point, reads
+    grep's 1 as the answer it is. Switched off, the command stays a failure."""
+    (project / "memo.txt").write_text("the flavor of the tea\n")
+    sh = shell()
+    plain = sh.tool.run_terminal_command("grep flavour memo.txt")
+    assert not plain.ok and plain.text == "Command FAILED with exit code 1.\n(no output)" and plain.command.answer == ""
+    answered = exit_answered(sh.ctx, sh.aids, plain)
+    assert answered.ok and answered.command.answer == "no line matched" and answered.exit_code == 1
+    assert answered.text == "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)"
+    assert exit_answered(sh.ctx, Aids(["exit_answer"]), plain) == plain
+
+
+def test_an_answer_keeps_the_user_s_edit_and_what_followed_the_output(shell, project: Path) -> None:
+    """The report is made again with the answer: the user's edit and the files changed stay where they were."""
+
+    class Editor:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            return ApprovalDecision(True, command="tee made.txt < memo.txt | grep coffee")
+
+    (project / "memo.txt").write_text("tea\n")
+    result = shell(approver=Editor()).run("grep coffee memo.txt")
+    assert result.ok and result.text == (
+        "The user edited the command before running it: tee made.txt < memo.txt | grep coffee\n"
+        "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)\n"
+        "Files changed by the command: made.txt (created)."
+    )

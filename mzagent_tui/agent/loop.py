@@ -22,8 +22,9 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
 from mzagent_tui.agent.aids.after_write import after_write
+from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
 from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
 from mzagent_tui.agent.aids.seam import Aids
@@ -133,7 +134,6 @@ class Agent:
         self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
         self.aids = Aids(settings.disable_aids, self.emit)
         self.ctx = ToolContext(
-            aids=self.aids,
             root=self.root,
             session=self.session,
             emit=self.emit,
@@ -441,11 +441,16 @@ class Agent:
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
-        the model reads the hook's reason instead of a result."""
+        the model reads the hook's reason instead of a result. The hooks see the call as the model
+        made it and the result as the aids at the write point and `exit_answer` leave it."""
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
-        result = self.tools.call(tool, args)
+        if tool == "write_to_file":
+            write = before_write(self.ctx, self.aids, args)
+            result = write.told(self.tools.call(tool, write.args), self.aids)
+        else:
+            result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
         self.hooks.after_tool(tool, args, result)
         return result
 
@@ -494,9 +499,9 @@ class Agent:
         aids = self.aids
         text = result.text
         if result.write is not None:
-            text += after_write(self.ctx, result.write)
+            text += after_write(self.ctx, aids, result.write)
         if result.command is not None:
-            text += self._after_command.notes(self.ctx, result.command)
+            text += self._after_command.notes(self.ctx, aids, result.command)
         gone = completion.gone_note() if aids.on("gone_note") else None
         text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
         stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")

@@ -18,18 +18,18 @@ from mzagent_tui.agent.aids.definitions import (
     stopped_running,
     stopped_running_note,
 )
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import WriteOutcome
 
 
-def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
+def after_write(ctx: ToolContext, aids: Aids, write: WriteOutcome) -> str:
     """The notes for one write, each on a line of its own ("" when none applies)."""
-    aids = ctx.aids
     notes = ""
     if write.old is not None and (stubs := kept_stubs(write.rel, write.old, write.new)):
         notes += aids.note("kept_stubs", "\n" + kept_stubs_note(write.rel, stubs))
-    notes += _definitions(ctx, write)
+    notes += _definitions(ctx, aids, write)
     if str(ctx.root) in write.content:
         notes += aids.note("absolute_path", (
             f"\nNote: {write.rel} contains the project's absolute path ({ctx.root}). Commands run in the project folder, "
@@ -46,11 +46,11 @@ def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
     return notes
 
 
-def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
+def _definitions(ctx: ToolContext, aids: Aids, write: WriteOutcome) -> str:
     """What a Python write did to the names the file defines and uses: names taken away (not
     said where the task renames one of them), a script left running nothing, parameters left
     unused."""
-    aids, rel, old, data, path = ctx.aids, write.rel, write.old, write.new, write.path
+    rel, old, data, path = write.rel, write.old, write.new, write.path
     notes = ""
     removed = removed_definitions(rel, old, data) if old is not None else []
     start = ctx.task_start.setdefault(path, old)

@@ -21,8 +21,8 @@ from pathlib import Path, PurePosixPath
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
-from mzagent_tui.agent.aids.task_facts import TaskFacts
+from mzagent_tui.agent.tools.syntax_check import syntax_problem, without_trailing_commas
+from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.definitions import imported_from, removed_definitions
 from mzagent_tui.agent.aids.moves import modules_beside

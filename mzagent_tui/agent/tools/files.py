@@ -7,7 +7,6 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import errno
 import hashlib
@@ -22,15 +21,14 @@ from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.aids.syntax_check import syntax_problem
+from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.aids.definitions import kept_stubs
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
-from mzagent_tui.agent.aids.write_repairs import repair
+from mzagent_tui.agent.tools.stubs import holds_stubs
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -38,19 +36,6 @@ WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
-
-
-def _first_line_added(result: ToolResult, words: str) -> ToolResult:
-    """The result with `words` at the end of its first line (what was written), notes below it."""
-    first, _, rest = result.text.partition("\n")
-    return dataclasses.replace(result, text=first + words + ("\n" + rest if rest else ""))
-
-
-def _stops_partway(content: str, offered: str) -> bool:
-    """`content` is the first lines of `offered`, cut short at the end of a line: a small model said
-    it would send the call a note offered, copied its first function, and stopped, three times."""
-    cut = content.rstrip()
-    return bool(cut.strip()) and len(cut) < len(offered.rstrip()) and offered.startswith(cut + "\n")
 
 
 class FileTools:
@@ -146,21 +131,7 @@ class FileTools:
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        aids = self._ctx.aids
-        offered = self._ctx.offered.get(path)
-        if offered is not None and _stops_partway(content, offered) and aids.on("offered_write"):
-            aids.fired("offered_write")
-            shown = f"{len(content.rstrip().splitlines())} of {len(offered.rstrip().splitlines())} lines"
-            written = self._write(path, rel, offered)
-            return _first_line_added(written, f" Your content stopped partway through the call the last note offered ({shown}), so that call's whole content was written.")
-        repaired: list[str] = []
-        if aids.on("write_repairs"):
-            content, repaired = repair(rel, content)
-        written = self._write(path, rel, content)
-        if repaired and not written.text.startswith("The user edited"):
-            aids.fired("write_repairs")
-            return _first_line_added(written, " " + " ".join(repaired) + " So it parses.")
-        return written
+        return self._write(path, rel, content)
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
@@ -215,7 +186,7 @@ class FileTools:
             os.close(folder)
         broken = syntax_problem(rel, data, old if existed else None)
         if unchanged:
-            unfinished = broken is not None or bool(kept_stubs(rel, old, data))
+            unfinished = broken is not None or holds_stubs(rel, data)
             written = _same_content(
                 rel, content, len(data), done_before=path in self._ctx.changed, unfinished=unfinished,
                 failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
