@@ -13,7 +13,7 @@ import json
 import os
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,24 @@ class RunResult:
     steps: int
     exit_code: int | None = None
     """The exit code of a `!command` the user ran (None after a timeout or a cancel)."""
+
+
+@dataclass
+class _Run:
+    """What one run of the loop carries from step to step."""
+
+    completion: CompletionCheck
+    cancel: CancelToken
+    planning: bool
+    cost_before: float
+    """The session's cost when the run started: the run's own cost is measured from it."""
+    format_errors: int = 0
+    """Unusable replies in a row."""
+    acted: bool = False
+    """A call other than read_file succeeded."""
+    commands: list[str] = field(default_factory=list)
+    """The commands that succeeded, as their arguments' repr."""
+    repeats: Repeats = field(default_factory=Repeats)
 
 
 class Agent:
@@ -389,55 +407,69 @@ class Agent:
         return reply, self._parse(reply)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
-        """One step: ask, judge the reply, then accept a final answer or run one tool and report."""
-        limit, format_errors, acted, commands, repeats = self.settings.max_steps, 0, False, [], Repeats()
-        cost_before = self.meter.cost
+        """Step after step until a final answer or a stop."""
+        run = _Run(completion, cancel, planning, self.meter.cost)
+        limit = self.settings.max_steps
         for step in range(1, limit + 1):
-            if (stop := self._limit_reached(cancel, cost_before, step - 1)) is not None:
+            if (stop := self._limit_reached(cancel, run.cost_before, step - 1)) is not None:
                 return stop
             self.emit(StepStarted(step, limit))
-            try:
-                reply, parsed = self._next_reply(cancel, format_errors > 0)
-            except Cancelled:
-                self._append("assistant", "[reply interrupted by the user]")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            except LLMError as exc:
-                self.emit(Error(str(exc)))
-                return RunResult(StopReason.ERROR, str(exc), None, step)
-            self._show(reply, parsed)
-            if (problem := self._unusable(reply, parsed)) is not None:
-                format_errors += 1
-                if (stop := self._format_error(problem, format_errors, step)) is not None:
-                    return stop
-                continue
-            format_errors = 0
-            if parsed.final_answer is not None:
-                if not planning and self._sent_back(completion, parsed.final_answer, acted, commands):
-                    continue
-                if reply.finish_reason == "length":
-                    self.emit(Notice("the final answer hit the token limit and may be cut off"))
-                self.emit(FinalAnswer(parsed.final_answer, plan=planning))
-                return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
-            assert parsed.tool is not None
-            self.emit(Action(parsed.tool, parsed.args))
-            try:
-                result = self._call_tool(parsed.tool, parsed.args)
-            except Cancelled:
-                self._observe("The user cancelled this call.")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            acted = acted or (parsed.tool != "read_file" and result.ok)
-            if parsed.tool == "run_terminal_command" and result.ok:
-                commands.append(repr(parsed.args))
-            times = repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
-            text, stuck = self._observation(completion, parsed, result, times)
-            self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
-            self._observe(text)
-            if cancel.cancelled:
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            if stuck:
-                why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
-                return self._closing_answer(completion, cancel, step, why, planning)
+            if (stop := self._step(run, step)) is not None:
+                return stop
         return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
+
+    def _step(self, run: _Run, step: int) -> RunResult | None:
+        """One step: ask, judge the reply, then take a final answer or run one tool and report.
+        None: the run goes on."""
+        try:
+            reply, parsed = self._next_reply(run.cancel, run.format_errors > 0)
+        except Cancelled:
+            self._append("assistant", "[reply interrupted by the user]")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        except LLMError as exc:
+            self.emit(Error(str(exc)))
+            return RunResult(StopReason.ERROR, str(exc), None, step)
+        self._show(reply, parsed)
+        if (problem := self._unusable(reply, parsed)) is not None:
+            run.format_errors += 1
+            return self._format_error(problem, run.format_errors, step)
+        run.format_errors = 0
+        if parsed.final_answer is not None:
+            return self._answer(run, reply, parsed.final_answer, step)
+        return self._act(run, parsed, step)
+
+    def _answer(self, run: _Run, reply: Reply, answer: str, step: int) -> RunResult | None:
+        """A final answer ends the run, unless an answer check sends it back (None)."""
+        if not run.planning and self._sent_back(run.completion, answer, run.acted, run.commands):
+            return None
+        if reply.finish_reason == "length":
+            self.emit(Notice("the final answer hit the token limit and may be cut off"))
+        self.emit(FinalAnswer(answer, plan=run.planning))
+        return RunResult(StopReason.FINAL_ANSWER, "final answer", answer, step)
+
+    def _act(self, run: _Run, parsed: ParsedReply, step: int) -> RunResult | None:
+        """Run the reply's one tool call and report it with the after-tool aids' notes. The run
+        ends here when it was cancelled, or when it is stuck (with a closing answer)."""
+        assert parsed.tool is not None
+        self.emit(Action(parsed.tool, parsed.args))
+        try:
+            result = self._call_tool(parsed.tool, parsed.args)
+        except Cancelled:
+            self._observe("The user cancelled this call.")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
+        if parsed.tool == "run_terminal_command" and result.ok:
+            run.commands.append(repr(parsed.args))
+        times = run.repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
+        text, stuck = self._observation(run.completion, parsed, result, times)
+        self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
+        self._observe(text)
+        if run.cancel.cancelled:
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        if stuck:
+            why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+            return self._closing_answer(run.completion, run.cancel, step, why, run.planning)
+        return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
