@@ -44,8 +44,8 @@ TIME_LIMIT = 300.0
 step would otherwise hold the machine for most of an hour."""
 SEED = 0
 """The first request's sampling seed (later ones count up from it), so the reply asked for at
-temperature 0.7 after a repeat or a format error is the same in every run: without it the same
-code changed two HumanEval results between runs."""
+temperature 0.7 after a format error is the same in every run: without it the same code changed
+two HumanEval results between runs."""
 
 
 def half_of(task_id: str) -> str:

@@ -15,7 +15,7 @@ from mzagent_tui.agent.aids.seam import CATALOGUE, NAMES, Aids, UnknownAid
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import AidFired, Observation
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
+from tests.scripted_server import answer_reply, read_reply, write_reply
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
 GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n"
@@ -139,15 +139,6 @@ def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert any(re.match(r"\s+off stuck\s", line) for line in lines), done.stdout + done.stderr
     assert sum(1 for line in lines if re.match(r"\s+(on |off) \S", line)) == len(CATALOGUE)
-
-
-def test_a_reply_is_not_reasked_when_repeat_reask_is_off(server, project: Path) -> None:
-    (project / "a.txt").write_text("a\n")
-    server.script(read_reply("a.txt"), read_reply("a.txt"), Reply("<thought>t</thought><final_answer>a</final_answer>"))
-    agent, recorder = make_agent(server, project, disable_aids=["repeat_reask"])
-    agent.run("What does a.txt hold?")
-    agent.close()
-    assert len(server.requests) == 3 and "repeat_reask" not in [f.name for f in recorder.of(AidFired)]
 
 
 def test_a_failure_repeated_with_small_variations_is_noticed_by_its_outcome(server, project: Path) -> None:

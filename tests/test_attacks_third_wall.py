@@ -208,7 +208,7 @@ def test_git_variables_in_the_agents_environment_do_not_reach_our_git(project: P
     monkeypatch.setenv("BASH_ENV", str(exec_path / "git-add"))
     assert "a.txt" in filelist.project_files(project)
     committed_secret_concern(["git", "log", "-p"], project)
-    from mzagent_tui.agent.aids.syntax_check import _shell_problem
+    from mzagent_tui.agent.tools.syntax_check import _shell_problem
 
     _shell_problem(b"echo hi\n")
     assert list(outside.iterdir()) == []

@@ -9,7 +9,7 @@ from mzagent_tui.agent.aids.completion import _records
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.sessions.history import read_records
 from mzagent_tui.agent.model.native import NativeCall, parse_native
-from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
+from mzagent_tui.agent.tools.syntax_check import syntax_problem, without_trailing_commas
 from mzagent_tui.agent.aids.write_repairs import repair
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply, write_reply
@@ -58,3 +58,14 @@ def test_a_deep_json_file_is_written_and_the_run_ends_normally(server, project: 
     assert written.text.startswith("File written: b.json (created")
     assert (project / "b.json").read_text() == deep
     assert _records(project / "b.json") is None, "a record count it cannot read is no count"
+
+
+def test_a_python_file_nested_too_deep_to_compile_is_written_as_it_came(server, project: Path) -> None:  # noqa: ANN001
+    """The write's repair compiled it and raised MemoryError: inside the tool that lost the write;
+    at the loop's write point it would end the run."""
+    deep = "x = " + "-" * 200_000 + "1\n"
+    assert repair("deep.py", deep) == (deep, [])
+    server.script(write_reply("deep.py", deep), answer_reply("Written."))
+    agent, _ = make_agent(server, project)
+    assert agent.run("Write deep.py.").final_answer == "Written."
+    assert (project / "deep.py").read_text() == deep

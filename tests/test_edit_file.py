@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.aids.after_write import after_write
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, StaticApprover
 from mzagent_tui.agent.events import Action, FileChanged
 from mzagent_tui.agent.safety.secrets import Redactor
@@ -30,7 +31,7 @@ def edit(project: Path, tmp_path: Path):  # noqa: ANN201
         session = Session(tmp_path / "session", Redactor([SECRET]))
         ctx = ToolContext(project, session, recorder, approver or StaticApprover(True), session.redact, env={})
         result = ToolRegistry([FileTools(ctx).edit_file]).call("edit_file", list(args))
-        return result.text + (after_write(ctx, result.write) if result.write else ""), result.ok, recorder
+        return result.text + (after_write(ctx, Aids(), result.write) if result.write else ""), result.ok, recorder
 
     return call
 

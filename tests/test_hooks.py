@@ -22,7 +22,7 @@ from mzagent_tui.agent.safety.sandbox import landlock_abi
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
 from tests.conftest import make_agent
-from tests.scripted_server import answer_reply, last_user, write_reply
+from tests.scripted_server import Reply, answer_reply, last_user, write_reply
 
 PY = shlex.quote(sys.executable)
 UPPERCASE = f"{PY} -c 'import os, pathlib; p = pathlib.Path(os.environ[\"MZAGENT_FILE\"]); p.write_text(p.read_text().upper())'"
@@ -188,3 +188,19 @@ def test_the_cli_refuses_to_start_with_a_bad_hook(project: Path) -> None:
     )
     assert done.returncode == 2 and "hook 1" in done.stderr and "command is missing" in done.stderr
     assert "Traceback" not in done.stderr and "never" not in done.stdout
+
+
+def test_an_after_tool_hook_sees_the_model_s_call_and_the_result_the_aids_left(server, project: Path, tmp_path: Path) -> None:
+    """The aids at the write point and `exit_answer` act in the loop around the tool, before the
+    hook: it sees the call as the model made it and the result as the model reads it."""
+    events = tmp_path / "events.jsonl"
+    user_config(hook("after_tool", f"cat >> {events}; echo >> {events}"))
+    (project / "memo.txt").write_text("tea\n")
+    slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
+    server.script(write_reply("half.py", slip), Reply('<action>run_terminal_command("grep coffee memo.txt")</action>'), answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("t")
+    agent.close()
+    written, grepped = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    assert written["arguments"]["content"] == slip and "(two quotes became three). So it parses." in written["observation"]
+    assert grepped["ok"] is True and grepped["observation"].startswith("Command ran (exit code 1: no line matched;")

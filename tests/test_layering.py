@@ -95,3 +95,16 @@ def test_the_core_packages_keep_their_layers() -> None:
         and package_of(target) in AGENT_PACKAGES_MAY_NOT_IMPORT.get(package_of(source), set())
     )
     assert crossings == []
+
+
+def test_the_tools_never_import_the_aids() -> None:
+    """Tools return plain outcomes (what was written, what a command did); the aids act at the
+    loop's points around them (aids/before_write, after_write, after_command), never inside a tool."""
+    graph = imports()
+    crossings = sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if source.startswith("mzagent_tui.agent.tools") and target.startswith("mzagent_tui.agent.aids")
+    )
+    assert crossings == []

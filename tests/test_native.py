@@ -194,7 +194,7 @@ def test_a_stuck_native_run_answers_the_call_it_did_not_run(server, project: Pat
     answered (not run), so a follow-up sends a conversation the API accepts."""
     (project / "a.txt").write_text("same")
     read = Reply("", tool_calls=[call("read_file", file_path="a.txt")], finish_reason="tool_calls")
-    server.script(*[read] * 6, Reply("It says same."))
+    server.script(*[read] * 4, Reply("It says same."))
     agent, rec = make_agent(server, project, protocol="native")
     assert agent.run("What does the text file say?").reason is StopReason.STUCK
     assert len(rec.of(Action)) == 3

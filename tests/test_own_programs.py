@@ -25,7 +25,7 @@ from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.safety.sandbox import landlock_abi
 from mzagent_tui.agent.sessions.snapshots import Snapshots
-from mzagent_tui.agent.aids.syntax_check import _shell_problem
+from mzagent_tui.agent.tools.syntax_check import _shell_problem
 from tests.scripted_server import Reply, answer_reply
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"

@@ -162,7 +162,7 @@ def test_a_blocked_command_tells_the_model_and_asks_the_user_next_time(server, p
     command asks, so only the user can choose to run it outside."""
     user = RecordingApprover(ApprovalDecision(False))
     command = f"cat {home}/notes.txt {home}/.ssh/id_rsa"
-    texts, recorder = run(server, project, command, command, command, mode="yolo", approver=user)  # the first repeat is asked for again
+    texts, recorder = run(server, project, command, command, mode="yolo", approver=user)
     assert "may have blocked" in texts[0] and "cannot turn the sandbox off" in texts[0]
     assert any("may have blocked" in n.text for n in recorder.of(Notice))
     assert len(user.requests) == 1 and user.requests[0].command == f"cat {home}/notes.txt {home}/.ssh/id_rsa"

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mzagent_tui.agent.aids.syntax_check import TRAILING_COMMAS_NAMED, syntax_problem
+from mzagent_tui.agent.tools.syntax_check import TRAILING_COMMAS_NAMED, syntax_problem
 
 
 def problem(text: str, name: str = "data.json") -> str | None:

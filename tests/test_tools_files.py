@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.aids.task_facts import TaskFacts
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import FileChanged, Notice
 from mzagent_tui.agent.model.parsing import call_source
@@ -19,7 +18,9 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.aids.after_write import after_write
-from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry
+from mzagent_tui.agent.aids.before_write import before_write
+from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import Recorder, make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 
@@ -39,9 +40,12 @@ def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
 
 
 def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
-    """A write as the model sees it: the tool's result with the notes of the after-write aids."""
-    result = tools[0].call("write_to_file", list(args))
-    return result.text + (after_write(tools[3], result.write) if result.write else ""), result.ok
+    """A write as the model sees it, made as the loop makes it: the aids at the write point, the
+    tool, then the notes of the after-write aids."""
+    aids = Aids()
+    prepared = before_write(tools[3], aids, list(args))
+    result = prepared.told(tools[0].call("write_to_file", prepared.args), aids)
+    return result.text + (after_write(tools[3], aids, result.write) if result.write else ""), result.ok
 
 
 def test_read_relative_and_absolute(tools, project: Path) -> None:
@@ -299,7 +303,6 @@ def test_a_missing_file_the_task_asks_for_is_said_to_be_made_not_found(server, p
     (project / "images" / "cat.png").write_text("x")
     (project / "image.txt").write_text("x")
     server.script(
-        Reply('<action>run_terminal_command("sort images.txt > sorted.txt")</action>'),
         read_reply("images.txt"),
         read_reply("imagez.txt"),
         answer_reply("Done."),
@@ -311,9 +314,8 @@ def test_a_missing_file_the_task_asks_for_is_said_to_be_made_not_found(server, p
         "It is the file the task asks you to create, so there is nothing in it to read or use yet: work out its content "
         'from the other files, then write it with write_to_file("images.txt", ...).'
     )
-    assert last_user(server.requests[1]).endswith(f"Note: images.txt does not exist. {made}</observation>")
-    assert last_user(server.requests[2]) == f"<observation>Error: images.txt does not exist. {made}</observation>"
-    assert last_user(server.requests[3]).startswith("<observation>Error: imagez.txt does not exist. Closest existing paths: image.txt")
+    assert last_user(server.requests[1]) == f"<observation>Error: images.txt does not exist. {made}</observation>"
+    assert last_user(server.requests[2]).startswith("<observation>Error: imagez.txt does not exist. Closest existing paths: image.txt")
 
 
 def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_itself(server, tmp_path: Path) -> None:
@@ -323,51 +325,15 @@ def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_i
     root = tmp_path / "shop"
     root.mkdir()
     (root / "a.txt").write_text("a\n")
-    server.script(Reply('<action>run_terminal_command("find shop -name \'*.txt\'")</action>'), read_reply("shop/a.txt"), answer_reply("Done."))
+    server.script(read_reply("shop/a.txt"), answer_reply("Done."))
     agent, _ = make_agent(server, root)
     agent.run("List the text files.")
     itself = (
         "shop is the name of the project folder itself, the current folder of every command and the start of every "
         "relative path: leave shop/ out of paths, and write . for the folder itself."
     )
-    assert last_user(server.requests[1]).endswith(f"Note: {itself}</observation>")
-    assert last_user(server.requests[2]) == f"<observation>Error: {itself} shop/a.txt is a.txt.</observation>"
-    assert "does not exist" not in last_user(server.requests[1]) + last_user(server.requests[2])
-
-
-def test_a_write_under_the_project_folder_s_own_name_is_refused_until_that_folder_exists(tools, project: Path) -> None:
-    """Told the project folder's name, a small model wrote a whole package under `proj/` inside
-    the project: nothing is written, and the error names the path meant (and no way around it:
-    offered `mkdir proj`, the model ran it)."""
-    text, ok = write(tools, "proj/store/__init__.py", "")
-    assert not ok and not (project / "proj").exists()
-    assert text.endswith(
-        "nothing was written: proj is the name of the project folder itself, and relative paths already start in it, "
-        "so proj/store/__init__.py would make a new folder proj/ inside the project. Write to store/__init__.py instead"
-    )
-    assert write(tools, "store/__init__.py", "")[1] and (project / "store" / "__init__.py").is_file()
-    (project / "proj").mkdir()
-    assert write(tools, "proj/__init__.py", "")[1] and (project / "proj" / "__init__.py").is_file()
-
-
-@pytest.mark.parametrize(
-    ("task", "allowed"),
-    [
-        ("Create proj/__init__.py.", True),
-        ("Create a package proj holding cli.py.", True),
-        ("Add a proj folder with cli.py in it.", True),
-        ("Move every .txt file of the proj into texts.", False),
-    ],
-)
-def test_a_write_under_the_project_folder_s_own_name_stands_when_the_task_names_that_folder(project: Path, tmp_path: Path, task: str, allowed: bool) -> None:
-    session = Session(tmp_path / "session", Redactor([]))
-    ctx = ToolContext(project, session, Recorder(), PolicyApprover(StaticApprover(False), Policy()), session.redact, env={})
-    ctx.facts = TaskFacts(task)
-    try:
-        written = FileTools(ctx).write_to_file("proj/cli.py", "")
-    except ToolError:
-        written = None
-    assert (written is not None) is allowed and (project / "proj" / "cli.py").exists() is allowed
+    assert last_user(server.requests[1]) == f"<observation>Error: {itself} shop/a.txt is a.txt.</observation>"
+    assert "does not exist" not in last_user(server.requests[1])
 
 
 def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) -> None:
@@ -645,67 +611,6 @@ def test_a_new_file_gets_no_note(tools, project: Path) -> None:
 STUB_FILE = 'FIX = """\nAdd more tests.\n"""\n\n\ndef count(s):\n    """How many vowels s has.\n\n    >>> count("abe")\n    2\n    """\n    raise NotImplementedError\n'
 
 
-def test_a_name_the_write_leaves_undefined_is_named_with_its_line(tools, project: Path) -> None:
-    """A model wrote `FIX` alone where the file had `FIX = \"\"\"...\"\"\"`: the file parsed, and
-    the module stopped with NameError on import."""
-    (project / "vowels.py").write_text(STUB_FILE)
-    read(tools, "vowels.py")
-    text, ok = write(tools, "vowels.py", "FIX\n\ndef count(s):\n    return sum(1 for c in s if c in voewls)\n")
-    assert ok and (
-        "Note: vowels.py uses FIX (line 1), voewls (line 4, in count), which it never defines or imports, so the code stops with "
-        "NameError when that line runs. Give each one its value before that line, inside the function that uses it; or import it, "
-        "or write the name you meant." in text
-    )
-    text, ok = write(tools, "vowels.py", "def count(s):\n    vowels = 'aeiou'\n    return sum(1 for c in s if c in vowels)\n")
-    assert ok and "never defines" not in text
-
-
-def test_names_a_module_beside_the_file_defines_are_shown_as_the_write_with_their_imports(tools, project: Path) -> None:
-    """A small model created version.py with VERSION, then wrote app.py using VERSION and a
-    helper from util.py without importing them, was told they were undefined, and answered."""
-    (project / "version.py").write_text("VERSION = '1.2'\n")
-    (project / "util.py").write_text("def shout(text):\n    return text.upper()\n")
-    (project / "app.py").write_text('"""The app."""\nprint(1)\n')
-    read(tools, "app.py")
-    content = '"""The app."""\nprint(shout("version " + VERSION))\n'
-    text, ok = write(tools, "app.py", content)
-    fixed = '"""The app."""\nfrom util import shout\nfrom version import VERSION\nprint(shout("version " + VERSION))\n'
-    assert ok and text.endswith(
-        "Note: app.py uses shout (line 2), VERSION (line 2), which it never defines or imports, so the code stops with "
-        "NameError when that line runs. from util import shout; from version import VERSION brings them in from beside "
-        f"app.py: send this call, which adds those imports at the top:\n{call_source('write_to_file', ['app.py', fixed])}"
-    )
-    text, ok = write(tools, "app.py", fixed)
-    assert ok and "Note" not in text
-    assert subprocess.run([sys.executable, "app.py"], cwd=project, capture_output=True, text=True).stdout == "VERSION 1.2\n"
-
-
-def test_a_name_only_some_modules_beside_define_gets_the_plain_note(tools, project: Path) -> None:
-    (project / "version.py").write_text("VERSION = '1.2'\n")
-    text, ok = write(tools, "app.py", "print(VERSION, missing)\n")
-    assert ok and text.endswith("Give each one its value before that line, inside the function that uses it; or import it, or write the name you meant.")
-
-
-def test_code_the_task_moves_written_before_its_origin_was_read_is_pointed_at_the_origin(server, project: Path) -> None:
-    """Asked to move helper from a.py into utils.py, a small model wrote a helper of its own into
-    utils.py before it had read a.py. Once a.py is read, or for a name the task does not mention, nothing is said."""
-    (project / "calc.py").write_text("def double(x):\n    return x * 2\n\n\ndef main():\n    print(double(4))\n")
-    server.script(
-        write_reply("helpers.py", "def double():\n    return 0\n"),
-        read_reply("calc.py"),
-        write_reply("helpers.py", "def double(x):\n    return x * 2\n"),
-        answer_reply("Moved."),
-    )
-    agent, _ = make_agent(server, project, provider="local")  # the bundled model's files are not read ahead
-    agent.run("Move the function double from calc.py into helpers.py, and make calc.py import it.")
-    assert last_user(server.requests[1]) == (
-        "<observation>File written: helpers.py (created, 2 lines, 27 bytes).\n"
-        "Note: calc.py defines double too, and you have not read it. If the task moves or copies code from there, read it "
-        "first and write the code as it stands there.</observation>"
-    )
-    assert last_user(server.requests[3]) == "<observation>File written: helpers.py (overwrote, 2 lines, 32 bytes).</observation>"
-
-
 A_PY = "def helper(x):\n    return x * 3\n\n\ndef main():\n    print(helper(4))\n"
 A_IMPORTING = "from utils import helper\n\n\ndef main():\n    print(helper(4))\n"
 
@@ -716,76 +621,6 @@ def test_a_function_moved_out_and_imported_back_is_not_lost(tools, project: Path
     read(tools, "a.py")
     text, ok = write(tools, "a.py", A_IMPORTING)
     assert ok and text == "File written: a.py (overwrote, 5 lines, 60 bytes)."
-
-
-def test_a_moved_function_that_differs_from_the_original_is_shown_the_move_as_it_was(tools, project: Path) -> None:
-    """Asked to move helper from a.py into utils.py, a small model wrote a helper of its own into
-    utils.py, then took helper out of a.py and imported it from there."""
-    (project / "a.py").write_text(A_PY)
-    (project / "utils.py").write_text('import os\n\n\n@staticmethod\ndef helper():\n    """A helper."""\n    return "Hello"\n\n\nX = 1\n')
-    read(tools, "a.py")
-    text, ok = write(tools, "a.py", A_IMPORTING)
-    fixed = "import os\n\n\ndef helper(x):\n    return x * 3\n\n\nX = 1\n"
-    assert ok and text == (
-        "File written: a.py (overwrote, 5 lines, 60 bytes).\n"
-        "Note: a.py now imports helper from utils.py, but utils.py defines it otherwise than a.py did. To move code, keep "
-        "it as it was: send this call, which puts a.py's helper into utils.py unchanged:\n"
-        f"{call_source('write_to_file', ['utils.py', fixed])}"
-    )
-    read(tools, "utils.py")
-    write(tools, "utils.py", fixed)
-    assert subprocess.run([sys.executable, "-c", "import a; a.main()"], cwd=project, capture_output=True, text=True).stdout == "12\n"
-
-
-def test_a_module_beside_that_links_out_of_the_project_is_not_quoted(tools, project: Path, tmp_path: Path) -> None:
-    outside = tmp_path / "outside.py"
-    outside.write_text("def helper():\n    return 'OUTSIDE-SECRET'\n")
-    (project / "utils.py").symlink_to(outside)
-    (project / "a.py").write_text(A_PY)
-    read(tools, "a.py")
-    text, ok = write(tools, "a.py", A_IMPORTING)
-    assert ok and "OUTSIDE-SECRET" not in text and "utils.py" not in text
-
-
-def test_the_same_content_again_after_an_undefined_name_note_is_not_a_step_done(tools, project: Path) -> None:
-    """A model wrote `COLORS = [red,\ngreen,\nblue]`, was told red, green and blue are undefined,
-    wrote the same again, was told "that step is done" and answered that it had fixed the file."""
-    content = "COLORS = [red,\ngreen,\nblue]\n\n\ndef pick():\n    return COLORS[0]\n"
-    text, ok = write(tools, "palette.py", content)
-    assert ok and "palette.py uses red (line 1), green (line 2), blue (line 3), which it never defines" in text
-    text, ok = write(tools, "palette.py", content)
-    assert ok and text.startswith(
-        "Nothing written: palette.py already holds exactly this content (7 lines, 63 bytes), and the write that put it there "
-        "was told it uses red, green, blue, which it never defines or imports. The same content again changes nothing: "
-        "write different content that fixes that."
-    )
-    text, ok = write(tools, "palette.py", content.replace("red,\ngreen,\nblue", "'red', 'green', 'blue'"))
-    assert ok and text.startswith("File written: palette.py (overwrote") and "never defines" not in text
-    text, ok = write(tools, "palette.py", content.replace("red,\ngreen,\nblue", "'red', 'green', 'blue'"))
-    assert ok and "from your earlier write, so that step is done" in text
-
-
-def test_names_the_file_used_undefined_before_the_write_are_not_blamed_on_it(tools, project: Path) -> None:
-    """A script run with injected globals (`spark`, `__salt__`) had them undefined before; only new ones count.
-    Builtins, star imports, names bound later in the module and conditional imports are defined."""
-    (project / "job.py").write_text("rows = spark.read()\n")
-    read(tools, "job.py")
-    text, _ = write(tools, "job.py", "rows = spark.read()\nprint(len(rows), __file__)\n")
-    assert "never defines" not in text
-    text, _ = write(tools, "new.py", "from os.path import *\n\ndef f():\n    return later(join('a'))\n\n\ndef later(x):\n    return x\n")
-    assert "never defines" not in text
-    text, _ = write(tools, "notes.txt", "FIX\n")
-    assert "never defines" not in text
-
-
-def test_a_local_used_before_it_is_assigned_is_named(tools, project: Path) -> None:
-    text, _ = write(tools, "acc.py", "total = 0\n\ndef add(x):\n    total += x\n    return total\n")
-    assert "acc.py uses total (line 4, in add)" in text
-
-
-def test_a_name_used_in_a_nested_function_names_the_innermost(tools, project: Path) -> None:
-    text, _ = write(tools, "nest.py", "def outer():\n    def inner():\n        return mean\n    return inner\n\n\nx = outer()\n")
-    assert "nest.py uses mean (line 3, in inner)" in text
 
 
 def test_a_stub_written_back_as_it_was_is_said_to_be_unimplemented(tools, project: Path) -> None:
@@ -834,6 +669,18 @@ def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tool
         "(two quotes became three). So it parses."
     )
     assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
+
+
+def test_the_tool_writes_what_it_is_given_and_the_repair_is_the_write_point_s(tools, project: Path) -> None:
+    """write_to_file writes the content it gets and says so; the repair happens before it, at the
+    loop's write point (aid `write_repairs`), and is said once the write landed."""
+    slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
+    plain = tools[0].call("write_to_file", ["half.py", slip])
+    assert plain.ok and (project / "half.py").read_text() == slip
+    assert plain.text.startswith("File written: half.py (created, 4 lines, 56 bytes).\nWarning: half.py does not parse now")
+    prepared = before_write(tools[3], Aids(), ["half.py", slip])
+    assert prepared.aid == "write_repairs" and prepared.args == ["half.py", slip.replace('    ""\n', '    """\n')]
+    assert before_write(tools[3], Aids(["write_repairs"]), ["half.py", slip]).args == ["half.py", slip]
 
 
 def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, project: Path) -> None:

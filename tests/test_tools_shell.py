@@ -19,7 +19,8 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
+from mzagent_tui.agent.aids.seam import Aids
 from tests.conftest import Recorder
 
 MARK = "MZAGENT_TEST_MARK"
@@ -45,11 +46,13 @@ class Shell:
         self.ctx = ToolContext(project, self.session, self.recorder, approver or StaticApprover(True), self.session.redact, env=env, command_timeout=timeout)
         self.tool = ShellTool(self.ctx)
         self.after = AfterCommand()
+        self.aids = Aids()
 
     def run(self, command: str) -> ToolResult:
-        """The tool's result with the observation the model gets: the after-command aids' notes added, as the loop adds them."""
-        result = self.tool.run_terminal_command(command)
-        notes = self.after.notes(self.ctx, result.command) if result.command is not None else ""
+        """The tool's result with the observation the model gets, as the loop makes it: an exit code
+        that is an answer read as one, and the after-command aids' notes added."""
+        result = exit_answered(self.ctx, self.aids, self.tool.run_terminal_command(command))
+        notes = self.after.notes(self.ctx, self.aids, result.command) if result.command is not None else ""
         return dataclasses.replace(result, text=result.text + notes)
 
 
@@ -303,29 +306,34 @@ def test_output_file_is_in_the_session_folder(shell) -> None:
     assert Path(result.output_path).read_text() == "saved\n"
 
 
-def test_a_command_that_misses_a_file_gets_the_closest_existing_paths(shell, project: Path) -> None:
-    (project / "README.md").write_text("hello\n")
-    result = shell().run("cat docs/README.md")
-    assert result.text.splitlines()[-1] == "Note: docs/README.md does not exist. Closest existing paths: README.md."
-    python = shell().run(f"python3 {project}/scripts/run.py")
-    assert "Note: scripts/run.py does not exist." in python.text
-
-
-def test_a_missing_path_outside_the_project_gets_no_note(shell) -> None:
-    assert "Note:" not in shell().run("cat /nonexistent-mzagent/x.txt").text
-
-
 def test_output_of_only_blank_lines_is_no_output(shell) -> None:
     assert shell().run("printf '\\n\\n'").text == "Command succeeded (exit code 0).\n(no output)"
 
 
-def test_mv_saying_a_file_is_the_same_file_is_explained_as_no_duplicate(shell, project: Path) -> None:
-    """`find . -exec mv {} texts/` lists the files it has just moved: a small model took mv's
-    "are the same file" for a duplicate and deleted the only copy."""
-    (project / "alpha.txt").write_text("one\n")
-    (project / "beta.txt").write_text("two\n")
-    result = shell().run("mkdir -p texts && find . -type f -name '*.txt' -exec mv {} texts/ \\;")
-    assert (project / "texts" / "alpha.txt").is_file() and (project / "texts" / "beta.txt").is_file()
-    assert "are the same file" in result.text
-    assert "Nothing was copied twice, and no duplicate was made." in result.text
-    assert "no duplicate" not in shell().run("mv texts/alpha.txt .").text
+def test_the_tool_reports_an_exit_code_plainly_and_the_aid_reads_the_answer(shell, project: Path) -> None:
+    """The shell tool says what happened; `exit_answer`, at the loop's after-command point, reads
+    grep's 1 as the answer it is. Switched off, the command stays a failure."""
+    (project / "memo.txt").write_text("the flavor of the tea\n")
+    sh = shell()
+    plain = sh.tool.run_terminal_command("grep flavour memo.txt")
+    assert not plain.ok and plain.text == "Command FAILED with exit code 1.\n(no output)" and plain.command.answer == ""
+    answered = exit_answered(sh.ctx, sh.aids, plain)
+    assert answered.ok and answered.command.answer == "no line matched" and answered.exit_code == 1
+    assert answered.text == "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)"
+    assert exit_answered(sh.ctx, Aids(["exit_answer"]), plain) == plain
+
+
+def test_an_answer_keeps_the_user_s_edit_and_what_followed_the_output(shell, project: Path) -> None:
+    """The report is made again with the answer: the user's edit and the files changed stay where they were."""
+
+    class Editor:
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            return ApprovalDecision(True, command="tee made.txt < memo.txt | grep coffee")
+
+    (project / "memo.txt").write_text("tea\n")
+    result = shell(approver=Editor()).run("grep coffee memo.txt")
+    assert result.ok and result.text == (
+        "The user edited the command before running it: tee made.txt < memo.txt | grep coffee\n"
+        "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)\n"
+        "Files changed by the command: made.txt (created)."
+    )

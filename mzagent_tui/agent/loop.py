@@ -13,7 +13,7 @@ import json
 import os
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +22,11 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
 from mzagent_tui.agent.aids.after_write import after_write
+from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
-from mzagent_tui.agent.aids.repeats import REPEAT_NOTE, REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
+from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
@@ -34,7 +35,6 @@ from mzagent_tui.agent.events import (
     Error,
     Event,
     EventSink,
-    FileChanged,
     FinalAnswer,
     FormatError,
     ModelInfo,
@@ -80,11 +80,9 @@ from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_c
 from mzagent_tui.agent.model.usage import Meter, money
 
 VARIED_TEMPERATURE = 0.7
-"""A reply that repeats an action done since the last file change word for word (so it would most
-likely give the same result) is asked for once more at this temperature,
-and the reply after a format error is asked for at it (when the settings' is lower): at a low
-temperature the same conversation gives the same reply, so a note alone rarely gets a small model
-out of a loop."""
+"""The reply after a format error is asked for at this temperature (when the settings' is lower):
+at a low temperature the same conversation gives the same reply, so a note alone rarely gets a
+small model out of a loop."""
 OFFERED_WRITE = "\nwrite_to_file("
 """How a note or reminder offers a write to send: the call on a line of its own."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
@@ -100,6 +98,24 @@ class RunResult:
     steps: int
     exit_code: int | None = None
     """The exit code of a `!command` the user ran (None after a timeout or a cancel)."""
+
+
+@dataclass
+class _Run:
+    """What one run of the loop carries from step to step."""
+
+    completion: CompletionCheck
+    cancel: CancelToken
+    planning: bool
+    cost_before: float
+    """The session's cost when the run started: the run's own cost is measured from it."""
+    format_errors: int = 0
+    """Unusable replies in a row."""
+    acted: bool = False
+    """A call other than read_file succeeded."""
+    commands: list[str] = field(default_factory=list)
+    """The commands that succeeded, as their arguments' repr."""
+    repeats: Repeats = field(default_factory=Repeats)
 
 
 class Agent:
@@ -136,7 +152,6 @@ class Agent:
         self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
         self.aids = Aids(settings.disable_aids, self.emit)
         self.ctx = ToolContext(
-            aids=self.aids,
             root=self.root,
             session=self.session,
             emit=self.emit,
@@ -174,8 +189,6 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self._notes: list[str] = []
         self._completion: CompletionCheck | None = None
-        self._file_changes = 0
-        """FileChanged events so far: an action that changed no file can be told from one that did."""
         self._compacted = False
         """Compacted since the last request: the meter's fill is stale until the next one."""
         self._window_asked = False
@@ -207,8 +220,6 @@ class Agent:
         self.meter.observe(event)
         if isinstance(event, Usage):
             self._compacted = False
-        if isinstance(event, FileChanged):
-            self._file_changes += 1
         if self._completion is not None:
             self._completion.observe(event)
         if not isinstance(event, _NOT_LOGGED):
@@ -385,88 +396,93 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _ask_unless_repeated(self, cancel: CancelToken, repeats: Repeats, after_error: bool) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision. One the repeats say to ask for again (aid `repeat_reask`) is
-        dropped and asked for once more at a higher temperature, once; the second reply stands
-        whatever it is. After a format error the reply is asked for that way at once (aid
-        `format_retry_temperature`): the same conversation would bring back the same reply."""
-        varied = self.settings.temperature < VARIED_TEMPERATURE
-        hotter = after_error and varied and self.aids.on("format_retry_temperature")
+    def _next_reply(self, cancel: CancelToken, after_error: bool) -> tuple[Reply, ParsedReply]:
+        """A reply and its decision. After a format error the reply is asked for at a higher
+        temperature (aid `format_retry_temperature`): the same conversation would bring back the
+        same reply."""
+        hotter = after_error and self.settings.temperature < VARIED_TEMPERATURE and self.aids.on("format_retry_temperature")
         if hotter:
             self.aids.fired("format_retry_temperature")
         reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
-        parsed = self._parse(reply)
-        if not varied or after_error or parsed.error is not None or not self.aids.on("repeat_reask"):
-            return reply, parsed
-        why = repeats.why_ask_again(parsed.tool, parsed.args, parsed.final_answer)
-        if why is None:
-            return reply, parsed
-        self.aids.fired("repeat_reask")
-        self.emit(ReplyFinished(reply.text, reply.finish_reason))
-        self.emit(Notice(f"{why}; asked again at temperature {VARIED_TEMPERATURE}"))
-        self.session.record("dropped_reply", text=reply.text)
-        reply = self._ask_model(cancel, VARIED_TEMPERATURE)
         return reply, self._parse(reply)
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
-        """One step: ask, judge the reply, then accept a final answer or run one tool and report."""
-        limit, format_errors, acted, commands, repeats = self.settings.max_steps, 0, False, [], Repeats()
-        cost_before = self.meter.cost
+        """Step after step until a final answer or a stop."""
+        run = _Run(completion, cancel, planning, self.meter.cost)
+        limit = self.settings.max_steps
         for step in range(1, limit + 1):
-            if (stop := self._limit_reached(cancel, cost_before, step - 1)) is not None:
+            if (stop := self._limit_reached(cancel, run.cost_before, step - 1)) is not None:
                 return stop
             self.emit(StepStarted(step, limit))
-            try:
-                reply, parsed = self._ask_unless_repeated(cancel, repeats, format_errors > 0)
-            except Cancelled:
-                self._append("assistant", "[reply interrupted by the user]")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            except LLMError as exc:
-                self.emit(Error(str(exc)))
-                return RunResult(StopReason.ERROR, str(exc), None, step)
-            self._show(reply, parsed)
-            if (problem := self._unusable(reply, parsed)) is not None:
-                format_errors += 1
-                if (stop := self._format_error(problem, format_errors, step)) is not None:
-                    return stop
-                continue
-            format_errors = 0
-            if parsed.final_answer is not None:
-                if not planning and self._sent_back(completion, parsed.final_answer, acted, commands, repeats):
-                    continue
-                if reply.finish_reason == "length":
-                    self.emit(Notice("the final answer hit the token limit and may be cut off"))
-                self.emit(FinalAnswer(parsed.final_answer, plan=planning))
-                return RunResult(StopReason.FINAL_ANSWER, "final answer", parsed.final_answer, step)
-            assert parsed.tool is not None
-            self.emit(Action(parsed.tool, parsed.args))
-            changes, seen = self._file_changes, len(self.ctx.seen)
-            try:
-                result = self._call_tool(parsed.tool, parsed.args)
-            except Cancelled:
-                self._observe("The user cancelled this call.")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            acted = acted or (parsed.tool != "read_file" and result.ok)
-            if parsed.tool == "run_terminal_command" and result.ok:
-                commands.append(repr(parsed.args))
-            times = repeats.call_done(parsed.tool, parsed.args, result.text, result.ok, self._file_changes != changes, len(self.ctx.seen) != seen)
-            text, stuck = self._observation(completion, parsed, result, times)
-            self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
-            self._observe(text)
-            if cancel.cancelled:
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            if stuck:
-                why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
-                return self._closing_answer(completion, cancel, step, why, planning)
+            if (stop := self._step(run, step)) is not None:
+                return stop
         return RunResult(StopReason.MAX_STEPS, f"reached the step limit ({limit}) without a final answer; send a follow-up to continue", None, limit)
+
+    def _step(self, run: _Run, step: int) -> RunResult | None:
+        """One step: ask, judge the reply, then take a final answer or run one tool and report.
+        None: the run goes on."""
+        try:
+            reply, parsed = self._next_reply(run.cancel, run.format_errors > 0)
+        except Cancelled:
+            self._append("assistant", "[reply interrupted by the user]")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        except LLMError as exc:
+            self.emit(Error(str(exc)))
+            return RunResult(StopReason.ERROR, str(exc), None, step)
+        self._show(reply, parsed)
+        if (problem := self._unusable(reply, parsed)) is not None:
+            run.format_errors += 1
+            return self._format_error(problem, run.format_errors, step)
+        run.format_errors = 0
+        if parsed.final_answer is not None:
+            return self._answer(run, reply, parsed.final_answer, step)
+        return self._act(run, parsed, step)
+
+    def _answer(self, run: _Run, reply: Reply, answer: str, step: int) -> RunResult | None:
+        """A final answer ends the run, unless an answer check sends it back (None)."""
+        if not run.planning and self._sent_back(run.completion, answer, run.acted, run.commands):
+            return None
+        if reply.finish_reason == "length":
+            self.emit(Notice("the final answer hit the token limit and may be cut off"))
+        self.emit(FinalAnswer(answer, plan=run.planning))
+        return RunResult(StopReason.FINAL_ANSWER, "final answer", answer, step)
+
+    def _act(self, run: _Run, parsed: ParsedReply, step: int) -> RunResult | None:
+        """Run the reply's one tool call and report it with the after-tool aids' notes. The run
+        ends here when it was cancelled, or when it is stuck (with a closing answer)."""
+        assert parsed.tool is not None
+        self.emit(Action(parsed.tool, parsed.args))
+        try:
+            result = self._call_tool(parsed.tool, parsed.args)
+        except Cancelled:
+            self._observe("The user cancelled this call.")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
+        if parsed.tool == "run_terminal_command" and result.ok:
+            run.commands.append(repr(parsed.args))
+        times = run.repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
+        text, stuck = self._observation(run.completion, parsed, result, times)
+        self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
+        self._observe(text)
+        if run.cancel.cancelled:
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        if stuck:
+            why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+            return self._closing_answer(run.completion, run.cancel, step, why, run.planning)
+        return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
-        the model reads the hook's reason instead of a result."""
+        the model reads the hook's reason instead of a result. The hooks see the call as the model
+        made it and the result as the aids at the write point and `exit_answer` leave it."""
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
-        result = self.tools.call(tool, args)
+        if tool == "write_to_file":
+            write = before_write(self.ctx, self.aids, args)
+            result = write.told(self.tools.call(tool, write.args), self.aids)
+        else:
+            result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
         self.hooks.after_tool(tool, args, result)
         return result
 
@@ -498,7 +514,7 @@ class Agent:
         self._observe(f"Format error: {problem}. {again}")
         return None
 
-    def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str], repeats: Repeats) -> bool:
+    def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str]) -> bool:
         """The answer checks (aids `answer.*`): True when one found the work not done and the
         model was told so instead of the answer being accepted."""
         reminder = completion.reminder(answer, acted, commands)
@@ -508,7 +524,6 @@ class Agent:
         self._observe(reminder.text)
         for path in reminder.files:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
-        repeats.answer_sent_back(answer, completion.answer_was_guessed, completion.answer_contradicted)
         return True
 
     def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:
@@ -516,17 +531,15 @@ class Agent:
         aids = self.aids
         text = result.text
         if result.write is not None:
-            text += after_write(self.ctx, result.write)
+            text += after_write(self.ctx, aids, result.write)
         if result.command is not None:
-            text += self._after_command.notes(self.ctx, result.command)
+            text += self._after_command.notes(self.ctx, aids, result.command)
         gone = completion.gone_note() if aids.on("gone_note") else None
         text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
         stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
-        elif times.same_call:
-            text += aids.note("repeat_note", f"\nNote: {REPEAT_NOTE}")
-        elif times.same_failure + 1 >= STUCK_REPEATS:
+        elif not times.same_call and times.same_failure + 1 >= STUCK_REPEATS:
             text += aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
         for note in parsed.notes:
             self.emit(Notice(note))

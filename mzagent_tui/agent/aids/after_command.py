@@ -1,31 +1,40 @@
-"""The aids that comment on a command, at one point: after it ran, from its plain outcome. The
-shell tool runs the command and reports the truth (status, output, files changed, a possible
-sandbox refusal); everything said here is advice for a small model, each piece switchable by its
-name in the seam's catalogue."""
+"""The aids at one point, after a command ran, from its plain outcome. The shell tool runs the
+command and reports the truth (status, output, files changed, a possible sandbox refusal);
+everything done here is advice for a small model, each piece switchable by its name in the seam's
+catalogue: `exit_answered` reads an exit code that is an answer (before the user's after_tool
+hooks see the result), `AfterCommand.notes` adds the notes."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import re
 from pathlib import Path
 
 from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
 from mzagent_tui.agent.aids.in_place import NOTHING_CHANGED, edits_in_place
+from mzagent_tui.agent.aids.exit_answer import exit_answer
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import named_files
-from mzagent_tui.agent.aids.syntax_check import ONE_LINE_BLOCK, one_line_block
 from mzagent_tui.agent.aids.tracebacks import python_failure
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.nearby import missing_in_output, missing_text
-from mzagent_tui.agent.tools.registry import CommandOutcome
+from mzagent_tui.agent.tools.registry import CommandOutcome, ToolResult
+from mzagent_tui.agent.tools.shell import report
+from mzagent_tui.agent.tools.syntax_check import ONE_LINE_BLOCK, one_line_block
 
-SAME_FILE = re.compile(r"^(?:mv|cp): '(?P<first>[^'\n]+)' and '(?P<second>[^'\n]+)' are the same file$", re.MULTILINE)
-SAME_FILE_NOTE = (
-    "Note: mv or cp said {first} and {second} are the same file: that file was already where the command put it "
-    "(find lists the files it has just moved into a folder below the current one, and mv or cp then skips them). "
-    "Nothing was copied twice, and no duplicate was made."
-)
-"""`find . -name '*.txt' -exec mv {} texts/ \\;` prints this, and a small model took it for a
-duplicate and deleted the only copy."""
+
+def exit_answered(ctx: ToolContext, aids: Aids, result: ToolResult) -> ToolResult:
+    """A command's result, reported as an answer rather than a failure when its exit code is one
+    (aid `exit_answer`: `grep` 1, no line matched; `diff` 1, the files differ)."""
+    ran = result.command
+    if ran is None or not aids.on("exit_answer"):
+        return result
+    meaning = exit_answer(ran.analysis, ran.result.exit_code)
+    if not meaning:
+        return result
+    aids.fired("exit_answer")
+    ran = dataclasses.replace(ran, answer=meaning)
+    text = ctx.redact.command_output(report(ran, ctx.command_timeout, result.output_path or ""))
+    return dataclasses.replace(result, text=text, ok=True, command=ran)
 
 
 class AfterCommand:
@@ -35,10 +44,10 @@ class AfterCommand:
     def __init__(self) -> None:
         self._matched: dict[Path, tuple[str, set[str]]] = {}
 
-    def notes(self, ctx: ToolContext, ran: CommandOutcome) -> str:
+    def notes(self, ctx: ToolContext, aids: Aids, ran: CommandOutcome) -> str:
         """The notes for one command, each on a line of its own ("" when none applies); what they
         quote of the output is redacted like the output itself."""
-        aids, result, command = ctx.aids, ran.result, ran.analysis.command
+        result, command = ran.result, ran.analysis.command
         ctx.seen.update(named_files(command, ran.analysis.script, ctx.root))
         output = ran.output
         notes = ""
@@ -48,15 +57,10 @@ class AfterCommand:
             notes += aids.note("in_place_nothing_changed", "\n" + NOTHING_CHANGED)
         if result.exit_code == 0 and aids.on("examples"):
             notes += aids.note("examples", self._against_examples(ctx, ran))
-        same = SAME_FILE.search(output)
-        if same is not None:
-            notes += aids.note("same_file", "\n" + SAME_FILE_NOTE.format(first=same["first"], second=same["second"]))
         if result.exit_code not in (0, None) and not ran.answer:
             failure = python_failure(output, ctx.root)
             if failure is not None and failure.path in ctx.changed:
                 ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
-            for missing in missing_in_output(ctx.root, output) if aids.on("missing_path") else []:
-                notes += aids.note("missing_path", f"\nNote: {missing_text(ctx.root, missing, ctx.facts.targets)}")
             if "SyntaxError" in output and "python" in command and one_line_block(command):
                 notes += aids.note("one_line_block", f"\nNote: {ONE_LINE_BLOCK}. In a command, write the code to a .py file with write_to_file and run that file.")
         return ctx.redact.command_output(notes)

@@ -18,21 +18,18 @@ from mzagent_tui.agent.aids.definitions import (
     stopped_running,
     stopped_running_note,
 )
-from mzagent_tui.agent.aids.moves import moved_changed, moved_changed_note, unread_origins, unread_origins_note
-from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
+from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.tools.registry import WriteOutcome
 
 
-def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
+def after_write(ctx: ToolContext, aids: Aids, write: WriteOutcome) -> str:
     """The notes for one write, each on a line of its own ("" when none applies)."""
-    aids = ctx.aids
     notes = ""
     if write.old is not None and (stubs := kept_stubs(write.rel, write.old, write.new)):
         notes += aids.note("kept_stubs", "\n" + kept_stubs_note(write.rel, stubs))
-    notes += _definitions(ctx, write)
+    notes += _definitions(ctx, aids, write)
     if str(ctx.root) in write.content:
         notes += aids.note("absolute_path", (
             f"\nNote: {write.rel} contains the project's absolute path ({ctx.root}). Commands run in the project folder, "
@@ -49,11 +46,11 @@ def after_write(ctx: ToolContext, write: WriteOutcome) -> str:
     return notes
 
 
-def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
+def _definitions(ctx: ToolContext, aids: Aids, write: WriteOutcome) -> str:
     """What a Python write did to the names the file defines and uses: names taken away (not
-    said where the task renames one of them), names the task mentions written before the module
-    they come from was read, names used but never defined."""
-    aids, rel, old, data, path = ctx.aids, write.rel, write.old, write.new, write.path
+    said where the task renames one of them), a script left running nothing, parameters left
+    unused."""
+    rel, old, data, path = write.rel, write.old, write.new, write.path
     notes = ""
     removed = removed_definitions(rel, old, data) if old is not None else []
     start = ctx.task_start.setdefault(path, old)
@@ -64,20 +61,10 @@ def _definitions(ctx: ToolContext, write: WriteOutcome) -> str:
         notes += aids.note("removed_definitions", "\n" + note)
         if notes:
             ctx.failed[path] = f"the write that put it there was told it no longer defines {listed(removed)}"
-    moved = moved_changed(path, old, data) if old is not None and rel.lower().endswith(".py") else None
-    if moved is not None:
-        notes += aids.note("moved_changed", "\n" + moved_changed_note(rel, relative(ctx.root, moved[0]), moved[1], moved[2]))
     idle = stopped_running(rel, old, data) if old is not None else None
     if idle is not None:
         notes += aids.note("stopped_running", "\n" + stopped_running_note(rel, idle))
     dropped = dropped_parameters(rel, old, data) if old is not None else []
     if dropped:
         notes += aids.note("dropped_parameters", "\n" + dropped_parameters_note(rel, dropped, old or b"", data))
-    origins = unread_origins(path, data, ctx.facts.text, ctx.seen) if rel.lower().endswith(".py") else {}
-    if origins:
-        notes += aids.note("unread_origins", "\n" + unread_origins_note(origins))
-    undefined = new_undefined_names(rel, old, data)
-    if undefined and aids.on("undefined_names"):
-        notes += aids.note("undefined_names", "\n" + undefined_note(rel, undefined, write.content, sibling_imports(path, undefined)))
-        ctx.failed[path] = f"the write that put it there was told it uses {listed(list(undefined))}, which it never defines or imports"
     return notes

@@ -21,11 +21,10 @@ from pathlib import Path, PurePosixPath
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
-from mzagent_tui.agent.aids.task_facts import TaskFacts
+from mzagent_tui.agent.tools.syntax_check import syntax_problem, without_trailing_commas
+from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.definitions import imported_from, removed_definitions
-from mzagent_tui.agent.aids.examples import check_command
 from mzagent_tui.agent.aids.moves import modules_beside
 from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.aids.renames import has_word, replace_word
@@ -48,12 +47,6 @@ TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECAS
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
 ABOUT_RUNNING = re.compile(r"\b(fail|pass|print|output|crash|exit|return|raise|throw)(?:s|es|ed|ing)?\b", re.IGNORECASE)
 """Words of a question whose answer is what running something gives ("Which test fails?")."""
-COUNT_QUESTION = re.compile(r"\bhow\s+many\b|^\s*count\b", re.IGNORECASE)
-COUNTED = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-COUNTING = re.compile(r"\bwc\b|\bgrep\b[^|;&]*\s(?:-\w*c\w*|--count)\b|\buniq\s+-c\b|\blen\(|\.count\(|\bsum\(|\bawk\b|\bnl\b")
-"""A command that counts: its number is not read off by eye."""
-SURE_COUNT = 3
-"""Counts up to this are trusted from reading; a larger one is counted with a command."""
 PASSING = re.compile(r"\bpass(?:es|ing)?\b", re.IGNORECASE)
 FAILING = re.compile(r"\bfail(?:s|ing|ed)?\b", re.IGNORECASE)
 """With PASSING: a task that wants tests to pass ("make test_x.py pass", "the tests fail: fix
@@ -76,11 +69,6 @@ _LIST_JOIN = re.compile(r"\s*(?:,|,?\s+and|,?\s+or)\s*", re.IGNORECASE)
 """What stands between two names of one list ("alpha.py, beta.py and gamma.py"): the second shares the first's verb."""
 TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s+(?:in|from)\s+)?$", re.IGNORECASE)
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
-GUESSED_ANSWERS = ("unrun", "counted", "error", "promise", "unnamed")
-"""Reminders about what an answer says, not about work left undone."""
-UNDONE = ("missing", "unchanged", "failing")
-"""Reminders that a file the task asks for is not there or not changed, or that the tests still
-fail: an answer claiming a change is then contradicted by the disk."""
 ANSWERABLE = ("unnamed",)
 """Checks another answer can satisfy with no tool call: the only ones left to a stuck run's closing answer."""
 STUB = "raise NotImplementedError"
@@ -323,7 +311,7 @@ def read_task(root: Path, task: str) -> TaskFacts:
         names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
         if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
             renames.append(pair)
-    return TaskFacts(task, tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames))
+    return TaskFacts(tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames))
 
 
 @dataclass
@@ -342,21 +330,12 @@ class CompletionCheck:
     """Each Python target's code when the task started, without docstrings, comments and layout."""
     written: set[Path] = field(default_factory=set)
     given: set[str] = field(default_factory=set)
-    answer_was_guessed: bool = False
-    """The last reminder said the answer itself was a guess or an error, not that work was left:
-    the same answer after the model has acted is a copy, not a claim that became true."""
-    answer_contradicted: bool = False
-    """The last reminder found undone what the answer claims done ("I added a License section",
-    the file unchanged): the same answer again, with nothing done since, is still untrue. A small
-    model gave such an answer twice, word for word, and it stood."""
     originals: dict[Path, Path | None] = field(default_factory=dict)
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
     """The model ran a command in this run (whether or not it succeeded)."""
     tests_ran: bool = False
     """The model ran a command that runs tests in this run."""
-    counted: bool = False
-    """The model ran a command that counts (wc, grep -c, len(), ...) in this run."""
     gone: list[str] = field(default_factory=list)
     """Files the task names that a command removed since the last observation (see gone_note)."""
     gone_content: dict[str, str] = field(default_factory=dict)
@@ -375,8 +354,6 @@ class CompletionCheck:
     """Files already reminded of as not parsing: one reminder per file is enough."""
     stubs: list[str] = field(default_factory=list)
     """Targets that raised NotImplementedError when the task started: stubs the task asks to fill in."""
-    unchecked: list[Path] = field(default_factory=list)
-    """Python files written since the last command that named them (by file or module name)."""
     last_tool: str = ""
     last_command: str = ""
     failed_run: tuple[str, list[str]] | None = None
@@ -447,8 +424,6 @@ class CompletionCheck:
             self.changed_since_failure.append(Path(event.path))
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
-            if Path(event.path).suffix == ".py" and Path(event.path) not in self.unchecked:
-                self.unchecked.append(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
         if isinstance(event, Action) and event.tool in ("read_file", "write_to_file", "edit_file") and event.args and isinstance(event.args[0], str):
             try:
@@ -461,10 +436,8 @@ class CompletionCheck:
             command = str(event.args[0]) if event.args else ""
             self.last_command = command
             self.tests_ran = self.tests_ran or TEST_COMMAND.search(command) is not None
-            self.counted = self.counted or COUNTING.search(command) is not None
             if TEST_COMMAND.search(command) or (self.failed_run is not None and command == self.failed_run[0]):
                 self.changed_since_failure = []
-            self.unchecked = [path for path in self.unchecked if not re.search(rf"(?<![A-Za-z0-9]){re.escape(path.stem)}(?![A-Za-z0-9])", command)]
         if isinstance(event, Observation) and event.tool == "run_terminal_command" and not event.ok:
             failed = failing_tests(event.text)
             self.failing += [name for name in failed if name not in self.failing]
@@ -493,11 +466,9 @@ class CompletionCheck:
             ("importers", self._importers_broken),
             ("stub", self._still_a_stub),
             ("same code", self._same_code),
-            ("examples", self._examples_unchecked),
             ("retest", self._tests_not_run_again),
             ("absolute", self._absolute_path),
             ("unrun", self._not_run),
-            ("counted", lambda: self._counted_by_eye(answer)),
             ("idle", self._idle),
             ("error", lambda: self._only_an_error(answer)),
             ("promise", lambda: self._promise(answer)),
@@ -514,8 +485,6 @@ class CompletionCheck:
             if found is not None:
                 self.aids.fired(f"answer.{kind}")
                 self.given.add(kind)
-                self.answer_was_guessed = kind in GUESSED_ANSWERS
-                self.answer_contradicted = kind in UNDONE and CHANGE_CLAIM.search(answer) is not None
                 return found
         return None
 
@@ -829,27 +798,6 @@ class CompletionCheck:
             )
         return None
 
-    def _examples_unchecked(self) -> Reminder | None:
-        """A Python file the model wrote has docstring examples, and no command named it since:
-        small models wrote a function, answered "implemented", and never tried the examples that
-        would have shown it wrong. The command to try them is given (the user approves it as any)."""
-        for path in self.unchecked:
-            if path.resolve() not in self.model_wrote:
-                continue
-            found = check_command(path, self.root)
-            if found is None:
-                continue
-            command, names = found
-            rel = path.relative_to(self.root)
-            return Reminder(
-                f"the docstring examples in {rel} were not tried since it was written",
-                f"Reminder: the docstring in {rel} gives examples of what {', '.join(names)} should return, and no command "
-                f"has run {rel} since you wrote it. Check the examples before you answer:\n"
-                f"{call_source('run_terminal_command', [command])}\n"
-                "If a printed value differs from the docstring's, fix the code; if every value matches, give your final answer.",
-            )
-        return None
-
     def _tests_not_run_again(self) -> Reminder | None:
         """Tests failed, files changed, and no test command ran since: a small model wrote a fix
         and answered "the tests are now passing" without running them (they were not)."""
@@ -912,21 +860,6 @@ class CompletionCheck:
             "the question is about running something, and nothing was run",
             "Reminder: the question is about what happens when something runs, and no command was run in this task, "
             "so the answer is a guess. Run it with run_terminal_command and answer from its output.",
-        )
-
-    def _counted_by_eye(self, answer: str) -> Reminder | None:
-        """A "how many" task answered with a count above SURE_COUNT (in the answer, or in the file the
-        task writes it into) when no command counted: the count was made by reading. A small model
-        that read four functions answered five; one that saw three ERROR lines printed wrote four."""
-        if self.counted or not COUNT_QUESTION.search(self.task):
-            return None
-        texts = [answer, *(_short_text(self.root / name) or "" for name in self.facts.targets)]
-        if not any(int(number) > SURE_COUNT for text in texts for number in COUNTED.findall(text)):
-            return None
-        return Reminder(
-            "the count was made by reading, and no command counted",
-            "Reminder: the task asks how many, and your count comes from reading, which is easily off by one. "
-            "Count with a command (for example grep -c, wc -l or ls | wc -l) and use the number it prints.",
         )
 
     def _idle(self) -> Reminder | None:

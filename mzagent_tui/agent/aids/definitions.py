@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.tools.stubs import stub_functions
 
 MAX_NAMED = 8
 """Names listed in the note; more are counted."""
@@ -39,34 +40,6 @@ def parsed(source: bytes) -> ast.Module | None:
         return ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-
-
-def stub_functions(source: bytes) -> list[str] | None:
-    """The functions and methods whose whole body (after a docstring) is `raise NotImplementedError`,
-    leaving out abstract methods, which are meant to stay so; None if the source does not parse."""
-    tree = parsed(source)
-    if tree is None:
-        return None
-    stubs: list[str] = []
-    for node in tree.body:
-        members = node.body if isinstance(node, ast.ClassDef) else [node]
-        prefix = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
-        stubs.extend(prefix + item.name for item in members if _only_raises_not_implemented(item))
-    return stubs
-
-
-def _only_raises_not_implemented(node: ast.stmt) -> bool:
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    if any("abstract" in ast.unparse(decorator) for decorator in node.decorator_list):
-        return False
-    body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    raised = body[0].exc.func if isinstance(body[0].exc, ast.Call) else body[0].exc
-    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
 
 
 def kept_stubs(rel: str, old: bytes, new: bytes) -> list[str]:

@@ -1,5 +1,4 @@
-"""Docstring examples of a Python file the model wrote: what a command printed is set beside them,
-and a command that checks them is offered before a final answer.
+"""Docstring examples of a Python file the model wrote: what a command printed is set beside them.
 
 A small model ran its docstring's own example, got 4.0 where the docstring says 1.0, and answered
 that the function "works correctly". Nothing extra runs: the command is the model's, approved as
@@ -90,30 +89,9 @@ def checked_calls(path: Path) -> list[str]:
     return calls[:CHECKED_EXAMPLES]
 
 
-def check_command(path: Path, root: Path) -> tuple[str, list[str]] | None:
-    """A command that prints the checked calls, and the functions they call; None when the file
-    has no example a command can import and print."""
-    module = _module_name(path, root)
-    calls = checked_calls(path) if module is not None else []
-    if not calls:
-        return None
-    names = list(dict.fromkeys(_function_of(call) for call in calls))
-    prints = "; ".join(f"print({call})" for call in calls)
-    return f'python3 -c "from {module} import {", ".join(names)}; {prints}"', names
-
-
 def _function_of(call: str) -> str:
     """What a canonical call starts with, up to its first parenthesis: `f` of `f([1, 2])`."""
     return call.split("(", 1)[0]
-
-
-def _module_name(path: Path, root: Path) -> str | None:
-    if path.suffix != ".py" or not path.is_relative_to(root):
-        return None
-    parts = path.relative_to(root).with_suffix("").parts
-    if not parts or not all(part.isidentifier() for part in parts):
-        return None
-    return ".".join(parts)
 
 
 def _top_level_functions(path: Path) -> set[str]:

@@ -34,7 +34,7 @@ import math
 import re
 import tokenize
 
-from mzagent_tui.agent.aids.syntax_check import syntax_problem, without_trailing_commas
+from mzagent_tui.agent.tools.syntax_check import syntax_problem, without_trailing_commas
 
 MAX_REPAIRED_CHARS = 1_000_000
 INDENT = "    "
@@ -278,13 +278,16 @@ def _numbers(numbers: list[int]) -> str:
 
 
 def _error_line(text: str) -> int | None:
-    """The line the compiler stops at; None if the text compiles."""
+    """The line the compiler stops at; None if the text compiles, or is nested too deep to compile
+    here (not repaired: written as it came)."""
     try:
         compile(text, "<repair>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return exc.lineno or 0
     except ValueError:
         return 0
+    except (RecursionError, MemoryError):
+        return None
     return None
 
 
@@ -295,6 +298,6 @@ def _compiles_or_other_error(text: str) -> bool:
         compile(text, "<repair>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return "unterminated" not in str(exc.msg)
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):
         return False
     return True

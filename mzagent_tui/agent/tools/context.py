@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.aids.task_facts import TaskFacts
+from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
@@ -29,8 +28,6 @@ class ToolContext:
     command_timeout: float = 120.0
     cancel: CancelToken = field(default_factory=CancelToken)
     """Replaced by the loop for each run."""
-    aids: Aids = field(default_factory=Aids)
-    """Which aids are on, and the count of their firings (the agent passes its own)."""
     thought: str = ""
     """The model's latest thought, shown as the reason in approval requests."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
@@ -51,7 +48,7 @@ class ToolContext:
     may lie in another file (a call into a module the model wrote), so any change clears them."""
     offered: dict[Path, str] = field(default_factory=dict)
     """The content of the write_to_file call the last observation offered for a file, to send as
-    it stands: a write that stops partway through it is completed to it (see FileTools)."""
+    it stands: a write that stops partway through it is completed to it (aids/before_write.py)."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

@@ -7,7 +7,6 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import errno
 import hashlib
@@ -16,21 +15,20 @@ import json
 import os
 import re
 import stat
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.aids.syntax_check import syntax_problem
+from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.aids.definitions import kept_stubs
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
-from mzagent_tui.agent.aids.write_repairs import repair
+from mzagent_tui.agent.tools.stubs import holds_stubs
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -38,19 +36,6 @@ WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
-
-
-def _first_line_added(result: ToolResult, words: str) -> ToolResult:
-    """The result with `words` at the end of its first line (what was written), notes below it."""
-    first, _, rest = result.text.partition("\n")
-    return dataclasses.replace(result, text=first + words + ("\n" + rest if rest else ""))
-
-
-def _stops_partway(content: str, offered: str) -> bool:
-    """`content` is the first lines of `offered`, cut short at the end of a line: a small model said
-    it would send the call a note offered, copied its first function, and stopped, three times."""
-    cut = content.rstrip()
-    return bool(cut.strip()) and len(cut) < len(offered.rstrip()) and offered.startswith(cut + "\n")
 
 
 class FileTools:
@@ -141,48 +126,12 @@ class FileTools:
             raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
-        self._refuse_root_name_folder(rel)
         if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
             raise ToolError(
                 f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
                 f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
             )
-        aids = self._ctx.aids
-        offered = self._ctx.offered.get(path)
-        if offered is not None and _stops_partway(content, offered) and aids.on("offered_write"):
-            aids.fired("offered_write")
-            shown = f"{len(content.rstrip().splitlines())} of {len(offered.rstrip().splitlines())} lines"
-            written = self._write(path, rel, offered)
-            return _first_line_added(written, f" Your content stopped partway through the call the last note offered ({shown}), so that call's whole content was written.")
-        repaired: list[str] = []
-        if aids.on("write_repairs"):
-            content, repaired = repair(rel, content)
-        written = self._write(path, rel, content)
-        if repaired and not written.text.startswith("The user edited"):
-            aids.fired("write_repairs")
-            return _first_line_added(written, " " + " ".join(repaired) + " So it parses.")
-        return written
-
-    def _refuse_root_name_folder(self, rel: str) -> None:
-        """A write that would make a folder named like the project folder inside it, unless that folder
-        exists or the task names it as a folder (`name/`, "the package name"): told the project
-        folder's name, a small model wrote its whole package under `project/` inside the project.
-        The error offers no way to make the folder anyway: offered `mkdir project`, the model ran it."""
-        first, *rest = PurePosixPath(rel).parts
-        if first != self.root.name or not rest or (self.root / first).exists():
-            return
-        if not self._ctx.aids.on("root_name_folder"):
-            return
-        named = re.escape(first)
-        as_folder = rf"{named}/|\b(?:package|folder|directory|module|subfolder)\s+{named}\b|\b{named}\s+(?:package|folder|directory|subfolder)\b"
-        if re.search(as_folder, self._ctx.facts.text, re.IGNORECASE):
-            return
-        inside = PurePosixPath(*rest).as_posix()
-        self._ctx.aids.fired("root_name_folder")
-        raise ToolError(
-            f"nothing was written: {first} is the name of the project folder itself, and relative paths already start "
-            f"in it, so {rel} would make a new folder {first}/ inside the project. Write to {inside} instead"
-        )
+        return self._write(path, rel, content)
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
@@ -237,7 +186,7 @@ class FileTools:
             os.close(folder)
         broken = syntax_problem(rel, data, old if existed else None)
         if unchanged:
-            unfinished = broken is not None or bool(kept_stubs(rel, old, data))
+            unfinished = broken is not None or holds_stubs(rel, data)
             written = _same_content(
                 rel, content, len(data), done_before=path in self._ctx.changed, unfinished=unfinished,
                 failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),

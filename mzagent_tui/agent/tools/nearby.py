@@ -4,7 +4,6 @@ the file is `README.md` needs a pointer, not just "does not exist"."""
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
@@ -12,9 +11,6 @@ from mzagent_tui.agent.filelist import project_files
 
 SHOWN = 3
 MAX_FILES = 20_000
-_MISSING = re.compile(
-    r"""(?:can't open file |cannot access |cannot stat |cannot open )?['"`]?([\w./-]+?)['"`]?: (?:\[Errno 2\] )?No such file or directory"""
-)
 
 
 def closest_paths(root: Path, wanted: str) -> list[str]:
@@ -54,13 +50,3 @@ def missing_text(root: Path, wanted: str, targets: Collection[str] = ()) -> str:
     if found:
         return f"{wanted} does not exist. Closest existing paths: {', '.join(found)}."
     return f"{wanted} does not exist. No similar path exists in the project; the files are listed in the system prompt, or list them with ls."
-
-
-def missing_in_output(root: Path, output: str) -> list[str]:
-    """Paths inside the project that a command said do not exist (at most three)."""
-    missing = []
-    for candidate in dict.fromkeys(_MISSING.findall(output)):
-        path = (root / candidate).resolve() if not candidate.startswith("/") else Path(candidate).resolve()
-        if path.is_relative_to(root) and not path.exists() and path != root:
-            missing.append(str(path.relative_to(root)))
-    return missing[:SHOWN]

@@ -31,7 +31,7 @@ class WriteOutcome:
     """The content before (None: the file did not exist)."""
     new: bytes
     content: str
-    """The text the model sent (after any repair), as written."""
+    """The text written: what the call sent, or the user's edit of it."""
     whole: bool
     """A whole-file write (write_to_file), not an edit."""
 
@@ -46,8 +46,14 @@ class CommandOutcome:
     output: str
     """stdout and stderr as kept (head and tail), as text."""
     stdout: str
+    edited: bool = False
+    """The user edited the command before it ran (`analysis` is the command as edited)."""
+    tail: str = ""
+    """What the report says after the command's output: that the sandbox may have blocked it, the
+    files it changed, advice for a program that waits for input."""
     answer: str = ""
-    """What its exit code 1 says, for a program where that is an answer, not a failure."""
+    """What its exit code says, when for this program that is an answer, not a failure (`grep` 1: no
+    line matched). The tool leaves it empty; the aid `exit_answer` fills it in after the command ran."""
     recorded: bool = False
     """The files it changed were recorded (snapshots work in this project)."""
     changed: bool = False

@@ -8,7 +8,6 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from mzagent_tui.agent.aids.exit_answer import exit_answer
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.commands import analyse
@@ -71,24 +70,18 @@ class ShellTool:
         ran = analysis if to_run == command else analyse(to_run, ctx.root)
         output_path = ctx.session.output_path()
         result, changes, recorded = self._run_recorded(to_run, confinement, output_path)
-        answer = exit_answer(ran, result.exit_code) if ctx.aids.on("exit_answer") else ""
-        if answer:
-            ctx.aids.fired("exit_answer")
-        text = _describe(result, ctx.command_timeout, str(output_path), answer)
         output = _whole(result.output)
         unrunnable = not_executable(output, ctx.root) if result.exit_code == 126 else []
+        blocked = ""
         if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
-            text += "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
-        text += changes + advice
-        if to_run != command:
-            text = f"The user edited the command before running it: {to_run}\n{text}"
+            blocked = "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
         outcome = CommandOutcome(
-            ran, result, output, _whole(result.stdout), answer,
+            ran, result, output, _whole(result.stdout), edited=to_run != command, tail=blocked + changes + advice,
             recorded=recorded, changed=bool(changes), not_executable=tuple(unrunnable),
         )
         return ToolResult(
-            ctx.redact.command_output(text), ok=result.exit_code == 0 or bool(answer), exit_code=result.exit_code,
-            output_path=str(output_path), command=outcome,
+            ctx.redact.command_output(report(outcome, ctx.command_timeout, str(output_path))), ok=result.exit_code == 0,
+            exit_code=result.exit_code, output_path=str(output_path), command=outcome,
         )
 
     def run_for_user(self, command: str) -> tuple[ProcessResult, str, str]:
@@ -257,6 +250,13 @@ def failing_tests(output: str) -> list[str]:
     instead of reading a long report, so the names are said next to the status."""
     names = _UNITTEST_FAILURE.findall(output) + _PYTEST_FAILURE.findall(output)
     return list(dict.fromkeys(names))
+
+
+def report(ran: CommandOutcome, timeout: float, output_path: str) -> str:
+    """The observation of a command that ran, before redaction: that the user edited it, its status
+    and output (see _describe), then what the tool found after it (`ran.tail`)."""
+    text = _describe(ran.result, timeout, output_path, ran.answer) + ran.tail
+    return f"The user edited the command before running it: {ran.analysis.command}\n{text}" if ran.edited else text
 
 
 def _describe(result: ProcessResult, timeout: float, output_path: str, answer: str) -> str:

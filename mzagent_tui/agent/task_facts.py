@@ -2,7 +2,8 @@
 
 `completion.read_task` reads them (the task-reading patterns live there, with the answer checks
 that share them); the tools and the other aids take them from `ToolContext.facts` rather than
-reading the task's text again with patterns of their own."""
+reading the task's text again with patterns of their own. The file tools read them too (a missing
+file the task asks for is said to be made, not found), so they live here, not among the aids."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class TaskFacts:
-    text: str = ""
-    """The task's words: a name the task mentions, or names as a folder, is looked for in them."""
     named: tuple[str, ...] = ()
     """The file names the task mentions, in order."""
     targets: tuple[str, ...] = ()
