@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
@@ -126,10 +126,10 @@ class Entry(Widget):
             yield Static(self._title, classes="entry--title")
             yield from self._body
 
-    def render(self) -> Text:
-        """The title and the text of a one-widget entry (an entry with widgets draws none)."""
+    def render(self) -> RenderResult:
+        """The title and the text of a one-widget entry; an entry with widgets draws as any container."""
         if self._body:
-            return Text()
+            return super().render()
         heading = self._title.copy()
         heading.stylize_before(self.get_component_rich_style("entry--title", partial=True))
         if self.shown_text is None:
