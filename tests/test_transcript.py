@@ -129,7 +129,7 @@ async def test_an_entry_of_text_is_one_widget_drawn_in_its_kind_colour() -> None
     one widget that draws its title (in its kind's colour, from the stylesheet) and its text."""
     from textual.app import App
 
-    from mzagent_tui.widgets.entries import action_entry, text_entry
+    from mzagent_tui.widgets.entries import ProgressEntry, action_entry, text_entry
 
     class One(App):
         CSS_PATH = Path(__file__).parents[1] / "mzagent_tui" / "app.tcss"
@@ -138,17 +138,27 @@ async def test_an_entry_of_text_is_one_widget_drawn_in_its_kind_colour() -> None
             yield text_entry("thought", "[bold]not markup[/bold]")
             yield action_entry("run_terminal_command", ["pytest -q tests/"])
             yield text_entry("error", "it failed")
+            yield ProgressEntry("loading the local model")
 
     app = One()
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.pause()
-        thought, command, error = app.query(".entry")
+        thought, command, error, progress = app.query(".entry")
         assert not thought.children and not command.children and not error.children
         assert thought.size.height == 2 and thought.render().plain == "◆ Thought\n[bold]not markup[/bold]"
         assert command.render().plain == "⚙ Action  run command\npytest -q tests/"
         title_colour = {entry.kind: entry.render().get_style_at_offset(app.console, 0).color for entry in (thought, error)}
         assert title_colour["thought"] is not None and title_colour["error"] is not None
         assert title_colour["thought"] != title_colour["error"], "each kind's title in its own colour"
+        progress.show("the local model failed to load: out of memory")
+        progress.add_class("-error")
+        await pilot.pause()
+        assert progress.size.height == 2 and "out of memory" in progress.render().plain
+        assert progress.render().get_style_at_offset(app.console, 0).color == title_colour["error"], "a failed notice shows as an error"
+        assert progress.styles.border_left == error.styles.border_left
+        assert command.render().style == "" and not any(span.style.bgcolor for span in command.render().spans if not isinstance(span.style, str)), (
+            "a command has no background of its own: a search hit's shows through"
+        )
 
 
 def test_a_short_diff_is_shown_whole() -> None:

@@ -22,10 +22,11 @@ def highlight(code: str, lexer: str, line_numbers: bool = False, word_wrap: bool
 
 
 def highlighted(code: str, lexer: str) -> Text:
-    """`highlight` as a Text, for an entry that draws its own lines (one widget instead of two)."""
+    """`highlight` as a Text, for an entry that draws its own lines (one widget instead of two);
+    no background of its own, so the entry's (a search hit's) shows through."""
     from rich.syntax import Syntax
 
     shown = for_display(code)
-    text = Syntax(shown, lexer, theme="ansi_dark", background_color="default").highlight(shown)
+    text = Syntax(shown, lexer, theme="ansi_dark").highlight(shown)
     text.rstrip_end(len(text.plain.rstrip("\n")))
     return text
