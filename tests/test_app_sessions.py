@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
@@ -353,3 +355,36 @@ async def test_find_reaches_entries_behind_the_marker_and_keeps_the_order(server
         assert len(transcript.markers()) == 1
         later = [f"later {n}" for n in range(HIGH_WATER)]
         assert await expand_all(pilot, transcript) == everything + later, "the app's own reopened note has no event and is dropped"
+
+
+@pytest.mark.parametrize(("lines", "hit"), [(60, 40), (400, 300)])
+async def test_find_opens_a_long_output_at_a_hit_past_its_first_lines(server, project: Path, lines: int, hit: int) -> None:
+    """Collapsed, a long output shows its first 12 lines: a hit further down expands it and
+    scrolls to the line (the log too when the output is taller than it), or the user would be
+    shown an entry with nothing marked."""
+    from textual.widgets import Log
+
+    from mzagent_tui.widgets.entries import ObservationEntry
+
+    output = "\n".join(f"line {n}" for n in range(lines)).replace(f"line {hit}\n", "the needle is here\n")
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.add(*entries_for(Observation("run_terminal_command", output, True, 0), project))
+        transcript.add(*entries_for(Observation("run_terminal_command", "short", True, 0), project))
+        await pilot.pause()
+        await pilot.press("ctrl+f")
+        await pilot.press(*"NEEDLE")
+        count = app.query_one(SearchBar).query_one("#search-count")
+        await wait_for(pilot, lambda: str(count.render()) == "1/1")
+        entry = app.query_one(ObservationEntry)
+        await wait_for(pilot, lambda: transcript.scroll_offset.y > entry.virtual_region.y)
+        assert entry.has_class("-expanded") and entry.has_class("-current-hit")
+        log = entry.query_one(Log)
+        line_row = entry.virtual_region.y + log.virtual_region.y + hit - log.scroll_offset.y
+        assert transcript.scroll_offset.y <= line_row < transcript.scroll_offset.y + transcript.size.height, "the line with the hit is in view"
+        await pilot.press("escape")
+        await pilot.press("ctrl+f")
+        await pilot.press(*"line 3")
+        await wait_for(pilot, lambda: str(count.render()) == "1/1")
+        assert entry.has_class("-expanded"), "a hit in the first lines changes nothing"

@@ -354,6 +354,21 @@ class ObservationEntry(Entry):
             self._log.write_lines(self.lines)
             self._log.scroll_home(animate=False)
 
+    @property
+    def log(self) -> Log | None:
+        """The expanded view (made on the first expand)."""
+        return self._log
+
+    async def expand_to(self, needle: str) -> int | None:
+        """A search hit past the first lines (only they show collapsed) expands the entry: the index
+        of the first line holding `needle` (casefolded), else None and nothing changes."""
+        index = next((i for i, line in enumerate(self.lines) if needle in line.casefold()), None)
+        if index is None or index < SHORT_OUTPUT_LINES:
+            return None
+        if not self.has_class("-expanded"):
+            await self.action_toggle()
+        return index
+
     def action_open_output(self) -> None:
         if self.output_path is not None and self.output_path.exists():
             self.post_message(self.OpenOutput(self.output_path))

@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.event_text import searchable_text
-from mzagent_tui.widgets.entries import Entry, StreamingEntry, ThinkingEntry, entries_for, safe
+from mzagent_tui.widgets.entries import Entry, ObservationEntry, StreamingEntry, ThinkingEntry, entries_for, safe
 
 HIGH_WATER = 100
 LOW_WATER = 80
@@ -322,13 +322,26 @@ class Transcript(VerticalScroll):
         await mounted
         return next((entry for entry in window if entry.event is event), None)
 
-    def show_hit(self, entry: Entry) -> None:
-        """Scroll to one hit; the anchor is released so new output does not scroll it away."""
+    def show_hit(self, entry: Entry, line: int | None = None) -> None:
+        """Scroll to one hit (to `line` of an expanded output); the anchor is released so new
+        output does not scroll it away."""
         for other in self.query(".-current-hit"):
             other.remove_class("-current-hit")
         entry.add_class("-current-hit")
         self.release_anchor()
-        self.call_after_refresh(self.scroll_to_widget, entry, animate=False, top=True)
+        if line is not None and isinstance(entry, ObservationEntry):
+            self.call_after_refresh(self._show_output_line, entry, line)
+        else:
+            self.call_after_refresh(self.scroll_to_widget, entry, animate=False, top=True)
+
+    def _show_output_line(self, entry: ObservationEntry, line: int) -> None:
+        """Scroll the expanded output's log, then the transcript, so that `line` shows near the top."""
+        log = entry.log
+        if log is None:
+            return
+        top = max(0, line - 2)
+        log.scroll_to(y=top, animate=False, immediate=True)
+        self.scroll_to(y=entry.virtual_region.y + log.virtual_region.y + top - round(log.scroll_offset.y), animate=False, immediate=True)
 
     async def find(self, query: str, step: int) -> tuple[int, int]:
         """Search: a new query (step 0) selects the newest hit on screen; steps move to older (-1)
@@ -351,7 +364,9 @@ class Transcript(VerticalScroll):
                 revealed = await self.reveal(*hit)
                 self._hits = self.mark_hits(query)
                 self._hit = hit_index(self._hits, revealed or hit, self._hit)
-            self.show_hit(self._hits[self._hit])
+            shown = self._hits[self._hit]
+            line = await shown.expand_to(query.casefold()) if isinstance(shown, ObservationEntry) else None
+            self.show_hit(shown, line)
         return (self._hit + 1 if self._hit < len(self._hits) else 0), len(self._hits)
 
     def end_find(self) -> None:
