@@ -348,12 +348,16 @@ async def test_find_reaches_entries_behind_the_marker_and_keeps_the_order(server
         assert window[: window.index("echo 7") + 2][-4:] == ["6", "thought 7", "echo 7", "7"], "the hit with its neighbours"
         markers = transcript.markers()
         assert len(markers) == 2 and transcript.children[0] is markers[0], "a marker above the hit and one for the gap below"
+        for n in range(HIGH_WATER):  # the run goes on while the user reads the hit
+            transcript.add(*entries_for(Notice(f"while searching {n}"), project))
+        await pilot.pause()
+        assert current.is_attached and current.has_class("-current-hit"), "nothing is pruned while a search is open"
         await pilot.press("escape")
         for n in range(HIGH_WATER):  # live entries push the revealed ones (and the gap) behind the top marker
             transcript.add(*entries_for(Notice(f"later {n}"), project))
         await pilot.pause()
         assert len(transcript.markers()) == 1
-        later = [f"later {n}" for n in range(HIGH_WATER)]
+        later = [f"while searching {n}" for n in range(HIGH_WATER)] + [f"later {n}" for n in range(HIGH_WATER)]
         assert await expand_all(pilot, transcript) == everything + later, "the app's own reopened note has no event and is dropped"
 
 

@@ -245,7 +245,10 @@ class Transcript(VerticalScroll):
         return entries
 
     def _prune(self) -> None:
-        """Move the oldest entries past the high-water mark into the marker at the top."""
+        """Move the oldest entries past the high-water mark into the marker at the top; not while
+        a search is open, so the hit the user jumped to stays where it was shown."""
+        if self._hit != -1:
+            return
         children = self._present()
         shown = sum(1 for child in children if not isinstance(child, EarlierEntry))
         if shown <= HIGH_WATER:
