@@ -211,6 +211,45 @@ def test_a_program_of_ours_that_runs_anyway_is_walled_in(tmp_path: Path, monkeyp
     assert sorted(line.split("=")[0] for line in done.stdout.decode().splitlines() if "=" in line) == ["HOME", "LC_ALL", "PATH", "PWD", "SHLVL", "_"]
 
 
+def test_a_folder_kept_under_a_hidden_home_entry_is_seen_whole(tmp_path: Path) -> None:
+    """The view splits `~/.local` around a folder a program needs; the folder itself must not be
+    split too (it was: a program saw its entries as blanks)."""
+    from mzagent_tui.agent.safety.sandbox import hidden_home_entries
+
+    home = tmp_path / "home"
+    repo = home / ".local" / "state" / "mzagent" / "sessions" / "p-1" / "snapshots.git"
+    (repo / "objects").mkdir(parents=True)
+    (repo / "HEAD").write_text("ref: refs/heads/main\n")
+    (home / ".local" / "state" / "other-app").mkdir()
+    (home / ".aws").mkdir()
+    hidden = hidden_home_entries(home, [".gitconfig"], [repo])
+    assert not [path for path in hidden if path.is_relative_to(repo)]
+    assert home / ".aws" in hidden and home / ".local" / "state" / "other-app" in hidden
+    assert repo.parent.parent / "p-1" not in hidden and home / ".local" not in hidden, "split around the repository, not hidden"
+
+
+@pytest.mark.skipif(landlock_abi() < 4, reason="needs Landlock ABI 4+")
+def test_snapshots_under_the_home_record_changes_in_a_later_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the state folder where it is by default (~/.local/state), the second session of a
+    project found its snapshot repository blanked ("not a git repository") and recorded nothing:
+    the first only worked because its view was made before the repository existed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.txt").write_text("one\n")
+    sessions = home / ".local" / "state" / "mzagent" / "sessions" / "project-1"
+    first = Snapshots(project, sessions / "first")
+    first.take()
+    second = Snapshots(project, sessions / "second")
+    before = second.take()
+    (project / "a.txt").write_text("two\n")
+    after = second.take()
+    assert [(change.status, change.path) for change in second.changes(before, after)] == [("M", "a.txt")]
+
+
 def test_bash_syntax_check_reads_a_script_without_running_it(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     assert _shell_problem(f"touch {marker}\nif then\n".encode()) is not None

@@ -93,6 +93,19 @@ def test_history_tokens_and_browser_profiles_are_not_readable(server, project: P
     assert "cache ok" in texts[0]
 
 
+def test_a_project_under_a_hidden_home_entry_is_seen_whole(server, home: Path) -> None:
+    """A project kept at ~/.local/src/app: its dot-folder is split around it, the project itself
+    is not (its files showed as empty blanks), and its neighbours stay hidden."""
+    project = home / ".local" / "src" / "app"
+    project.mkdir(parents=True)
+    (project / "main.py").write_text("print('in the project')\n")
+    (home / ".local" / "src" / "other").mkdir()
+    (home / ".local" / "src" / "other" / "secret.txt").write_text("NEIGHBOUR SECRET\n")
+    texts, _ = run(server, project, f"cat main.py; cat {home}/.local/src/other/secret.txt")
+    assert "print('in the project')" in texts[0]
+    assert "NEIGHBOUR SECRET" not in texts[0]
+
+
 def test_the_apps_own_sessions_are_not_readable(server, project: Path, home: Path) -> None:
     texts, recorder = run(server, project, 'cat "$(ls -d ${XDG_STATE_HOME}/mzagent/sessions/*/* | head -1)/log.jsonl" | head -c 300', env={"XDG_STATE_HOME": os.environ["XDG_STATE_HOME"]})
     assert '"kind"' not in texts[0] and ("Permission denied" in texts[0] or "No such file" in texts[0])

@@ -322,8 +322,8 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
     while pending:
         path = pending.pop()
         plain, real = str(path), os.path.realpath(path)
-        if any(within(plain, a) for a in allowed_paths):
-            continue
+        if real in needed or any(within(plain, a) for a in allowed_paths):
+            continue  # a needed folder is seen whole (it was split too, its entries hidden)
         inner = any(within(a, plain) for a in allowed_paths) or any(within(n, real) for n in needed)
         if inner and path.is_dir() and not path.is_symlink():
             try:
@@ -331,8 +331,7 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
             except OSError:
                 hidden.append(path)
             continue
-        if real not in needed:
-            hidden.append(path)
+        hidden.append(path)
     return sorted(hidden)
 
 
