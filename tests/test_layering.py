@@ -80,12 +80,14 @@ AGENT_PACKAGES_MAY_NOT_IMPORT = {
     "sessions": {"aids", "mcp"},
     "model": {"aids", "sessions", "mcp"},
     "aids": {"mcp"},
+    "tools": {"aids"},
 }
 
 
 def test_the_core_packages_keep_their_layers() -> None:
     """The gate and the wall do not depend on the model, the tools or the aids; sessions (undo
-    opens files through tools.beneath, with no link followed) do not depend on the aids; the model client does not know the aids or the session log."""
+    opens files through tools.beneath, with no link followed) do not depend on the aids; the model client does not know the aids or the session log;
+    tools return plain outcomes and the aids act at the loop's points around them, never inside a tool."""
     graph = imports()
     crossings = sorted(
         f"{source} -> {target}"
@@ -93,18 +95,5 @@ def test_the_core_packages_keep_their_layers() -> None:
         for target in targets
         if source.startswith("mzagent_tui.agent.") and target.startswith("mzagent_tui.agent.")
         and package_of(target) in AGENT_PACKAGES_MAY_NOT_IMPORT.get(package_of(source), set())
-    )
-    assert crossings == []
-
-
-def test_the_tools_never_import_the_aids() -> None:
-    """Tools return plain outcomes (what was written, what a command did); the aids act at the
-    loop's points around them (aids/before_write, after_write, after_command), never inside a tool."""
-    graph = imports()
-    crossings = sorted(
-        f"{source} -> {target}"
-        for source, targets in graph.items()
-        for target in targets
-        if source.startswith("mzagent_tui.agent.tools") and target.startswith("mzagent_tui.agent.aids")
     )
     assert crossings == []
