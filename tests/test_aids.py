@@ -74,9 +74,9 @@ def test_an_unknown_aid_name_is_a_clear_error_not_ignored(monkeypatch: pytest.Mo
 def test_the_user_config_switches_aids_off_with_an_aids_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     config = tmp_path / "cfg" / "mzagent" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('[aids]\ndisable = ["stuck", "answer.unnamed"]\n')
+    config.write_text('[aids]\ndisable = ["stuck", "answer.idle"]\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    assert load_settings(tmp_path, environ={}).disable_aids == ["stuck", "answer.unnamed"]
+    assert load_settings(tmp_path, environ={}).disable_aids == ["stuck", "answer.idle"]
 
 
 def test_every_aid_in_the_catalogue_has_a_firing_site_and_every_site_a_catalogue_entry() -> None:

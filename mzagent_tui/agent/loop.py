@@ -25,7 +25,7 @@ from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compac
 from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
 from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.before_write import before_write
-from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
+from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
@@ -468,7 +468,7 @@ class Agent:
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         if stuck:
             why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
-            return self._closing_answer(run.completion, run.cancel, step, why, run.planning)
+            return self._closing_answer(run.cancel, step, why, run.planning)
         return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
@@ -546,34 +546,26 @@ class Agent:
             text += f"\nNote: {note}."
         return text, stuck
 
-    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
+    def _closing_answer(self, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
-        command three times had usually seen what the task asked about, and said it when asked.
-        The checks another answer can satisfy still apply, once: asked which test fails, a small
-        model that had run the tests three times answered without the test's name."""
+        command three times had usually seen what the task asked about, and said it when asked."""
         message = f"stuck: {why}"
         self.emit(Notice(f"{message}; the model was asked for its final answer"))
-        for _ in range(2):
-            try:
-                reply = self._ask_model(cancel, final_only=True)
-            except Cancelled:
-                self._append("assistant", "[reply interrupted by the user]")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            except LLMError as exc:
-                self.emit(Error(str(exc)))
-                return RunResult(StopReason.STUCK, message, None, step)
-            parsed = self._parse(reply)
-            self._show(reply, parsed)
-            if parsed.error is not None or parsed.final_answer is None:
-                if self._open_call is not None:
-                    self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
-                return RunResult(StopReason.STUCK, message, None, step)
-            reminder = None if planning else completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
-            if reminder is None:
-                break
-            self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
-            self._observe(reminder.text)
+        try:
+            reply = self._ask_model(cancel, final_only=True)
+        except Cancelled:
+            self._append("assistant", "[reply interrupted by the user]")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        except LLMError as exc:
+            self.emit(Error(str(exc)))
+            return RunResult(StopReason.STUCK, message, None, step)
+        parsed = self._parse(reply)
+        self._show(reply, parsed)
+        if parsed.error is not None or parsed.final_answer is None:
+            if self._open_call is not None:
+                self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
+            return RunResult(StopReason.STUCK, message, None, step)
         self.emit(FinalAnswer(parsed.final_answer, plan=planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 

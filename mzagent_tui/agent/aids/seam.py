@@ -49,25 +49,9 @@ CATALOGUE: tuple[Aid, ...] = (
         Aid(f"answer.{kind}", "final_answer", does)
         for kind, does in (
             ("missing", "a file the task asks for does not exist"),
-            ("empty", "a file the task asks for is empty"),
-            ("records", "a conversion lost records"),
-            ("shrunk", "an edited file lost most of its lines"),
-            ("compile", "a written file does not parse"),
             ("undefined", "a written file uses undefined names"),
-            ("failing", "tests still fail"),
             ("unchanged", "the file the task asks to change is unchanged"),
-            ("answer only", "the result is in the answer, not in the file"),
-            ("lost", "definitions were lost"),
-            ("importers", "modules importing a changed one are broken"),
-            ("stub", "a stub is still there"),
-            ("same code", "the code is the same apart from layout"),
-            ("retest", "tests were not run again after a change"),
-            ("absolute", "a file holds the project's absolute path"),
-            ("unrun", "an answer about running code, with nothing run"),
-            ("idle", "a script that runs nothing"),
-            ("error", "an answer that is only an error message"),
-            ("promise", "an answer that promises work instead of doing it"),
-            ("unnamed", "the failing test is not named"),
+            ("idle", "a task that asks for work answered after only reading"),
         )
     ),
 )

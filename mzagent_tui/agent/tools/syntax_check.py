@@ -1,8 +1,7 @@
 """Does a file still parse? Python, JSON, TOML, INI and shell scripts, by the file's extension.
 
-The write tools say it right after a write (the model hears at once that the file it wrote is
-broken); the answer check `answer.compile` asks again before a final answer (a file the task named
-or the run wrote that does not parse gets one reminder).
+The write tools say it right after a write: the model hears at once that the file it wrote is
+broken.
 A small model often writes `\\n` where it meant a new line, which leaves a one-line file full of
 backslashes: that case is named, since the parser's message does not point to it.
 """
