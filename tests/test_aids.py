@@ -141,17 +141,3 @@ def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
     assert sum(1 for line in lines if re.match(r"\s+(on |off) \S", line)) == len(CATALOGUE)
 
 
-def test_a_failure_repeated_with_small_variations_is_noticed_by_its_outcome(server, project: Path) -> None:
-    """Three writes into a.txt, which is a file, each under another name: not one identical call,
-    but the same failure three times, so the third is told to change approach."""
-    (project / "a.txt").write_text("hi\n")
-    server.script(
-        write_reply("a.txt/one.py", "x = 1\n"), write_reply("a.txt/two.py", "x = 2\n"), write_reply("a.txt/three.py", "x = 3\n"),
-        answer_reply(),
-    )
-    agent, recorder = make_agent(server, project)
-    agent.run("Add a module.")
-    agent.close()
-    texts = [o.text for o in recorder.of(Observation)]
-    assert "failed 3 times with this same result" in texts[2] and "failed 3 times" not in texts[1]
-    assert "repeated_failure" in [f.name for f in recorder.of(AidFired)]

@@ -101,57 +101,6 @@ def test_files_still_missing_after_some_were_made_get_another_reminder(server, p
     ]
 
 
-def test_a_file_moved_instead_of_the_name_in_it_is_shown_the_command_that_moves_it_back(server, project: Path) -> None:
-    """Told to rename a function in loader.py, a small model ran `mv loader.py loader_words.py`,
-    was told to put the file back under its name, and went on without it."""
-    (project / "loader.py").write_text("def load(p):\n    return p\n")
-    (project / "other.py").write_text("def load(p):\n    return p\n")
-    back = 'run_terminal_command("mv \'new dir/loader_words.py\' loader.py")'
-    server.script(
-        Reply("<action>run_terminal_command(\"mkdir 'new dir' && mv loader.py 'new dir/loader_words.py'\")</action>"),
-        Reply(f"<action>{back}</action>"),
-        answer_reply("Done."),
-    )
-    agent, rec = make_agent(server, project)
-    agent.run("Rename the function load in loader.py to load_words.")
-    assert [o for o in rec.of(Observation) if o.tool == "run_terminal_command"][0].text.endswith(
-        "\nNote: loader.py, which the task names, is gone now: the command moved it to new dir/loader_words.py. The task asks "
-        f"to change what is in loader.py, not to move or rename the file: put it back with {back}, then change its content if "
-        "the task asks for that."
-    )
-    assert (project / "loader.py").read_text() == "def load(p):\n    return p\n"
-
-
-def test_a_file_renamed_instead_of_the_name_in_it_is_told_it_is_gone(server, project: Path) -> None:
-    """Told to rename a function, a small model renamed the file that defined it."""
-    (project / "util.py").write_text("def total(xs):\n    return sum(xs)\n")
-    (project / "app.py").write_text("from util import total\n\nprint(total([1]))\n")
-    server.script(
-        Reply("<action>run_terminal_command(\"mv util.py util_old.py && sed -i 's/total/sum_all/g' util_old.py app.py\")</action>"),
-        answer_reply("Renamed."),
-        answer_reply("Renamed."),
-    )
-    agent, rec = make_agent(server, project)
-    agent.run("Rename the function total to sum_all in util.py and in app.py, which calls it.")
-    assert rec.of(Observation)[-1].text.endswith(
-        "\nNote: util.py, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
-        "rename the file: put it back under its name, with its content changed if the task asks for that."
-    )
-
-
-@pytest.mark.parametrize(
-    ("task", "command"),
-    [("Rename old.txt to new.txt.", "mv old.txt new.txt"), ("Delete the file old.txt.", "rm old.txt"), ("Read old.txt.", "mv old.txt x && mv x old.txt")],
-    ids=["a rename the task asks for", "a deletion the task asks for", "put back in the same command"],
-)
-def test_no_gone_note_when_the_task_moves_the_file_or_it_is_back(server, project: Path, task: str, command: str) -> None:
-    (project / "old.txt").write_text("old\n")
-    server.script(Reply(f'<action>run_terminal_command("{command}")</action>'), answer_reply("Done."))
-    agent, rec = make_agent(server, project)
-    agent.run(task)
-    assert "which the task names, is gone now" not in next(o.text for o in rec.of(Observation) if o.tool == "run_terminal_command")
-
-
 def test_a_result_given_only_in_the_answer_is_sent_back_to_the_file(server, project: Path) -> None:
     server.script(
         answer_reply("The script prints 4181."),

@@ -26,7 +26,7 @@ from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
 from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
-from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
+from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
@@ -460,8 +460,8 @@ class Agent:
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
-        times = run.repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
-        text, stuck = self._observation(run.completion, parsed, result, times)
+        seen = run.repeats.call_done(parsed.tool, parsed.args, result.text)
+        text, stuck = self._observation(parsed, result, seen)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
@@ -526,21 +526,18 @@ class Agent:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         return True
 
-    def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:
-        """The result for the model with the after-tool aids' notes, and whether the run is stuck."""
+    def _observation(self, parsed: ParsedReply, result: ToolResult, seen: int) -> tuple[str, bool]:
+        """The result for the model with the after-tool aids' notes, and whether the run is stuck
+        (`seen`: how often the same call got the same result before)."""
         aids = self.aids
         text = result.text
         if result.write is not None:
             text += after_write(self.ctx, aids, result.write)
         if result.command is not None:
             text += self._after_command.notes(self.ctx, aids, result.command)
-        gone = completion.gone_note() if aids.on("gone_note") else None
-        text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
-        stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")
+        stuck = seen + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
-        elif not times.same_call and times.same_failure + 1 >= STUCK_REPEATS:
-            text += aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
         for note in parsed.notes:
             self.emit(Notice(note))
             text += f"\nNote: {note}."

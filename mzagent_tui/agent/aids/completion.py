@@ -20,7 +20,6 @@ from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
-from mzagent_tui.agent.tools.paths import relative
 from mzagent_tui.agent.aids.renames import has_word
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 
@@ -227,12 +226,6 @@ class CompletionCheck:
     """The model ran a command in this run (whether or not it succeeded)."""
     tests_ran: bool = False
     """The model ran a command that runs tests in this run."""
-    gone: list[str] = field(default_factory=list)
-    """Files the task names that a command removed since the last observation (see gone_note)."""
-    gone_content: dict[str, str] = field(default_factory=dict)
-    """The digest of each of those files' last content, from its backup."""
-    created_now: dict[str, Path] = field(default_factory=dict)
-    """The files the last action created, by the digest of their content: where a gone file went."""
     read: set[Path] = field(default_factory=set)
     """Files the model read in this run: a reminder about one of them need not send it to read again."""
     model_wrote: set[Path] = field(default_factory=set)
@@ -249,49 +242,11 @@ class CompletionCheck:
         self.before = {name: _digest(self.root / name) for name in targets}
         self.stubs = [name for name in targets if _is_stub(self.root / name)]
 
-    def _may_go(self, name: str) -> bool:
-        """The task itself moves or deletes the file ("rename old.txt to new.txt", "delete tmp.log")."""
-        return re.search(rf"\b(?:rename|move|delete|remove|mv|rm)\s+(?:the\s+file\s+)?{re.escape(name)}", self.task, re.IGNORECASE) is not None
-
-    def gone_note(self) -> str | None:
-        """Said right after a command removed a file the task names and does not move or delete: told
-        to rename a function in util.py, a small model ran `mv util.py util_old.py` and went on."""
-        if not self.gone:
-            return None
-        moves = {name: self.created_now[self.gone_content[name]] for name in self.gone if self.gone_content.get(name) in self.created_now}
-        if len(self.gone) == 1 and moves:
-            name, there = next(iter(moves.items()))
-            there_rel = relative(self.root, there)
-            self.gone = []
-            return (
-                f"{name}, which the task names, is gone now: the command moved it to {there_rel}. The task asks to change what "
-                f"is in {name}, not to move or rename the file: put it back with "
-                f"{call_source('run_terminal_command', [f'mv {shlex.quote(there_rel)} {shlex.quote(name)}'])}, then change "
-                "its content if the task asks for that."
-            )
-        names, self.gone = ", ".join(self.gone), []
-        return (
-            f"{names}, which the task names, is gone now. The task asks to change what is in it, not to delete, move or "
-            "rename the file: put it back under its name, with its content changed if the task asks for that."
-        )
-
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
 
     def observe(self, event: Event) -> None:
-        if isinstance(event, FileChanged) and event.deleted:
-            gone = [name for name in self.facts.named if self._inside(name) and (self.root / name).resolve() == Path(event.path).resolve()]
-            for name in gone:
-                if name in self.facts.existed and not self._may_go(name):
-                    self.gone.append(name)
-                    digest = _digest(Path(event.backup)) if event.backup else None
-                    if digest is not None:
-                        self.gone_content[name] = digest
-        if isinstance(event, FileChanged) and event.created and event.sha256:
-            self.created_now[event.sha256] = Path(event.path)
-        if isinstance(event, Action):
-            self.created_now = {}
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)

@@ -42,8 +42,6 @@ CATALOGUE: tuple[Aid, ...] = (
     Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
     Aid("one_line_block", "after_command", "python -c with a block on one line: write a file instead"),
-    Aid("gone_note", "after_tool", "a file the task names that a command moved or deleted"),
-    Aid("repeated_failure", "after_tool", "the same failure three times from calls that differ a little"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)
