@@ -18,7 +18,6 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
 from mzagent_tui.agent.aids.after_write import after_write
-from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import Recorder, make_agent
@@ -40,11 +39,10 @@ def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
 
 
 def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
-    """A write as the model sees it, made as the loop makes it: the aids at the write point, the
-    tool, then the notes of the after-write aids."""
+    """A write as the model sees it, made as the loop makes it: the tool, then the notes of the
+    after-write aids."""
     aids = Aids()
-    prepared = before_write(tools[3], aids, list(args))
-    result = prepared.told(tools[0].call("write_to_file", prepared.args), aids)
+    result = tools[0].call("write_to_file", list(args))
     return result.text + (after_write(tools[3], aids, result.write) if result.write else ""), result.ok
 
 
@@ -660,41 +658,6 @@ def test_writing_a_broken_file_again_is_not_called_a_step_done(tools, project: P
     assert "Warning: half.py does not parse now" in text and "that step is done" not in text
 
 
-def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tools, project: Path) -> None:
-    """The model's own slip, repeated word for word after it was told the file did not parse
-    (seen twice in one run); the code after the docstring was right both times."""
-    text, ok = write(tools, "half.py", 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    ""\n    return n // 2\n')
-    assert ok and text == (
-        "File written: half.py (created, 6 lines, 79 bytes). The docstring's closing quotes on line 5 were completed "
-        "(two quotes became three). So it parses."
-    )
-    assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
-
-
-def test_the_tool_writes_what_it_is_given_and_the_repair_is_the_write_point_s(tools, project: Path) -> None:
-    """write_to_file writes the content it gets and says so; the repair happens before it, at the
-    loop's write point (aid `write_repairs`), and is said once the write landed."""
-    slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
-    plain = tools[0].call("write_to_file", ["half.py", slip])
-    assert plain.ok and (project / "half.py").read_text() == slip
-    assert plain.text.startswith("File written: half.py (created, 4 lines, 56 bytes).\nWarning: half.py does not parse now")
-    prepared = before_write(tools[3], Aids(), ["half.py", slip])
-    assert prepared.aid == "write_repairs" and prepared.args == ["half.py", slip.replace('    ""\n', '    """\n')]
-    assert before_write(tools[3], Aids(["write_repairs"]), ["half.py", slip]).args == ["half.py", slip]
-
-
-def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, project: Path) -> None:
-    """A model wrote this line, was told block statements cannot follow ;, and wrote it again until stopped."""
-    text, ok = write(tools, "convert.py", "import json; with open('a.json') as f: data = json.load(f); for key in data: print(key)\n")
-    assert ok and text == (
-        "File written: convert.py (created, 5 lines, 102 bytes). Line 1 put a block statement after ; so it was written "
-        "as separate, indented lines. So it parses."
-    )
-    assert (project / "convert.py").read_text() == (
-        "import json\nwith open('a.json') as f:\n    data = json.load(f)\n    for key in data:\n        print(key)\n"
-    )
-
-
 def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -> None:
     """A small model read a one-line file from line 2, 3, 4 and 5, told only "has only 1 lines"."""
     (project / "a.txt").write_text("foo one\n")
@@ -702,32 +665,6 @@ def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -
     assert ok and text == (
         "[a.txt ends at line 1, so there is nothing at line 2: past its end. Reading further shows nothing more; go on with the task]"
     )
-
-
-@pytest.mark.parametrize(
-    ("content", "written", "how"),
-    [
-        ("json.dumps({'count': 4, 'max': 9}, indent=2)", '{\n  "count": 4,\n  "max": 9\n}\n', "a json.dumps(...) call"),
-        ("{'ok': True, 'none': None, 'xs': [1.5, 'a']}", '{"ok": true, "none": null, "xs": [1.5, "a"]}\n', "a Python value"),
-    ],
-)
-def test_python_written_into_a_json_file_is_written_as_json(tools, project: Path, content: str, written: str, how: str) -> None:
-    """A small model wrote `json.dumps({...}, indent=4)` into stats.json, was told it is not JSON, and wrote it again five times."""
-    text, ok = write(tools, "out.json", content)
-    assert ok and text.endswith(f"{how}, not JSON, so it was written as the JSON it stands for. So it parses.")
-    assert (project / "out.json").read_text() == written
-
-
-@pytest.mark.parametrize(
-    "content",
-    ["{1: 2}", "[1, {2}]", "(1, 2)", "{'a': 1e999}", "__import__('os').system('touch PWNED')", "json.dumps(open('x').read())", "json.dumps({'a': 1}, default=str)"],
-    ids=["int keys", "a set", "a tuple", "infinity", "code", "a call inside", "another option"],
-)
-def test_python_that_is_not_a_plain_value_is_not_turned_into_json(tools, project: Path, content: str) -> None:
-    text, ok = write(tools, "out.json", content)
-    assert ok and "Warning: out.json does not parse now: invalid JSON" in text
-    assert (project / "out.json").read_text() == content
-    assert not (project / "PWNED").exists()
 
 
 def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None:
@@ -745,44 +682,6 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     assert text.endswith("it was called with 3 argument(s). Its content is one string: join the pieces into one.")
     text, _ = write(tools, "a.txt", "x", 3)
     assert text.endswith("it was called with 3 argument(s).")
-
-
-GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n\n\ndef wave():\n    return 'o/'\n"
-HI_IN_THE_BODY = GREETER.replace("greeting='Hello'", "greeting='Hi'").replace("f'{greeting} {name}'", "f'Hi {name}'")
-HI = GREETER.replace("greeting='Hello'", "greeting='Hi'")
-
-
-def test_a_write_that_stops_partway_through_the_offered_call_is_completed_to_it(server, project: Path) -> None:
-    """A small model said it would send the call a note offered, copied its first function and
-    stopped, three times: the write is completed to the call, and the model is told so."""
-    (project / "greeter.py").write_text(GREETER)
-    first_only = "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n"
-    server.script(
-        read_reply("greeter.py"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', first_only])}</action>"),
-        answer_reply("Changed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("In greeter.py, make the default greeting Hi.")
-    assert call_source("write_to_file", ["greeter.py", HI]) in last_user(server.requests[2])
-    assert (project / "greeter.py").read_text() == HI
-    assert "Your content stopped partway through the call the last note offered (2 of 6 lines), so that call's whole content was written." in last_user(server.requests[3])
-
-
-def test_a_write_that_differs_from_the_offered_call_is_written_as_it_is(server, project: Path) -> None:
-    (project / "greeter.py").write_text(GREETER)
-    other = "def greet(name, greeting='Hi'):\n    return f'{greeting}, {name}'\n"
-    server.script(
-        read_reply("greeter.py"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', other])}</action>"),
-        answer_reply("Changed."),
-        answer_reply("Changed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("In greeter.py, make the default greeting Hi.")
-    assert (project / "greeter.py").read_text() == other
 
 
 @pytest.mark.parametrize("target", ["a.txt/b.py", "a.txt/c/b.py"])

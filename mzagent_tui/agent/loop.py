@@ -24,7 +24,6 @@ from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
 from mzagent_tui.agent.aids.after_write import after_write
-from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
@@ -71,8 +70,7 @@ from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
-from mzagent_tui.agent.tools.paths import resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult, load_custom_tool
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
@@ -83,8 +81,6 @@ VARIED_TEMPERATURE = 0.7
 """The reply after a format error is asked for at this temperature (when the settings' is lower):
 at a low temperature the same conversation gives the same reply, so a note alone rarely gets a
 small model out of a loop."""
-OFFERED_WRITE = "\nwrite_to_file("
-"""How a note or reminder offers a write to send: the call on a line of its own."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -351,25 +347,11 @@ class Agent:
 
     def _observe(self, text: str) -> None:
         """A result for the model: the answer to its open native call, else an <observation>."""
-        self._remember_offers(text)
         if self._open_call is not None:
             self._add(tool_message(self._open_call, text))
             self._open_call = None
         else:
             self._append("user", wrap_observation(text))
-
-    def _remember_offers(self, text: str) -> None:
-        """The write_to_file calls `text` offers, by file: only the last observation's offers stand."""
-        self.ctx.offered = {}
-        start = text.find(OFFERED_WRITE)
-        while start >= 0:
-            offer = parse_reply(f"<action>{text[start:]}</action>", self.tools.signatures())
-            if offer.tool == "write_to_file" and len(offer.args) == 2 and all(isinstance(arg, str) for arg in offer.args):
-                try:
-                    self.ctx.offered[resolve_inside(self.root, offer.args[0])] = offer.args[1]
-                except ToolError:
-                    pass
-            start = text.find(OFFERED_WRITE, start + 1)
 
     def _parse(self, reply: Reply) -> ParsedReply:
         """The reply's decision, in either protocol."""
@@ -474,15 +456,11 @@ class Agent:
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
         the model reads the hook's reason instead of a result. The hooks see the call as the model
-        made it and the result as the aids at the write point and `exit_answer` leave it."""
+        made it and the result as `exit_answer` leaves it."""
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
-        if tool == "write_to_file":
-            write = before_write(self.ctx, self.aids, args)
-            result = write.told(self.tools.call(tool, write.args), self.aids)
-        else:
-            result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
+        result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
         self.hooks.after_tool(tool, args, result)
         return result
 

@@ -20,17 +20,14 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (before the first reply), reply (a reply is judged),
-    write (a write's content, before it lands), after_write, after_command, after_tool,
-    final_answer."""
+    """Where it acts: task (before the first reply), reply (a reply is judged), after_write,
+    after_command, after_tool, final_answer."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
     Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
-    Aid("write_repairs", "write", "slips in a Python string argument repaired when that alone makes the file parse"),
-    Aid("offered_write", "write", "a write that stops partway through a call a note offered is completed to it"),
     Aid("kept_stubs", "after_write", "a write that leaves `raise NotImplementedError` stubs is told so"),
     Aid("removed_definitions", "after_write", "a write that dropped functions or classes is told which"),
     Aid("stopped_running", "after_write", "a script left running nothing (its code wrapped in an uncalled function)"),

@@ -91,7 +91,7 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     ("[1, 2,]", '"open": true,\n}') it expects a value or a property name at the bracket, and a
     small model told that line 5 column 1 expects a property name wrote the same file again.
     Every trailing comma is named at once (the decoder stops at the first)."""
-    commas, _, _ = _strip_trailing_commas(exc)
+    commas = _trailing_commas(exc)
     if not commas:
         return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     places = " and ".join(_line_column(exc.doc, at) for at in commas)
@@ -100,22 +100,9 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {len(commas)} commas after the last item of a list or object ({places}): JSON allows none there, remove them"
 
 
-def without_trailing_commas(text: str) -> str | None:
-    """JSON text with its trailing commas removed, when that is all it takes to make it parse;
-    None when it parses already or has another fault."""
-    try:
-        json.loads(text)
-        return None
-    except json.JSONDecodeError as exc:
-        commas, fixed, error = _strip_trailing_commas(exc)
-    except (ValueError, RecursionError):
-        return None
-    return fixed if commas and error is None else None
-
-
-def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, json.JSONDecodeError | None]:
-    """(where the trailing commas the decoder runs into one after another stand, the text without
-    them, the error that is left if any); at most TRAILING_COMMAS_NAMED."""
+def _trailing_commas(exc: json.JSONDecodeError) -> list[int]:
+    """Where the trailing commas the decoder runs into one after another stand, each found by
+    removing the ones before it; at most TRAILING_COMMAS_NAMED."""
     doc, error = exc.doc, exc
     commas: list[int] = []
     while error is not None and len(commas) < TRAILING_COMMAS_NAMED:
@@ -132,7 +119,7 @@ def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, j
             error = later
         except RecursionError:  # nested too deep to read on: left as it is, a fault of its own
             break
-    return commas, doc, error
+    return commas
 
 
 def _line_column(text: str, at: int) -> str:
