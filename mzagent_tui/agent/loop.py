@@ -23,7 +23,6 @@ from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
-from mzagent_tui.agent.aids.after_write import after_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
@@ -246,7 +245,6 @@ class Agent:
         self._append("user", f"{notes}<question>{task}</question>")
         self._completion = completion = CompletionCheck(self.root, task, self.aids)
         self.ctx.facts = completion.facts
-        self.ctx.task_start = {}
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
@@ -509,8 +507,6 @@ class Agent:
         (`seen`: how often the same call got the same result before)."""
         aids = self.aids
         text = result.text
-        if result.write is not None:
-            text += after_write(self.ctx, aids, result.write)
         if result.command is not None:
             text += self._after_command.notes(self.ctx, aids, result.command)
         stuck = seen + 1 >= STUCK_REPEATS and aids.on("stuck")

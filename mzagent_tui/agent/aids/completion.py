@@ -20,7 +20,6 @@ from mzagent_tui.agent.events import Action, Event, FileChanged
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
-from mzagent_tui.agent.aids.renames import has_word
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
@@ -67,22 +66,6 @@ LINE_FILES = {".csv", ".tsv", ".txt", ".md", ".rst", ".log", ""}
 """Files whose additions go at the end unless the task says otherwise (rows, lines, list items, sections)."""
 ADDITION = "NEW TEXT"
 """The place of the model's own lines in the write a reminder shows."""
-_TOKEN = r"(?:\"[^\"\n]{1,80}\"|'[^'\n]{1,80}'|`[^`\n]{1,80}`|[\w.-]{0,79}\w)"
-REPLACING = re.compile(
-    rf"\b(?:replace|rename)\s+(?:(?:all|every|each)\s+)?(?:(?:the|its)\s+)?"
-    rf"(?:(?:word|text|string|name|function|method|class|variable|constant|key|field|value|heading|title)s?\s+)?"
-    rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:with|to|by|into)\s+(?:the\s+(?:word|text|string|name)\s+)?(?P<new>{_TOKEN})",
-    re.IGNORECASE,
-)
-"""A task that swaps one word for another ("replace the word foo with bar", "rename total to sum_all",
-"rename load in store.py to load_rows")."""
-RENAMED_AS = re.compile(
-    rf"(?P<old>{_TOKEN})(?:\s+in\s+{_TOKEN})?\s+(?:should|must|is\s+to|needs\s+to)\s+(?:now\s+)?be\s+"
-    rf"(?:called|named|renamed(?:\s+to)?)\s+(?P<new>{_TOKEN})",
-    re.IGNORECASE,
-)
-"""The same swap said of the name ("the function shout in speech.py should be called yell");
-not of a file ("the output should be called report.log")."""
 MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executable\b|runnable\b)[a-z])", re.IGNORECASE)
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
@@ -151,15 +134,6 @@ def _short_text(path: Path, limit: int = MAX_QUOTED_BYTES) -> str | None:
         return None
 
 
-def _unquoted(token: str) -> str:
-    return token[1:-1] if len(token) > 1 and token[0] == token[-1] and token[0] in "\"'`" else token
-
-
-def _has_word(text: str | None, word: str) -> bool:
-    """Whether `text` holds `word` as a whole word (not "total" in "subtotal")."""
-    return text is not None and has_word(text, word)
-
-
 def append_call(name: str, old: str) -> str:
     """The write_to_file call that keeps `old` and adds at its end. Told "keep the earlier lines", a
     small model drops them or copies the reminder's own words into the file; a call to copy it keeps."""
@@ -197,14 +171,7 @@ def read_task(root: Path, task: str) -> TaskFacts:
     tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
         targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
-    renames: list[tuple[str, str]] = []
-    for found in [*REPLACING.finditer(task), *RENAMED_AS.finditer(task)]:
-        pair = (_unquoted(found["old"]), _unquoted(found["new"]))
-        holding = [name for name in named if inside(name) and _has_word(_short_text(root / name, MAX_PARSED_BYTES), pair[0])]
-        names_a_file = FILE_NAME.fullmatch(pair[0]) or (found.re is RENAMED_AS and FILE_NAME.fullmatch(pair[1]))
-        if holding and not _has_word(pair[1], pair[0]) and not names_a_file:
-            renames.append(pair)
-    return TaskFacts(tuple(named), tuple(targets), frozenset(existing), asks_for_change, tuple(renames))
+    return TaskFacts(tuple(named), tuple(targets), frozenset(existing))
 
 
 @dataclass

@@ -20,20 +20,14 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (before the first reply), reply (a reply is judged), after_write,
-    after_command, after_tool, final_answer."""
+    """Where it acts: task (before the first reply), reply (a reply is judged), after_command,
+    after_tool, final_answer."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
     Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
-    Aid("kept_stubs", "after_write", "a write that leaves `raise NotImplementedError` stubs is told so"),
-    Aid("removed_definitions", "after_write", "a write that dropped functions or classes is told which"),
-    Aid("stopped_running", "after_write", "a script left running nothing (its code wrapped in an uncalled function)"),
-    Aid("dropped_parameters", "after_write", "a parameter the function used before is now unused"),
-    Aid("absolute_path", "after_write", "a file holding the project's absolute path"),
-    Aid("copied_file", "after_write", "a write that replaced a file with a copy of another one"),
     Aid("exit_answer", "after_command", "grep, diff, test exiting 1 reported as an answer, not a failure"),
     Aid("not_executable", "after_command", "exit 126 on a project file without execute permission explained"),
     Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),

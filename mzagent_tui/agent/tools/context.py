@@ -40,9 +40,6 @@ class ToolContext:
     then a step already done, not a change that did not happen."""
     facts: TaskFacts = field(default_factory=TaskFacts)
     """What the current task's words name and ask, read once when it started."""
-    task_start: dict[Path, bytes | None] = field(default_factory=dict)
-    """Each file's content before the current task's first write to it (None: it did not exist):
-    a rename is checked against it, not against the model's last write, which may have lost more."""
     crashed: dict[Path, str] = field(default_factory=dict)
     """Files a command's Python traceback ended in, since the last change to any file: the cause
     may lie in another file (a call into a module the model wrote), so any change clears them."""

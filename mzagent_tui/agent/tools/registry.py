@@ -22,21 +22,6 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class WriteOutcome:
-    """What a write did, plainly: the aids that comment on writes read this, not the tool."""
-
-    path: Path
-    rel: str
-    old: bytes | None
-    """The content before (None: the file did not exist)."""
-    new: bytes
-    content: str
-    """The text written: what the call sent, or the user's edit of it."""
-    whole: bool
-    """A whole-file write (write_to_file), not an edit."""
-
-
-@dataclass(frozen=True)
 class CommandOutcome:
     """What a command did, plainly: the aids that comment on commands read this, not the tool."""
 
@@ -70,7 +55,6 @@ class ToolResult:
     ok: bool = True
     exit_code: int | None = None
     output_path: str | None = None
-    write: WriteOutcome | None = None
     command: CommandOutcome | None = None
 
 
