@@ -103,7 +103,7 @@ def test_every_aid_in_the_catalogue_has_a_firing_site_and_every_site_a_catalogue
 def test_the_profile_follows_the_model_not_the_provider(provider: str, model: str, profile: str, small: bool) -> None:
     settings = Settings(provider=provider, model=model, profile=profile)
     assert settings.small_model() is small
-    assert settings.offers_edit_file() is not small and settings.reads_ahead() is not small
+    assert settings.offers_edit_file() is not small and settings.offers_update_plan() is not small
 
 
 def test_the_same_small_model_served_elsewhere_gets_no_edit_file(server, project: Path) -> None:

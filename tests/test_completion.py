@@ -216,12 +216,12 @@ def test_the_one_file_a_fix_task_names_is_not_its_target_when_it_is_a_test_file(
 
 def test_an_unchanged_stub_is_named_as_one(server, project: Path) -> None:
     (project / "impl.py").write_text("def f():\n    raise NotImplementedError\n")
-    server.script(*[answer_reply("It is implemented.")] * 2)
+    server.script(read_reply("impl.py"), *[answer_reply("It is implemented.")] * 2)
     agent, rec = make_agent(server, project)
     assert agent.run("Implement f in impl.py.").final_answer == "It is implemented."
-    reminder = last_user(server.requests[1])
+    reminder = last_user(server.requests[2])
     assert "so the task is not done yet; impl.py still raises NotImplementedError. You have read impl.py already" in reminder
-    assert len(server.requests) == 2, "the second answer stands"
+    assert len(server.requests) == 3, "the second answer stands"
     assert [n.text for n in rec.of(Notice)] == ["the task asks to change impl.py, which is unchanged; the model was reminded once"]
 
 

@@ -23,7 +23,7 @@ from mzagent_tui.agent.events import (
     TaskStarted,
     Thought,
 )
-from mzagent_tui.agent.loop import VARIED_TEMPERATURE, wrap_observation
+from mzagent_tui.agent.loop import wrap_observation
 from tests.conftest import make_agent
 from tests.scripted_server import Fault, Reply, last_user
 
@@ -124,21 +124,6 @@ def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) ->
     assert "action" not in closing["grammar"]
     assert "Stop calling tools: give your final answer now" in last_user(closing)
     assert any(n.text.endswith("the model was asked for its final answer") for n in rec.of(Notice))
-
-
-def test_the_reply_after_a_format_error_is_asked_for_with_more_variety(server, project: Path) -> None:
-    """At temperature 0 an unusable reply comes back word for word; the next one is asked for at a
-    higher temperature, and the one after a usable reply at the settings' temperature again."""
-    (project / "a.txt").write_text("same")
-    server.script(
-        Reply('<action>write_to_file("a.txt", json_string="x")</action>'),
-        Reply('<action>read_file("a.txt")</action>'),
-        Reply("<final_answer>same</final_answer>"),
-    )
-    agent, rec = make_agent(server, project)
-    assert agent.run("What does the text file say?").final_answer == "same"
-    assert [r["temperature"] for r in server.requests] == [0.0, VARIED_TEMPERATURE, 0.0]
-    assert [e.count for e in rec.of(FormatError)] == [1]
 
 
 def test_max_steps(server, project: Path) -> None:

@@ -59,11 +59,11 @@ from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mentions import mentioned_files
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.model.prompt import render_system_prompt
-from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead, mentioned_files
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
@@ -76,10 +76,6 @@ from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 from mzagent_tui.agent.model.usage import Meter, money
 
-VARIED_TEMPERATURE = 0.7
-"""The reply after a format error is asked for at this temperature (when the settings' is lower):
-at a low temperature the same conversation gives the same reply, so a note alone rarely gets a
-small model out of a loop."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -265,7 +261,7 @@ class Agent:
         return result
 
     def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
-        self._read_ahead(task)
+        self._read_mentions(task)
         return self._loop(completion, cancel, planning)
 
     def _guarded(self, work: Callable[[], RunResult]) -> RunResult:
@@ -296,30 +292,18 @@ class Agent:
         code = "stopped" if outcome.exit_code is None else f"exit code {outcome.exit_code}"
         return RunResult(StopReason.USER_COMMAND, f"your command ended ({code})", None, 0, outcome.exit_code)
 
-    def _read_ahead(self, task: str) -> None:
+    def _read_mentions(self, task: str) -> None:
         """The files the user put in the task with `@` are read before the model's first reply,
         through read_file (its checks, paging, and its question for a secret file), each as a step
-        of the model's own; a read that fails is shown to the model too, since the user asked for
-        it. Then, except for the bundled model, the files the task names (see read_ahead); one of
-        those read_file cannot read stays the model's to try."""
-        mentioned = mentioned_files(task)
-        for name in mentioned:
+        of the model's own; a read that fails is shown to the model too, since the user asked for it."""
+        for name in mentioned_files(task):
             self._read_as_step(name, self.tools.call("read_file", [name]))
-        if not self.settings.reads_ahead() or not self.aids.on("read_ahead"):
-            return
-        for name in files_to_read_ahead(self.root, task, self.ctx.seen):
-            if name in mentioned:
-                continue
-            result = self.tools.call("read_file", [name])
-            if result.ok:
-                self.aids.fired("read_ahead")
-                self._read_as_step(name, result)
 
     def _read_as_step(self, name: str, result: ToolResult) -> None:
         """A read the agent made for the model, shown and kept as the model's own step."""
         self.emit(Action("read_file", [name]))
         if self.native:
-            call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
+            call = NativeCall(f"mention-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
             self._add(assistant_message("", call))
             self._open_call = call.id
         else:
@@ -376,16 +360,6 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _next_reply(self, cancel: CancelToken, after_error: bool) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision. After a format error the reply is asked for at a higher
-        temperature (aid `format_retry_temperature`): the same conversation would bring back the
-        same reply."""
-        hotter = after_error and self.settings.temperature < VARIED_TEMPERATURE and self.aids.on("format_retry_temperature")
-        if hotter:
-            self.aids.fired("format_retry_temperature")
-        reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
-        return reply, self._parse(reply)
-
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         """Step after step until a final answer or a stop."""
         run = _Run(completion, cancel, planning, self.meter.cost)
@@ -402,13 +376,14 @@ class Agent:
         """One step: ask, judge the reply, then take a final answer or run one tool and report.
         None: the run goes on."""
         try:
-            reply, parsed = self._next_reply(run.cancel, run.format_errors > 0)
+            reply = self._ask_model(run.cancel)
         except Cancelled:
             self._append("assistant", "[reply interrupted by the user]")
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         except LLMError as exc:
             self.emit(Error(str(exc)))
             return RunResult(StopReason.ERROR, str(exc), None, step)
+        parsed = self._parse(reply)
         self._show(reply, parsed)
         if (problem := self._unusable(reply, parsed)) is not None:
             run.format_errors += 1
@@ -558,7 +533,7 @@ class Agent:
         self.emit(Compacted(summary, len(older)))
         return True
 
-    def _ask_model(self, cancel: CancelToken, temperature: float | None = None, final_only: bool = False) -> Reply:
+    def _ask_model(self, cancel: CancelToken, final_only: bool = False) -> Reply:
         fill = self.meter.fill
         if fill is not None and fill >= COMPACT_AT and not self._compacted:
             try:
@@ -570,12 +545,12 @@ class Agent:
             grammar = final_grammar() if final_only else reply_grammar(self.tools.signatures(), self.tools.structured())
         tools = tool_schemas(self.tools) if self.native else None
         try:
-            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""

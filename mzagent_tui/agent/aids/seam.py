@@ -20,14 +20,12 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (before the first reply), reply (a reply is judged), after_command,
-    after_tool, final_answer."""
+    """Where it acts: after_command (a command ran), after_tool (any call's observation),
+    final_answer (the model answers: is the work there?)."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
-    Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
-    Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
     Aid("exit_answer", "after_command", "grep, diff, test exiting 1 reported as an answer, not a failure"),
     Aid("not_executable", "after_command", "exit 126 on a project file without execute permission explained"),
     Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),
