@@ -20,12 +20,12 @@ def record(task: str, passed: bool, aids: dict[str, int], runner: str = "agent",
 
 
 def test_only_the_runs_in_which_an_aid_acted_are_run_again_with_it_off() -> None:
-    base = [record(A, True, {"stuck": 2}), record(B, False, {}), record(C, True, {"stuck": 1, "exit_answer": 1}, phrasing=1)]
-    jobs = ablation_jobs(base, ["stuck", "exit_answer", "examples"])
+    base = [record(A, True, {"stuck": 2}), record(B, False, {}), record(C, True, {"stuck": 1, "answer.idle": 1}, phrasing=1)]
+    jobs = ablation_jobs(base, ["stuck", "answer.idle", "examples"])
     assert [(job.task.id, job.phrasing, job.label, job.disabled) for job in jobs] == [
         (A, 0, "without stuck", ("stuck",)),
         (C, 1, "without stuck", ("stuck",)),
-        (C, 1, "without exit_answer", ("exit_answer",)),
+        (C, 1, "without answer.idle", ("answer.idle",)),
     ]
 
 

@@ -22,7 +22,7 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
+from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
@@ -415,8 +415,8 @@ class Agent:
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
-        seen = run.repeats.call_done(parsed.tool, parsed.args, result.text)
-        text, stuck = self._observation(parsed, result, seen)
+        repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
+        text, stuck = self._observation(parsed, result, repeated)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
@@ -428,12 +428,11 @@ class Agent:
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
-        the model reads the hook's reason instead of a result. The hooks see the call as the model
-        made it and the result as `exit_answer` leaves it."""
+        the model reads the hook's reason instead of a result."""
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
-        result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
+        result = self.tools.call(tool, args)
         self.hooks.after_tool(tool, args, result)
         return result
 
@@ -477,14 +476,14 @@ class Agent:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         return True
 
-    def _observation(self, parsed: ParsedReply, result: ToolResult, seen: int) -> tuple[str, bool]:
+    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int) -> tuple[str, bool]:
         """The result for the model with the after-tool aids' notes, and whether the run is stuck
-        (`seen`: how often the same call got the same result before)."""
+        (`repeated`: how often the same call got the same result before)."""
         aids = self.aids
         text = result.text
         if result.command is not None:
             text += self._after_command.notes(self.ctx, aids, result.command)
-        stuck = seen + 1 >= STUCK_REPEATS and aids.on("stuck")
+        stuck = repeated + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
         for note in parsed.notes:

@@ -26,11 +26,7 @@ class Aid:
 
 
 CATALOGUE: tuple[Aid, ...] = (
-    Aid("exit_answer", "after_command", "grep, diff, test exiting 1 reported as an answer, not a failure"),
-    Aid("not_executable", "after_command", "exit 126 on a project file without execute permission explained"),
-    Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
-    Aid("one_line_block", "after_command", "python -c with a block on one line: write a file instead"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)

@@ -38,13 +38,7 @@ class CommandOutcome:
     files it changed, advice for a program that waits for input."""
     answer: str = ""
     """What its exit code says, when for this program that is an answer, not a failure (`grep` 1: no
-    line matched). The tool leaves it empty; the aid `exit_answer` fills it in after the command ran."""
-    recorded: bool = False
-    """The files it changed were recorded (snapshots work in this project)."""
-    changed: bool = False
-    """It changed a file of the project."""
-    not_executable: tuple[str, ...] = ()
-    """Project files the shell could not run for want of the execute permission (exit code 126)."""
+    line matched)."""
 
 
 @dataclass(frozen=True)

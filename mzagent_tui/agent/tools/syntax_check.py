@@ -23,13 +23,13 @@ LITERAL_NEWLINES = 2
 
 COMPOUND_AFTER_SEMICOLON = re.compile(r";\s*(with|for|while|if|def|class|try)\b")
 """`import csv; with open(...) as f: ...`: Python allows a block statement only at the start of a line."""
-ONE_LINE_BLOCK = (
+_BLOCK_AFTER_SEMICOLON = (
     "a with/for/while/if/def/class/try statement cannot follow ; on the same line in Python: "
     "put each statement on its own line (\\n in the string) with indentation"
 )
 
 
-def one_line_block(line: str) -> bool:
+def _block_after_semicolon(line: str) -> bool:
     """Whether a line of Python puts a block statement after a semicolon."""
     return COMPOUND_AFTER_SEMICOLON.search(line) is not None
 
@@ -65,8 +65,8 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
     except SyntaxError as exc:
         problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
         lines = text.splitlines()
-        if exc.lineno and exc.lineno <= len(lines) and one_line_block(lines[exc.lineno - 1]):
-            problem += f"; {ONE_LINE_BLOCK}"
+        if exc.lineno and exc.lineno <= len(lines) and _block_after_semicolon(lines[exc.lineno - 1]):
+            problem += f"; {_BLOCK_AFTER_SEMICOLON}"
     except json.JSONDecodeError as exc:
         problem = _json_problem(exc)
     except tomllib.TOMLDecodeError as exc:
