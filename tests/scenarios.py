@@ -21,7 +21,7 @@ from mzagent_tui.widgets.entries import DiffEntry
 from tests.scripted_server import Fault, Reply, ScriptedServer
 
 DEMO_PROJECT = Path("/tmp/mzagent-demo/project")
-TASK = "Add a --shout flag to greet.py and show me it works"
+TASK = "Add a --shout flag to @greet.py and show me it works"
 
 GREET = 'import sys\n\n\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n\n\nif __name__ == "__main__":\n    print(greet(sys.argv[1] if len(sys.argv) > 1 else "world"))\n'
 GREET_NEW = (

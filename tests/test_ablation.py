@@ -20,25 +20,25 @@ def record(task: str, passed: bool, aids: dict[str, int], runner: str = "agent",
 
 
 def test_only_the_runs_in_which_an_aid_acted_are_run_again_with_it_off() -> None:
-    base = [record(A, True, {"stuck": 2}), record(B, False, {}), record(C, True, {"stuck": 1, "exit_answer": 1}, phrasing=1)]
-    jobs = ablation_jobs(base, ["stuck", "exit_answer", "examples"])
+    base = [record(A, True, {"stuck": 2}), record(B, False, {}), record(C, True, {"stuck": 1, "answer.idle": 1}, phrasing=1)]
+    jobs = ablation_jobs(base, ["stuck", "answer.idle", "examples"])
     assert [(job.task.id, job.phrasing, job.label, job.disabled) for job in jobs] == [
         (A, 0, "without stuck", ("stuck",)),
         (C, 1, "without stuck", ("stuck",)),
-        (C, 1, "without exit_answer", ("exit_answer",)),
+        (C, 1, "without answer.idle", ("answer.idle",)),
     ]
 
 
 def test_the_report_sets_each_aids_runs_with_it_against_the_same_runs_without_it(tmp_path: pathlib.Path) -> None:
     base, cut = tmp_path / "base.jsonl", tmp_path / "cut.jsonl"
-    base.write_text("\n".join(json.dumps(r) for r in [record(A, True, {"stuck": 1}), record(B, False, {"stuck": 1, "examples": 1}), record(C, True, {"gone_note": 1})]))
+    base.write_text("\n".join(json.dumps(r) for r in [record(A, True, {"stuck": 1}), record(B, False, {"stuck": 1, "examples": 1}), record(C, True, {"answer.missing": 1})]))
     cut.write_text("\n".join(json.dumps(r) for r in [
         record(A, False, {}, "without stuck"), record(B, False, {"examples": 1}, "without stuck"), record(B, True, {}, "without examples"),
     ]))
     lines = ablation_report(str(base), [str(cut)]).splitlines()
     assert "| `stuck` | 2 | 1/2 | 0/2 | -1 |" in lines
     assert "| `examples` | 1 | 0/1 | 1/1 | +1 |" in lines
-    assert "| `gone_note` | 1 | — | not run | — |" in lines
+    assert "| `answer.missing` | 1 | — | not run | — |" in lines
     assert lines.index("| `stuck` | 2 | 1/2 | 0/2 | -1 |") < lines.index("| `examples` | 1 | 0/1 | 1/1 | +1 |")
 
 

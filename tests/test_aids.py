@@ -15,36 +15,35 @@ from mzagent_tui.agent.aids.seam import CATALOGUE, NAMES, Aids, UnknownAid
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import AidFired, Observation
 from tests.conftest import make_agent
-from tests.scripted_server import answer_reply, read_reply, write_reply
+from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
-GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n"
-HARD_CODED = "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n"
+HALF = 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n * 2\n'
+CHECK = f'{sys.executable} -c "from half import half; print(half(4))"'
 
 
-def run_greeter(server, project: Path, **overrides: object) -> tuple[str, list[AidFired]]:  # noqa: ANN001
-    """Read greeter.py, write it with its parameter unused, answer: the write's observation and the firings."""
-    (project / "greeter.py").write_text(GREETER)
-    server.script(read_reply("greeter.py"), write_reply("greeter.py", HARD_CODED), answer_reply())
+def run_half(server, project: Path, **overrides: object) -> tuple[str, list[AidFired]]:  # noqa: ANN001
+    """Write half.py with a bug, print its docstring's example, answer: the command's observation and the firings."""
+    server.script(write_reply("half.py", HALF), Reply(f"<action>run_terminal_command({json.dumps(CHECK)})</action>"), answer_reply())
     agent, recorder = make_agent(server, project, **overrides)
     try:
-        agent.run("Make the default greeting Hi.")
+        agent.run("Write half in half.py.")
     finally:
         agent.close()
-    observations = [o.text for o in recorder.of(Observation) if o.tool == "write_to_file"]
+    observations = [o.text for o in recorder.of(Observation) if o.tool == "run_terminal_command"]
     return observations[0], recorder.of(AidFired)
 
 
 def test_an_aid_that_acts_says_so_with_an_event(server, project: Path) -> None:
-    text, fired = run_greeter(server, project)
-    assert "greet takes greeting but no longer uses it" in text
-    assert ("dropped_parameters", "after_write") in [(f.name, f.point) for f in fired]
+    text, fired = run_half(server, project)
+    assert "the docstring in half.py says half(4) gives 2, but this printed 8" in text
+    assert ("examples", "after_command") in [(f.name, f.point) for f in fired]
 
 
 def test_a_switched_off_aid_neither_acts_nor_counts(server, project: Path) -> None:
-    text, fired = run_greeter(server, project, disable_aids=["dropped_parameters"])
-    assert text.startswith("File written: greeter.py") and "no longer uses it" not in text
-    assert "dropped_parameters" not in [f.name for f in fired]
+    text, fired = run_half(server, project, disable_aids=["examples"])
+    assert text == "Command succeeded (exit code 0).\nOutput:\n8"
+    assert "examples" not in [f.name for f in fired]
 
 
 def test_a_switched_off_answer_check_lets_the_answer_stand(server, project: Path) -> None:
@@ -74,9 +73,9 @@ def test_an_unknown_aid_name_is_a_clear_error_not_ignored(monkeypatch: pytest.Mo
 def test_the_user_config_switches_aids_off_with_an_aids_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     config = tmp_path / "cfg" / "mzagent" / "config.toml"
     config.parent.mkdir(parents=True)
-    config.write_text('[aids]\ndisable = ["stuck", "answer.unnamed"]\n')
+    config.write_text('[aids]\ndisable = ["stuck", "answer.idle"]\n')
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    assert load_settings(tmp_path, environ={}).disable_aids == ["stuck", "answer.unnamed"]
+    assert load_settings(tmp_path, environ={}).disable_aids == ["stuck", "answer.idle"]
 
 
 def test_every_aid_in_the_catalogue_has_a_firing_site_and_every_site_a_catalogue_entry() -> None:
@@ -104,7 +103,7 @@ def test_every_aid_in_the_catalogue_has_a_firing_site_and_every_site_a_catalogue
 def test_the_profile_follows_the_model_not_the_provider(provider: str, model: str, profile: str, small: bool) -> None:
     settings = Settings(provider=provider, model=model, profile=profile)
     assert settings.small_model() is small
-    assert settings.offers_edit_file() is not small and settings.reads_ahead() is not small
+    assert settings.offers_edit_file() is not small and settings.offers_update_plan() is not small
 
 
 def test_the_same_small_model_served_elsewhere_gets_no_edit_file(server, project: Path) -> None:
@@ -118,16 +117,17 @@ def test_the_same_small_model_served_elsewhere_gets_no_edit_file(server, project
 
 
 def test_headless_json_reports_each_aid_firing(server, project: Path, tmp_path: Path) -> None:
-    (project / "greeter.py").write_text(GREETER)
-    server.script(read_reply("greeter.py"), write_reply("greeter.py", HARD_CODED), answer_reply())
+    """Three reads of one file with the same result: `stuck` acts, and the run's closing answer ends it."""
+    (project / "notes.txt").write_text("tea\n")
+    server.script(*[read_reply("notes.txt")] * 3, answer_reply())
     done = subprocess.run(
         [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "k", "--model", "m", "--json",
-         "--approval", "yolo", "--project", str(project), "Make the default greeting Hi."],
+         "--approval", "yolo", "--project", str(project), "What do the notes say?"],
         capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(PACKAGE.parent)},
         stdin=subprocess.DEVNULL,
     )
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert {"type": "aid", "name": "dropped_parameters", "point": "after_write"} in events, done.stderr[-2000:]
+    assert {"type": "aid", "name": "stuck", "point": "after_tool"} in events, done.stderr[-2000:]
 
 
 def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
@@ -141,17 +141,3 @@ def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
     assert sum(1 for line in lines if re.match(r"\s+(on |off) \S", line)) == len(CATALOGUE)
 
 
-def test_a_failure_repeated_with_small_variations_is_noticed_by_its_outcome(server, project: Path) -> None:
-    """Three writes into a.txt, which is a file, each under another name: not one identical call,
-    but the same failure three times, so the third is told to change approach."""
-    (project / "a.txt").write_text("hi\n")
-    server.script(
-        write_reply("a.txt/one.py", "x = 1\n"), write_reply("a.txt/two.py", "x = 2\n"), write_reply("a.txt/three.py", "x = 3\n"),
-        answer_reply(),
-    )
-    agent, recorder = make_agent(server, project)
-    agent.run("Add a module.")
-    agent.close()
-    texts = [o.text for o in recorder.of(Observation)]
-    assert "failed 3 times with this same result" in texts[2] and "failed 3 times" not in texts[1]
-    assert "repeated_failure" in [f.name for f in recorder.of(AidFired)]

@@ -190,9 +190,9 @@ def test_the_cli_refuses_to_start_with_a_bad_hook(project: Path) -> None:
     assert "Traceback" not in done.stderr and "never" not in done.stdout
 
 
-def test_an_after_tool_hook_sees_the_model_s_call_and_the_result_the_aids_left(server, project: Path, tmp_path: Path) -> None:
-    """The aids at the write point and `exit_answer` act in the loop around the tool, before the
-    hook: it sees the call as the model made it and the result as the model reads it."""
+def test_an_after_tool_hook_sees_the_model_s_call_and_the_result_it_reads(server, project: Path, tmp_path: Path) -> None:
+    """The hook sees the call as the model made it and the result as the model reads it: a grep
+    that matched nothing is an answer there too, not a failure."""
     events = tmp_path / "events.jsonl"
     user_config(hook("after_tool", f"cat >> {events}; echo >> {events}"))
     (project / "memo.txt").write_text("tea\n")
@@ -202,5 +202,6 @@ def test_an_after_tool_hook_sees_the_model_s_call_and_the_result_the_aids_left(s
     agent.run("t")
     agent.close()
     written, grepped = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
-    assert written["arguments"]["content"] == slip and "(two quotes became three). So it parses." in written["observation"]
+    assert written["arguments"]["content"] == slip and written["observation"].startswith("File written: half.py (created, 4 lines, 56 bytes).")
+    assert "Warning: half.py does not parse now" in written["observation"]
     assert grepped["ok"] is True and grepped["observation"].startswith("Command ran (exit code 1: no line matched;")

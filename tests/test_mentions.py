@@ -6,9 +6,9 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.events import Action, Observation
-from mzagent_tui.agent.aids.read_ahead import mentioned_files
+from mzagent_tui.agent.mentions import mentioned_files
 from tests.conftest import RecordingApprover, make_agent
-from tests.scripted_server import answer_reply
+from tests.scripted_server import Reply, answer_reply
 
 
 def test_mentions_are_found_once_each_without_trailing_punctuation() -> None:
@@ -40,3 +40,14 @@ def test_a_mentioned_secret_file_still_asks_and_a_missing_one_is_told(server, pr
     assert not secret.ok and "did not allow" in secret.text and "TOKEN=abc" not in secret.text
     assert not missing.ok and "missing.py" in missing.text
     assert "TOKEN=abc" not in str(server.requests[0]["messages"])
+
+
+def test_with_native_calls_the_read_is_a_call_and_its_answer(server, project: Path) -> None:
+    (project / "a.py").write_text("x = 1\n")
+    server.script(Reply("a.py sets x to 1."))
+    agent, _ = make_agent(server, project, protocol="native")
+    agent.run("What does @a.py set?")
+    messages = server.requests[0]["messages"]
+    call = messages[2]["tool_calls"][0]
+    assert messages[2]["role"] == "assistant" and call["function"] == {"name": "read_file", "arguments": '{"file_path": "a.py"}'}
+    assert messages[3] == {"role": "tool", "tool_call_id": call["id"], "content": "x = 1\n"}

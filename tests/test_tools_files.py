@@ -11,15 +11,11 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
-from mzagent_tui.agent.events import FileChanged, Notice
-from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import READ_MAX_LINES, FileTools
-from mzagent_tui.agent.aids.after_write import after_write
-from mzagent_tui.agent.aids.before_write import before_write
-from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import Recorder, make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
@@ -40,12 +36,8 @@ def read(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
 
 
 def write(tools, *args) -> tuple[str, bool]:  # noqa: ANN001
-    """A write as the model sees it, made as the loop makes it: the aids at the write point, the
-    tool, then the notes of the after-write aids."""
-    aids = Aids()
-    prepared = before_write(tools[3], aids, list(args))
-    result = prepared.told(tools[0].call("write_to_file", prepared.args), aids)
-    return result.text + (after_write(tools[3], aids, result.write) if result.write else ""), result.ok
+    result = tools[0].call("write_to_file", list(args))
+    return result.text, result.ok
 
 
 def test_read_relative_and_absolute(tools, project: Path) -> None:
@@ -336,76 +328,6 @@ def test_a_path_through_the_project_folder_s_own_name_is_said_to_be_the_folder_i
     assert "does not exist" not in last_user(server.requests[1])
 
 
-def test_a_write_that_leaves_a_parameter_unused_says_so(tools, project: Path) -> None:
-    """Asked to change a default greeting, a small model wrote the new greeting into the body, so
-    the parameter did nothing."""
-    (project / "greeter.py").write_text("def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n")
-    read(tools, "greeter.py")
-    text, ok = write(tools, "greeter.py", "def greet(name, greeting='Hi'):\n    return f'Hi {name}'\n")
-    kept = "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n"
-    assert ok and text.endswith(
-        "\nNote: in greeter.py, greet takes greeting but no longer uses it, though it used it before this write, so what a "
-        "caller passes for it changes nothing. If the task did not ask for that, use the parameter in the code again instead of a fixed value. "
-        f"This call keeps the new signature with the body as it was:\n{call_source('write_to_file', ['greeter.py', kept])}"
-    )
-    text, ok = write(tools, "greeter.py", kept)
-    assert ok and "no longer uses" not in text
-    (project / "one.py").write_text("def f(x): return x\n")
-    read(tools, "one.py")
-    text, ok = write(tools, "one.py", "def f(x): return 1\n")
-    assert ok and "f takes x but no longer uses it" in text and "This call keeps" not in text
-
-
-def test_a_write_that_leaves_a_script_running_nothing_says_so(tools, project: Path) -> None:
-    """Asked to use a renamed function, a small model wrapped the script's one line in `def main():`
-    and never called main: the script printed nothing."""
-    (project / "report.py").write_text("from loader import load\n\nprint(len(load('nouns.txt')))\n")
-    read(tools, "report.py")
-    text, ok = write(tools, "report.py", "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n")
-    assert ok and text.endswith(
-        "\nNote: report.py no longer does anything when it runs: before this write, code at its top level ran, and now it "
-        "only defines main, which nothing calls. If it should still do its work when run, end it with a call such as main()."
-    )
-    called = "from loader import load_words\n\n\ndef main():\n    print(len(load_words('nouns.txt')))\n\n\nif __name__ == '__main__':\n    main()\n"
-    text, ok = write(tools, "report.py", called)
-    assert ok and "no longer does anything" not in text
-
-
-CALC = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-TEST_CALC = "import unittest\nfrom calc import add, sub\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\n    def test_sub(self):\n        self.assertEqual(sub(3, 2), 1)\n"
-
-
-@pytest.mark.parametrize("old", [CALC, "def add(a, b):\n    return a - b\n"])
-def test_overwriting_a_file_with_another_files_content_is_flagged(tools, project: Path, old: str) -> None:
-    """Also a file of two lines: a model overwrote a two-line function with its test file."""
-    (project / "calc.py").write_text(old)
-    (project / "test_calc.py").write_text(TEST_CALC)
-    read(tools, "calc.py")
-    text, ok = write(tools, "calc.py", TEST_CALC.replace("1, 2", "2, 2"))
-    assert ok and "now holds nearly the same lines as test_calc.py" in text
-    assert tools[1].of(Notice)[-1].text == "The write replaced most of calc.py with the content of test_calc.py. Check it; undo restores the old calc.py."
-
-
-@pytest.mark.parametrize("new", [
-    CALC.replace("a + b", "b + a"),  # a normal edit
-    CALC + "\n\ndef mul(a, b):\n    return a * b\n",  # an addition
-    "def add(x, y):\n    return x + y\n\n\ndef div(x, y):\n    return x / y\n\n\ndef neg(x):\n    return -x\n",  # a rewrite of its own
-])
-def test_ordinary_rewrites_are_not_flagged(tools, project: Path, new: str) -> None:
-    (project / "calc.py").write_text(CALC)
-    (project / "test_calc.py").write_text(TEST_CALC)
-    read(tools, "calc.py")
-    text, ok = write(tools, "calc.py", new)
-    assert ok and "Warning" not in text and not tools[1].of(Notice)
-
-
-def test_a_write_that_holds_the_projects_absolute_path_is_noted(tools, project: Path) -> None:
-    text, ok = write(tools, "backup.sh", f"#!/bin/bash\ncd {project}\nmkdir -p backup\n")
-    assert ok and f"Note: backup.sh contains the project's absolute path ({project})" in text
-    text, ok = write(tools, "ok.sh", "#!/bin/bash\nmkdir -p backup\n")
-    assert ok and "absolute path" not in text
-
-
 def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project: Path) -> None:
     """No write, no backup, no FileChanged: the loop counts a write of the same content again as
     a repeat, which a small model made until it was stopped."""
@@ -494,115 +416,6 @@ def test_a_file_an_in_place_edit_names_is_not_seen(server, project: Path) -> Non
     assert [(project / name).read_text() for name in ("main.py", "notes.txt")] == ["from config import load\n", "new\n"]
 
 
-UTIL = "def greet(name):\n    return 'hi ' + name\n\n\ndef wave():\n    return 'o/'\n"
-
-
-def test_a_write_that_drops_functions_names_them(tools, project: Path) -> None:
-    """A model asked to rename greet wrote back only the renamed function; wave was gone."""
-    (project / "util.py").write_text(UTIL)
-    read(tools, "util.py")
-    text, ok = write(tools, "util.py", "def hello(name):\n    return 'hi ' + name\n")
-    assert ok and "Note: util.py no longer defines greet, wave, which it defined before this write." in text
-    assert "if the task did not ask to remove or rename them, write the file again with them kept" in text
-    assert text.endswith("Before it, util.py had:\ndef greet(name):\n    return 'hi ' + name\ndef wave():\n    return 'o/'")
-    assert (project / "util.py").read_text() == "def hello(name):\n    return 'hi ' + name\n"
-
-
-GREET = "def greet(name):\n    return 'Hello ' + name\n"
-
-
-def test_a_write_that_makes_the_task_s_rename_is_not_told_the_old_name_is_gone(server, project: Path) -> None:
-    """greet.py no longer defines greet, as the task asks: no note that it lost greet."""
-    (project / "greet.py").write_text(GREET)
-    server.script(read_reply("greet.py"), write_reply("greet.py", GREET.replace("greet", "welcome")), answer_reply("Renamed."))
-    agent, _ = make_agent(server, project)
-    assert agent.run("Rename greet to welcome in greet.py and in every file that uses it.").final_answer == "Renamed."
-    assert last_user(server.requests[2]) == "<observation>File written: greet.py (overwrote, 2 lines, 46 bytes).</observation>"
-
-
-def test_the_earlier_source_quoted_is_what_went_with_decorators_methods_and_constants(tools, project: Path) -> None:
-    """Only the lost definitions, in file order: a constant, a decorated function, a method with
-    its indentation; what stayed is not quoted."""
-    before = "import os\nNAME = 'tool'\n\n@staticmethod\ndef f(x):\n    return x\n\nclass K:\n    def m(self):\n        return 1\n\n    def n(self):\n        return 2\n"
-    (project / "util.py").write_text(before)
-    read(tools, "util.py")
-    text, _ = write(tools, "util.py", "import os\nclass K:\n    def n(self):\n        return 2\n")
-    assert text.endswith("Before it, util.py had:\nNAME = 'tool'\n@staticmethod\ndef f(x):\n    return x\n    def m(self):\n        return 1")
-
-
-def test_a_long_earlier_source_is_not_quoted(tools, project: Path) -> None:
-    (project / "util.py").write_text("def big():\n" + "    x = 1\n" * 400 + "    return x\n")
-    read(tools, "util.py")
-    text, _ = write(tools, "util.py", "x = 1\n")
-    assert "util.py no longer defines big," in text and "Before it" not in text
-
-
-def test_an_upper_case_suffix_is_python_too(tools, project: Path) -> None:
-    """The parse check reads `UTIL.PY` as Python; so does the definitions note."""
-    (project / "UTIL.PY").write_text(UTIL)
-    read(tools, "UTIL.PY")
-    text, ok = write(tools, "UTIL.PY", "def greet(name):\n    return name\n")
-    assert ok and "UTIL.PY no longer defines wave," in text
-
-
-def test_a_stub_written_over_with_one_word_is_named(tools, project: Path) -> None:
-    (project / "util.py").write_text('def total(xs):\n    """Sum of xs."""\n    raise NotImplementedError\n')
-    read(tools, "util.py")
-    text, ok = write(tools, "util.py", "FIX")
-    assert ok and "util.py no longer defines total," in text
-
-
-def test_a_class_that_went_is_named_without_its_methods_and_a_lost_method_by_its_class(tools, project: Path) -> None:
-    (project / "test_util.py").write_text(TEST_CALC)
-    read(tools, "test_util.py")
-    text, _ = write(tools, "test_util.py", "import unittest\n")
-    assert "no longer defines T, which" in text
-    text, _ = write(tools, "test_util.py", TEST_CALC.split("    def test_sub")[0])
-    assert "no longer defines" not in text  # T came back: nothing it had before this write is missing
-    write(tools, "test_util.py", TEST_CALC)
-    text, _ = write(tools, "test_util.py", TEST_CALC.split("    def test_sub")[0])
-    assert "no longer defines T.test_sub, which" in text
-
-
-def test_a_long_list_of_lost_names_is_cut(tools, project: Path) -> None:
-    (project / "util.py").write_text("".join(f"def f{n}():\n    pass\n" for n in range(12)))
-    read(tools, "util.py")
-    text, _ = write(tools, "util.py", "x = 1\n")
-    assert "no longer defines f0, f1, f2, f3, f4, f5, f6, f7 and 4 more, which" in text
-
-
-def test_a_constant_a_write_dropped_is_named(tools, project: Path) -> None:
-    """Asked to add VERSION to a settings module, a small model wrote VERSION alone over it; NAME, which another module imports, was gone."""
-    (project / "conf.py").write_text("NAME = 'tool'\nlimit: int = 3\nDEBUG: bool = False\n")
-    read(tools, "conf.py")
-    text, ok = write(tools, "conf.py", "VERSION = '2.0'\n")
-    assert ok and "Note: conf.py no longer defines NAME, DEBUG, which it defined before this write." in text
-    text, ok = write(tools, "conf.py", "VERSION = '2.0'\n")
-    assert ok and text == (
-        "Nothing written: conf.py already holds exactly this content (1 line, 16 bytes), and the write that put it there was "
-        "told it no longer defines NAME, DEBUG. The same content again changes nothing: write different content that fixes that."
-    ), "the same content again is not called a step done"
-
-
-@pytest.mark.parametrize(
-    ("name", "old", "new"),
-    [
-        ("util.py", UTIL, UTIL.replace("'o/'", "'\\\\o/'")),  # the same names, a body changed
-        ("util.py", UTIL, "def wave():\n    return 'o/'\n\n\ndef greet(name):\n    return name\n"),  # reordered
-        ("util.py", UTIL, UTIL + "\n\ndef nod():\n    return 'ok'\n"),  # one added
-        ("util.py", UTIL, "def greet(name:\n"),  # does not parse: the parse warning says so instead
-        ("util.py", "def greet(:\n", "x = 1\n"),  # did not parse before: nothing reliable to compare
-        ("notes.txt", UTIL, "nothing\n"),  # not Python
-    ],
-)
-def test_no_note_when_no_definition_went_missing(tools, project: Path, name: str, old: str, new: str) -> None:
-    (project / name).write_text(old)
-    read(tools, name)
-    text, ok = write(tools, name, new)
-    assert ok and "no longer defines" not in text
-    assert (project / name).read_text() == new
-
-
 def test_a_new_file_gets_no_note(tools, project: Path) -> None:
     text, ok = write(tools, "fresh.py", "x = 1\n")
     assert ok and text == "File written: fresh.py (created, 1 line, 6 bytes)."
@@ -611,44 +424,28 @@ def test_a_new_file_gets_no_note(tools, project: Path) -> None:
 STUB_FILE = 'FIX = """\nAdd more tests.\n"""\n\n\ndef count(s):\n    """How many vowels s has.\n\n    >>> count("abe")\n    2\n    """\n    raise NotImplementedError\n'
 
 
-A_PY = "def helper(x):\n    return x * 3\n\n\ndef main():\n    print(helper(4))\n"
-A_IMPORTING = "from utils import helper\n\n\ndef main():\n    print(helper(4))\n"
-
-
-def test_a_function_moved_out_and_imported_back_is_not_lost(tools, project: Path) -> None:
-    (project / "a.py").write_text(A_PY)
-    (project / "utils.py").write_text("def helper(x):\n    return x * 3\n")
-    read(tools, "a.py")
-    text, ok = write(tools, "a.py", A_IMPORTING)
-    assert ok and text == "File written: a.py (overwrote, 5 lines, 60 bytes)."
-
-
-def test_a_stub_written_back_as_it_was_is_said_to_be_unimplemented(tools, project: Path) -> None:
+def test_a_stub_written_back_again_is_not_called_a_step_done(tools, project: Path) -> None:
     """Told to implement a function, a small model copied the file back with the stub in place
-    and answered that it was done; the write's own result now says it is not."""
+    and answered that it was done: the same content again says the stub is still there."""
     (project / "vowels.py").write_text(STUB_FILE)
     read(tools, "vowels.py")
     text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
-    assert ok and "Note: in vowels.py, count still only raises NotImplementedError, as before this write: not implemented yet." in text
+    assert ok and text == "File written: vowels.py (overwrote, 12 lines, 138 bytes)."
     text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
-    assert ok and text.startswith(
-        "Nothing written: vowels.py already holds exactly this content (12 lines, 138 bytes), from your earlier write. "
-        "Writing it again changes nothing: what is said below is still so. Write different content that fixes it.\n"
-        "Note: in vowels.py, count still only raises NotImplementedError"
+    assert ok and text == (
+        "Nothing written: vowels.py already holds exactly this content (12 lines, 138 bytes), from your earlier write, "
+        "and count still only raises NotImplementedError: not implemented yet. Writing it again changes nothing: write "
+        "different content that fixes it."
     )
-    assert "that step is done" not in text
     text, ok = write(tools, "vowels.py", STUB_FILE.replace("raise NotImplementedError", "return sum(c in 'aeiou' for c in s)"))
     assert ok and "NotImplementedError" not in text
 
 
-def test_abstract_methods_and_new_stubs_are_not_called_unimplemented(tools, project: Path) -> None:
+def test_an_abstract_method_is_not_called_unimplemented(tools, project: Path) -> None:
     base = "import abc\n\n\nclass Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self):\n        raise NotImplementedError\n"
-    (project / "shape.py").write_text(base)
-    read(tools, "shape.py")
-    text, _ = write(tools, "shape.py", base + "\n    def name(self):\n        return 'shape'\n")
-    assert "NotImplementedError" not in text
-    text, _ = write(tools, "plan.py", "def later():\n    raise NotImplementedError('next release')\n")
-    assert "NotImplementedError" not in text  # a new file's stubs were not there before this write
+    write(tools, "shape.py", base)
+    text, _ = write(tools, "shape.py", base)
+    assert "NotImplementedError" not in text and "that step is done" in text
 
 
 def test_writing_a_broken_file_again_is_not_called_a_step_done(tools, project: Path) -> None:
@@ -660,41 +457,6 @@ def test_writing_a_broken_file_again_is_not_called_a_step_done(tools, project: P
     assert "Warning: half.py does not parse now" in text and "that step is done" not in text
 
 
-def test_a_docstring_closed_with_two_quotes_is_completed_and_the_model_told(tools, project: Path) -> None:
-    """The model's own slip, repeated word for word after it was told the file did not parse
-    (seen twice in one run); the code after the docstring was right both times."""
-    text, ok = write(tools, "half.py", 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    ""\n    return n // 2\n')
-    assert ok and text == (
-        "File written: half.py (created, 6 lines, 79 bytes). The docstring's closing quotes on line 5 were completed "
-        "(two quotes became three). So it parses."
-    )
-    assert (project / "half.py").read_text() == 'def half(n):\n    """Half of n.\n    >>> half(4)\n    2\n    """\n    return n // 2\n'
-
-
-def test_the_tool_writes_what_it_is_given_and_the_repair_is_the_write_point_s(tools, project: Path) -> None:
-    """write_to_file writes the content it gets and says so; the repair happens before it, at the
-    loop's write point (aid `write_repairs`), and is said once the write landed."""
-    slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
-    plain = tools[0].call("write_to_file", ["half.py", slip])
-    assert plain.ok and (project / "half.py").read_text() == slip
-    assert plain.text.startswith("File written: half.py (created, 4 lines, 56 bytes).\nWarning: half.py does not parse now")
-    prepared = before_write(tools[3], Aids(), ["half.py", slip])
-    assert prepared.aid == "write_repairs" and prepared.args == ["half.py", slip.replace('    ""\n', '    """\n')]
-    assert before_write(tools[3], Aids(["write_repairs"]), ["half.py", slip]).args == ["half.py", slip]
-
-
-def test_a_one_line_block_after_a_semicolon_is_split_and_the_model_told(tools, project: Path) -> None:
-    """A model wrote this line, was told block statements cannot follow ;, and wrote it again until stopped."""
-    text, ok = write(tools, "convert.py", "import json; with open('a.json') as f: data = json.load(f); for key in data: print(key)\n")
-    assert ok and text == (
-        "File written: convert.py (created, 5 lines, 102 bytes). Line 1 put a block statement after ; so it was written "
-        "as separate, indented lines. So it parses."
-    )
-    assert (project / "convert.py").read_text() == (
-        "import json\nwith open('a.json') as f:\n    data = json.load(f)\n    for key in data:\n        print(key)\n"
-    )
-
-
 def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -> None:
     """A small model read a one-line file from line 2, 3, 4 and 5, told only "has only 1 lines"."""
     (project / "a.txt").write_text("foo one\n")
@@ -702,32 +464,6 @@ def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -
     assert ok and text == (
         "[a.txt ends at line 1, so there is nothing at line 2: past its end. Reading further shows nothing more; go on with the task]"
     )
-
-
-@pytest.mark.parametrize(
-    ("content", "written", "how"),
-    [
-        ("json.dumps({'count': 4, 'max': 9}, indent=2)", '{\n  "count": 4,\n  "max": 9\n}\n', "a json.dumps(...) call"),
-        ("{'ok': True, 'none': None, 'xs': [1.5, 'a']}", '{"ok": true, "none": null, "xs": [1.5, "a"]}\n', "a Python value"),
-    ],
-)
-def test_python_written_into_a_json_file_is_written_as_json(tools, project: Path, content: str, written: str, how: str) -> None:
-    """A small model wrote `json.dumps({...}, indent=4)` into stats.json, was told it is not JSON, and wrote it again five times."""
-    text, ok = write(tools, "out.json", content)
-    assert ok and text.endswith(f"{how}, not JSON, so it was written as the JSON it stands for. So it parses.")
-    assert (project / "out.json").read_text() == written
-
-
-@pytest.mark.parametrize(
-    "content",
-    ["{1: 2}", "[1, {2}]", "(1, 2)", "{'a': 1e999}", "__import__('os').system('touch PWNED')", "json.dumps(open('x').read())", "json.dumps({'a': 1}, default=str)"],
-    ids=["int keys", "a set", "a tuple", "infinity", "code", "a call inside", "another option"],
-)
-def test_python_that_is_not_a_plain_value_is_not_turned_into_json(tools, project: Path, content: str) -> None:
-    text, ok = write(tools, "out.json", content)
-    assert ok and "Warning: out.json does not parse now: invalid JSON" in text
-    assert (project / "out.json").read_text() == content
-    assert not (project / "PWNED").exists()
 
 
 def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None:
@@ -745,44 +481,6 @@ def test_content_split_into_pieces_is_shown_joined(tools, project: Path) -> None
     assert text.endswith("it was called with 3 argument(s). Its content is one string: join the pieces into one.")
     text, _ = write(tools, "a.txt", "x", 3)
     assert text.endswith("it was called with 3 argument(s).")
-
-
-GREETER = "def greet(name, greeting='Hello'):\n    return f'{greeting} {name}'\n\n\ndef wave():\n    return 'o/'\n"
-HI_IN_THE_BODY = GREETER.replace("greeting='Hello'", "greeting='Hi'").replace("f'{greeting} {name}'", "f'Hi {name}'")
-HI = GREETER.replace("greeting='Hello'", "greeting='Hi'")
-
-
-def test_a_write_that_stops_partway_through_the_offered_call_is_completed_to_it(server, project: Path) -> None:
-    """A small model said it would send the call a note offered, copied its first function and
-    stopped, three times: the write is completed to the call, and the model is told so."""
-    (project / "greeter.py").write_text(GREETER)
-    first_only = "def greet(name, greeting='Hi'):\n    return f'{greeting} {name}'\n"
-    server.script(
-        read_reply("greeter.py"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', first_only])}</action>"),
-        answer_reply("Changed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("In greeter.py, make the default greeting Hi.")
-    assert call_source("write_to_file", ["greeter.py", HI]) in last_user(server.requests[2])
-    assert (project / "greeter.py").read_text() == HI
-    assert "Your content stopped partway through the call the last note offered (2 of 6 lines), so that call's whole content was written." in last_user(server.requests[3])
-
-
-def test_a_write_that_differs_from_the_offered_call_is_written_as_it_is(server, project: Path) -> None:
-    (project / "greeter.py").write_text(GREETER)
-    other = "def greet(name, greeting='Hi'):\n    return f'{greeting}, {name}'\n"
-    server.script(
-        read_reply("greeter.py"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', HI_IN_THE_BODY])}</action>"),
-        Reply(f"<action>{call_source('write_to_file', ['greeter.py', other])}</action>"),
-        answer_reply("Changed."),
-        answer_reply("Changed."),
-    )
-    agent, _ = make_agent(server, project)
-    agent.run("In greeter.py, make the default greeting Hi.")
-    assert (project / "greeter.py").read_text() == other
 
 
 @pytest.mark.parametrize("target", ["a.txt/b.py", "a.txt/c/b.py"])

@@ -19,8 +19,8 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
-from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
 from tests.conftest import Recorder
 
 MARK = "MZAGENT_TEST_MARK"
@@ -49,9 +49,9 @@ class Shell:
         self.aids = Aids()
 
     def run(self, command: str) -> ToolResult:
-        """The tool's result with the observation the model gets, as the loop makes it: an exit code
-        that is an answer read as one, and the after-command aids' notes added."""
-        result = exit_answered(self.ctx, self.aids, self.tool.run_terminal_command(command))
+        """The tool's result with the observation the model gets, as the loop makes it: the
+        after-command aids' notes added."""
+        result = self.tool.run_terminal_command(command)
         notes = self.after.notes(self.ctx, self.aids, result.command) if result.command is not None else ""
         return dataclasses.replace(result, text=result.text + notes)
 
@@ -151,19 +151,6 @@ def test_a_failed_command_shows_its_error_output_first(shell) -> None:
 def test_a_failure_with_only_error_output_shows_it_once(shell) -> None:
     result = shell().run("echo oops >&2; exit 1")
     assert result.text == "Command FAILED with exit code 1.\nOutput:\noops"
-
-
-def test_a_python_one_liner_with_a_block_after_a_semicolon_is_explained(shell) -> None:
-    """Python's own message ("invalid syntax" under `with`) does not say that a block statement
-    cannot follow `;`; a small model rewrote the same one-liner until it was stopped."""
-    result = shell().run("""python3 -c "import json; with open('x.json', 'w') as f: json.dump([], f)" """)
-    assert "SyntaxError" in result.text
-    assert result.text.endswith(
-        "Note: a with/for/while/if/def/class/try statement cannot follow ; on the same line in Python: put each statement "
-        "on its own line (\\n in the string) with indentation. In a command, write the code to a .py file with write_to_file and run that file."
-    )
-    fine = shell().run("""python3 -c "import json; print(json.dumps([]))"; false""")
-    assert "Note:" not in fine.text
 
 
 def test_a_failed_test_run_names_its_failing_tests_next_to_the_status(shell, project: Path) -> None:
@@ -310,17 +297,15 @@ def test_output_of_only_blank_lines_is_no_output(shell) -> None:
     assert shell().run("printf '\\n\\n'").text == "Command succeeded (exit code 0).\n(no output)"
 
 
-def test_the_tool_reports_an_exit_code_plainly_and_the_aid_reads_the_answer(shell, project: Path) -> None:
-    """The shell tool says what happened; `exit_answer`, at the loop's after-command point, reads
-    grep's 1 as the answer it is. Switched off, the command stays a failure."""
+def test_the_tool_itself_reports_an_exit_code_that_is_an_answer(shell, project: Path) -> None:
+    """grep's 1 is a fact of the command, said by the tool: with every aid switched off it is
+    still an answer, not a failure."""
     (project / "memo.txt").write_text("the flavor of the tea\n")
     sh = shell()
-    plain = sh.tool.run_terminal_command("grep flavour memo.txt")
-    assert not plain.ok and plain.text == "Command FAILED with exit code 1.\n(no output)" and plain.command.answer == ""
-    answered = exit_answered(sh.ctx, sh.aids, plain)
-    assert answered.ok and answered.command.answer == "no line matched" and answered.exit_code == 1
-    assert answered.text == "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)"
-    assert exit_answered(sh.ctx, Aids(["exit_answer"]), plain) == plain
+    sh.aids = Aids([aid.name for aid in CATALOGUE])
+    result = sh.run("grep flavour memo.txt")
+    assert result.ok and result.command.answer == "no line matched" and result.exit_code == 1
+    assert result.text == "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)"
 
 
 def test_an_answer_keeps_the_user_s_edit_and_what_followed_the_output(shell, project: Path) -> None:

@@ -10,7 +10,7 @@ from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, load_pol
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
 from tests.conftest import RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
+from tests.scripted_server import answer_reply, last_user, read_reply, write_reply
 from tests.test_cli import endpoint, mzagent
 
 
@@ -113,19 +113,3 @@ def test_the_terminal_shows_the_diff_and_can_allow_a_glob() -> None:
     assert "+++ b/docs/a.md\n@@ -0,0 +1 @@\n+hi\n" in out.getvalue()
 
 
-def test_a_docstring_closed_with_two_quotes_is_completed_before_the_user_sees_the_diff(server, project: Path) -> None:
-    """The model's reply as written: `\\"\\"` and a new line where the docstring ends."""
-    server.script(
-        Reply('<action>write_to_file("half.py", "def half(n):\\n    \\"\\"\\"Half of n.\\n    \\"\\"\\n    return n // 2\\n")</action>'),
-        answer_reply(),
-    )
-    agent, rec, user = agent_with(server, project, ApprovalDecision(True))
-    agent.run("t")
-    written = 'def half(n):\n    """Half of n.\n    """\n    return n // 2\n'
-    [request] = user.requests
-    assert request.content == written and '+    """\n' in request.diff
-    assert (project / "half.py").read_text() == written
-    assert rec.of(FileChanged)[0].diff == request.diff
-    observation = last_user(server.requests[1])
-    assert "File written: half.py (created, 4 lines, 57 bytes). The docstring's closing quotes on line 3 were completed (two quotes became three). So it parses." in observation
-    assert "does not parse now" not in observation

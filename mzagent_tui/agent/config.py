@@ -86,7 +86,7 @@ class Settings:
     """Aids switched off by name (aids/seam.py's catalogue; `mzagent config` lists them)."""
     profile: str = ""
     """What the model gets, by the model: "small" (the bundled model's treatment: no edit_file, no
-    update_plan, no read-ahead), "full", or "" to choose by the model (the bundled one, or a name with a size of
+    update_plan), "full", or "" to choose by the model (the bundled one, or a name with a size of
     3B or less, however it is served)."""
     price_in: float = 0.0
     """Dollars per million prompt tokens; with price_out it turns tokens into a cost."""
@@ -165,13 +165,6 @@ class Settings:
         """update_plan (the task list) is offered to every model but a small one: what a tool more
         in the list costs the bundled 1.5B model has not been measured on the held-out half of the
         suite yet, and edit_file, measured, cost it five of fifty tasks."""
-        return not self.small_model()
-
-    def reads_ahead(self) -> bool:
-        """The files a task names are read before the first reply for every model but a small
-        one: for the bundled model the held-out half gave 29 of 50 with the read-ahead and 30
-        without (inside one run's noise, so it does not earn its place there; docs/history.md,
-        eighth session). Another model is spared the round trip of that first read."""
         return not self.small_model()
 
     def window(self) -> int:

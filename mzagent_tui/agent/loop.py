@@ -22,11 +22,9 @@ from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
-from mzagent_tui.agent.aids.after_command import AfterCommand, exit_answered
-from mzagent_tui.agent.aids.after_write import after_write
-from mzagent_tui.agent.aids.before_write import before_write
-from mzagent_tui.agent.aids.completion import ANSWERABLE, CompletionCheck
-from mzagent_tui.agent.aids.repeats import REPEATED_FAILURE, STUCK_NOTE, STUCK_REPEATS, Repeats, Seen
+from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.completion import CompletionCheck
+from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
 from mzagent_tui.agent.events import (
@@ -61,30 +59,23 @@ from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mentions import mentioned_files
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.model.prompt import render_system_prompt
-from mzagent_tui.agent.aids.read_ahead import files_to_read_ahead, mentioned_files
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
-from mzagent_tui.agent.tools.paths import resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult, load_custom_tool
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 from mzagent_tui.agent.model.usage import Meter, money
 
-VARIED_TEMPERATURE = 0.7
-"""The reply after a format error is asked for at this temperature (when the settings' is lower):
-at a low temperature the same conversation gives the same reply, so a note alone rarely gets a
-small model out of a loop."""
-OFFERED_WRITE = "\nwrite_to_file("
-"""How a note or reminder offers a write to send: the call on a line of its own."""
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -250,7 +241,6 @@ class Agent:
         self._append("user", f"{notes}<question>{task}</question>")
         self._completion = completion = CompletionCheck(self.root, task, self.aids)
         self.ctx.facts = completion.facts
-        self.ctx.task_start = {}
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
@@ -271,7 +261,7 @@ class Agent:
         return result
 
     def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
-        self._read_ahead(task)
+        self._read_mentions(task)
         return self._loop(completion, cancel, planning)
 
     def _guarded(self, work: Callable[[], RunResult]) -> RunResult:
@@ -302,30 +292,18 @@ class Agent:
         code = "stopped" if outcome.exit_code is None else f"exit code {outcome.exit_code}"
         return RunResult(StopReason.USER_COMMAND, f"your command ended ({code})", None, 0, outcome.exit_code)
 
-    def _read_ahead(self, task: str) -> None:
+    def _read_mentions(self, task: str) -> None:
         """The files the user put in the task with `@` are read before the model's first reply,
         through read_file (its checks, paging, and its question for a secret file), each as a step
-        of the model's own; a read that fails is shown to the model too, since the user asked for
-        it. Then, except for the bundled model, the files the task names (see read_ahead); one of
-        those read_file cannot read stays the model's to try."""
-        mentioned = mentioned_files(task)
-        for name in mentioned:
+        of the model's own; a read that fails is shown to the model too, since the user asked for it."""
+        for name in mentioned_files(task):
             self._read_as_step(name, self.tools.call("read_file", [name]))
-        if not self.settings.reads_ahead() or not self.aids.on("read_ahead"):
-            return
-        for name in files_to_read_ahead(self.root, task, self.ctx.seen):
-            if name in mentioned:
-                continue
-            result = self.tools.call("read_file", [name])
-            if result.ok:
-                self.aids.fired("read_ahead")
-                self._read_as_step(name, result)
 
     def _read_as_step(self, name: str, result: ToolResult) -> None:
         """A read the agent made for the model, shown and kept as the model's own step."""
         self.emit(Action("read_file", [name]))
         if self.native:
-            call = NativeCall(f"read-ahead-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
+            call = NativeCall(f"mention-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
             self._add(assistant_message("", call))
             self._open_call = call.id
         else:
@@ -351,25 +329,11 @@ class Agent:
 
     def _observe(self, text: str) -> None:
         """A result for the model: the answer to its open native call, else an <observation>."""
-        self._remember_offers(text)
         if self._open_call is not None:
             self._add(tool_message(self._open_call, text))
             self._open_call = None
         else:
             self._append("user", wrap_observation(text))
-
-    def _remember_offers(self, text: str) -> None:
-        """The write_to_file calls `text` offers, by file: only the last observation's offers stand."""
-        self.ctx.offered = {}
-        start = text.find(OFFERED_WRITE)
-        while start >= 0:
-            offer = parse_reply(f"<action>{text[start:]}</action>", self.tools.signatures())
-            if offer.tool == "write_to_file" and len(offer.args) == 2 and all(isinstance(arg, str) for arg in offer.args):
-                try:
-                    self.ctx.offered[resolve_inside(self.root, offer.args[0])] = offer.args[1]
-                except ToolError:
-                    pass
-            start = text.find(OFFERED_WRITE, start + 1)
 
     def _parse(self, reply: Reply) -> ParsedReply:
         """The reply's decision, in either protocol."""
@@ -396,16 +360,6 @@ class Agent:
             self.ctx.thought = parsed.thought
             self.emit(Thought(parsed.thought))
 
-    def _next_reply(self, cancel: CancelToken, after_error: bool) -> tuple[Reply, ParsedReply]:
-        """A reply and its decision. After a format error the reply is asked for at a higher
-        temperature (aid `format_retry_temperature`): the same conversation would bring back the
-        same reply."""
-        hotter = after_error and self.settings.temperature < VARIED_TEMPERATURE and self.aids.on("format_retry_temperature")
-        if hotter:
-            self.aids.fired("format_retry_temperature")
-        reply = self._ask_model(cancel, VARIED_TEMPERATURE if hotter else None)
-        return reply, self._parse(reply)
-
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         """Step after step until a final answer or a stop."""
         run = _Run(completion, cancel, planning, self.meter.cost)
@@ -422,13 +376,14 @@ class Agent:
         """One step: ask, judge the reply, then take a final answer or run one tool and report.
         None: the run goes on."""
         try:
-            reply, parsed = self._next_reply(run.cancel, run.format_errors > 0)
+            reply = self._ask_model(run.cancel)
         except Cancelled:
             self._append("assistant", "[reply interrupted by the user]")
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         except LLMError as exc:
             self.emit(Error(str(exc)))
             return RunResult(StopReason.ERROR, str(exc), None, step)
+        parsed = self._parse(reply)
         self._show(reply, parsed)
         if (problem := self._unusable(reply, parsed)) is not None:
             run.format_errors += 1
@@ -460,29 +415,24 @@ class Agent:
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
-        times = run.repeats.call_done(parsed.tool, parsed.args, result.text, result.ok)
-        text, stuck = self._observation(run.completion, parsed, result, times)
+        repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
+        text, stuck = self._observation(parsed, result, repeated)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         if stuck:
             why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
-            return self._closing_answer(run.completion, run.cancel, step, why, run.planning)
+            return self._closing_answer(run.cancel, step, why, run.planning)
         return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
-        the model reads the hook's reason instead of a result. The hooks see the call as the model
-        made it and the result as the aids at the write point and `exit_answer` leave it."""
+        the model reads the hook's reason instead of a result."""
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
-        if tool == "write_to_file":
-            write = before_write(self.ctx, self.aids, args)
-            result = write.told(self.tools.call(tool, write.args), self.aids)
-        else:
-            result = exit_answered(self.ctx, self.aids, self.tools.call(tool, args))
+        result = self.tools.call(tool, args)
         self.hooks.after_tool(tool, args, result)
         return result
 
@@ -526,54 +476,41 @@ class Agent:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         return True
 
-    def _observation(self, completion: CompletionCheck, parsed: ParsedReply, result: ToolResult, times: Seen) -> tuple[str, bool]:
-        """The result for the model with the after-tool aids' notes, and whether the run is stuck."""
+    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int) -> tuple[str, bool]:
+        """The result for the model with the after-tool aids' notes, and whether the run is stuck
+        (`repeated`: how often the same call got the same result before)."""
         aids = self.aids
         text = result.text
-        if result.write is not None:
-            text += after_write(self.ctx, aids, result.write)
         if result.command is not None:
             text += self._after_command.notes(self.ctx, aids, result.command)
-        gone = completion.gone_note() if aids.on("gone_note") else None
-        text += aids.note("gone_note", f"\nNote: {gone}" if gone else "")
-        stuck = times.same_call + 1 >= STUCK_REPEATS and aids.on("stuck")
+        stuck = repeated + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
-        elif not times.same_call and times.same_failure + 1 >= STUCK_REPEATS:
-            text += aids.note("repeated_failure", f"\nNote: {REPEATED_FAILURE.format(tool=parsed.tool, times=STUCK_REPEATS)}")
         for note in parsed.notes:
             self.emit(Notice(note))
             text += f"\nNote: {note}."
         return text, stuck
 
-    def _closing_answer(self, completion: CompletionCheck, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
+    def _closing_answer(self, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
-        command three times had usually seen what the task asked about, and said it when asked.
-        The checks another answer can satisfy still apply, once: asked which test fails, a small
-        model that had run the tests three times answered without the test's name."""
+        command three times had usually seen what the task asked about, and said it when asked."""
         message = f"stuck: {why}"
         self.emit(Notice(f"{message}; the model was asked for its final answer"))
-        for _ in range(2):
-            try:
-                reply = self._ask_model(cancel, final_only=True)
-            except Cancelled:
-                self._append("assistant", "[reply interrupted by the user]")
-                return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
-            except LLMError as exc:
-                self.emit(Error(str(exc)))
-                return RunResult(StopReason.STUCK, message, None, step)
-            parsed = self._parse(reply)
-            self._show(reply, parsed)
-            if parsed.error is not None or parsed.final_answer is None:
-                if self._open_call is not None:
-                    self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
-                return RunResult(StopReason.STUCK, message, None, step)
-            reminder = None if planning else completion.reminder(parsed.final_answer, True, [], ANSWERABLE)
-            if reminder is None:
-                break
-            self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
-            self._observe(reminder.text)
+        try:
+            reply = self._ask_model(cancel, final_only=True)
+        except Cancelled:
+            self._append("assistant", "[reply interrupted by the user]")
+            return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        except LLMError as exc:
+            self.emit(Error(str(exc)))
+            return RunResult(StopReason.STUCK, message, None, step)
+        parsed = self._parse(reply)
+        self._show(reply, parsed)
+        if parsed.error is not None or parsed.final_answer is None:
+            if self._open_call is not None:
+                self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
+            return RunResult(StopReason.STUCK, message, None, step)
         self.emit(FinalAnswer(parsed.final_answer, plan=planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
@@ -595,7 +532,7 @@ class Agent:
         self.emit(Compacted(summary, len(older)))
         return True
 
-    def _ask_model(self, cancel: CancelToken, temperature: float | None = None, final_only: bool = False) -> Reply:
+    def _ask_model(self, cancel: CancelToken, final_only: bool = False) -> Reply:
         fill = self.meter.fill
         if fill is not None and fill >= COMPACT_AT and not self._compacted:
             try:
@@ -607,12 +544,12 @@ class Agent:
             grammar = final_grammar() if final_only else reply_grammar(self.tools.signatures(), self.tools.structured())
         tools = tool_schemas(self.tools) if self.native else None
         try:
-            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
         except ContextOverflow:
             if not self._shrink_history():
                 raise
             self.emit(Notice("the conversation was too long for the model; older observations were shortened"))
-            return self.llm.complete(self.messages, cancel, grammar, tools, temperature)
+            return self.llm.complete(self.messages, cancel, grammar, tools)
 
     def _shrink_history(self) -> bool:
         """Replace old observations (all but the last two) with a short marker."""

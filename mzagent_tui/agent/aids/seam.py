@@ -20,54 +20,21 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (before the first reply), reply (a reply is judged),
-    write (a write's content, before it lands), after_write, after_command, after_tool,
-    final_answer."""
+    """Where it acts: after_command (a command ran), after_tool (any call's observation),
+    final_answer (the model answers: is the work there?)."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
-    Aid("read_ahead", "task", "reads the files the task names before the first reply (per model profile)"),
-    Aid("format_retry_temperature", "reply", "the reply after a format error is asked for at a higher temperature"),
-    Aid("write_repairs", "write", "slips in a Python string argument repaired when that alone makes the file parse"),
-    Aid("offered_write", "write", "a write that stops partway through a call a note offered is completed to it"),
-    Aid("kept_stubs", "after_write", "a write that leaves `raise NotImplementedError` stubs is told so"),
-    Aid("removed_definitions", "after_write", "a write that dropped functions or classes is told which"),
-    Aid("stopped_running", "after_write", "a script left running nothing (its code wrapped in an uncalled function)"),
-    Aid("dropped_parameters", "after_write", "a parameter the function used before is now unused"),
-    Aid("absolute_path", "after_write", "a file holding the project's absolute path"),
-    Aid("copied_file", "after_write", "a write that replaced a file with a copy of another one"),
-    Aid("exit_answer", "after_command", "grep, diff, test exiting 1 reported as an answer, not a failure"),
-    Aid("not_executable", "after_command", "exit 126 on a project file without execute permission explained"),
-    Aid("in_place_nothing_changed", "after_command", "sed -i that changed no file: its pattern matched nothing"),
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
-    Aid("one_line_block", "after_command", "python -c with a block on one line: write a file instead"),
-    Aid("gone_note", "after_tool", "a file the task names that a command moved or deleted"),
-    Aid("repeated_failure", "after_tool", "the same failure three times from calls that differ a little"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)
         for kind, does in (
             ("missing", "a file the task asks for does not exist"),
-            ("empty", "a file the task asks for is empty"),
-            ("records", "a conversion lost records"),
-            ("shrunk", "an edited file lost most of its lines"),
-            ("compile", "a written file does not parse"),
             ("undefined", "a written file uses undefined names"),
-            ("failing", "tests still fail"),
             ("unchanged", "the file the task asks to change is unchanged"),
-            ("answer only", "the result is in the answer, not in the file"),
-            ("lost", "definitions were lost"),
-            ("importers", "modules importing a changed one are broken"),
-            ("stub", "a stub is still there"),
-            ("same code", "the code is the same apart from layout"),
-            ("retest", "tests were not run again after a change"),
-            ("absolute", "a file holds the project's absolute path"),
-            ("unrun", "an answer about running code, with nothing run"),
-            ("idle", "a script that runs nothing"),
-            ("error", "an answer that is only an error message"),
-            ("promise", "an answer that promises work instead of doing it"),
-            ("unnamed", "the failing test is not named"),
+            ("idle", "a task that asks for work answered after only reading"),
         )
     ),
 )

@@ -7,13 +7,14 @@ seen it: a small model wrote a test file's content over code it had never looked
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
-from mzagent_tui.agent.aids.in_place import in_place_words
 from mzagent_tui.agent.safety.shell_parse import Script, parse
 from mzagent_tui.agent.tools.paths import resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError
+
+IN_PLACE_PROGRAMS = {"sed", "gsed", "perl"}
 
 
 def named_files(command: str, script: Script, root: Path) -> set[Path]:
@@ -55,3 +56,25 @@ def seen_in(event: Event, root: Path) -> set[Path]:
         except ToolError:  # the tool refused the path then too: nothing was seen
             return set()
     return set()
+
+
+def in_place_words(script: Script) -> set[str]:
+    """The words of the in-place edits in `script` (their files among them): such a command
+    names a file without showing it, so it does not count as the model having seen the file."""
+    return {word for words in _in_place_commands(script) for word in words[1:]}
+
+
+def _in_place_commands(script: Script) -> list[list[str]]:
+    """The literal words of each simple command of `script` that edits in place."""
+    found = []
+    for simple in script.commands:
+        words = [word.text for word in simple.words if word.literal]
+        if not words or PurePosixPath(words[0]).name not in IN_PLACE_PROGRAMS:
+            continue
+        for word in words[1:]:
+            if word == "--":
+                break
+            if word.startswith("--in-place") or (word.startswith("-") and not word.startswith("--") and "i" in word[1:].split(".")[0]):
+                found.append(words)
+                break
+    return found

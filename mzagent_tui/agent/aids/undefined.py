@@ -12,11 +12,14 @@ from pathlib import Path
 from pyflakes import checker, messages
 
 from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.aids.definitions import listed
-from mzagent_tui.agent.aids.moves import sibling_definitions
 
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""
+MAX_NAMED = 8
+"""Names listed in the note; more are counted."""
+MAX_SIBLINGS = 200
+"""Modules beside a written file that are searched for its names; more are not read."""
+MAX_SIBLING_BYTES = 500_000
 
 
 @dataclass(frozen=True)
@@ -69,11 +72,50 @@ def new_undefined_names(rel: str, old: bytes | None, new: bytes) -> dict[str, Us
     return {name: use for name, use in after.items() if not before or name not in before}
 
 
+def modules_beside(path: Path) -> list[tuple[Path, bytes]]:
+    """The Python modules in `path`'s folder that an import can name, with their content: not
+    `path`, not one larger than MAX_SIBLING_BYTES, not a link that leads elsewhere (its content
+    must not reach the model through a note); the first MAX_SIBLINGS."""
+    found = []
+    for sibling in sorted(path.parent.glob("*.py"))[:MAX_SIBLINGS]:
+        if sibling.name == path.name or not sibling.stem.isidentifier() or not _beside(sibling, path):
+            continue
+        try:
+            if sibling.stat().st_size <= MAX_SIBLING_BYTES:
+                found.append((sibling, sibling.read_bytes()))
+        except OSError:
+            continue
+    return found
+
+
+def _beside(sibling: Path, path: Path) -> bool:
+    """A regular file in `path`'s folder, not a link that leads elsewhere."""
+    return sibling.is_file() and sibling.resolve().parent == path.resolve().parent
+
+
+def defined_names(source: bytes) -> list[str]:
+    """The functions, classes and constants (`NAME = ...`, upper case: what other modules import) at
+    the top level of a module, in order; [] if the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found = [node.name]
+        else:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            found = [target.id for target in targets if isinstance(target, ast.Name) and target.id.isupper()]
+        names.extend(name for name in found if name not in names)
+    return names
+
+
 def sibling_imports(path: Path, names: dict[str, Use]) -> dict[str, str]:
     """For each undefined name that a module beside `path` defines at its top level, or that is
     such a module's own name, the import line that brings it in: a small model created version.py
     with VERSION, then wrote app.py using VERSION without importing it."""
-    modules = sibling_definitions(path)
+    modules = {sibling.stem: defined_names(source) for sibling, source in modules_beside(path)}
     imports: dict[str, str] = {}
     for name in names:
         if name in modules:
@@ -102,6 +144,11 @@ def with_imports(source: str, imports: list[str]) -> str | None:
     if after and not lines[after - 1].endswith("\n"):
         lines[after - 1] += "\n"
     return "".join(lines[:after] + [line + "\n" for line in imports] + lines[after:])
+
+
+def listed(names: list[str]) -> str:
+    """Names for a note: the first MAX_NAMED, the rest counted."""
+    return ", ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
 
 
 def undefined_note(rel: str, names: dict[str, Use], content: str = "", imports: dict[str, str] | None = None) -> str:

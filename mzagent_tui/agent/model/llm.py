@@ -183,11 +183,10 @@ class ChatClient:
 
     def complete(
         self, messages: list[dict[str, Any]], cancel: CancelToken, grammar: str | None = None, tools: list[dict[str, Any]] | None = None,
-        temperature: float | None = None,
     ) -> Reply:
         """Stream one reply, retrying transient faults with visible, cancellable waits, and giving
         up once a stalled or failing endpoint has held the step for `step_wait_limit` seconds
-        (a reply that keeps streaming is never cut). `temperature` overrides the settings' for this reply."""
+        (a reply that keeps streaming is never cut)."""
         attempt = 0
         limit = self._settings.max_retries
         bound = self._settings.step_wait_limit()
@@ -195,7 +194,7 @@ class ChatClient:
         while True:
             cancel.check()
             try:
-                return self._attempt(messages, cancel, deadline, grammar, tools, temperature)
+                return self._attempt(messages, cancel, deadline, grammar, tools)
             except _Unsupported as exc:
                 if exc.field_name == "grammar":
                     self.send_grammar = False  # an optional aid: no notice, the reply is read the same way
@@ -237,7 +236,6 @@ class ChatClient:
 
     def _attempt(
         self, messages: list[dict[str, Any]], cancel: CancelToken, deadline: float, grammar: str | None, tools: list[dict[str, Any]] | None,
-        temperature: float | None,
     ) -> Reply:
         params: dict[str, Any] = {
             "model": self.model,
@@ -247,7 +245,7 @@ class ChatClient:
             "messages": [],
             "extra_body": {"messages": messages},
             "stream": True,
-            "temperature": self._settings.temperature if temperature is None else temperature,
+            "temperature": self._settings.temperature,
             "max_tokens": self._settings.max_tokens,
         }
         if self.send_stop:

@@ -40,15 +40,9 @@ class ToolContext:
     then a step already done, not a change that did not happen."""
     facts: TaskFacts = field(default_factory=TaskFacts)
     """What the current task's words name and ask, read once when it started."""
-    task_start: dict[Path, bytes | None] = field(default_factory=dict)
-    """Each file's content before the current task's first write to it (None: it did not exist):
-    a rename is checked against it, not against the model's last write, which may have lost more."""
     crashed: dict[Path, str] = field(default_factory=dict)
     """Files a command's Python traceback ended in, since the last change to any file: the cause
     may lie in another file (a call into a module the model wrote), so any change clears them."""
-    offered: dict[Path, str] = field(default_factory=dict)
-    """The content of the write_to_file call the last observation offered for a file, to send as
-    it stands: a write that stops partway through it is completed to it (aids/before_write.py)."""
     failed: dict[Path, str] = field(default_factory=dict)
     """Files found wrong since their last change (a command's Python traceback ended in one, a
     reminder said one is not right), with what was said: the same content written again is not a

@@ -27,8 +27,8 @@ from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, writ
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
-from mzagent_tui.agent.tools.stubs import holds_stubs
+from mzagent_tui.agent.tools.registry import ToolError, ToolResult
+from mzagent_tui.agent.tools.stubs import stubs_in
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -186,10 +186,9 @@ class FileTools:
             os.close(folder)
         broken = syntax_problem(rel, data, old if existed else None)
         if unchanged:
-            unfinished = broken is not None or holds_stubs(rel, data)
             written = _same_content(
-                rel, content, len(data), done_before=path in self._ctx.changed, unfinished=unfinished,
-                failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
+                rel, content, len(data), done_before=path in self._ctx.changed, broken=broken is not None,
+                stubs=stubs_in(rel, data), failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
             )
         else:
             self._ctx.changed.add(path)
@@ -207,7 +206,7 @@ class FileTools:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
-        return ToolResult(written, write=WriteOutcome(path, rel, old if existed else None, data, content, whole=not how))
+        return ToolResult(written)
 
     def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
         """Show the write's diff to the approver: (content to write, whether the user edited it,
@@ -366,16 +365,25 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         return True, handle.read(), stat.S_IMODE(info.st_mode)
 
 
-def _same_content(rel: str, content: str, size: int, done_before: bool, unfinished: bool, failed: str | None) -> str:
+def _same_content(
+    rel: str, content: str, size: int, done_before: bool, broken: bool, stubs: list[str], failed: str | None,
+) -> str:
     """Why nothing was written. Content an earlier write of the model put there is a step done
-    (told to write something different, a small model broke a finished table), unless what the
-    observation says next shows it is not (`unfinished`: it does not parse, a stub is left), or a
-    command failed in it or a reminder found it wrong since it was written (`failed`: what was said)."""
+    (told to write something different, a small model broke a finished table), unless it is not
+    finished (`broken`: it does not parse, which the observation says next; `stubs`: functions that
+    only raise NotImplementedError), or a command failed in it or a reminder found it wrong since it
+    was written (`failed`: what was said)."""
     said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
     if failed is not None:
         return f"{said}, and {failed}. The same content again changes nothing: write different content that fixes that."
-    if done_before and unfinished:
+    if done_before and broken:
         return f"{said}, from your earlier write. Writing it again changes nothing: what is said below is still so. Write different content that fixes it."
+    if done_before and stubs:
+        shown = ", ".join(stubs)
+        return (
+            f"{said}, from your earlier write, and {shown} still only raise{'s' if len(stubs) == 1 else ''} NotImplementedError: "
+            "not implemented yet. Writing it again changes nothing: write different content that fixes it."
+        )
     if done_before:
         return f"{said}, from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
     return f"{said}, so it did not change. Write something different if a change is needed."

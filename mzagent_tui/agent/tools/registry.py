@@ -22,21 +22,6 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class WriteOutcome:
-    """What a write did, plainly: the aids that comment on writes read this, not the tool."""
-
-    path: Path
-    rel: str
-    old: bytes | None
-    """The content before (None: the file did not exist)."""
-    new: bytes
-    content: str
-    """The text written: what the call sent, or the user's edit of it."""
-    whole: bool
-    """A whole-file write (write_to_file), not an edit."""
-
-
-@dataclass(frozen=True)
 class CommandOutcome:
     """What a command did, plainly: the aids that comment on commands read this, not the tool."""
 
@@ -53,13 +38,7 @@ class CommandOutcome:
     files it changed, advice for a program that waits for input."""
     answer: str = ""
     """What its exit code says, when for this program that is an answer, not a failure (`grep` 1: no
-    line matched). The tool leaves it empty; the aid `exit_answer` fills it in after the command ran."""
-    recorded: bool = False
-    """The files it changed were recorded (snapshots work in this project)."""
-    changed: bool = False
-    """It changed a file of the project."""
-    not_executable: tuple[str, ...] = ()
-    """Project files the shell could not run for want of the execute permission (exit code 126)."""
+    line matched)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +49,6 @@ class ToolResult:
     ok: bool = True
     exit_code: int | None = None
     output_path: str | None = None
-    write: WriteOutcome | None = None
     command: CommandOutcome | None = None
 
 

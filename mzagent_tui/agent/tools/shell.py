@@ -17,6 +17,7 @@ from mzagent_tui.agent.safety.textsafe import strip_control
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.exit_codes import exit_code_answer
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
@@ -69,18 +70,19 @@ class ShellTool:
             )
         ran = analysis if to_run == command else analyse(to_run, ctx.root)
         output_path = ctx.session.output_path()
-        result, changes, recorded = self._run_recorded(to_run, confinement, output_path)
+        result, changes = self._run_recorded(to_run, confinement, output_path)
         output = _whole(result.output)
-        unrunnable = not_executable(output, ctx.root) if result.exit_code == 126 else []
+        unrunnable = without_execute_permission(output, ctx.root) if result.exit_code == 126 else []
         blocked = ""
         if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
             blocked = "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
+        permission = "\n" + execute_permission_note(unrunnable) if unrunnable else ""
+        answer = exit_code_answer(ran, result.exit_code)
         outcome = CommandOutcome(
-            ran, result, output, _whole(result.stdout), edited=to_run != command, tail=blocked + changes + advice,
-            recorded=recorded, changed=bool(changes), not_executable=tuple(unrunnable),
+            ran, result, output, _whole(result.stdout), edited=to_run != command, tail=blocked + changes + advice + permission, answer=answer,
         )
         return ToolResult(
-            ctx.redact.command_output(report(outcome, ctx.command_timeout, str(output_path))), ok=result.exit_code == 0,
+            ctx.redact.command_output(_report(outcome, ctx.command_timeout, str(output_path))), ok=result.exit_code == 0 or bool(answer),
             exit_code=result.exit_code, output_path=str(output_path), command=outcome,
         )
 
@@ -90,19 +92,19 @@ class ShellTool:
         observation would hold (cut the same way, secrets redacted) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
-        result, changes, _ = self._run_recorded(command, ctx.sandbox.confinement(), output_path)
+        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path)
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         return result, ctx.redact.command_output(text), str(output_path)
 
-    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path) -> tuple[ProcessResult, str, bool]:
-        """Run between two snapshots: the result, the line about the files it changed (each a
-        `FileChanged` with its old content saved for undo), and whether the changes were recorded."""
+    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path) -> tuple[ProcessResult, str]:
+        """Run between two snapshots: the result, and the line about the files it changed (each a
+        `FileChanged` with its old content saved for undo)."""
         ctx = self._ctx
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         changes = self._record_changes(before) if before is not None else ""
-        return result, changes, before is not None and self._snapshots is not None
+        return result, changes
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
@@ -227,7 +229,7 @@ def _looks_blocked(output: str, root: Path) -> bool:
 _DENIED = re.compile(r"(?:^|: )([\w./-]+): Permission denied$", re.MULTILINE)
 
 
-def not_executable(output: str, root: Path) -> list[str]:
+def without_execute_permission(output: str, root: Path) -> list[str]:
     """Project files a shell could not run for want of the execute permission (exit code 126,
     "./count.sh: Permission denied"), as the command named them: write_to_file makes files without
     it, and a small model read the refusal as the sandbox's and went on to try sudo."""
@@ -237,6 +239,17 @@ def not_executable(output: str, root: Path) -> list[str]:
         if path.is_relative_to(root) and path.is_file() and not os.access(path, os.X_OK):
             found.append(name)
     return found
+
+
+def execute_permission_note(names: list[str]) -> str:
+    """What the report says of those files: the permission, not the sandbox, and two ways to run them."""
+    shown = ", ".join(names)
+    first = names[0].removeprefix("./")
+    return (
+        f"Note: {shown} {'is' if len(names) == 1 else 'are'} not executable: the file has no execute permission (files "
+        f"write_to_file creates have none), not a sandbox rule. Run it through its interpreter (bash {first}, python3 "
+        f"{first}), or make it executable first: chmod +x {first}"
+    )
 
 
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)
@@ -252,7 +265,7 @@ def failing_tests(output: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def report(ran: CommandOutcome, timeout: float, output_path: str) -> str:
+def _report(ran: CommandOutcome, timeout: float, output_path: str) -> str:
     """The observation of a command that ran, before redaction: that the user edited it, its status
     and output (see _describe), then what the tool found after it (`ran.tail`)."""
     text = _describe(ran.result, timeout, output_path, ran.answer) + ran.tail

@@ -1,7 +1,7 @@
 """Functions left to fill in: those whose whole body is `raise NotImplementedError`.
 
 A write of the same content again is called a step done only when the file holds none (see
-FileTools); the aid `kept_stubs` says which of them a write left as they were.
+FileTools).
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ def stub_functions(source: bytes) -> list[str] | None:
     return stubs
 
 
-def holds_stubs(name: str, data: bytes) -> bool:
-    """Whether the Python file `name` with content `data` holds a function left to fill in."""
-    return name.lower().endswith(".py") and bool(stub_functions(data))
+def stubs_in(name: str, data: bytes) -> list[str]:
+    """The functions left to fill in of the Python file `name` with content `data` ([] for another
+    kind of file, or one that does not parse)."""
+    return (stub_functions(data) or []) if name.lower().endswith(".py") else []
 
 
 def _only_raises_not_implemented(node: ast.stmt) -> bool:

@@ -1,8 +1,7 @@
 """Does a file still parse? Python, JSON, TOML, INI and shell scripts, by the file's extension.
 
-The write tools say it right after a write (the model hears at once that the file it wrote is
-broken); the answer check `answer.compile` asks again before a final answer (a file the task named
-or the run wrote that does not parse gets one reminder).
+The write tools say it right after a write: the model hears at once that the file it wrote is
+broken.
 A small model often writes `\\n` where it meant a new line, which leaves a one-line file full of
 backslashes: that case is named, since the parser's message does not point to it.
 """
@@ -24,13 +23,13 @@ LITERAL_NEWLINES = 2
 
 COMPOUND_AFTER_SEMICOLON = re.compile(r";\s*(with|for|while|if|def|class|try)\b")
 """`import csv; with open(...) as f: ...`: Python allows a block statement only at the start of a line."""
-ONE_LINE_BLOCK = (
+_BLOCK_AFTER_SEMICOLON = (
     "a with/for/while/if/def/class/try statement cannot follow ; on the same line in Python: "
     "put each statement on its own line (\\n in the string) with indentation"
 )
 
 
-def one_line_block(line: str) -> bool:
+def _block_after_semicolon(line: str) -> bool:
     """Whether a line of Python puts a block statement after a semicolon."""
     return COMPOUND_AFTER_SEMICOLON.search(line) is not None
 
@@ -66,8 +65,8 @@ def syntax_problem(name: str, data: bytes, before: bytes | None = None) -> str |
     except SyntaxError as exc:
         problem = f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"
         lines = text.splitlines()
-        if exc.lineno and exc.lineno <= len(lines) and one_line_block(lines[exc.lineno - 1]):
-            problem += f"; {ONE_LINE_BLOCK}"
+        if exc.lineno and exc.lineno <= len(lines) and _block_after_semicolon(lines[exc.lineno - 1]):
+            problem += f"; {_BLOCK_AFTER_SEMICOLON}"
     except json.JSONDecodeError as exc:
         problem = _json_problem(exc)
     except tomllib.TOMLDecodeError as exc:
@@ -92,7 +91,7 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     ("[1, 2,]", '"open": true,\n}') it expects a value or a property name at the bracket, and a
     small model told that line 5 column 1 expects a property name wrote the same file again.
     Every trailing comma is named at once (the decoder stops at the first)."""
-    commas, _, _ = _strip_trailing_commas(exc)
+    commas = _trailing_commas(exc)
     if not commas:
         return f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
     places = " and ".join(_line_column(exc.doc, at) for at in commas)
@@ -101,22 +100,9 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
     return f"invalid JSON: {len(commas)} commas after the last item of a list or object ({places}): JSON allows none there, remove them"
 
 
-def without_trailing_commas(text: str) -> str | None:
-    """JSON text with its trailing commas removed, when that is all it takes to make it parse;
-    None when it parses already or has another fault."""
-    try:
-        json.loads(text)
-        return None
-    except json.JSONDecodeError as exc:
-        commas, fixed, error = _strip_trailing_commas(exc)
-    except (ValueError, RecursionError):
-        return None
-    return fixed if commas and error is None else None
-
-
-def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, json.JSONDecodeError | None]:
-    """(where the trailing commas the decoder runs into one after another stand, the text without
-    them, the error that is left if any); at most TRAILING_COMMAS_NAMED."""
+def _trailing_commas(exc: json.JSONDecodeError) -> list[int]:
+    """Where the trailing commas the decoder runs into one after another stand, each found by
+    removing the ones before it; at most TRAILING_COMMAS_NAMED."""
     doc, error = exc.doc, exc
     commas: list[int] = []
     while error is not None and len(commas) < TRAILING_COMMAS_NAMED:
@@ -133,7 +119,7 @@ def _strip_trailing_commas(exc: json.JSONDecodeError) -> tuple[list[int], str, j
             error = later
         except RecursionError:  # nested too deep to read on: left as it is, a fault of its own
             break
-    return commas, doc, error
+    return commas
 
 
 def _line_column(text: str, at: int) -> str:

@@ -1,6 +1,7 @@
 """Exit codes that are answers, not failures: `grep` exits with 1 when no line matches, `diff`
 and `cmp` when the files differ, `test` when the condition is false. Reported as "Command FAILED",
-a small model took a check that found no old word left for a broken edit and rewrote the file.
+a small model took a check that found no old word left for a broken edit and rewrote the file,
+so the shell tool reports such a status as the answer it is.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ MEANINGS = {
 }
 
 
-def exit_answer(analysis: Analysis, exit_code: int | None) -> str:
+def exit_code_answer(analysis: Analysis, exit_code: int | None) -> str:
     """What exit code 1 says when the command's status is that of a program for which 1 is an
     answer ("" otherwise). The status is the last program's only for one command or one
     pipeline: in `grep x f && echo yes` or `a; grep x f` it may come from another program."""
