@@ -345,3 +345,34 @@ def test_a_users_npx_tool_server_does_not_run_the_projects_copy_of_the_package(s
     _agent_with_servers(server, project, user_server)
     assert not marker.exists()
 
+
+
+# 8. The bundled model's server, started from the folder mzagent was started in --------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: model/local.LocalServer.launch runs `python -m mzagent_tui.agent.model.llama_server` with the "
+    "agent's cwd (the project, for `cd repo && mzagent`) and without -I/-P: the project's own argparse.py (or "
+    "xllamacpp.py, or a mzagent_tui/ folder) is imported first, unconfined, with the user's whole environment",
+)
+@pytest.mark.parametrize("planted", ["argparse.py", "mzagent_tui/__init__.py"])
+def test_the_local_model_server_does_not_import_modules_planted_in_the_project(project: Path, short: Path, monkeypatch: pytest.MonkeyPatch, planted: str) -> None:
+    from mzagent_tui.agent.model import local
+
+    marker = short / "planted-module-ran"
+    (project / planted).parent.mkdir(parents=True, exist_ok=True)
+    (project / planted).write_text(f"open({str(marker)!r}, 'w').write('ran')\nraise SystemExit(3)\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(short / "cache"))
+    model = short / "model.gguf"
+    model.write_bytes(b"not a model")
+    server = local.LocalServer(model, settings=local.server_settings(model.stat().st_size), engine="prebuilt")
+    server.launch()
+    assert server.process is not None
+    try:
+        server.process.wait(60)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait()
+    assert not marker.exists()
