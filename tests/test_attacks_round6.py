@@ -376,3 +376,69 @@ def test_the_local_model_server_does_not_import_modules_planted_in_the_project(p
         server.process.kill()
         server.process.wait()
     assert not marker.exists()
+
+
+# 9. A folder the program needs, seen whole, as a way to its neighbours ---------------------------
+
+
+@needs_namespaces
+def test_a_project_under_the_apps_own_state_folders_neighbours_reaches_none_of_them(server, short: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held: a project kept at ~/.local/src/app is seen whole, its dot-folder split around it, and
+    mzagent's own state (sessions, snapshots.git) sits in the same ~/.local at its default place.
+    A link planted in the project, a `..` path, a hard link and git pointed at the snapshots repository
+    reach none of the neighbours."""
+    home = short / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    from mzagent_tui.agent.sessions import leftovers
+
+    monkeypatch.setattr(leftovers, "_journal", None)  # the journal of temp files follows the state folder
+    project = home / ".local" / "src" / "app"
+    project.mkdir(parents=True)
+    (project / "main.py").write_text("print('app r6')\n")
+    (home / ".local" / "src" / "other").mkdir()
+    (home / ".local" / "src" / "other" / "secret.txt").write_text("NEIGHBOUR SECRET r6\n")
+    (home / ".local" / "src" / "app-secrets").mkdir()
+    (home / ".local" / "src" / "app-secrets" / "token").write_text("PREFIX NEIGHBOUR r6\n")
+    first, _ = run(server, project, command("echo first > f.txt"))  # a session, its log and snapshots.git exist now
+    state = home / ".local" / "state" / "mzagent"
+    logs = list(state.glob("sessions/*/*/log.jsonl"))
+    assert logs and list(state.glob("sessions/*/snapshots.git")), list(state.rglob("*"))[:20]
+    script = "; ".join([
+        "cat main.py",
+        "ln -s ../other o && cat o/secret.txt | rev",
+        "cat ../other/secret.txt ../app-secrets/token | rev",
+        f"cat {project}/../app-secrets/token | rev",
+        "ln ../other/secret.txt hard; cat hard | rev",
+        f"ln -s {state} st && cat st/sessions/*/*/log.jsonl | head -c 300 | rev",
+        f"git --git-dir {state}/sessions/*/snapshots.git log --all --oneline",
+        f"cat {logs[0]} | head -c 300 | rev",
+        "cat /proc/self/root" + str(home) + "/.local/src/other/secret.txt | rev",
+        "echo ran",
+    ])
+    texts, _ = run(server, project, command(script))
+    assert "app r6" in texts[0] and "ran" in texts[0], texts[0]
+    assert "6r TERCES RUOBHGIEN" not in texts[0] and "6r RUOBHGIEN XIFERP" not in texts[0], texts[0]
+    assert '"dnik"' not in texts[0] and "first" not in texts[0].replace("echo first", ""), texts[0]
+
+
+# 10. What a command inherits besides its environment ---------------------------------------------
+
+
+@needs_wall
+def test_a_command_inherits_no_descriptor_of_the_agent(server, project: Path, home: Path) -> None:
+    """Held: the agent's open files (the session log, the model connection, a snapshot's cat-file
+    pipe) are not among the descriptors of the command or of its supervising shell."""
+    script = (
+        "python3 -c \"import os; print('fds', sorted(os.listdir('/proc/self/fd')))\"; "
+        "for f in /proc/self/fd/* /proc/$PPID/fd/*; do echo \"$f -> $(readlink $f)\"; done; echo ran"
+    )
+    texts, _ = run(server, project, command(script))
+    assert "ran" in texts[0] and "fds [" in texts[0], texts[0]
+    links = [line for line in texts[0].splitlines() if " -> " in line]
+    assert links, texts[0]
+    for line in links:
+        target = line.split(" -> ", 1)[1]
+        assert "socket:" not in target and "log.jsonl" not in target and "sessions" not in target and "snapshots" not in target, line
