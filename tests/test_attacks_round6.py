@@ -442,3 +442,35 @@ def test_a_command_inherits_no_descriptor_of_the_agent(server, project: Path, ho
     for line in links:
         target = line.split(" -> ", 1)[1]
         assert "socket:" not in target and "log.jsonl" not in target and "sessions" not in target and "snapshots" not in target, line
+
+
+# 11. Our own git sent into the app's state by a planted `commondir` ------------------------------
+
+
+@needs_wall
+def test_a_planted_commondir_does_not_open_another_projects_snapshots_to_our_git(server, project: Path, short: Path) -> None:
+    """Held, narrowly: a project's `.git/commondir` naming another project's private snapshots.git
+    makes `git rev-parse` answer with it (git checks that folder's objects/ and refs/ with access(),
+    which Landlock does not govern), and the history scan then grants our git READ on the folder
+    it names (own_programs grants `readable` by name, past the private and secret exclusions). It
+    holds today only because git dies on the unreadable config every snapshots.git has."""
+    from mzagent_tui.agent.safety import git_config
+    from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
+    from tests.attack_helpers import git
+
+    other = short / "other"
+    other.mkdir()
+    (other / ".env").write_text("OTHER_PROJECT_TOKEN=r6-77ff\n")
+    run(server, other, command("echo changed > notes.txt"))  # a session of the other project: its snapshots.git
+    snapshots = list(Path(os.environ["XDG_STATE_HOME"]).glob("mzagent/sessions/other-*/snapshots.git"))
+    assert len(snapshots) == 1 and (snapshots[0] / "config").is_file()
+    git(project, "init", "-q", ".")
+    (project / "a.txt").write_text("a\n")
+    git(project, "add", "a.txt")
+    git(project, "commit", "-qm", "one")
+    (project / ".git" / "commondir").write_text(f"{snapshots[0]}\n")
+    git_config._found.clear()
+    with pytest.raises(git_config.GitUnanswered):
+        git_config.find_repository(project)
+    concern = committed_secret_concern(["git", "log", "-p"], project)
+    assert concern and "could not" in concern and "notes.txt" not in concern and ".env" not in concern, concern
