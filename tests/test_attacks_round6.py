@@ -474,3 +474,37 @@ def test_a_planted_commondir_does_not_open_another_projects_snapshots_to_our_git
         git_config.find_repository(project)
     concern = committed_secret_concern(["git", "log", "-p"], project)
     assert concern and "could not" in concern and "notes.txt" not in concern and ".env" not in concern, concern
+
+
+# 12. A command under an allow rule plants what runs later, outside mzagent ---------------------
+
+
+@needs_wall
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: Sandbox._ruleset grants the whole project FULL; the files whose writing by write_to_file asks "
+    "(sensitive.CODE_PLANTING: .git/hooks, .git/config, .envrc, .env) are writable to any command, and the "
+    "snapshots skip .git so the transcript names nothing: the user's next `git commit` runs the hook unconfined",
+)
+@pytest.mark.parametrize("planted", [".git/hooks/pre-commit", ".git/config", ".envrc"])
+def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_later(server, project: Path, home: Path, planted: str) -> None:
+    from mzagent_tui.agent.safety.approval import ApprovalDecision, Rules
+    from tests.attack_helpers import git
+    from tests.conftest import RecordingApprover
+
+    git(project, "init", "-q", ".")
+    before = (project / planted).read_bytes() if (project / planted).exists() else None
+    (project / "test_ok.py").write_text(
+        "import pathlib\n\n\ndef test_ok():\n"
+        f"    p = pathlib.Path({planted!r})\n"
+        "    with p.open('a') as f:\n"
+        "        f.write('\\n[core]\\n\\tfsmonitor = touch /tmp/r6-planted\\n' if p.name == 'config' else '#!/bin/sh\\ntouch /tmp/r6-planted\\n')\n"
+        "    p.chmod(0o755)\n"
+    )
+    user = RecordingApprover(ApprovalDecision(False))
+    rules = Rules()
+    rules.add("allow", "python3 -m pytest")
+    texts, _ = run(server, project, command("python3 -m pytest -q -p no:cacheprovider test_ok.py"), mode="ask", approver=user, rules=rules)
+    assert user.requests == [] and ("passed" in texts[0] or "failed" in texts[0]), texts[0]  # it ran, unasked
+    after = (project / planted).read_bytes() if (project / planted).exists() else None
+    assert after == before
