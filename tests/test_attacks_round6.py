@@ -112,6 +112,31 @@ def test_a_confined_command_cannot_read_the_agents_session_keyring(server, proje
     assert session_key[::-1] not in texts[0], texts[0]
 
 
+@needs_namespaces
+def test_a_confined_command_cannot_read_the_users_keyring(server, project: Path, home: Path) -> None:
+    """Held: the user keyring (`@u`: systemd's cached passwords, cifscreds) is one per user
+    namespace since Linux 5.3, and the command has a user namespace of its own."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers are x86_64 Linux's")
+    libc = ctypes.CDLL(None, use_errno=True)
+    payload = b"user-keyring-secret-r6-77c1"
+    key = libc.syscall(_ADD_KEY, b"user", b"r6-user-key", payload, ctypes.c_size_t(len(payload)), ctypes.c_int(-4))
+    if key < 0:
+        pytest.skip(f"no kernel keyrings here (errno {ctypes.get_errno()})")
+    try:
+        code = (
+            "import ctypes; l=ctypes.CDLL(None, use_errno=True); "
+            "k=l.syscall(249, b'user', b'r6-user-key', None, ctypes.c_int(0)); "
+            f"b=ctypes.create_string_buffer(100); n=l.syscall(250, 11, k, b, 100); m=l.syscall(250, 11, {key}, b, 100); "
+            "print('ran', k, n, m, b.value.decode()[::-1])"
+        )
+        texts, _ = run(server, project, command(f'python3 -c "{code}"'))
+    finally:
+        libc.syscall(_KEYCTL, _KEYCTL_REVOKE, key)
+    assert "ran" in texts[0], texts[0]
+    assert payload.decode()[::-1] not in texts[0], texts[0]
+
+
 # 3. The command lines of processes outside the sandbox ------------------------------------------
 
 
