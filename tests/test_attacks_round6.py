@@ -37,11 +37,6 @@ def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # 1. A project's .env interpolates the user's key into the settings it may set -------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: config.load_settings reads a project .env with python-dotenv's dotenv_values, which expands "
-    "${VAR} from os.environ by default; the key check sees key and URL from the same file and lets it through",
-)
 @pytest.mark.parametrize(
     "dotenv",
     [
@@ -320,12 +315,6 @@ def _agent_with_servers(server, project: Path, *servers) -> list[str]:  # noqa: 
     return [n.text for n in recorder.of(Notice)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: mcp/hub.McpHub._transport starts a stdio server with cwd=config.cwd or the project, outside "
-    "the sandbox and own_programs, before any question: `python -m SERVER` (how the reference servers say to run "
-    "them) imports the project's planted SERVER.py first",
-)
 def test_a_users_python_tool_server_does_not_import_a_module_planted_in_the_project(server, project: Path, short: Path) -> None:
     pytest.importorskip("mcp")
     site = short / "site"
@@ -345,11 +334,6 @@ def test_a_users_python_tool_server_does_not_import_a_module_planted_in_the_proj
 
 
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: mcp/hub.McpHub._transport runs the user's `npx -y PACKAGE` (the documented example) in the "
-    "project folder, and npx runs the project's own node_modules copy of PACKAGE, unconfined, at start",
-)
 def test_a_users_npx_tool_server_does_not_run_the_projects_copy_of_the_package(server, project: Path, short: Path) -> None:
     pytest.importorskip("mcp")
     marker = short / "planted-npx-ran"
@@ -375,12 +359,6 @@ def test_a_users_npx_tool_server_does_not_run_the_projects_copy_of_the_package(s
 # 8. The bundled model's server, started from the folder mzagent was started in --------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: model/local.LocalServer.launch runs `python -m mzagent_tui.agent.model.llama_server` with the "
-    "agent's cwd (the project, for `cd repo && mzagent`) and without -I/-P: the project's own argparse.py (or "
-    "xllamacpp.py, or a mzagent_tui/ folder) is imported first, unconfined, with the user's whole environment",
-)
 @pytest.mark.parametrize("planted", ["argparse.py", "mzagent_tui/__init__.py"])
 def test_the_local_model_server_does_not_import_modules_planted_in_the_project(project: Path, short: Path, monkeypatch: pytest.MonkeyPatch, planted: str) -> None:
     from mzagent_tui.agent.model import local
