@@ -192,12 +192,6 @@ def outside_home() -> Iterator[Path]:
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: sandbox.readable_grants leaves out of `/` only the home, the secret entries and the private "
-    "folders; a hidden dot-entry that is a link (~/.config -> /data/me/config) is left uncovered by the view "
-    "(links are skipped) and its target is granted with the rest of `/`",
-)
 @pytest.mark.parametrize("entry", [".config", ".local"])
 def test_a_hidden_dot_folder_that_is_a_link_out_of_the_home_stays_hidden(server, project: Path, home: Path, outside_home: Path, entry: str) -> None:
     target = outside_home / entry.strip(".")
@@ -228,12 +222,6 @@ def test_a_secret_dot_folder_that_is_a_link_out_of_the_home_stays_hidden(server,
 
 
 @needs_wall
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: Sandbox._ruleset splits the project root with FULL rights minus the hidden and secret entries; "
-    "with the project at the home, the allow-listed dot-entries (~/.cargo/bin on PATH, ~/.nvm/nvm.sh sourced by "
-    "~/.bashrc, ~/.pyenv, ~/.config/git/ignore) become writable, while ~/.bashrc itself is refused",
-)
 @pytest.mark.parametrize("entry", [".cargo/bin/cargo", ".nvm/nvm.sh", ".pyenv/shims/python", ".local/bin/pip"])
 def test_a_project_at_the_home_cannot_plant_into_allowed_toolchain_folders(server, home: Path, entry: str) -> None:
     target = home / entry
@@ -482,14 +470,20 @@ def test_a_planted_commondir_does_not_open_another_projects_snapshots_to_our_git
 # 12. A command under an allow rule plants what runs later, outside mzagent ---------------------
 
 
-@needs_wall
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: Sandbox._ruleset grants the whole project FULL; the files whose writing by write_to_file asks "
-    "(sensitive.CODE_PLANTING: .git/hooks, .git/config, .envrc, .env) are writable to any command, and the "
-    "snapshots skip .git so the transcript names nothing: the user's next `git commit` runs the hook unconfined",
+@needs_namespaces
+@pytest.mark.parametrize(
+    "planted",
+    [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        pytest.param(".envrc", marks=pytest.mark.xfail(
+            strict=True,
+            reason="HOLE: Landlock cannot refuse creating one new file at the project's root without refusing "
+            "every new file there; a command's new .envrc (or .env, .mise.toml, .mcp.json) is recorded by the "
+            "snapshots and can be undone, but nothing asks whether to keep it",
+        )),
+    ],
 )
-@pytest.mark.parametrize("planted", [".git/hooks/pre-commit", ".git/config", ".envrc"])
 def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_later(server, project: Path, home: Path, planted: str) -> None:
     from mzagent_tui.agent.safety.approval import ApprovalDecision, Rules
     from tests.attack_helpers import git
@@ -511,3 +505,34 @@ def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_late
     assert user.requests == [] and ("passed" in texts[0] or "failed" in texts[0]), texts[0]  # it ran, unasked
     after = (project / planted).read_bytes() if (project / planted).exists() else None
     assert after == before
+
+
+@needs_namespaces
+def test_a_command_still_commits_and_creates_files_at_the_root_while_the_repositorys_config_is_read_only(server, project: Path) -> None:
+    """The read-only parts of `.git` are its config, hooks and info, not the objects, refs and index
+    a `git commit` writes, nor the project's root, where new files are made."""
+    from tests.attack_helpers import git
+
+    git(project, "init", "-q", ".")
+    config = (project / ".git" / "config").read_bytes()
+    texts, _ = run(
+        server, project,
+        command("echo new > new.txt && git add new.txt && git -c user.name=a -c user.email=a@b commit -qm one && echo COMMITTED"),
+        command("echo '[core]' >> .git/config; touch .git/hooks/pre-commit; echo tried"),
+    )
+    assert "COMMITTED" in texts[0], texts[0]
+    assert git(project, "log", "--format=%s") == "one" and (project / "new.txt").read_text() == "new\n"
+    assert "tried" in texts[1] and "Read-only file system" in texts[1], texts[1]
+    assert (project / ".git" / "config").read_bytes() == config and not (project / ".git" / "hooks" / "pre-commit").exists()
+
+
+@needs_namespaces
+def test_a_repository_made_during_the_session_is_protected_from_the_next_command_on(server, project: Path) -> None:
+    """The read-only parts are found when each command starts, not when the session began."""
+    texts, _ = run(
+        server, project,
+        command("git init -q . && echo made"),
+        command("touch .git/hooks/post-checkout; echo tried"),
+    )
+    assert "made" in texts[0] and (project / ".git" / "config").is_file(), texts[0]
+    assert "tried" in texts[1] and not (project / ".git" / "hooks" / "post-checkout").exists(), texts[1]

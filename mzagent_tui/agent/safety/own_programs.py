@@ -86,8 +86,15 @@ def base_env() -> dict[str, str]:
 
 
 @functools.cache
-def _readable(home: Path, private: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
-    return tuple(sandbox.readable_grants(home, sandbox.HOME_ALLOWED, private))
+def _readable(home: Path, private: tuple[Path, ...], keep: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
+    return tuple(sandbox.readable_grants(home, sandbox.HOME_ALLOWED, private, keep))
+
+
+def _closed(path: Path, home: Path, private: tuple[Path, ...]) -> bool:
+    """A folder a caller asks to read that is never granted: the app's private folders and the
+    home's secret entries (a planted `.git/commondir` makes git name another project's snapshots)."""
+    secret = (home / entry for entry in sandbox.SECRET_HOME_ENTRIES)
+    return any(sandbox.within(str(path), str(folder)) for folder in (*private, *secret))
 
 
 @functools.cache
@@ -97,8 +104,9 @@ def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], 
     well: one made after the home was walked (a project created during the session) is not in
     the walk."""
     grants = [
-        *_readable(home, private), *sandbox.kept_grants(kept, home, private),
-        *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
+        *_readable(home, private, (*readable, *writable)), *sandbox.kept_grants(kept, home, private),
+        *((path, sandbox.READ) for path in readable if not _closed(path, home, private)),
+        *((path, sandbox.FULL) for path in writable),
     ]
     return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
 
