@@ -90,11 +90,6 @@ def session_key() -> Iterator[str]:
 
 
 @needs_wall
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the command inherits the agent's session keyring (sandbox.enter_namespaces/restrict never join a "
-    "new one; Landlock and the user namespace do not govern keyctl), so it reads every key possessed through it",
-)
 def test_a_confined_command_cannot_read_the_agents_session_keyring(server, project: Path, home: Path, session_key: str) -> None:
     code = (
         "import ctypes; l=ctypes.CDLL(None, use_errno=True); "

@@ -30,6 +30,7 @@ of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import os
 import shutil
@@ -47,6 +48,8 @@ _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine if hasattr(os, "uname") else "")
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 
@@ -620,11 +623,24 @@ def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> 
     return binds
 
 
+def _leave_session_keyring(libc: ctypes.CDLL) -> None:  # pragma: no cover - runs in the child
+    """Join a new, empty session keyring. Landlock and the namespaces do not govern `keyctl`, so
+    a command would read every key of the agent's session keyring (`keyctl add user … @s`, a
+    login's keyring, Kerberos or cifs tools). No keys in the kernel (ENOSYS) or keyctl refused
+    by a seccomp filter (EPERM, Docker's default): the command cannot reach them either."""
+    if _SYS_KEYCTL is None:
+        return
+    if libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+        os._exit(126)
+
+
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:
-    """The child's confinement: its namespaces if given, then `no_new_privs` and the ruleset."""
+    """The child's confinement: a session keyring of its own, its namespaces if given, then
+    `no_new_privs` and the ruleset."""
     libc = _libc()
 
     def confine() -> None:  # pragma: no cover - runs in the child
+        _leave_session_keyring(libc)
         if enter is not None:
             enter()
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
