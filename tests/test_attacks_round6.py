@@ -435,11 +435,11 @@ def test_a_command_inherits_no_descriptor_of_the_agent(server, project: Path, ho
 
 @needs_wall
 def test_a_planted_commondir_does_not_open_another_projects_snapshots_to_our_git(server, project: Path, short: Path) -> None:
-    """Held, narrowly: a project's `.git/commondir` naming another project's private snapshots.git
-    makes `git rev-parse` answer with it (git checks that folder's objects/ and refs/ with access(),
-    which Landlock does not govern), and the history scan then grants our git READ on the folder
-    it names (own_programs grants `readable` by name, past the private and secret exclusions). It
-    holds today only because git dies on the unreadable config every snapshots.git has."""
+    """Held: a project's `.git/commondir` naming another project's private snapshots.git makes `git
+    rev-parse` answer with it (git checks that folder's objects/ and refs/ with access(), which
+    Landlock does not govern), and the history scan asks our git to read the folder it names; git
+    dies on the unreadable config every snapshots.git has, and own_programs.git no longer grants
+    a private folder a repository names (the test below)."""
     from mzagent_tui.agent.safety import git_config
     from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
     from tests.attack_helpers import git
@@ -460,6 +460,33 @@ def test_a_planted_commondir_does_not_open_another_projects_snapshots_to_our_git
         git_config.find_repository(project)
     concern = committed_secret_concern(["git", "log", "-p"], project)
     assert concern and "could not" in concern and "notes.txt" not in concern and ".env" not in concern, concern
+
+
+@needs_wall
+@pytest.mark.parametrize("where", ["private", "secret", "elsewhere"])
+def test_our_git_reads_no_private_or_secret_folder_a_repository_names(short: Path, home: Path, where: str) -> None:
+    """Held: the folders a repository's answers name (its git dir, its common dir) are granted to
+    our git by name, but never one in the app's private folders or the home's secret entries (a
+    planted `commondir` naming another project's snapshots). The view and the secret-entry rules
+    held this before own_programs.git dropped such names too; this keeps all of them honest."""
+    from mzagent_tui.agent.config import app_folders
+    from mzagent_tui.agent.safety import own_programs
+    from tests.attack_helpers import git
+
+    parent = {"private": app_folders()[1], "secret": home / ".ssh", "elsewhere": short}[where]
+    repository = parent / "r6-named"
+    repository.mkdir(parents=True)
+    git(repository, "init", "-q", ".")
+    (repository / "a.txt").write_text("a\n")
+    git(repository, "add", "a.txt")
+    git(repository, "commit", "-qm", "r6-subject")
+    work = short / "work"
+    work.mkdir()
+    done = own_programs.git(f"--git-dir={repository / '.git'}", "log", "--format=%s", cwd=work, timeout=30, readable=[repository / ".git"])
+    if where == "elsewhere":
+        assert done.returncode == 0 and b"r6-subject" in done.stdout, done.stderr
+    else:
+        assert done.returncode != 0 and b"r6-subject" not in done.stdout
 
 
 # 12. A command under an allow rule plants what runs later, outside mzagent ---------------------
