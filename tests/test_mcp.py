@@ -232,7 +232,7 @@ def hub(tmp_path: Path):
     started: list[McpHub] = []
 
     def start(*servers: McpServerConfig) -> McpHub:
-        running = McpHub(list(servers), tmp_path, tmp_path)
+        running = McpHub(list(servers), tmp_path)
         started.append(running)
         return running
 
@@ -348,7 +348,7 @@ from pathlib import Path
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import McpHub
-hub = McpHub([McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]))], Path(sys.argv[3]), Path(sys.argv[3]))
+hub = McpHub([McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]))], Path(sys.argv[3]))
 tools, _ = hub.wait_started()
 pid = next(t for t in tools if t.name == "pid")
 print(hub.call(pid, {}, CancelToken()).text, flush=True)

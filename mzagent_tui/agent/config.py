@@ -231,7 +231,7 @@ def load_settings(
         if dotenv in seen or not dotenv.is_file():
             continue
         seen.add(dotenv)
-        loaded = {k: v for k, v in dotenv_values(dotenv).items() if v is not None and k not in environ}
+        loaded = {k: v for k, v in dotenv_values(dotenv, interpolate=False).items() if v is not None and k not in environ}
         env_layers.append((str(dotenv), loaded))
     env_layers.append(("environment", environ))
 

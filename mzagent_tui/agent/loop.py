@@ -171,7 +171,7 @@ class Agent:
                 self.tools.add(load_custom_tool(spec))
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
-        self.mcp = McpTools(mcp_servers, self.root, self.session.folder)
+        self.mcp = McpTools(mcp_servers, self.session.folder)
         self.hooks = Hooks(hooks, self.ctx, self.tools, environ, settings.api_key)
         self.native = settings.native_tools()
         """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""

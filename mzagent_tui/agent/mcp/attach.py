@@ -16,14 +16,14 @@ from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 
 
 class McpTools:
-    def __init__(self, servers: Sequence[McpServerConfig], root: Path, log_folder: Path) -> None:
+    def __init__(self, servers: Sequence[McpServerConfig], log_folder: Path) -> None:
         self._hub: McpHub | None = None
         self._notices: list[str] = []
         self._pending = bool(servers)
         if servers and not mcp_available():
             self._notices.append(f"MCP servers are configured but the mcp package is missing; install it with {INSTALL_HINT}")
         elif servers:
-            self._hub = McpHub(list(servers), root, log_folder)
+            self._hub = McpHub(list(servers), log_folder)
             atexit.register(self._hub.close)
 
     def register(self, tools: ToolRegistry, ctx: ToolContext) -> bool:

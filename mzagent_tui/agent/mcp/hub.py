@@ -62,9 +62,8 @@ class _Server:
 
 
 class McpHub:
-    def __init__(self, servers: list[McpServerConfig], cwd: Path, log_folder: Path) -> None:
+    def __init__(self, servers: list[McpServerConfig], log_folder: Path) -> None:
         """Start every server at once, without waiting; `wait_started` collects them."""
-        self._cwd = cwd
         self._log_folder = log_folder
         self._logs: list[IO[str]] = []
         self._loop = asyncio.new_event_loop()
@@ -106,7 +105,11 @@ class McpHub:
 
     async def _transport(self, server: _Server, stack: contextlib.AsyncExitStack) -> Any:
         """Streamable HTTP to a running server (its HTTP client closed with `stack`), or stdio
-        to one we start under the guard."""
+        to one we start under the guard.
+
+        A started server works in the user's home unless its config names a `cwd`: in the project
+        folder, `python -m SERVER` would import the project's own SERVER.py first and `npx -y
+        PACKAGE` would run the project's node_modules copy, unconfined, as the agent starts."""
         config = server.config
         if config.url:
             from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
@@ -126,7 +129,7 @@ class McpHub:
             command=sys.executable,
             args=["-I", "-S", "-c", GUARD, str(os.getpid()), config.command, *config.args],
             env=config.env,
-            cwd=config.cwd or str(self._cwd),
+            cwd=config.cwd or str(Path.home()),
         )
         return stdio_client(params, errlog=log)
 

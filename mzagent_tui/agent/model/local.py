@@ -275,16 +275,20 @@ class LocalServer:
         self.log_path = Path(platformdirs.user_cache_dir(APP_NAME)) / "llama-server.log"
 
     def launch(self) -> None:
-        """Start the process (call from a long-lived thread: the parent-death signal follows the thread)."""
+        """Start the process (call from a long-lived thread: the parent-death signal follows the thread).
+
+        `-P` and a working folder of our own: with `python -m` Python would put the working folder
+        (the project, after `cd repo && mzagent`) first on the import path, and a planted
+        `argparse.py` there would run with the user's environment."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "mzagent_tui.agent.model.llama_server", "--engine", self.engine,
+            sys.executable, "-P", "-m", "mzagent_tui.agent.model.llama_server", "--engine", self.engine,
             "--model", str(self.model), "--alias", MODEL_ALIAS, "--port", str(self.port),
             *self.settings.arguments(),
         ]
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.log_path.parent,
                 preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
             )
 

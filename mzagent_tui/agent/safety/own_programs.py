@@ -86,8 +86,20 @@ def base_env() -> dict[str, str]:
 
 
 @functools.cache
-def _readable(home: Path, private: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
-    return tuple(sandbox.readable_grants(home, sandbox.HOME_ALLOWED, private))
+def _readable(home: Path, private: tuple[Path, ...], keep: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
+    return tuple(sandbox.readable_grants(home, sandbox.HOME_ALLOWED, private, keep))
+
+
+def _closed(path: Path) -> bool:
+    """A folder a repository's answer names that our git never reads: the app's private folders
+    (a planted `.git/commondir` makes `git rev-parse` name another project's snapshots) and the
+    home's secret entries."""
+    from mzagent_tui.agent.config import app_folders  # config imports much; only needed here
+
+    home = os.path.realpath(Path.home())
+    real = os.path.realpath(path)
+    closed = (*(os.path.realpath(p) for p in app_folders()), *(os.path.join(home, e) for e in sandbox.SECRET_HOME_ENTRIES))
+    return any(sandbox.within(real, folder) for folder in closed)
 
 
 @functools.cache
@@ -97,7 +109,7 @@ def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], 
     well: one made after the home was walked (a project created during the session) is not in
     the walk."""
     grants = [
-        *_readable(home, private), *sandbox.kept_grants(kept, home, private),
+        *_readable(home, private, (*readable, *writable)), *sandbox.kept_grants(kept, home, private),
         *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
     ]
     return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
@@ -182,12 +194,13 @@ def git(
     writable: Iterable[Path] = (),
 ) -> subprocess.CompletedProcess[bytes]:
     """`git ARGS` with the hardening. `env` may name the repository (GIT_DIR, GIT_WORK_TREE,
-    GIT_INDEX_FILE), which is then readable too."""
+    GIT_INDEX_FILE), which is then readable too. `readable` comes from a repository's answers
+    (its git dir, its common dir), so a private or secret folder there is not granted."""
     env = {**GIT_ENV, **(env or {})}
     named, seen = _git_paths(cwd, env)
     return run(
         ["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env,
-        readable=[*readable, *named], writable=writable, seen=seen,
+        readable=[*(path for path in readable if not _closed(path)), *named], writable=writable, seen=seen,
     )
 
 

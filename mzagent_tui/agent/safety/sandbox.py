@@ -30,6 +30,7 @@ of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
 import os
 import shutil
@@ -47,8 +48,10 @@ _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine if hasattr(os, "uname") else "")
+_KEYCTL_JOIN_SESSION_KEYRING = 1
 _CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
-_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 
 # File system rights by ABI version (include/uapi/linux/landlock.h).
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
@@ -204,15 +207,16 @@ def within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder if folder.endswith("/") else folder + "/")
 
 
-def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path]) -> list[tuple[Path, int]]:
+def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path], keep: Iterable[Path] = ()) -> list[tuple[Path, int]]:
     """Everything from `/` down, with the home read by allow-list and the private folders left
     out, and of `/dev` only its listing (the devices a program needs are granted by name,
     `DEVICES`): the user's other terminals (`/dev/pts/N`, a read takes the keystrokes typed
-    there), disks of the `disk` group, the console's screen (`/dev/vcs*`) are devices too."""
+    there), disks of the `disk` group, the console's screen (`/dev/vcs*`) are devices too.
+    `keep`: the folders the program needs (a hidden link leading to one is not left out)."""
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
     grants: list[tuple[Path, int]] = []
-    split(Path("/"), _not_read(home, private), grants)
+    split(Path("/"), _not_read(home, private) | hidden_link_targets(home, allowed, keep), grants)
     grants.append((Path("/dev"), _READ_DIR))
     return grants + home_grants(home_real, allowed, {*secret, *private})
 
@@ -227,6 +231,21 @@ def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> lis
     for path in kept:
         split(Path(path), excluded, grants)
     return grants
+
+
+def hidden_link_targets(home: Path, allowed: Iterable[str], keep: Iterable[Path]) -> set[Path]:
+    """Where the home's hidden dot-entries that are links lead (`~/.config -> /data/me/config`):
+    the view leaves a link in place for Landlock to judge its target, which `/` would grant.
+    A target holding a folder the program needs stays (a project under a linked `~/.local`)."""
+    allowed = tuple(allowed)
+    needed = [os.path.realpath(p) for p in keep]
+    targets: set[Path] = set()
+    for path in hidden_home_entries(home, allowed, keep):
+        if path.is_symlink():
+            real = os.path.realpath(path)
+            if not any(within(n, real) for n in needed):
+                targets.add(Path(real))
+    return targets
 
 
 def _not_read(home: Path, private: Iterable[Path]) -> set[Path]:
@@ -298,6 +317,9 @@ class View:
     entry, so opening it is refused, as before, rather than reading as empty."""
     binds: tuple[tuple[Path, Path], ...] = ()
     """(source, target): a file put in front of another."""
+    read_only: tuple[Path, ...] = ()
+    """Paths inside the writable project made read-only, if they exist when the command starts:
+    Landlock only adds rights, so a folder it lets a command write is writable all the way down."""
 
 
 def make_blanks(folder: Path) -> Path:
@@ -350,6 +372,7 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
     shm = (str(view.shm).encode(), os.path.realpath("/dev/shm").encode())
     hide = [str(p).encode() for p in view.hide] if view.blanks is not None else []
     blank_file, blank_folder = (bytes(view.blanks / "file"), bytes(view.blanks / "folder")) if view.blanks else (b"", b"")
+    read_only = [bytes(p) for p in view.read_only]
 
     def mount(source: bytes | None, target: bytes, kind: bytes | None, mount_flags: int, data: bytes | None = None) -> None:
         if libc.mount(source, target, kind, mount_flags, data) != 0:
@@ -389,6 +412,11 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
             for (_, target), fd in zip(binds, bind_fds):
                 if os.path.lexists(target):
                     mount(from_fd(fd), target, None, _MS_BIND)
+            for path in read_only:  # a command under Landlock can no longer change its mounts
+                real = os.path.realpath(path)
+                if os.path.exists(real):
+                    mount(real, real, None, _MS_BIND | _MS_REC)
+                    mount(None, real, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY)
             for fd in (*keep_fds, *bind_fds, shm_fd, *blank_fds):
                 if fd is not None:
                     os.close(fd)
@@ -398,6 +426,10 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
 
     return enter
 
+
+REPOSITORY_READ_ONLY = ("config", "hooks", "info")
+"""What of the project's `.git` a command reads but does not write: they run programs in the
+user's next `git commit`, outside mzagent. Objects, refs and the index stay writable (`git commit`)."""
 
 COVERED = ("/tmp", "/var/tmp", "/run")
 """Where other programs leave Unix sockets; each is an empty tmpfs in the program's view."""
@@ -545,17 +577,27 @@ class Sandbox:
             blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
             hide = hidden_home_entries(self.home, self._allowed, keep)
             binds = clean_git_configs(self.home, blanks, self.git_settings)
-            self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds)))
+            repository = tuple(self.root / ".git" / name for name in REPOSITORY_READ_ONLY)
+            self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds), repository))
         return self._views[0]
+
+    def _toolchains_in_project(self) -> set[Path]:
+        """For a project at the home, the allowed dot-entries inside it (`~/.cargo/bin`,
+        `~/.nvm/nvm.sh`: programs on PATH or sourced by the shell): read, not written."""
+        root = os.path.realpath(self.root)
+        allowed = {os.path.realpath(self.home / entry) for entry in self._allowed}
+        return {Path(a) for a in allowed if a != root and within(a, root) and os.path.lexists(a)}
 
     def _ruleset(self, network: bool) -> int:
         if network not in self._rulesets:
-            grants = readable_grants(self.home, self._allowed, self.private_folders)
+            grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
             home = Path(os.path.realpath(self.home))
             secret = {home / entry for entry in SECRET_HOME_ENTRIES}
             hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
-            excluded = {*secret, *hidden, *(Path(os.path.realpath(p)) for p in self.private_folders)}
+            toolchains = self._toolchains_in_project()
+            excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
             split(self.root, excluded, grants, FULL)  # a project at the home: its secrets stay out
+            grants.extend((path, READ) for path in sorted(toolchains))
             grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
             if self.namespaces:
                 grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
@@ -581,11 +623,24 @@ def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> 
     return binds
 
 
+def _leave_session_keyring(libc: ctypes.CDLL) -> None:  # pragma: no cover - runs in the child
+    """Join a new, empty session keyring. Landlock and the namespaces do not govern `keyctl`, so
+    a command would read every key of the agent's session keyring (`keyctl add user … @s`, a
+    login's keyring, Kerberos or cifs tools). No keys in the kernel (ENOSYS) or keyctl refused
+    by a seccomp filter (EPERM, Docker's default): the command cannot reach them either."""
+    if _SYS_KEYCTL is None:
+        return
+    if libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+        os._exit(126)
+
+
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:
-    """The child's confinement: its namespaces if given, then `no_new_privs` and the ruleset."""
+    """The child's confinement: a session keyring of its own, its namespaces if given, then
+    `no_new_privs` and the ruleset."""
     libc = _libc()
 
     def confine() -> None:  # pragma: no cover - runs in the child
+        _leave_session_keyring(libc)
         if enter is not None:
             enter()
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
