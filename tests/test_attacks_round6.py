@@ -498,12 +498,7 @@ def test_our_git_reads_no_private_or_secret_folder_a_repository_names(short: Pat
     [
         ".git/hooks/pre-commit",
         ".git/config",
-        pytest.param(".envrc", marks=pytest.mark.xfail(
-            strict=True,
-            reason="HOLE: Landlock cannot refuse creating one new file at the project's root without refusing "
-            "every new file there; a command's new .envrc (or .env, .mise.toml, .mcp.json) is recorded by the "
-            "snapshots and can be undone, but nothing asks whether to keep it",
-        )),
+        ".envrc",
     ],
 )
 def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_later(server, project: Path, home: Path, planted: str) -> None:
@@ -524,9 +519,14 @@ def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_late
     rules = Rules()
     rules.add("allow", "python3 -m pytest")
     texts, _ = run(server, project, command("python3 -m pytest -q -p no:cacheprovider test_ok.py"), mode="ask", approver=user, rules=rules)
-    assert user.requests == [] and ("passed" in texts[0] or "failed" in texts[0]), texts[0]  # it ran, unasked
+    assert "passed" in texts[0] or "failed" in texts[0], texts[0]  # it ran, unasked
     after = (project / planted).read_bytes() if (project / planted).exists() else None
     assert after == before
+    if planted.startswith(".git/"):  # refused by the sandbox: a read-only part of the repository
+        assert user.requests == []
+    else:  # Landlock cannot refuse one new file at the root: the user is asked after the command
+        assert [(r.kind, r.path) for r in user.requests] == [("write_sensitive", planted)]
+        assert f"The user did not keep {planted}" in texts[0], texts[0]
 
 
 @needs_namespaces
