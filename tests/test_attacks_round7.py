@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision
-from tests.attack_helpers import IDENTITY, command, git, needs_namespaces, needs_wall, run
+from tests.attack_helpers import IDENTITY, command, git, needs_namespaces, run
 from tests.test_planted import run as run_asked
 
 
