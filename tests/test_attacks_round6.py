@@ -530,22 +530,22 @@ def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_late
 
 
 @needs_namespaces
-def test_a_command_still_commits_and_creates_files_at_the_root_while_the_repositorys_config_is_read_only(server, project: Path) -> None:
-    """The read-only parts of `.git` are its config, hooks and info, not the objects, refs and index
-    a `git commit` writes, nor the project's root, where new files are made."""
+def test_the_repository_is_read_only_to_a_command_while_the_root_stays_writable(server, project: Path) -> None:
+    """The whole `.git` is read-only, as Codex keeps it: its config, hooks, `commondir` and
+    `modules/` all run programs in the user's git (round seven got through each part left
+    writable). A `git commit` is refused like any write the sandbox blocks, so it asks the user
+    the next time; new files at the project's root are still made."""
     from tests.attack_helpers import git
 
     git(project, "init", "-q", ".")
-    config = (project / ".git" / "config").read_bytes()
+    before = sorted(p.relative_to(project).as_posix() for p in (project / ".git").rglob("*"))
     texts, _ = run(
         server, project,
-        command("echo new > new.txt && git add new.txt && git -c user.name=a -c user.email=a@b commit -qm one && echo COMMITTED"),
-        command("echo '[core]' >> .git/config; touch .git/hooks/pre-commit; echo tried"),
+        command("echo new > new.txt && git add new.txt; echo '[core]' >> .git/config; touch .git/hooks/pre-commit; echo c > .git/commondir; echo tried"),
     )
-    assert "COMMITTED" in texts[0], texts[0]
-    assert git(project, "log", "--format=%s") == "one" and (project / "new.txt").read_text() == "new\n"
-    assert "tried" in texts[1] and "Read-only file system" in texts[1], texts[1]
-    assert (project / ".git" / "config").read_bytes() == config and not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert "tried" in texts[0] and "Read-only file system" in texts[0], texts[0]
+    assert (project / "new.txt").read_text() == "new\n"
+    assert sorted(p.relative_to(project).as_posix() for p in (project / ".git").rglob("*")) == before
 
 
 @needs_namespaces

