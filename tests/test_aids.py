@@ -141,3 +141,34 @@ def test_mzagent_config_lists_every_aid_with_its_state(tmp_path: Path) -> None:
     assert sum(1 for line in lines if re.match(r"\s+(on |off) \S", line)) == len(CATALOGUE)
 
 
+
+
+# An aid's own bug --------------------------------------------------------------------------------
+
+
+def test_an_aid_that_fails_is_skipped_and_the_task_goes_on(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Aids only advise: one that raises is recorded and said as a notice, and the run ends as it
+    would without it (it used to end the run with an internal error)."""
+    from mzagent_tui.agent.aids.after_command import AfterCommand
+    from mzagent_tui.agent.aids.completion import CompletionCheck
+    from mzagent_tui.agent.events import FinalAnswer, Notice
+    from mzagent_tui.agent.sessions.history import read_records
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("planted bug")
+
+    monkeypatch.setattr(AfterCommand, "notes", broken)
+    monkeypatch.setattr(CompletionCheck, "reminder", broken)
+    server.script(Reply('<thought>t</thought><action>run_terminal_command("echo hi")</action>'), answer_reply("done"))
+    agent, rec = make_agent(server, project)
+    result = agent.run("say hi")
+    assert result.final_answer == "done" and [e.text for e in rec.of(FinalAnswer)] == ["done"]
+    (observation,) = rec.of(Observation)
+    assert "hi" in observation.text and observation.ok
+    notices = [n.text for n in rec.of(Notice) if "planted bug" in n.text]
+    assert notices == [
+        "the after-command aids failed (RuntimeError: planted bug) and were skipped for this step",
+        "the answer checks failed (RuntimeError: planted bug) and were skipped for this step",
+    ]
+    crashes = [r for r in read_records(agent.session.folder / "log.jsonl")[0] if r["type"] == "crash"]
+    assert len(crashes) == 2 and all("planted bug" in c["traceback"] for c in crashes)

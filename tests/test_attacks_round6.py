@@ -498,12 +498,7 @@ def test_our_git_reads_no_private_or_secret_folder_a_repository_names(short: Pat
     [
         ".git/hooks/pre-commit",
         ".git/config",
-        pytest.param(".envrc", marks=pytest.mark.xfail(
-            strict=True,
-            reason="HOLE: Landlock cannot refuse creating one new file at the project's root without refusing "
-            "every new file there; a command's new .envrc (or .env, .mise.toml, .mcp.json) is recorded by the "
-            "snapshots and can be undone, but nothing asks whether to keep it",
-        )),
+        ".envrc",
     ],
 )
 def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_later(server, project: Path, home: Path, planted: str) -> None:
@@ -524,28 +519,33 @@ def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_late
     rules = Rules()
     rules.add("allow", "python3 -m pytest")
     texts, _ = run(server, project, command("python3 -m pytest -q -p no:cacheprovider test_ok.py"), mode="ask", approver=user, rules=rules)
-    assert user.requests == [] and ("passed" in texts[0] or "failed" in texts[0]), texts[0]  # it ran, unasked
+    assert "passed" in texts[0] or "failed" in texts[0], texts[0]  # it ran, unasked
     after = (project / planted).read_bytes() if (project / planted).exists() else None
     assert after == before
+    if planted.startswith(".git/"):  # refused by the sandbox: a read-only part of the repository
+        assert user.requests == []
+    else:  # Landlock cannot refuse one new file at the root: the user is asked after the command
+        assert [(r.kind, r.path) for r in user.requests] == [("write_sensitive", planted)]
+        assert f"The user did not keep {planted}" in texts[0], texts[0]
 
 
 @needs_namespaces
-def test_a_command_still_commits_and_creates_files_at_the_root_while_the_repositorys_config_is_read_only(server, project: Path) -> None:
-    """The read-only parts of `.git` are its config, hooks and info, not the objects, refs and index
-    a `git commit` writes, nor the project's root, where new files are made."""
+def test_the_repository_is_read_only_to_a_command_while_the_root_stays_writable(server, project: Path) -> None:
+    """The whole `.git` is read-only, as Codex keeps it: its config, hooks, `commondir` and
+    `modules/` all run programs in the user's git (round seven got through each part left
+    writable). A `git commit` is refused like any write the sandbox blocks, so it asks the user
+    the next time; new files at the project's root are still made."""
     from tests.attack_helpers import git
 
     git(project, "init", "-q", ".")
-    config = (project / ".git" / "config").read_bytes()
+    before = sorted(p.relative_to(project).as_posix() for p in (project / ".git").rglob("*"))
     texts, _ = run(
         server, project,
-        command("echo new > new.txt && git add new.txt && git -c user.name=a -c user.email=a@b commit -qm one && echo COMMITTED"),
-        command("echo '[core]' >> .git/config; touch .git/hooks/pre-commit; echo tried"),
+        command("echo new > new.txt && git add new.txt; echo '[core]' >> .git/config; touch .git/hooks/pre-commit; echo c > .git/commondir; echo tried"),
     )
-    assert "COMMITTED" in texts[0], texts[0]
-    assert git(project, "log", "--format=%s") == "one" and (project / "new.txt").read_text() == "new\n"
-    assert "tried" in texts[1] and "Read-only file system" in texts[1], texts[1]
-    assert (project / ".git" / "config").read_bytes() == config and not (project / ".git" / "hooks" / "pre-commit").exists()
+    assert "tried" in texts[0] and "Read-only file system" in texts[0], texts[0]
+    assert (project / "new.txt").read_text() == "new\n"
+    assert sorted(p.relative_to(project).as_posix() for p in (project / ".git").rglob("*")) == before
 
 
 @needs_namespaces

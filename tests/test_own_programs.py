@@ -35,11 +35,13 @@ STARTERS = {
            "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl", "spawnle", "spawnlp", "spawnlpe"},
     "asyncio": {"create_subprocess_exec", "create_subprocess_shell"},
     "pty": {"spawn", "fork"},
+    "mcp.client.stdio": {"stdio_client"},
 }
 ALLOWED = {
     "agent/safety/own_programs.py": "the one way for the agent's own programs",
     "agent/tools/process.py": "the command runner: the model's commands, confined by the sandbox",
     "agent/model/local.py": "the bundled model's server",
+    "agent/mcp/hub.py": "the user's MCP servers, started in the home (not the project) under a guard",
     "agent/safety/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
@@ -63,8 +65,11 @@ def starters_in(source: str) -> list[str]:
 
 
 def test_the_scan_finds_every_way_to_start_a_process() -> None:
-    source = "import subprocess as sp\nimport os\nfrom asyncio import create_subprocess_exec\nsp.run(['x'])\nos.execvp('x', [])\nos.path.join('a')\n"
-    assert starters_in(source) == ["asyncio.create_subprocess_exec", "subprocess.run", "os.execvp"]
+    source = (
+        "import subprocess as sp\nimport os\nfrom asyncio import create_subprocess_exec\nsp.run(['x'])\nos.execvp('x', [])\n"
+        "os.path.join('a')\nfrom mcp.client.stdio import stdio_client\n"
+    )
+    assert starters_in(source) == ["asyncio.create_subprocess_exec", "mcp.client.stdio.stdio_client", "subprocess.run", "os.execvp"]
 
 
 def test_no_module_but_the_named_ones_starts_a_process() -> None:

@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mzagent_tui.agent.safety import git_user_settings
 from mzagent_tui.agent.sessions import leftovers
@@ -76,6 +76,7 @@ from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 from mzagent_tui.agent.model.usage import Meter, money
 
+T = TypeVar("T")
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
@@ -467,7 +468,7 @@ class Agent:
     def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str]) -> bool:
         """The answer checks (aids `answer.*`): True when one found the work not done and the
         model was told so instead of the answer being accepted."""
-        reminder = completion.reminder(answer, acted, commands)
+        reminder = self._advice("answer checks", lambda: completion.reminder(answer, acted, commands), None)
         if reminder is None:
             return False
         self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
@@ -476,13 +477,24 @@ class Agent:
             self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         return True
 
+    def _advice(self, which: str, work: Callable[[], T], otherwise: T) -> T:
+        """An aid's answer, or `otherwise` when the aid itself fails: aids only advise, so a bug
+        in one is recorded and said once as a notice, and the user's task goes on without it."""
+        try:
+            return work()
+        except Exception as exc:  # noqa: BLE001
+            self.session.record("crash", traceback=traceback.format_exc())
+            self.emit(Notice(f"the {which} failed ({type(exc).__name__}: {exc}) and were skipped for this step"))
+            return otherwise
+
     def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int) -> tuple[str, bool]:
         """The result for the model with the after-tool aids' notes, and whether the run is stuck
         (`repeated`: how often the same call got the same result before)."""
         aids = self.aids
         text = result.text
         if result.command is not None:
-            text += self._after_command.notes(self.ctx, aids, result.command)
+            command = result.command
+            text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
         stuck = repeated + 1 >= STUCK_REPEATS and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")

@@ -427,9 +427,6 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
     return enter
 
 
-REPOSITORY_READ_ONLY = ("config", "hooks", "info")
-"""What of the project's `.git` a command reads but does not write: they run programs in the
-user's next `git commit`, outside mzagent. Objects, refs and the index stay writable (`git commit`)."""
 
 COVERED = ("/tmp", "/var/tmp", "/run")
 """Where other programs leave Unix sockets; each is an empty tmpfs in the program's view."""
@@ -577,7 +574,7 @@ class Sandbox:
             blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
             hide = hidden_home_entries(self.home, self._allowed, keep)
             binds = clean_git_configs(self.home, blanks, self.git_settings)
-            repository = tuple(self.root / ".git" / name for name in REPOSITORY_READ_ONLY)
+            repository = (self.root / ".git",)  # its config, hooks, commondir, modules run programs in the user's git
             self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds), repository))
         return self._views[0]
 

@@ -142,15 +142,17 @@ def _holds_url_password(config: Path) -> bool:
 
 def plants_code(relative_path: str) -> str | None:
     """Why writing this project file makes a tool run code, or None. Compared in lower case:
-    on a case-insensitive file system `.GIT/config` is `.git/config`."""
+    on a case-insensitive file system `.GIT/config` is `.git/config`. A folder's pattern
+    (`.vscode/*`) matches at any depth: an editor opened on `web/` runs `web/.vscode/tasks.json`."""
     path = relative_path.replace("\\", "/").lower()
     while path.startswith("./"):
         path = path[2:]
     parts = path.split("/")
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
     for pattern, reason in CODE_PLANTING:
         if pattern == ".git" and ".git" in parts:
             return reason
-        target = path if "/" in pattern else parts[-1]
-        if fnmatch.fnmatchcase(target, pattern):
+        targets = tails if "/" in pattern else [parts[-1]]
+        if any(fnmatch.fnmatchcase(target, pattern) for target in targets):
             return reason
     return None

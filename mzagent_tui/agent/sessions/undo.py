@@ -138,7 +138,7 @@ def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | N
     for write in chosen:
         try:
             if root is not None:
-                _take_back_beneath(write, root)
+                take_back_beneath(write, root)
             else:
                 _take_back(write)
             event = Undone(str(write.path), write.number, removed=write.created)
@@ -162,7 +162,7 @@ def _take_back(write: Write) -> None:
         write.path.chmod(write.old_mode)
 
 
-def _take_back_beneath(write: Write, root: Path) -> None:
+def take_back_beneath(write: Write, root: Path) -> None:
     """As `_take_back`, but every step from a descriptor of the project's folder with no link
     followed (`tools.beneath`): the checks above ran before the first file was touched, and a
     process left running could swap a folder for a link to one outside in between."""

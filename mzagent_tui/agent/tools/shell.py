@@ -18,6 +18,7 @@ from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
+from mzagent_tui.agent.tools.planted import ask_to_keep, ask_to_keep_repository
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
@@ -70,7 +71,7 @@ class ShellTool:
             )
         ran = analysis if to_run == command else analyse(to_run, ctx.root)
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(to_run, confinement, output_path)
+        result, changes = self._run_recorded(to_run, confinement, output_path, ask=True)
         output = _whole(result.output)
         unrunnable = without_execute_permission(output, ctx.root) if result.exit_code == 126 else []
         blocked = ""
@@ -92,18 +93,22 @@ class ShellTool:
         observation would hold (cut the same way, secrets redacted) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path)
+        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False)
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         return result, ctx.redact.command_output(text), str(output_path)
 
-    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path) -> tuple[ProcessResult, str]:
+    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool) -> tuple[ProcessResult, str]:
         """Run between two snapshots: the result, and the line about the files it changed (each a
-        `FileChanged` with its old content saved for undo)."""
+        `FileChanged` with its old content saved for undo). `ask`: a file the command wrote that
+        makes tools run code is kept only if the user says so (not for the user's own `!command`)."""
         ctx = self._ctx
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
+        had_repository = os.path.lexists(ctx.root / ".git")
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
-        changes = self._record_changes(before) if before is not None else ""
+        changes = self._record_changes(before, ask) if before is not None else ""
+        if ask and not had_repository and os.path.lexists(ctx.root / ".git"):
+            changes += ask_to_keep_repository(ctx)
         return result, changes
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
@@ -139,7 +144,7 @@ class ShellTool:
         self._snapshots = None
         self._ctx.emit(Notice(f"Files changed by commands are not recorded in this session, so undo cannot take them back: {exc}."))
 
-    def _record_changes(self, before: Snapshot) -> str:
+    def _record_changes(self, before: Snapshot, ask: bool) -> str:
         """A `FileChanged` for every file the command created, modified or deleted, with the old
         content saved for undo; the line the observation gets about them ("" for none). Python's
         bytecode caches are recorded but not told: next to a check's output, "Files changed:
@@ -157,14 +162,16 @@ class ShellTool:
         except (SnapshotError, OSError) as exc:
             self._snapshot_failed(exc)
             return ""
+        put_back, notes = ask_to_keep(self._ctx, changes, backups) if ask else (set(), "")
+        changes = [change for change in changes if change.path not in put_back]
         for change in changes:
             self._record(change, backups.get(change.path))
         told = [change for change in changes if "__pycache__" not in change.path.split("/")]
         if not told:
-            return ""
+            return notes
         named = ", ".join(f"{change.path} ({'permissions changed' if change.mode_only else VERBS[change.status]})" for change in told[:LISTED_CHANGES])
         more = f" and {len(told) - LISTED_CHANGES} more" if len(told) > LISTED_CHANGES else ""
-        return f"\nFiles changed by the command: {named}{more}."
+        return f"\nFiles changed by the command: {named}{more}.{notes}"
 
     def _record(self, change: Change, backup: Path | None) -> None:
         """One `FileChanged` with the diff from the saved old content; a file gone or unreadable
