@@ -11,6 +11,7 @@ from mzagent_tui.agent.events import FileChanged, Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.undo import undo
+from tests.attack_helpers import git, needs_namespaces
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply
 
@@ -112,3 +113,19 @@ def test_a_repository_that_was_there_before_the_command_is_not_asked_about(serve
     (project / ".git").mkdir()
     _, _, user, _ = run(server, project, "echo x > x.txt", ApprovalDecision(False))
     assert user.asked == [] and (project / ".git").is_dir() and (project / "x.txt").is_file()
+
+
+@needs_namespaces
+def test_the_users_own_git_commit_writes_the_repository_the_models_cannot(server, project: Path) -> None:
+    """The view keeps `.git` read-only for the model's commands; a `!git commit` the user typed
+    runs in the same sandbox with the repository writable."""
+    git(project, "init", "-q", ".")
+    (project / "a.txt").write_text("a\n")
+    server.script(command_reply("git add a.txt && echo added"), answer_reply())
+    user = KeepAnswers(ApprovalDecision(False))
+    agent, rec = make_agent(server, project, approver=user)
+    agent.run("stage a.txt")
+    (observation,) = rec.of(Observation)
+    assert "Read-only file system" in observation.text and git(project, "ls-files") == ""
+    agent.run("!git add a.txt && git -c user.name=u -c user.email=u@e commit -qm mine")
+    assert git(project, "log", "--format=%s") == "mine"

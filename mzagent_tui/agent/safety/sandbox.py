@@ -38,7 +38,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mzagent_tui.agent.sessions import leftovers
@@ -542,13 +542,15 @@ class Sandbox:
             setattr(self, name, folder)
         return folder
 
-    def preexec(self, confinement: Confinement):  # noqa: ANN201 - a callable for Popen, or None
-        """What the child runs between fork and exec to confine itself (None: not confined)."""
+    def preexec(self, confinement: Confinement, users: bool = False):  # noqa: ANN201 - a callable for Popen, or None
+        """What the child runs between fork and exec to confine itself (None: not confined).
+        `users`: a command the user typed (`!git commit`), for which the repository stays writable."""
         if confinement.mode not in ("workspace", "workspace+network"):
             return None
         network = confinement.mode == "workspace+network"
         ruleset = self._ruleset(network)
-        enter = enter_namespaces(network, self._view()) if self.namespaces else None
+        view = replace(self._view(), read_only=()) if users else self._view()
+        enter = enter_namespaces(network, view) if self.namespaces else None
         return restrict(ruleset, enter)
 
     def close(self) -> None:

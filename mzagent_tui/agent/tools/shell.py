@@ -105,7 +105,7 @@ class ShellTool:
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         had_repository = os.path.lexists(ctx.root / ".git")
-        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement))
+        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, users=not ask))
         changes = self._record_changes(before, ask) if before is not None else ""
         if ask and not had_repository and os.path.lexists(ctx.root / ".git"):
             changes += ask_to_keep_repository(ctx)
