@@ -427,7 +427,6 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
     return enter
 
 
-
 COVERED = ("/tmp", "/var/tmp", "/run")
 """Where other programs leave Unix sockets; each is an empty tmpfs in the program's view."""
 
