@@ -129,3 +129,9 @@ def test_the_users_own_git_commit_writes_the_repository_the_models_cannot(server
     assert "Read-only file system" in observation.text and git(project, "ls-files") == ""
     agent.run("!git add a.txt && git -c user.name=u -c user.email=u@e commit -qm mine")
     assert git(project, "log", "--format=%s") == "mine"
+
+
+def test_a_changed_file_too_large_before_is_shown_without_a_diff_not_as_created(server, project: Path) -> None:
+    (project / ".envrc").write_text("#" * 5_000_000 + "\n")
+    _, _, user, _ = run(server, project, "echo 'layout python' > .envrc", ApprovalDecision(True))
+    assert [(r.path, r.diff) for r in user.asked] == [(".envrc", "")] and "changed it" in user.asked[0].reason

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from pathlib import Path
 
 MAX_DIFF_LINES = 20_000
 """A diff longer than this is cut (the counts still cover all of it)."""
@@ -20,6 +21,19 @@ class FileDiff:
     """A unified diff (`--- a/path`, `+++ b/path`, hunks); empty when there is nothing to show."""
     added: int
     removed: int
+
+
+def read_side(path: Path | None) -> bytes | None:
+    """A saved side of a change (a backup) to diff: None when there is none, it cannot be read,
+    or it is bigger than MAX_SIDE_BYTES."""
+    if path is None:
+        return None
+    try:
+        if path.stat().st_size > MAX_SIDE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _text(data: bytes | None) -> str | None:

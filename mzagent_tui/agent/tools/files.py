@@ -215,7 +215,7 @@ class FileTools:
         Writes that plant code (a git hook, a config that runs commands) always ask; others ask
         when writes are gated (`writes = "ask"`), which the policy decides.
         """
-        old = _peek(self.root, rel)
+        old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
         planted = plants_code(rel)
@@ -243,7 +243,7 @@ def _read_beneath(root: Path, rel: str, limit: int) -> bytes:
         return handle.read(limit)
 
 
-def _peek(root: Path, rel: str) -> bytes | None:
+def peek(root: Path, rel: str) -> bytes | None:
     """The file's current content for the diff the user is shown (None: it does not exist yet)."""
     try:
         return _read_beneath(root, rel, MAX_SIDE_BYTES + 1)

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.sensitive import plants_code
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.sessions.undo import Write, take_back_beneath
 from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.files import peek
 from mzagent_tui.agent.tools.registry import ToolError
 
 
@@ -36,9 +37,11 @@ def ask_to_keep(ctx: ToolContext, changes: list[Change], backups: dict[str, Path
         if planted is None or change.status == "D" or change.mode_only:
             continue
         backup = backups.get(change.path)
-        new = _read(ctx.root, change.path)
-        old = _read_file(backup) if backup is not None else None
-        diff = file_diff(change.path, old, new) if new is not None else None
+        new = peek(ctx.root, change.path)
+        if new is not None and len(new) > MAX_SIDE_BYTES:
+            new = None  # too large to show: the dialog shows no content and no diff
+        old = read_side(backup)
+        diff = file_diff(change.path, old, new) if new is not None and (change.status == "A" or old is not None) else None
         decision = ctx.approver.approve(ApprovalRequest(
             kind="write_sensitive", command=f"keep {change.path}", cwd=str(ctx.root),
             reason=f"the command {'created' if change.status == 'A' else 'changed'} it, and it makes tools run code: {planted}",
@@ -107,22 +110,3 @@ def _rewrite(root: Path, relative: str, data: bytes) -> None:
         write_atomically_at(fd, root / folder, name, data, mode)
     finally:
         os.close(fd)
-
-
-def _read(root: Path, relative: str) -> bytes | None:
-    try:
-        fd = open_beneath(root, relative, os.O_RDONLY | os.O_NONBLOCK)
-    except (OSError, ToolError):
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        data = handle.read(MAX_SIDE_BYTES + 1)
-    return data if len(data) <= MAX_SIDE_BYTES else None
-
-
-def _read_file(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes() if path.stat().st_size <= MAX_SIDE_BYTES else None
-    except OSError:
-        return None

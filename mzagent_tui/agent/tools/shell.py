@@ -14,7 +14,7 @@ from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
 from mzagent_tui.agent.safety.textsafe import strip_control
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
@@ -191,7 +191,7 @@ class ShellTool:
                 pass
         diff = None
         if not change.mode_only:
-            old = _read_backup(backup) if change.status != "A" else None
+            old = read_side(backup) if change.status != "A" else None
             if change.status == "A" or old is not None:
                 diff = file_diff(change.path, old, data if change.status != "D" else None)
         self._ctx.emit(
@@ -206,17 +206,6 @@ class ShellTool:
 def _file_digest(path: Path) -> str:
     with path.open("rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
-
-
-def _read_backup(backup: Path | None) -> bytes | None:
-    if backup is None:
-        return None
-    try:
-        if backup.stat().st_size > MAX_SIDE_BYTES:
-            return None
-        return backup.read_bytes()
-    except OSError:
-        return None
 
 
 _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|Connection refused|Network is unreachable|Read-only file system", re.IGNORECASE)
