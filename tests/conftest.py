@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -150,3 +151,15 @@ def outside(short: Path) -> Path:
     folder = short / "outside"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def outside_home() -> Iterator[Path]:
+    """A folder outside the (test's) home and outside /tmp, /var/tmp and /run: where a user keeps
+    `~/.config` or `~/.local` when the home is on a small disk (`ln -s /data/me/config ~/.config`)."""
+    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    if any(str(real_home.resolve()).startswith(p) for p in ("/tmp", "/var/tmp", "/run")) or not os.access(real_home, os.W_OK):
+        pytest.skip("needs a writable folder outside the covered ones")
+    folder = Path(tempfile.mkdtemp(prefix="mzagent-attack-data-", dir=real_home)).resolve()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -10,12 +10,10 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import pwd
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,21 +70,31 @@ def test_a_literal_dollar_in_a_project_env_key_is_not_the_users_key(project: Pat
 
 _ADD_KEY, _REQUEST_KEY, _KEYCTL = 248, 249, 250
 _KEYCTL_READ, _KEYCTL_REVOKE = 11, 3
+_SESSION_KEYRING, _USER_KEYRING = -3, -4
+
+
+def add_key(name: bytes, payload: bytes, keyring: int) -> int:
+    """A `user` key in one of the agent's keyrings (its id, to revoke); skips where there are none."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers are x86_64 Linux's")
+    key = ctypes.CDLL(None, use_errno=True).syscall(_ADD_KEY, b"user", name, payload, ctypes.c_size_t(len(payload)), ctypes.c_int(keyring))
+    if key < 0:
+        pytest.skip(f"no kernel keyrings here (errno {ctypes.get_errno()}: a seccomp filter or a kernel without keys)")
+    return key
+
+
+def revoke_key(key: int) -> None:
+    ctypes.CDLL(None, use_errno=True).syscall(_KEYCTL, _KEYCTL_REVOKE, key)
 
 
 @pytest.fixture
 def session_key() -> Iterator[str]:
     """A `user` key in the agent's session keyring, as `keyctl add user NAME VALUE @s`, pam_keyinit's
     login keyring or a Kerberos/AFS/cifs tool leaves one; revoked at the end."""
-    if sys.platform != "linux" or os.uname().machine != "x86_64":
-        pytest.skip("the syscall numbers are x86_64 Linux's")
-    libc = ctypes.CDLL(None, use_errno=True)
     payload = b"session-keyring-secret-r6-77cc"
-    key = libc.syscall(_ADD_KEY, b"user", b"r6-attack-key", payload, ctypes.c_size_t(len(payload)), ctypes.c_int(-3))
-    if key < 0:
-        pytest.skip(f"no kernel keyrings here (errno {ctypes.get_errno()}: a seccomp filter or a kernel without keys)")
+    key = add_key(b"r6-attack-key", payload, _SESSION_KEYRING)
     yield payload.decode()
-    libc.syscall(_KEYCTL, _KEYCTL_REVOKE, key)
+    revoke_key(key)
 
 
 @needs_wall
@@ -106,13 +114,8 @@ def test_a_confined_command_cannot_read_the_agents_session_keyring(server, proje
 def test_a_confined_command_cannot_read_the_users_keyring(server, project: Path, home: Path) -> None:
     """Held: the user keyring (`@u`: systemd's cached passwords, cifscreds) is one per user
     namespace since Linux 5.3, and the command has a user namespace of its own."""
-    if sys.platform != "linux" or os.uname().machine != "x86_64":
-        pytest.skip("the syscall numbers are x86_64 Linux's")
-    libc = ctypes.CDLL(None, use_errno=True)
     payload = b"user-keyring-secret-r6-77c1"
-    key = libc.syscall(_ADD_KEY, b"user", b"r6-user-key", payload, ctypes.c_size_t(len(payload)), ctypes.c_int(-4))
-    if key < 0:
-        pytest.skip(f"no kernel keyrings here (errno {ctypes.get_errno()})")
+    key = add_key(b"r6-user-key", payload, _USER_KEYRING)
     try:
         code = (
             "import ctypes; l=ctypes.CDLL(None, use_errno=True); "
@@ -122,7 +125,7 @@ def test_a_confined_command_cannot_read_the_users_keyring(server, project: Path,
         )
         texts, _ = run(server, project, command(f'python3 -c "{code}"'))
     finally:
-        libc.syscall(_KEYCTL, _KEYCTL_REVOKE, key)
+        revoke_key(key)
     assert "ran" in texts[0], texts[0]
     assert payload.decode()[::-1] not in texts[0], texts[0]
 
@@ -172,18 +175,6 @@ def test_the_cwd_root_and_fds_of_a_process_outside_stay_closed(server, project: 
 
 
 # 4. A hidden dot-folder of the home that is a link out of the home -----------------------------
-
-
-@pytest.fixture
-def outside_home() -> Iterator[Path]:
-    """A folder outside the (test's) home and outside /tmp, /var/tmp and /run: where a user keeps
-    `~/.config` or `~/.local` when the home is on a small disk (`ln -s /data/me/config ~/.config`)."""
-    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    if any(str(real_home.resolve()).startswith(p) for p in ("/tmp", "/var/tmp", "/run")) or not os.access(real_home, os.W_OK):
-        pytest.skip("needs a writable folder outside the covered ones")
-    folder = Path(tempfile.mkdtemp(prefix="r6-data-", dir=real_home)).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 @needs_namespaces

@@ -342,35 +342,21 @@ def test_a_command_cannot_join_a_named_keyring_of_the_agents_user_or_its_persist
 # 4. Hidden dot-entries of the home that are links ----------------------------------------------------
 
 
-@pytest.fixture
-def data_folder() -> Path:
-    import pwd
-    import shutil
-    import tempfile
-
-    real_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    if any(str(real_home.resolve()).startswith(p) for p in ("/tmp", "/var/tmp", "/run")) or not os.access(real_home, os.W_OK):
-        pytest.skip("needs a writable folder outside the covered ones")
-    folder = Path(tempfile.mkdtemp(prefix="r7-data-", dir=real_home)).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @needs_namespaces
-def test_a_hidden_link_chain_and_a_relative_link_out_of_the_home_stay_hidden(server, project: Path, short: Path, data_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hidden_link_chain_and_a_relative_link_out_of_the_home_stay_hidden(server, project: Path, short: Path, outside_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = short / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    (data_folder / "c").mkdir()
-    (data_folder / "c" / "token").write_text("chained-token-r7\n")
-    (data_folder / "b").symlink_to(data_folder / "c")
-    (home / ".a").symlink_to(data_folder / "b")
-    (data_folder / "d").mkdir()
-    (data_folder / "d" / "token").write_text("relative-token-r7\n")
-    (home / ".r").symlink_to(os.path.relpath(data_folder / "d", home))
-    (data_folder / "plain").mkdir()
-    (data_folder / "plain" / "readme.txt").write_text("plain folder r7\n")
-    script = f"cat {data_folder}/plain/readme.txt; cat ~/.a/token {data_folder}/b/token {data_folder}/c/token ~/.r/token {data_folder}/d/token | rev; echo ran"
+    (outside_home / "c").mkdir()
+    (outside_home / "c" / "token").write_text("chained-token-r7\n")
+    (outside_home / "b").symlink_to(outside_home / "c")
+    (home / ".a").symlink_to(outside_home / "b")
+    (outside_home / "d").mkdir()
+    (outside_home / "d" / "token").write_text("relative-token-r7\n")
+    (home / ".r").symlink_to(os.path.relpath(outside_home / "d", home))
+    (outside_home / "plain").mkdir()
+    (outside_home / "plain" / "readme.txt").write_text("plain folder r7\n")
+    script = f"cat {outside_home}/plain/readme.txt; cat ~/.a/token {outside_home}/b/token {outside_home}/c/token ~/.r/token {outside_home}/d/token | rev; echo ran"
     texts, _ = run(server, project, command(script))
     assert "plain folder r7" in texts[0] and "ran" in texts[0], texts[0]
     assert "7r-nekot-deniahc" not in texts[0] and "7r-nekot-evitaler" not in texts[0], texts[0]
