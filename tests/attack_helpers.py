@@ -11,18 +11,15 @@ import subprocess
 import threading
 from pathlib import Path
 
-import pytest
 
-from mzagent_tui.agent.safety import sandbox as sandbox_module
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import Policy, Rules
-from mzagent_tui.agent.safety.sandbox import landlock_abi
-from tests.conftest import Recorder, make_agent
+from tests.conftest import Recorder, make_agent, requires_sandbox
 from tests.scripted_server import Reply, answer_reply
 
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
-needs_wall = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
-needs_namespaces = pytest.mark.skipif(landlock_abi() < 6 or not sandbox_module.namespaces_work(), reason="needs Landlock 6+ and user namespaces")
+needs_wall = requires_sandbox(6)
+needs_namespaces = requires_sandbox(6, namespaces=True)
 
 
 def git(cwd: Path, *args: str) -> str:

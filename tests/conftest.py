@@ -12,16 +12,18 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
+from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work
 from tests.scripted_server import ScriptedServer
 
 KEY_VARS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "SILICONFLOW_API_KEY", "OPENROUTER_API_KEY")
@@ -100,6 +102,46 @@ class Recorder:
     def of(self, kind: type) -> list:
         with self._lock:
             return [e for e in self.events if isinstance(e, kind)]
+
+
+def requires_sandbox(abi: int = 6, namespaces: bool = False) -> pytest.MarkDecorator:
+    """A test of the sandbox needs Landlock at `abi` (and user namespaces): elsewhere it is
+    skipped, but under CI=true a machine without them fails the test, so a security suite that
+    silently skipped could never pass as green."""
+    missing = [what for what, gone in ((f"Landlock ABI {abi}+", landlock_abi() < abi), ("user namespaces", namespaces and not namespaces_work())) if gone]
+    if not missing:
+        return pytest.mark.skipif(False, reason="the sandbox is here")
+    reason = "needs " + " and ".join(missing)
+    if os.environ.get("CI") == "true":
+        return pytest.mark.usefixtures("_wall_missing_in_ci")
+    return pytest.mark.skip(reason=reason)
+
+
+@pytest.fixture
+def _wall_missing_in_ci() -> None:
+    pytest.fail(f"CI machine lacks the sandbox (Landlock ABI {landlock_abi()}, user namespaces {namespaces_work()}): the security tests must run in CI")
+
+
+class CancelWhen:
+    """Cancels `token` once `condition` holds (a command is running, a stream has begun), never on
+    a timer that races start-up on a loaded machine. `met` says whether the condition was seen;
+    after `timeout` it cancels anyway, so a test cannot hang, and the test asserts `met`."""
+
+    def __init__(self, token: CancelToken, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+        self.met = False
+        self._thread = threading.Thread(target=self._watch, args=(token, condition, timeout), daemon=True)
+        self._thread.start()
+
+    def _watch(self, token: CancelToken, condition: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not condition():
+            time.sleep(0.02)
+        self.met = condition()
+        token.cancel()
+
+    def join(self) -> bool:
+        self._thread.join()
+        return self.met
 
 
 def make_agent(

@@ -18,10 +18,9 @@ from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.events import HookOutcome, Observation, Stopped
 from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
-from mzagent_tui.agent.safety.sandbox import landlock_abi
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
-from tests.conftest import make_agent
+from tests.conftest import make_agent, requires_sandbox
 from tests.scripted_server import Reply, answer_reply, last_user, write_reply
 
 PY = shlex.quote(sys.executable)
@@ -136,7 +135,7 @@ def test_hooks_get_no_api_key(server, project: Path, tmp_path: Path) -> None:
     assert not {"DEEPSEEK_API_KEY", "MZAGENT_API_KEY", "HOLDS_KEY"} & set(seen)
 
 
-@pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
+@requires_sandbox(6)
 def test_a_sandboxed_hook_cannot_write_outside_the_project(server, project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

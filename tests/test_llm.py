@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import email.utils
-import threading
 import time
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.events import Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError
-from tests.conftest import Recorder, settings_for
+from tests.conftest import CancelWhen, Recorder, settings_for
 from tests.scripted_server import Fault, Reply
 
 MESSAGES = [{"role": "system", "content": "sys"}, {"role": "user", "content": "<question>q</question>"}]
@@ -70,9 +69,10 @@ def test_retry_after_as_http_date(server) -> None:
     server.script(Fault("status", 429, headers={"retry-after": when}), OK)
     chat, rec = client(server)
     token = CancelToken()
-    threading.Timer(0.3, token.cancel).start()
+    watcher = CancelWhen(token, lambda: bool(rec.of(RetryWait)))
     with pytest.raises(Cancelled):
         chat.complete(MESSAGES, token)
+    assert watcher.join()  # cancelled during the wait
     assert 0 < rec.of(RetryWait)[0].seconds <= 2.5
 
 
@@ -200,12 +200,13 @@ def test_other_400_is_reported_with_url_and_model(server) -> None:
 
 def test_cancel_during_a_slow_stream_is_prompt(server) -> None:
     server.script(Reply("x" * 400, chunk_size=1, delay=0.05))
-    chat, _ = client(server)
+    chat, rec = client(server)
     token = CancelToken()
-    threading.Timer(0.3, token.cancel).start()
+    watcher = CancelWhen(token, lambda: bool(rec.of(TextDelta)))
     started = time.monotonic()
     with pytest.raises(Cancelled):
         chat.complete(MESSAGES, token)
+    assert watcher.join()  # cancelled while the stream ran
     assert time.monotonic() - started < 10  # the whole stream takes 20 s
 
 

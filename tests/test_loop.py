@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -21,10 +20,13 @@ from mzagent_tui.agent.events import (
     Stopped,
     StopReason,
     TaskStarted,
+    TextDelta,
+    ThinkingDelta,
     Thought,
 )
 from mzagent_tui.agent.loop import wrap_observation
-from tests.conftest import make_agent
+from tests import marked
+from tests.conftest import CancelWhen, make_agent
 from tests.scripted_server import Fault, Reply, last_user
 
 KEY = "sk-test-secret-key-1234"
@@ -194,13 +196,16 @@ def test_follow_up_continues_the_conversation(server, project: Path) -> None:
 
 
 def test_cancel_during_a_command_kills_it_and_keeps_the_conversation_valid(server, project: Path) -> None:
-    server.script(Reply('<action>run_terminal_command("sleep 300")</action>'), Reply("<final_answer>after</final_answer>"))
+    mark = marked.marker(300)
+    server.script(Reply(f'<action>run_terminal_command("sleep {mark}")</action>'), Reply("<final_answer>after</final_answer>"))
     agent, rec = make_agent(server, project)
     token = CancelToken()
-    threading.Timer(0.5, token.cancel).start()
+    watcher = CancelWhen(token, lambda: bool(marked.alive(mark)))
     started = time.monotonic()
     result = agent.run("t", token)
+    assert watcher.join()  # cancelled while the command ran
     assert time.monotonic() - started < 60  # far below the 300 s sleep: loose enough for a loaded machine
+    assert not marked.alive(mark)
     assert result.reason is StopReason.CANCELLED
     assert "cancelled" in rec.of(Observation)[0].text
     assert agent.messages[-1]["role"] == "user" and agent.messages[-2]["role"] == "assistant"
@@ -209,10 +214,11 @@ def test_cancel_during_a_command_kills_it_and_keeps_the_conversation_valid(serve
 
 def test_cancel_during_streaming(server, project: Path) -> None:
     server.script(Reply("<thought>" + "x" * 300, chunk_size=1, delay=0.02), Reply("<final_answer>after</final_answer>"))
-    agent, _ = make_agent(server, project)
+    agent, rec = make_agent(server, project)
     token = CancelToken()
-    threading.Timer(0.3, token.cancel).start()
+    watcher = CancelWhen(token, lambda: bool(rec.of(TextDelta) or rec.of(ThinkingDelta)))
     result = agent.run("t", token)
+    assert watcher.join()  # cancelled while the reply streamed
     assert result.reason is StopReason.CANCELLED
     assert [m["role"] for m in agent.messages] == ["system", "user", "assistant"]
     assert agent.run("again").final_answer == "after"

@@ -23,9 +23,9 @@ import pytest
 from mzagent_tui.agent import filelist
 from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
-from mzagent_tui.agent.safety.sandbox import landlock_abi
 from mzagent_tui.agent.sessions.snapshots import Snapshots
 from mzagent_tui.agent.tools.syntax_check import _shell_problem
+from tests.conftest import requires_sandbox
 from tests.scripted_server import Reply, answer_reply
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mzagent_tui"
@@ -202,7 +202,7 @@ def test_the_secrets_scan_of_a_proposed_command_runs_nothing_planted(planted: tu
     assert list(markers.iterdir()) == []
 
 
-@pytest.mark.skipif(landlock_abi() < 4, reason="needs Landlock ABI 4+")
+@requires_sandbox(4)
 def test_a_program_of_ours_that_runs_anyway_is_walled_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The second wall: were a planted program to run, it could not write, reach the network or read keys."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-own-programs-secret-123456")
@@ -233,7 +233,7 @@ def test_a_folder_kept_under_a_hidden_home_entry_is_seen_whole(tmp_path: Path) -
     assert repo.parent.parent / "p-1" not in hidden and home / ".local" not in hidden, "split around the repository, not hidden"
 
 
-@pytest.mark.skipif(landlock_abi() < 4, reason="needs Landlock ABI 4+")
+@requires_sandbox(4)
 def test_snapshots_under_the_home_record_changes_in_a_later_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the state folder where it is by default (~/.local/state), the second session of a
     project found its snapshot repository blanked ("not a git repository") and recorded nothing:

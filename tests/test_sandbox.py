@@ -21,12 +21,12 @@ import pytest
 from mzagent_tui.agent.safety import sandbox as sandbox_module
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
-from mzagent_tui.agent.safety.sandbox import Sandbox, landlock_abi
+from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.sensitive import is_secret
-from tests.conftest import Recorder, RecordingApprover, make_agent
+from tests.conftest import Recorder, RecordingApprover, make_agent, requires_sandbox
 from tests.scripted_server import Reply, answer_reply
 
-pytestmark = pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+ (signal scoping)")
+pytestmark = requires_sandbox(6)
 
 
 def run_reply(command: str) -> Reply:
@@ -327,7 +327,7 @@ def test_the_user_can_add_to_the_home_allow_list_but_never_a_secret_folder(proje
 
 # No network at all, and no side doors -------------------------------------------------------------
 
-needs_namespaces = pytest.mark.skipif(not sandbox_module.namespaces_work(), reason="needs unprivileged user namespaces")
+needs_namespaces = requires_sandbox(6, namespaces=True)
 
 
 def test_whether_namespaces_work_does_not_depend_on_the_folder_mzagent_runs_in(tmp_path: Path) -> None:

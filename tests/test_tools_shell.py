@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -21,7 +20,8 @@ from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
-from tests.conftest import Recorder
+from tests import marked
+from tests.conftest import CancelWhen, Recorder
 
 MARK = "MZAGENT_TEST_MARK"
 
@@ -279,11 +279,14 @@ def test_cancel_stops_a_running_command(shell) -> None:
     sh = shell(timeout=60)
     token = CancelToken()
     sh.ctx.cancel = token
-    threading.Timer(0.5, token.cancel).start()
+    mark = marked.marker(300)
+    watcher = CancelWhen(token, lambda: bool(marked.alive(mark)))
     started = time.monotonic()
-    result = sh.run("sleep 300")
+    result = sh.run(f"sleep {mark}")
+    assert watcher.join()  # cancelled while the command ran
     assert time.monotonic() - started < 60
     assert "cancelled" in result.text
+    assert not marked.alive(mark)
 
 
 def test_output_file_is_in_the_session_folder(shell) -> None:

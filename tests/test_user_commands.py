@@ -16,10 +16,9 @@ from mzagent_tui.agent.events import ApprovalAsked, Error, FileChanged, Observat
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.undo import undo
-from mzagent_tui.agent.safety.sandbox import landlock_abi
 from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
 from mzagent_tui.agent.user_commands import USAGE, typed_command
-from tests.conftest import RecordingApprover, make_agent
+from tests.conftest import RecordingApprover, make_agent, requires_sandbox
 from tests.scripted_server import Reply, answer_reply
 
 
@@ -85,7 +84,7 @@ def test_changes_are_recorded_for_undo(server, project: Path) -> None:
     agent.close()
 
 
-@pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
+@requires_sandbox(6)
 def test_runs_in_the_sandbox_as_the_agents_command_does(server, project: Path, tmp_path: Path) -> None:
     """A write outside the project is refused, with the same error as the model's command gets."""
     outside = tmp_path / "outside"
