@@ -98,6 +98,23 @@ def test_the_second_step_reuses_the_cached_prefix(local_server) -> None:  # noqa
     assert second["timings"]["prompt_n"] < 60, second["timings"]
 
 
+def test_the_engine_yields_to_the_app(local_server) -> None:  # noqa: ANN001
+    """Every thread of the engine runs below the app: a lower nice value and the batch policy, so
+    the app keeps its frames while the model computes on every core."""
+    import os
+
+    from mzagent_tui.agent.model.local import ENGINE_NICE
+
+    engine = psutil.Process(local_server.process.pid)
+    threads = [thread.id for thread in engine.threads()]
+    assert len(threads) > 1  # the engine's worker threads, not only the process
+    app_nice = os.getpriority(os.PRIO_PROCESS, 0)
+    for thread in threads:
+        assert os.getpriority(os.PRIO_PROCESS, thread) == app_nice + ENGINE_NICE
+        assert os.sched_getscheduler(thread) == os.SCHED_BATCH
+    assert os.sched_getscheduler(0) != os.SCHED_BATCH  # the app itself is untouched
+
+
 LAUNCHER = """
 import sys, time
 from pathlib import Path

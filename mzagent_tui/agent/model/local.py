@@ -38,6 +38,10 @@ MODEL_ALIAS = "local"
 START_TIMEOUT = 600.0
 _COPY_BLOCK = 8 * 1024 * 1024
 
+ENGINE_NICE = 10
+"""How much lower than the app the engine runs: on a machine where it takes every core, the app's
+key presses and frames still come first (the model loses only what the app uses)."""
+
 Progress = Callable[[str, float, float], None]
 """(what, done, total): bytes assembled, or seconds waited with total 0."""
 
@@ -262,6 +266,17 @@ def server_settings(model_size: int = MODEL_SIZE, free: int | None = None) -> Se
     )
 
 
+def _engine_setup() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """The engine dies with the app and yields to it: a lower priority, and the batch policy
+    (no preemption of the app for the engine's wake-ups), inherited by every thread it starts."""
+    die_with_parent()
+    os.nice(ENGINE_NICE)
+    try:
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+
+
 class LocalServer:
     """llama.cpp's server (through `agent.llama_server`) on a free port; `wait_ready` waits until `/v1/models` answers."""
 
@@ -289,7 +304,7 @@ class LocalServer:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.log_path.parent,
-                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
+                preexec_fn=_engine_setup if sys.platform.startswith("linux") else None,
             )
 
     def describe(self) -> str:
