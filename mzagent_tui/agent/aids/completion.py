@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
@@ -70,6 +70,18 @@ MAKES = re.compile(rf"\bmake\s+(?P<name>{FILE_NAME.pattern})(?::|\s+(?!executabl
 """A file a task asks to behave otherwise ("make banner.py print it", "make app.py import it from
 there"), or to be made ("make listing.txt: a sorted list of…"): the change goes in it. Not a test
 file ("make test_x.py pass": the code it tests changes), not its mode ("make run.sh executable")."""
+NAMED_COMMAND = re.compile(r"`(?P<command>[^`\n]{2,200})`")
+"""A command the task quotes in backticks: "make `./tally.py data.txt` work", "what does `make stats` print?"."""
+RUNNERS = frozenset({
+    "bash", "sh", "zsh", "python", "python3", "pytest", "make", "npm", "npx", "node", "yarn", "pnpm", "go", "cargo",
+    "ruby", "perl", "php", "java", "deno", "bun", "uv", "poetry", "tox", "nox", "just", "cmake", "ctest",
+})
+"""First words that make a quoted text a command to run (besides a path to a project file), when
+something follows them: `python` alone names the language, `python3 stats.py` a command."""
+ALONE = frozenset({"make", "pytest", "tox", "nox", "just", "ctest"})
+"""Runners that are a whole command by themselves."""
+NOT_TO_RUN = re.compile(r"\b(?:don'?t|do\s+not|never|without|instead\s+of|no\s+longer)\W+(?:\w+\W+){0,3}$", re.IGNORECASE)
+"""Words before a quoted command that say it is not to be run ("do not run `make deploy`")."""
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -124,6 +136,29 @@ def _is_stub(path: Path) -> bool:
         return False
 
 
+def named_commands(root: Path, task: str) -> list[str]:
+    """Commands the task quotes for running: the user's own words for what must work ("so that
+    `./tally.py data.txt` works") or what to report ("what does `python3 stats.py` print?"). A
+    quoted text counts when it starts with a runner (`make`, `python3`, ...) or with a path to a
+    file of the project (`./tool.py`, `scripts/build.sh`), and nothing before it says not to run it."""
+    found = []
+    for match in NAMED_COMMAND.finditer(task):
+        words = match["command"].split()
+        if not words or NOT_TO_RUN.search(task[: match.start()]):
+            continue
+        if words[0] in ALONE or (words[0] in RUNNERS and len(words) > 1) or _project_file(root, words[0]):
+            found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
+def _project_file(root: Path, word: str) -> bool:
+    """`./tool.py`, `scripts/build.sh`: a path (not a bare name, which reads as prose) to a file of the project."""
+    if "/" not in word:
+        return False
+    path = (root / word).resolve()
+    return path.is_relative_to(root) and path.is_file()
+
+
 def _short_text(path: Path, limit: int = MAX_QUOTED_BYTES) -> str | None:
     """A file's text when it is short enough to quote in a reminder (or to search, with a higher `limit`)."""
     try:
@@ -143,8 +178,9 @@ def append_call(name: str, old: str) -> str:
 
 
 def _digest(path: Path) -> str | None:
+    """The content and the permission bits: `chmod +x` is the change "make ./tool.py work" needs."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        return f"{hashlib.sha256(path.read_bytes()).hexdigest()} {path.stat().st_mode & 0o7777:o}" if path.is_file() else None
     except OSError:
         return None
 
@@ -199,6 +235,12 @@ class CompletionCheck:
     """Files the model wrote with write_to_file or edit_file (not those a command changed, such as caches)."""
     stubs: list[str] = field(default_factory=list)
     """Targets that raised NotImplementedError when the task started: stubs the task asks to fill in."""
+    commands: list[str] = field(default_factory=list)
+    """The commands the task quotes for running (named_commands)."""
+    proven: set[str] = field(default_factory=set)
+    """Those of them that ran successfully since the last change to a file."""
+    running: str = ""
+    """The command of the last run_terminal_command action, until its observation says how it went."""
     last_missing: set[str] | None = None
     """The files the last reminder about missing files named: it is given again only when some of
     them were made since and some are still missing (a model made one of two modules and answered)."""
@@ -208,12 +250,19 @@ class CompletionCheck:
         targets = self.facts.targets
         self.before = {name: _digest(self.root / name) for name in targets}
         self.stubs = [name for name in targets if _is_stub(self.root / name)]
+        self.commands = named_commands(self.root, self.task)
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
 
     def observe(self, event: Event) -> None:
+        if isinstance(event, FileChanged) and not any(named in self.running for named in self.commands):
+            self.proven.clear()  # what ran before a change does not show that the changed code works (its own output files do not count)
+        if isinstance(event, Observation) and event.tool == "run_terminal_command" and self.running:
+            if event.ok:
+                self.proven.update(named for named in self.commands if named in self.running)
+            self.running = ""
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
             self.originals.setdefault(Path(event.path), Path(event.backup) if event.backup else None)
@@ -227,6 +276,7 @@ class CompletionCheck:
             self.ran = True
             command = str(event.args[0]) if event.args else ""
             self.tests_ran = self.tests_ran or TEST_COMMAND.search(command) is not None
+            self.running = " ".join(command.split())
 
     def reminder(self, answer: str, acted: bool, commands: list[str]) -> Reminder | None:
         """What is not done yet, or None to accept the answer.
@@ -236,6 +286,7 @@ class CompletionCheck:
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
             ("undefined", self._undefined_names),
+            ("command", self._named_command_unproven),  # before "unchanged": its output shows what is wrong (a missing execute bit)
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("idle", self._idle),
         )
@@ -357,6 +408,21 @@ class CompletionCheck:
             "Reminder: the task asks you to do something, but so far you have only read: nothing was written and no "
             "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
             "answer why nothing needs doing.",
+        )
+
+    def _named_command_unproven(self) -> Reminder | None:
+        """The task quotes a command that must work, or whose output it asks about, and it has not
+        run successfully since the last change: a small model checked `./x.py` with `python3 x.py`
+        (the missing execute bit stayed missing), or answered what a script prints by guessing."""
+        unproven = [command for command in self.commands if command not in self.proven]
+        if not unproven:
+            return None
+        command = unproven[0]
+        return Reminder(
+            f"the task names `{command}`, which has not run successfully since the last change",
+            f"Reminder: the task names the command {command}, and it has not run successfully since your last change. "
+            "Run exactly that command now and read its output before you give your final answer (fix what it shows "
+            f"first, if it fails): {call_source('run_terminal_command', [command])}",
         )
 
     def _undefined_names(self) -> Reminder | None:

@@ -1,0 +1,109 @@
+"""The answer check `answer.command`: a command the task quotes must have run successfully since
+the last change before a final answer is accepted (a small model checked `./tool.py` with
+`python3 tool.py`, and answered what a script prints by guessing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.aids.completion import named_commands
+from mzagent_tui.agent.events import AidFired, StopReason
+from tests.conftest import make_agent
+from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
+
+TOOL = "#!/usr/bin/env python3\nimport sys\nprint(len(open(sys.argv[1]).read().split()))\n"
+
+
+def command_reply(command: str) -> Reply:
+    return Reply(f"<thought>run it</thought><action>run_terminal_command({json.dumps(command)})</action>")
+
+
+@pytest.mark.parametrize(
+    ("task", "commands"),
+    [
+        ("Set it up so that `./tool.py data.txt` works.", ["./tool.py data.txt"]),
+        ("what does `python3   tool.py data.txt` print?", ["python3 tool.py data.txt"]),
+        ("`make` fails with an error, fix it", ["make"]),
+        ("`scripts/build.sh` should build it", ["scripts/build.sh"]),
+        ("It needs `python` 3.11 and the `requests` package", []),  # the language, a package
+        ("rename `count_words` to `word_count` in `tool.py`", []),  # names, not commands
+        ("fix it, but do not run `make deploy`", []),
+        ("`./missing.sh` should work", []),  # no such file: prose, or a file to make (answer.missing's)
+        ("`./tool.py data.txt` and `./tool.py data.txt` again", ["./tool.py data.txt"]),
+    ],
+)
+def test_the_commands_a_task_quotes_for_running(project: Path, task: str, commands: list[str]) -> None:
+    (project / "tool.py").write_text(TOOL)
+    (project / "scripts").mkdir()
+    (project / "scripts" / "build.sh").write_text("echo built\n")
+    assert named_commands(project, task) == commands
+
+
+def _project(project: Path) -> None:
+    (project / "tool.py").write_text(TOOL)  # no execute bit yet
+    (project / "data.txt").write_text("one two three\n")
+
+
+def test_checking_with_another_command_gets_the_named_one_run(server, project: Path) -> None:
+    _project(project)
+    server.script(
+        command_reply("python3 tool.py data.txt"),
+        answer_reply("It works: it prints 3."),
+        command_reply("./tool.py data.txt"),  # the reminder's call: refused, no execute bit
+        command_reply("chmod +x tool.py"),
+        command_reply("./tool.py data.txt"),
+        answer_reply("tool.py is executable now; ./tool.py data.txt prints 3."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Set it up so that `./tool.py data.txt` works.")
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 6
+    reminder = last_user(server.requests[2])
+    assert "the task names the command ./tool.py data.txt" in reminder
+    assert 'run_terminal_command("./tool.py data.txt")' in reminder
+    assert [e.name for e in rec.of(AidFired)] == ["answer.command"]
+    assert "3" in last_user(server.requests[5])  # the named command really ran and printed the count
+
+
+def test_a_run_before_the_last_change_does_not_count(server, project: Path) -> None:
+    _project(project)
+    server.script(
+        command_reply("python3 tool.py data.txt"),
+        read_reply("tool.py"),
+        write_reply("tool.py", TOOL.replace("len(", "0 + len(")),
+        answer_reply("Done."),
+        command_reply("python3 tool.py data.txt"),
+        answer_reply("Done, it prints 3."),
+    )
+    agent, _ = make_agent(server, project)
+    result = agent.run("`python3 tool.py data.txt` should print the word count; tidy the code.")
+    assert result.steps == 6
+    assert "has not run successfully since your last change" in last_user(server.requests[4])
+
+
+def test_a_question_about_what_a_command_prints_is_answered_by_running_it(server, project: Path) -> None:
+    _project(project)
+    server.script(answer_reply("It prints 2."), command_reply("python3 tool.py data.txt"), answer_reply("It prints 3."))
+    agent, _ = make_agent(server, project)
+    result = agent.run("What does `python3 tool.py data.txt` print?")
+    assert result.final_answer == "It prints 3." and result.steps == 3
+
+
+def test_the_named_commands_own_output_files_do_not_undo_its_proof(server, project: Path) -> None:
+    _project(project)
+    (project / "save.sh").write_text("python3 tool.py data.txt > count.txt\n")
+    server.script(command_reply("bash save.sh"), answer_reply("count.txt holds 3."))
+    agent, _ = make_agent(server, project)
+    result = agent.run("Run `bash save.sh` and tell me what count.txt holds.")
+    assert (project / "count.txt").read_text() == "3\n"  # the command ran and wrote its file
+    assert result.final_answer == "count.txt holds 3." and result.steps == 2
+
+
+def test_the_check_can_be_switched_off(server, project: Path) -> None:
+    _project(project)
+    server.script(answer_reply("It prints 2."))
+    agent, rec = make_agent(server, project, disable_aids=["answer.command"])
+    assert agent.run("What does `python3 tool.py data.txt` print?").final_answer == "It prints 2."
+    assert not rec.of(AidFired)
