@@ -19,6 +19,7 @@ from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
+from mzagent_tui.agent.aids.removed import removed_note, removed_parts
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 
@@ -286,6 +287,7 @@ class CompletionCheck:
         checks = (
             ("missing", lambda: self._missing(answer, commands)),
             ("undefined", self._undefined_names),
+            ("removed", self._removed_code),
             ("command", self._named_command_unproven),  # before "unchanged": its output shows what is wrong (a missing execute bit)
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("idle", self._idle),
@@ -409,6 +411,23 @@ class CompletionCheck:
             "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
             "answer why nothing needs doing.",
         )
+
+    def _removed_code(self) -> Reminder | None:
+        """A Python file the model rewrote lost a function, a constant or its main block that the
+        task does not name, compared with the file as the run found it."""
+        for path in sorted(self.model_wrote):
+            original = self.originals.get(path)
+            if path.suffix != ".py" or original is None:
+                continue
+            try:
+                before, now = original.read_bytes(), path.read_bytes()
+            except OSError:
+                continue
+            parts = removed_parts(before, now, self.task)
+            if parts:
+                rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+                return Reminder(f"the rewrite of {rel} removed code the task did not name", removed_note(rel, parts), (path,))
+        return None
 
     def _named_command_unproven(self) -> Reminder | None:
         """The task quotes a command that must work, or whose output it asks about, and it has not

@@ -35,6 +35,7 @@ CATALOGUE: tuple[Aid, ...] = (
             ("undefined", "a written file uses undefined names"),
             ("unchanged", "the file the task asks to change is unchanged"),
             ("idle", "a task that asks for work answered after only reading"),
+            ("removed", "a rewrite of a Python file took away code the task did not name (a function, the main block)"),
             ("command", "a command the task names has not run successfully since the last change"),
         )
     ),
