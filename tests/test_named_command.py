@@ -104,6 +104,46 @@ def test_the_named_commands_own_output_files_do_not_undo_its_proof(server, proje
 def test_the_check_can_be_switched_off(server, project: Path) -> None:
     _project(project)
     server.script(answer_reply("It prints 2."))
-    agent, rec = make_agent(server, project, disable_aids=["answer.command"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.command", "answer.computed"])
     assert agent.run("What does `python3 tool.py data.txt` print?").final_answer == "It prints 2."
     assert not rec.of(AidFired)
+    server.script(answer_reply("It prints 2."), answer_reply("It prints 2, I am sure."))
+    agent, rec = make_agent(server, project, disable_aids=["answer.command"])
+    agent.run("What does `python3 tool.py data.txt` print?")
+    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]  # the other check still acts
+
+
+STATS = "DATA = [3, 5, 8]\n\n\ndef mean(values):\n    return sum(values) / len(values)\n\n\nif __name__ == '__main__':\n    print(mean(DATA))\n"
+
+
+def test_a_value_the_code_computes_is_not_guessed(server, project: Path) -> None:
+    (project / "stats.py").write_text(STATS)
+    server.script(
+        read_reply("stats.py"),
+        answer_reply("It prints 5."),
+        command_reply("python3 stats.py"),
+        answer_reply("It prints 5.333333333333333."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("What does stats.py print?")
+    assert result.final_answer == "It prints 5.333333333333333." and result.steps == 4
+    assert "you answered without running anything" in last_user(server.requests[2])
+    assert 'python3 -c "import stats; ..."' in last_user(server.requests[2])
+    assert "5.333333333333333" in last_user(server.requests[3])  # what it really printed
+    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Which function in stats.py returns the mean?",  # about the code, answered by reading
+        "Explain what stats.py does.",
+        "Add a median function to stats.py.",  # work, not a question
+    ],
+)
+def test_questions_about_the_code_itself_are_not_sent_to_run_it(server, project: Path, task: str) -> None:
+    (project / "stats.py").write_text(STATS)
+    server.script(read_reply("stats.py"), answer_reply("mean."), answer_reply("mean, again."))
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert "answer.computed" not in [e.name for e in rec.of(AidFired)]

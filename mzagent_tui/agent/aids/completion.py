@@ -83,6 +83,15 @@ ALONE = frozenset({"make", "pytest", "tox", "nox", "just", "ctest"})
 """Runners that are a whole command by themselves."""
 NOT_TO_RUN = re.compile(r"\b(?:don'?t|do\s+not|never|without|instead\s+of|no\s+longer)\W+(?:\w+\W+){0,3}$", re.IGNORECASE)
 """Words before a quoted command that say it is not to be run ("do not run `make deploy`")."""
+COMPUTED = re.compile(
+    r"\b(?:prints?|outputs?|returns?|computes?|calculates?|gives?|value|result|total|sum|count|average|mean|"
+    r"how\s+many|how\s+much|what\s+number)\b",
+    re.IGNORECASE,
+)
+"""A question about what code works out: "what does report.py print for March?", "how many rows does load() keep?"."""
+NOT_A_VALUE = re.compile(r"^\s*(?:which|where|why|explain|describe)\b", re.IGNORECASE)
+"""Questions about the code itself ("which function returns the path?"), answered by reading."""
+CODE_FILE = re.compile(r"\.(?:py|sh|js|mjs|ts|rb|pl|php|go|rs|java|c|cc|cpp|awk|sql)$")
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
 """A file's earlier content is quoted in a reminder up to this size."""
@@ -289,6 +298,7 @@ class CompletionCheck:
             ("undefined", self._undefined_names),
             ("removed", self._removed_code),
             ("command", self._named_command_unproven),  # before "unchanged": its output shows what is wrong (a missing execute bit)
+            ("computed", self._computed_by_guess),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("idle", self._idle),
         )
@@ -442,6 +452,21 @@ class CompletionCheck:
             f"Reminder: the task names the command {command}, and it has not run successfully since your last change. "
             "Run exactly that command now and read its output before you give your final answer (fix what it shows "
             f"first, if it fails): {call_source('run_terminal_command', [command])}",
+        )
+
+    def _computed_by_guess(self) -> Reminder | None:
+        """A question about what a file of code computes, answered without running anything: a
+        small model worked the number out in its head, and contradicted its own thought."""
+        code = sorted(name for name in self.facts.existed if CODE_FILE.search(name))
+        asks = (QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task)) and COMPUTED.search(self.task) and not NOT_A_VALUE.search(self.task)
+        if self.ran or not code or not asks:
+            return None
+        example = f'python3 -c "import {Path(code[0]).stem}; ..."' if code[0].endswith(".py") and Path(code[0]).stem.isidentifier() else code[0]
+        return Reminder(
+            "a question about what the code computes was answered without running it",
+            f"Reminder: the task asks what the code computes, and you answered without running anything. Do not work it "
+            f"out in your head: run the code (the script itself, or a short script such as {example} that prints the "
+            "value), then give the number it printed in your final answer.",
         )
 
     def _undefined_names(self) -> Reminder | None:

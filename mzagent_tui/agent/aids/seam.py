@@ -37,6 +37,7 @@ CATALOGUE: tuple[Aid, ...] = (
             ("idle", "a task that asks for work answered after only reading"),
             ("removed", "a rewrite of a Python file took away code the task did not name (a function, the main block)"),
             ("command", "a command the task names has not run successfully since the last change"),
+            ("computed", "a question about what code computes answered without running anything"),
         )
     ),
 )
