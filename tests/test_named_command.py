@@ -147,3 +147,29 @@ def test_questions_about_the_code_itself_are_not_sent_to_run_it(server, project:
     agent, rec = make_agent(server, project)
     agent.run(task)
     assert "answer.computed" not in [e.name for e in rec.of(AidFired)]
+
+
+def test_a_change_to_a_question_that_wants_none_is_sent_back(server, project: Path) -> None:
+    (project / "stats.py").write_text(STATS)
+    server.script(
+        read_reply("stats.py"),
+        write_reply("stats.py", STATS.replace("len(values)", "max(len(values), 1)")),
+        answer_reply("mean divides by zero on an empty list; I fixed it."),
+        write_reply("stats.py", STATS),
+        answer_reply("mean divides by zero on an empty list (len(values) is 0)."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Why does mean() in stats.py crash on an empty list? Just explain, don't change the code.")
+    assert result.steps == 5 and (project / "stats.py").read_text() == STATS
+    reminder = last_user(server.requests[3])
+    assert "asks you not to change anything, but these files are changed or new: stats.py" in reminder
+    assert "write_to_file(\"stats.py\"" in reminder and "len(values)" in reminder  # the call that puts it back
+    assert [e.name for e in rec.of(AidFired)] == ["answer.unasked"]
+
+
+def test_a_change_the_task_asks_for_is_not_sent_back(server, project: Path) -> None:
+    (project / "stats.py").write_text(STATS)
+    server.script(read_reply("stats.py"), write_reply("stats.py", STATS.replace("len(values)", "max(len(values), 1)")), answer_reply("Fixed."))
+    agent, rec = make_agent(server, project)
+    agent.run("mean() in stats.py crashes on an empty list; fix it without changing its output for other lists.")
+    assert "answer.unasked" not in [e.name for e in rec.of(AidFired)]

@@ -89,6 +89,12 @@ COMPUTED = re.compile(
     re.IGNORECASE,
 )
 """A question about what code works out: "what does report.py print for March?", "how many rows does load() keep?"."""
+NO_CHANGE = re.compile(
+    r"\b(?:(?:don'?t|do\s+not|without|never|no\s+need\s+to)\s+(?:\w+\s+){0,2}?(?:chang|modif|edit|touch|fix|writ|rewrit)\w*"
+    r"|(?:just|only)\s+(?:explain|tell|answer|describe))\b",
+    re.IGNORECASE,
+)
+"""A task that wants an answer and no change: "explain why, don't fix it", "just tell me"."""
 NOT_A_VALUE = re.compile(r"^\s*(?:which|where|why|explain|describe)\b", re.IGNORECASE)
 """Questions about the code itself ("which function returns the path?"), answered by reading."""
 CODE_FILE = re.compile(r"\.(?:py|sh|js|mjs|ts|rb|pl|php|go|rs|java|c|cc|cpp|awk|sql)$")
@@ -169,6 +175,13 @@ def _project_file(root: Path, word: str) -> bool:
     return path.is_relative_to(root) and path.is_file()
 
 
+def _content(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _short_text(path: Path, limit: int = MAX_QUOTED_BYTES) -> str | None:
     """A file's text when it is short enough to quote in a reminder (or to search, with a higher `limit`)."""
     try:
@@ -211,8 +224,9 @@ def read_task(root: Path, task: str) -> TaskFacts:
         return (root / name).resolve().is_relative_to(root)
 
     named = list(dict.fromkeys(FILE_NAME.findall(task)))
-    asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", task)) is not None
-    targets = [name for name in task_targets(task) if inside(name)]
+    wanted = NO_CHANGE.sub(" ", task)  # "explain it, don't change app.py": no target
+    asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", wanted)) is not None
+    targets = [name for name in task_targets(wanted) if inside(name)]
     existing = [name for name in named if inside(name) and (root / name).is_file()]
     tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
@@ -298,6 +312,7 @@ class CompletionCheck:
             ("undefined", self._undefined_names),
             ("removed", self._removed_code),
             ("command", self._named_command_unproven),  # before "unchanged": its output shows what is wrong (a missing execute bit)
+            ("unasked", self._changed_unasked),
             ("computed", self._computed_by_guess),
             ("unchanged", lambda: self._unchanged(answer, acted)),
             ("idle", self._idle),
@@ -452,6 +467,26 @@ class CompletionCheck:
             f"Reminder: the task names the command {command}, and it has not run successfully since your last change. "
             "Run exactly that command now and read its output before you give your final answer (fix what it shows "
             f"first, if it fails): {call_source('run_terminal_command', [command])}",
+        )
+
+    def _changed_unasked(self) -> Reminder | None:
+        """The task says to change nothing, and files the run found are changed (or new files
+        written by the model): the user asked for an explanation and got an edit."""
+        if not NO_CHANGE.search(self.task) or self.facts.targets or ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", NO_CHANGE.sub(" ", self.task))):
+            return None  # "fix it without changing its output": a change, with a limit
+        changed = sorted(path for path, original in self.originals.items() if original is not None and _content(path) != _content(original))
+        made = sorted(path for path in self.model_wrote if path in self.originals and self.originals[path] is None and path.exists())
+        paths = [*changed, *made]
+        if not paths:
+            return None
+        rels = [str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path) for path in paths]
+        old = _short_text(self.originals[changed[0]]) if changed else None
+        back = f" To put {rels[0]} back: {call_source('write_to_file', [rels[0], old])}" if old is not None else ""
+        return Reminder(
+            "the task asks for no change, and files were changed",
+            f"Reminder: the task asks you not to change anything, but these files are changed or new: {', '.join(rels)}. "
+            f"Put each changed file back exactly as it was and remove the new ones, then answer in words only.{back}",
+            tuple(paths),
         )
 
     def _computed_by_guess(self) -> Reminder | None:

@@ -38,6 +38,7 @@ CATALOGUE: tuple[Aid, ...] = (
             ("removed", "a rewrite of a Python file took away code the task did not name (a function, the main block)"),
             ("command", "a command the task names has not run successfully since the last change"),
             ("computed", "a question about what code computes answered without running anything"),
+            ("unasked", "a task that says to change nothing answered after files were changed"),
         )
     ),
 )
