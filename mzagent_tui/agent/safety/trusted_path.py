@@ -53,11 +53,14 @@ def _within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-@functools.cache
 def _read_only(project: str) -> tuple[str, ...]:
+    return _toolchains(project, os.path.realpath(Path.home()))
+
+
+@functools.cache
+def _toolchains(project: str, home: str) -> tuple[str, ...]:
     """For a project at the home, the toolchain folders in it the sandbox keeps read-only
     (`~/.local/bin`, `~/.cargo/bin`): commands cannot write them, so they stay trusted."""
-    home = os.path.realpath(Path.home())
     found = (os.path.realpath(os.path.join(home, entry)) for entry in HOME_ALLOWED)
     return tuple(folder for folder in found if folder != project and _within(folder, project))
 
@@ -129,8 +132,9 @@ def lookup(name: str, path_value: str, cwd: Path) -> str | None:
 
 def found_in_untrusted(name: str, path_value: str, cwd: Path, folders: Iterable[str] | None = None) -> str | None:
     """Where `name` would be found, when that is in a folder confined commands may write (the
-    folder it is found in, or the file a link there leads to); else None."""
-    found = lookup(name, path_value, cwd)
+    folder it is found in, or the file a link there leads to); else None. A name with a slash
+    counts whether it exists or not: the model may write it before it runs."""
+    found = os.path.normpath(os.path.join(cwd, name)) if "/" in name else lookup(name, path_value, cwd)
     if found is None:
         return None
     folders = untrusted_folders() if folders is None else tuple(folders)
