@@ -126,6 +126,16 @@ def test_a_linked_program_in_a_trusted_folder_that_leads_into_the_project_is_ref
     assert trusted_path.which("ruff", value) == str(planted.sysbin / "ruff")
 
 
+def test_a_project_at_the_home_keeps_the_toolchain_folders_the_sandbox_keeps_read_only(planted: Planted, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = planted.root / "home"
+    for folder in (".local/bin", ".cargo/bin", "bin", ".venv/bin"):
+        (home / folder).mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    trusted_path.note_project(home)
+    entries = [str(home / folder) for folder in ("bin", ".venv/bin", ".local/bin", ".cargo/bin")]
+    assert trusted_path.trusted_entries(os.pathsep.join(entries)) == (str(home / ".local/bin"), str(home / ".cargo/bin"))
+
+
 def test_temp_folders_are_left_out_the_session_s_own_included(planted: Planted) -> None:
     session_temp = Path(tempfile.mkdtemp(prefix="mzagent-tmp-"))
     try:
@@ -233,6 +243,14 @@ def test_a_hook_whose_program_is_in_the_project_is_confined(planted: Planted, co
     run = run_hook(spec, {}, planted.project, {"PATH": SYSTEM_PATH}, Sandbox(planted.project, "off"), CancelToken(), planted.traces / "out.txt")
     assert run.status == "failed" and "the hook was not run" in run.stderr and "the sandbox is off" in run.stderr
     assert planted.planted_ran() == []
+
+
+def test_a_hook_whose_program_is_a_link_into_the_project_is_confined(planted: Planted) -> None:
+    mine = planted.root / "mybin"
+    mine.mkdir()
+    (mine / "ruff").symlink_to(planted.plant(".venv/bin", "ruff"))
+    why = confined_because(HookSpec("after_tool", "env ruff x"), planted.project, str(mine))
+    assert why == f"its program ruff is {mine / 'ruff'}, in the project or a folder commands can write"
 
 
 @pytest.mark.parametrize("command", ["ruff format x", "env ruff x", "sh -c 'ruff x'", "ruff x > /dev/null", 'ruff format "$MZAGENT_FILE"'])
