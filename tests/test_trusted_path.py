@@ -231,14 +231,14 @@ def test_a_hook_finds_every_program_on_the_trusted_path(planted: Planted, comman
 @pytest.mark.parametrize("command", [
     "{project}/.venv/bin/ruff x", ".venv/bin/ruff x", "./bin/fmt x", "env {project}/.venv/bin/ruff x",
     "sh -c '{project}/.venv/bin/ruff x'", "$VIRTUAL_ENV/bin/ruff x", "{project}/.venv/bin/env ruff x",
-    "timeout 5 ./bin/fmt", "cd bin && ./fmt", "{link}/ruff x",
+    "timeout 5 ./bin/fmt", "cd bin && ./fmt", "{link}/ruff x", "cd .venv/bin && ../../../{name}/.venv/bin/ruff x",
 ])
 def test_a_hook_whose_program_is_in_the_project_is_confined(planted: Planted, command: str) -> None:
     planted.plant(".venv/bin", "ruff")
     planted.plant("bin", "fmt")
     link = planted.root / "link"
     link.symlink_to(planted.project / ".venv" / "bin")
-    spec = HookSpec("after_tool", command.format(project=planted.project, link=link))
+    spec = HookSpec("after_tool", command.format(project=planted.project, link=link, name=planted.project.name))
     assert confined_because(spec, planted.project, trusted_path.trusted_path(SYSTEM_PATH)) != ""
     run = run_hook(spec, {}, planted.project, {"PATH": SYSTEM_PATH}, Sandbox(planted.project, "off"), CancelToken(), planted.traces / "out.txt")
     assert run.status == "failed" and "the hook was not run" in run.stderr and "the sandbox is off" in run.stderr

@@ -57,8 +57,9 @@ def hook_env(spec: HookSpec, commands_env: Mapping[str, str], environ: Mapping[s
 def confined_because(spec: HookSpec, root: Path, path_value: str) -> str:
     """Why the hook runs confined ("" when it runs as the user): `sandbox = true`, or a program of
     its command line (wrappers and `sh -c` scripts included) that is in a folder confined
-    commands may write, found with `path_value` (the trusted PATH it would run with) from the
-    project, or one not known before it runs (`$VENV/bin/ruff`)."""
+    commands may write, found with `path_value` (the trusted PATH it would run with), one named
+    by a relative path (from the project, or from wherever a `cd` before it went), or one not
+    known before it runs (`$VENV/bin/ruff`)."""
     if spec.sandbox:
         return "sandbox = true"
     analysis = analyse(spec.command, root, path_value)
@@ -69,6 +70,8 @@ def confined_because(spec: HookSpec, root: Path, path_value: str) -> str:
         for word in part.programs:
             if any(mark in word for mark in "$`*?[~\\"):
                 return f"its program {word} is known only when it runs"
+            if "/" in word and not os.path.isabs(word):
+                return f"its program {word} is a path from the project folder (or a folder it moves to)"
             found = trusted_path.found_in_untrusted(word, path_value, root, folders)
             if found is not None:
                 return f"its program {word} is {found}, in the project or a folder commands can write"
