@@ -27,12 +27,11 @@ class ServerProgram:
     refused: str = ""
 
 
-def server_program(config: McpServerConfig, environ: dict[str, str] | None = None) -> ServerProgram:
+def server_program(config: McpServerConfig) -> ServerProgram:
     """Where `config.command` is, looked up from the server's working folder (its `cwd`, else the
     home) on the PATH its `env` names, else ours, less every untrusted folder."""
-    environ = dict(os.environ) if environ is None else environ
     cwd = Path(config.cwd or Path.home())
-    user_path = config.env.get("PATH", environ.get("PATH", os.defpath))
+    user_path = config.env.get("PATH", os.environ.get("PATH", os.defpath))
     trusted = trusted_path.trusted_path(user_path)
     command = config.command
     found = trusted_path.found_in_untrusted(command, trusted, cwd)
