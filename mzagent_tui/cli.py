@@ -213,7 +213,7 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
 
 
 def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig], hooks: list[HookSpec]) -> int:
-    from mzagent_tui.agent.hooks.runner import confined_because
+    from mzagent_tui.agent.hooks.runner import how_it_runs
     from mzagent_tui.agent.mcp.program import server_program
     from mzagent_tui.agent.safety import trusted_path
     from mzagent_tui.agent.safety.sandbox import Sandbox
@@ -239,8 +239,8 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), f"user config [mcp_servers]{f' ({refused})' if refused else ''}"))
     for number, hook in enumerate(hooks, 1):
         matched = f" {hook.tool}" if hook.tool else ""
-        confined = confined_because(hook, project, trusted_path.trusted_path())
-        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{f' (sandboxed: {confined})' if confined else ''}"))
+        note = how_it_runs(hook, project, sandbox, trusted_path.trusted_path())
+        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{f' ({note})' if note else ''}"))
     rows.append(("model profile", "small" if settings.small_model() else "full", "profile, else chosen by the model"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))

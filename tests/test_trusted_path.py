@@ -281,14 +281,21 @@ def test_mzagent_config_says_which_hooks_and_servers_are_confined_or_refused(pla
         '[[hooks]]\nevent = "run_end"\ncommand = "ruff format x"\n'
         f'[mcp_servers.planted]\ncommand = "{planted.project}/.venv/bin/ruff"\n'
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "mzagent_tui", "config", "--project", str(planted.project), "--base-url", "http://127.0.0.1:9/v1"],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "PATH": poisoned(planted, f"{planted.project}/.venv/bin")},
-    )
-    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
-    assert "(sandboxed: its program" in lines["hooks.1"] and str(planted.project / ".venv/bin/ruff") in lines["hooks.1"]
-    assert "sandboxed" not in lines["hooks.2"]
+    def config_lines(sandbox: str) -> dict[str, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "mzagent_tui", "config", "--project", str(planted.project), "--base-url", "http://127.0.0.1:9/v1"],
+            capture_output=True, text=True, timeout=60,
+            env={**os.environ, "PATH": poisoned(planted, f"{planted.project}/.venv/bin"), "MZAGENT_SANDBOX": sandbox},
+        )
+        return {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
+
+    lines = config_lines("off")
+    assert "(not run: its program" in lines["hooks.1"] and "and the sandbox is off" in lines["hooks.1"]
+    assert str(planted.project / ".venv/bin/ruff") in lines["hooks.1"]
+    assert "sandbox" not in lines["hooks.2"]
     assert "is not started: its program" in lines["mcp_servers.planted"]
+    if landlock_abi() > 0:
+        assert "(sandboxed: its program" in config_lines("workspace")["hooks.1"]
 
 
 def test_a_hook_s_pass_env_must_name_variables() -> None:

@@ -78,6 +78,18 @@ def confined_because(spec: HookSpec, root: Path, path_value: str) -> str:
     return ""
 
 
+def how_it_runs(spec: HookSpec, root: Path, sandbox: Sandbox, path_value: str) -> str:
+    """What `mzagent config` says of a hook: "" when it runs as the user, else confined and why,
+    or why it is not run (confined, where the sandbox is off or missing), as run_hook decides."""
+    why = confined_because(spec, root, path_value)
+    if not why:
+        return ""
+    mode = sandbox.confinement().mode
+    if mode.startswith("workspace"):
+        return f"sandboxed: {why}"
+    return f"runs as you: the sandbox is {mode}" if spec.sandbox else f"not run: {why}, and the sandbox is {mode}"
+
+
 def run_hook(
     spec: HookSpec, event: Mapping[str, Any], root: Path, env: Mapping[str, str], sandbox: Sandbox, cancel: CancelToken, output_path: Path
 ) -> HookRun:
