@@ -213,6 +213,9 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
 
 
 def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig], hooks: list[HookSpec]) -> int:
+    from mzagent_tui.agent.hooks.runner import how_it_runs
+    from mzagent_tui.agent.mcp.program import server_program
+    from mzagent_tui.agent.safety import trusted_path
     from mzagent_tui.agent.safety.sandbox import Sandbox
     from mzagent_tui.agent.safety.secrets import command_env
 
@@ -230,11 +233,14 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
             rows.append((f"rules.{kind}", ", ".join(prefixes), "user config [approval]"))
     passed = ", ".join(sorted(command_env(os.environ, settings.pass_env)))
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
+    trusted_path.note_project(project)
     for server in servers:
-        rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), "user config [mcp_servers]"))
+        refused = server_program(server).refused if server.command else ""
+        rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), f"user config [mcp_servers]{f' ({refused})' if refused else ''}"))
     for number, hook in enumerate(hooks, 1):
         matched = f" {hook.tool}" if hook.tool else ""
-        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{' (sandboxed)' if hook.sandbox else ''}"))
+        note = how_it_runs(hook, project, sandbox, trusted_path.trusted_path())
+        rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{f' ({note})' if note else ''}"))
     rows.append(("model profile", "small" if settings.small_model() else "full", "profile, else chosen by the model"))
     width = max(len(name) for name, _, _ in rows)
     value_width = min(48, max(len(value) for _, value, _ in rows))

@@ -122,17 +122,18 @@ def test_a_run_end_hook_hears_how_the_run_ended(server, project: Path, tmp_path:
     assert isinstance(rec.events[-1], Stopped) and isinstance(rec.events[-2], HookOutcome)
 
 
-def test_hooks_get_no_api_key(server, project: Path, tmp_path: Path) -> None:
-    user_config(hook("after_tool", f"env > {tmp_path}/env.txt"))
+def test_hooks_get_the_allow_list_and_their_pass_env_but_no_api_key(server, project: Path, tmp_path: Path) -> None:
+    user_config(hook("after_tool", f"env > {tmp_path}/env.txt", pass_env=["MY_SETTING", "DEEPSEEK_API_KEY", "HOLDS_KEY"]))
     env = {
-        "PATH": os.environ["PATH"], "MY_SETTING": "kept", "DEEPSEEK_API_KEY": "sk-deepseek-secret-0000",
+        "PATH": os.environ["PATH"], "LANG": "C.UTF-8", "MY_SETTING": "kept", "NOT_NAMED": "left out",
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "DEEPSEEK_API_KEY": "sk-deepseek-secret-0000",
         "MZAGENT_API_KEY": "sk-mz-secret-00000000", "HOLDS_KEY": "Bearer sk-test-secret-key-1234",
     }
     write_run(server, project, env=env)
     seen = dict(line.split("=", 1) for line in (tmp_path / "env.txt").read_text().splitlines() if "=" in line)
-    assert seen["MY_SETTING"] == "kept" and seen["MZAGENT_TOOL"] == "write_to_file"
+    assert seen["MY_SETTING"] == "kept" and seen["LANG"] == "C.UTF-8" and seen["MZAGENT_TOOL"] == "write_to_file"
     assert seen["MZAGENT_FILE"] == str(project / "a.txt")
-    assert not {"DEEPSEEK_API_KEY", "MZAGENT_API_KEY", "HOLDS_KEY"} & set(seen)
+    assert not {"NOT_NAMED", "AWS_SECRET_ACCESS_KEY", "DEEPSEEK_API_KEY", "MZAGENT_API_KEY", "HOLDS_KEY"} & set(seen)
 
 
 @requires_sandbox(6)

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety import own_programs, trusted_path
 from mzagent_tui.agent.textfiles import read_regular
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ def format_file_list(files: list[str], cap: int = DEFAULT_CAP) -> str:
 
 
 def _git_files(root: Path) -> list[str] | None:
+    trusted_path.note_project(root)  # the app lists the project before any agent works in it
     try:
         done = own_programs.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=root, timeout=10)
     except (OSError, subprocess.SubprocessError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mzagent_tui.agent.safety import git_user_settings
+from mzagent_tui.agent.safety import git_user_settings, trusted_path
 from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
@@ -132,6 +132,7 @@ class Agent:
         self.settings = settings
         self.root = project.resolve()
         check_project(project)
+        trusted_path.note_project(self.root)  # before anything of ours runs in it
         if needs_model:
             settings.endpoint()  # a missing endpoint is said now, not at the first request
         hooks = load_hooks() if hooks is None else hooks

@@ -7,6 +7,7 @@ it, so the app and `mzagent run` refuse to start with one line instead of a trac
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,8 @@ from mzagent_tui.agent.config import ConfigError, user_config_path
 EVENTS = ("before_tool", "after_tool", "run_end")
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
-_KEYS = {"event", "tool", "command", "timeout", "sandbox"}
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYS = {"event", "tool", "command", "timeout", "sandbox", "pass_env"}
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class HookSpec:
     timeout: float = DEFAULT_TIMEOUT
     sandbox: bool = False
     """Run confined in the sandbox commands run in (Landlock), instead of as the user."""
+    pass_env: tuple[str, ...] = ()
+    """Variables of the user's environment the hook gets besides the commands' allow-list."""
 
     def matches(self, event: str, tool: str) -> bool:
         return self.event == event and self.tool in ("", "*", tool)
@@ -71,4 +75,7 @@ def hook_from(entry: Any, where: str) -> HookSpec:
         raise ConfigError(f"{where}: timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:.0f}, got {timeout!r}")
     if not isinstance(sandbox, bool):
         raise ConfigError(f"{where}: sandbox must be true or false, got {sandbox!r}")
-    return HookSpec(event, command, tool, float(timeout), sandbox)
+    pass_env = entry.get("pass_env", [])
+    if not isinstance(pass_env, list) or not all(isinstance(name, str) and _VARIABLE.fullmatch(name) for name in pass_env):
+        raise ConfigError(f"{where}: pass_env must be a list of environment variable names, got {pass_env!r}")
+    return HookSpec(event, command, tool, float(timeout), sandbox, tuple(pass_env))

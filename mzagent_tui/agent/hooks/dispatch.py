@@ -25,7 +25,8 @@ class Hooks:
         self._specs = tuple(specs)
         self._ctx = ctx
         self._tools = tools
-        self._env = hook_env(environ, api_key)
+        self._environ = environ
+        self._api_key = api_key
 
     def before_tool(self, tool: str, args: list[Any]) -> str | None:
         """None to go on; else the tool is not run and this is what the model is told: the
@@ -53,7 +54,7 @@ class Hooks:
                 "event": event, "tool": tool, "arguments": self._named(tool, args), **extra,
                 "project": str(ctx.root), "session_id": ctx.session.id,
             }
-            env = {**self._env, "MZAGENT_EVENT": event, "MZAGENT_TOOL": tool, "MZAGENT_PROJECT": str(ctx.root), "MZAGENT_SESSION": ctx.session.id}
+            env = {**hook_env(spec, ctx.env, self._environ, self._api_key), "MZAGENT_EVENT": event, "MZAGENT_TOOL": tool, "MZAGENT_PROJECT": str(ctx.root), "MZAGENT_SESSION": ctx.session.id}
             if (path := self._file(tool, args)) is not None:
                 env["MZAGENT_FILE"] = path
             run = run_hook(spec, payload, ctx.root, env, ctx.sandbox, ctx.cancel, ctx.session.output_path())

@@ -34,7 +34,7 @@ class McpServerConfig:
     env: dict[str, str] = field(default_factory=dict)
     """Extra variables for the server, over a minimal environment (no secrets of the user's)."""
     cwd: str = ""
-    """Working folder; empty: the project."""
+    """Working folder; empty: the home (see hub.py: not the project)."""
     enabled_tools: tuple[str, ...] | None = None
     """Only these tools (None: all)."""
     startup_timeout: float = STARTUP_TIMEOUT

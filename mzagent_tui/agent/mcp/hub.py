@@ -23,7 +23,9 @@ from typing import IO, Any
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mcp.program import server_program
 from mzagent_tui.agent.mcp.tools import RemoteTool, describe_result
+from mzagent_tui.agent.tools.process import shell_path
 from mzagent_tui.agent.tools.registry import ToolResult
 
 INSTALL_HINT = "pip install 'mzagent-tui[mcp]'"
@@ -34,10 +36,14 @@ GUARD = """import ctypes, os, signal, sys
 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)
 if os.getppid() != int(sys.argv[1]):
     os._exit(1)
-os.execvp("bash", ["bash", "-c", "trap 'trap - USR1; kill -KILL 0' USR1; \\"$@\\" <&0 & wait $!", "mcp-server", *sys.argv[2:]])
+os.execv(sys.argv[2], [sys.argv[2], "-c", "trap 'trap - USR1; kill -KILL 0' USR1; \\"$@\\" <&0 & wait $!", "mcp-server", *sys.argv[3:]])
 """
-"""Sets the parent-death signal, then execs bash, which runs the server as a job (stdin kept)
-and kills the group when that signal comes."""
+"""Sets the parent-death signal, then execs bash (its absolute path, from the trusted PATH), which
+runs the server as a job (stdin kept) and kills the group when that signal comes."""
+
+
+class McpServerRefused(Exception):
+    """A server that is not started, and why (its program is in the project)."""
 
 
 def mcp_available() -> bool:
@@ -96,6 +102,8 @@ class McpHub:
         except TimeoutError:
             server.failure = f"did not start within {config.startup_timeout:g} s"
             server.task.cancel()
+        except McpServerRefused as exc:
+            server.failure = str(exc)
         except Exception as exc:  # noqa: BLE001 - any failure of a user's server is one notice
             server.failure = f"failed to start: {server.http_error + ', ' if server.http_error else ''}{_reason(exc)}"
 
@@ -123,12 +131,15 @@ class McpHub:
             return streamable_http_client(config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
+        found = server_program(config)
+        if found.refused:
+            raise McpServerRefused(found.refused)
         log = self.log_path(config.name).open("a", encoding="utf-8")
         self._logs.append(log)
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-I", "-S", "-c", GUARD, str(os.getpid()), config.command, *config.args],
-            env=config.env,
+            args=["-I", "-S", "-c", GUARD, str(os.getpid()), shell_path(), found.program, *config.args],
+            env={**config.env, "PATH": found.path},
             cwd=config.cwd or str(Path.home()),
         )
         return stdio_client(params, errlog=log)

@@ -27,6 +27,7 @@ import platformdirs
 
 from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
 from mzagent_tui.agent.model.providers import COMPILED_HINT, ENGINES, INSTALL_HINT, LOCAL_CONTEXT_TOKENS, installed_engines
+from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.tools.process import die_with_parent
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct.gguf"
@@ -294,7 +295,8 @@ class LocalServer:
 
         `-P` and a working folder of our own: with `python -m` Python would put the working folder
         (the project, after `cd repo && mzagent`) first on the import path, and a planted
-        `argparse.py` there would run with the user's environment."""
+        `argparse.py` there would run with the user's environment. PATH is the trusted one (no
+        project folder), should the engine start a program by name."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
             sys.executable, "-P", "-m", "mzagent_tui.agent.model.llama_server", "--engine", self.engine,
@@ -304,6 +306,7 @@ class LocalServer:
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=self.log_path.parent,
+                env={**os.environ, "PATH": trusted_path.trusted_path()},
                 preexec_fn=_engine_setup if sys.platform.startswith("linux") else None,
             )
 

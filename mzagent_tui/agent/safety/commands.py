@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.safety import safe_commands, safe_git
+from mzagent_tui.agent.safety import safe_commands, safe_git, trusted_path
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
@@ -112,6 +112,8 @@ class Part:
     """The outer part of `bash -c SCRIPT` or `eval`: judged on its own options, the script's parts follow."""
     glob_words: set[str] = field(default_factory=set)
     """Its words bash expands as globs: a deny rule matches what they could expand to."""
+    programs: list[str] = field(default_factory=list)
+    """Every program word it runs, as written: each wrapper's (`env`, `timeout`, `bash`) and the program's."""
 
     @property
     def program(self) -> str:
@@ -143,15 +145,18 @@ class _State:
     root: Path
     cwds: set[Path]
     cwd_unknown: bool = False
+    path: str = ""
+    """The commands' PATH: the safe list judges the program it finds, not the name."""
 
 
-def analyse(command: str, root: Path) -> Analysis:
+def analyse(command: str, root: Path, path: str | None = None) -> Analysis:
+    """`path`: the PATH the command runs with (default: ours, which commands inherit)."""
     problems: list[str] = []
     if len(command) > MAX_COMMAND_CHARS:
         problems.append(f"longer than {MAX_COMMAND_CHARS} characters")
     if any((ord(c) < 32 and c not in "\t\n") or ord(c) == 127 for c in command):
         problems.append("contains control characters")
-    state = _State(root, {root})
+    state = _State(root, {root}, path=os.environ.get("PATH", os.defpath) if path is None else path)
     script = parse(command)
     parts = _parts(script, state, depth=0)
     problems.extend(script.problems)
@@ -186,7 +191,31 @@ def _command(command: SimpleCommand, state: _State, depth: int) -> list[Part]:
         _judge(part, state, matches)
     else:
         part.safe = not (part.problems or part.concerns or part.risks)
+    _programs_found(part, state)
     return [part, *nested]
+
+
+def _programs_found(part: Part, state: _State) -> None:
+    """What PATH finds for each program word, judged: one a confined command may have written
+    (`.venv/bin/ls`, `./bin`, `node_modules/.bin`, `.` on PATH) is not the read-only program the
+    safe list knows, and a wrapper found there (`env`, `timeout`, `bash -c`) asks in every mode."""
+    if not part.programs:
+        return
+    if state.cwd_unknown and any(not os.path.isabs(entry) for entry in state.path.split(os.pathsep)):
+        part.safe, part.not_safe = False, "PATH has a relative folder, and where this part runs is not followed"
+        return
+    folders = trusted_path.untrusted_folders(state.root)
+    runs = part.words[0] if part.words and not part.wrapper else None
+    for word in part.programs:
+        found = next(filter(None, (trusted_path.found_in_untrusted(word, state.path, cwd, folders) for cwd in sorted(state.cwds))), None)
+        if found is None:
+            continue
+        why = f"{word} runs {found}, a program in a folder commands can write"
+        if word == runs:
+            part.safe, part.not_safe = False, part.not_safe or why
+        elif why not in part.problems:
+            part.problems.append(why)
+            part.safe = False
 
 
 # Assignments and redirections ---------------------------------------------------------------
@@ -260,6 +289,7 @@ def _unwrap(words: list[str], part: Part, state: _State, depth: int, nested: lis
     for _ in range(MAX_DEPTH + 2):
         if not words:
             return words
+        part.programs.append(words[0])
         program = os.path.basename(words[0])
         script = _command_string(words) if program in _COMMAND_STRINGS else None
         if script is not None:

@@ -7,7 +7,9 @@ looked up, hooks run when an index is written, and a nested repository's config 
 snapshot. These ran outside the sandbox, with the agent's environment (API keys included),
 before anybody was asked. So every program started here:
 
-- gets an allow-listed environment (`BASE_ENV`: no keys, no `GIT_*` of the user's);
+- gets an allow-listed environment (`BASE_ENV`: no keys, no `GIT_*` of the user's), and is
+  found, with whatever it starts by name, on the trusted PATH (trusted_path.py: no folder of
+  the project or the temp folders, where the model can put a `git` of its own);
 - runs confined like a command in the sandbox (Landlock, and its own network and mount
   namespaces where they work), reading as a command may and writing only the folders the caller
   names (a snapshot's private repository), even when the user turned the sandbox off;
@@ -25,13 +27,14 @@ from __future__ import annotations
 import atexit
 import functools
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from mzagent_tui.agent.safety import sandbox
+from mzagent_tui.agent.safety import sandbox, trusted_path
 from mzagent_tui.agent.textfiles import read_regular
 
 GIT_HARDENING = (
@@ -77,10 +80,10 @@ BASE_ENV_NAMES = ("PATH", "HOME", "TZ")
 
 
 def base_env() -> dict[str, str]:
-    """PATH keeps only absolute folders: an empty or relative entry (`:/usr/bin`, `.`) would find
-    the project's own `git` first."""
+    """PATH is the trusted one: an empty or relative entry (`:/usr/bin`, `.`) or an activated
+    `.venv/bin` would find the project's own `git` first."""
     env = {name: os.environ[name] for name in BASE_ENV_NAMES if name in os.environ}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(p)) or "/usr/bin:/bin"
+    env["PATH"] = trusted_path.trusted_path(env.get("PATH", os.defpath))
     env["LC_ALL"] = "C"  # git's messages are read (snapshots look for "Permission denied")
     return env
 
@@ -167,9 +170,10 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a program of ours to completion: it reads what a confined command reads, plus `cwd`
     and `readable`, and writes only `writable`. `env` is added to `base_env()`. Raises OSError
-    and subprocess.TimeoutExpired (the process is killed) as `subprocess.run` does."""
+    (FileNotFoundError for a program not on the trusted PATH) and subprocess.TimeoutExpired (the
+    process is killed) as `subprocess.run` does."""
     return subprocess.run(
-        argv, cwd=cwd, input=input, capture_output=True, timeout=timeout, check=False,
+        _trusted(argv), cwd=cwd, input=input, capture_output=True, timeout=timeout, check=False,
         env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), writable, seen),
     )
 
@@ -179,7 +183,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start a program of ours, read-only, that the caller talks to through its stdin and stdout."""
     return subprocess.Popen(
-        argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        _trusted(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         env={**base_env(), **(env or {})}, preexec_fn=_confine((cwd, *readable), (), seen),
     )
 
@@ -250,17 +254,31 @@ def _first_line(path: Path) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def _trusted(argv: list[str]) -> list[str]:
+    """`argv` with its program as the absolute file the trusted PATH finds."""
+    program = trusted_path.which(argv[0])
+    if program is None:
+        raise FileNotFoundError(f"{argv[0]} is not found on the trusted PATH (the project and temp folders are left out)")
+    return [program, *argv[1:]]
+
+
 def have_git() -> bool:
-    return shutil.which("git") is not None
+    return trusted_path.which("git") is not None
+
+
+def signal_reset_prefix() -> str:
+    """`/usr/bin/env --default-signal=INT,QUIT` where this `env` has it (GNU coreutils 8.31+),
+    else nothing: the command runner's supervising shell puts it before each command, so `env`
+    is named by its trusted absolute path, never looked up on the command's PATH."""
+    program = trusted_path.which("env")
+    return _signal_reset(program) if program else ""
 
 
 @functools.cache
-def signal_reset_prefix() -> str:
-    """`env --default-signal=INT,QUIT` where this `env` has it (GNU coreutils 8.31+), else
-    nothing: the command runner's supervising shell puts it before each command."""
-    prefix = "env --default-signal=INT,QUIT"
+def _signal_reset(program: str) -> str:
+    prefix = [program, "--default-signal=INT,QUIT"]
     try:
-        ok = run([*prefix.split(), "true"], Path("/"), timeout=10).returncode == 0
+        ok = run([*prefix, "true"], Path("/"), timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         ok = False
-    return prefix if ok else ""
+    return shlex.join(prefix) if ok else ""

@@ -14,7 +14,6 @@ import ctypes
 import fcntl
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety import own_programs, trusted_path
 from mzagent_tui.agent.cancel import CancelToken
 
 HEAD_BYTES = 5_000
@@ -174,7 +173,9 @@ def _child_setup(confine: Callable[[], None] | None) -> Callable[[], None] | Non
 
 
 def shell_path() -> str:
-    return shutil.which("bash") or "/bin/sh"
+    """The shell that supervises and runs every command: bash from the trusted PATH, absolute (a
+    `.venv/bin/bash` a test run made would otherwise supervise the hooks, unconfined)."""
+    return trusted_path.which("bash") or "/bin/sh"
 
 
 
@@ -237,10 +238,11 @@ def run_command(
     capture = _Capture(output_path)
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
+    shell = shell_path()
     report, report_end = os.pipe()
     try:
         proc = subprocess.Popen(
-            [shell_path(), "-c", SUPERVISOR, "mzagent-supervisor", command, shell_path(), own_programs.signal_reset_prefix(), str(report_end)],
+            [shell, "-c", SUPERVISOR, "mzagent-supervisor", command, shell, own_programs.signal_reset_prefix(), str(report_end)],
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,

@@ -48,7 +48,7 @@ class ShellTool:
             raise ToolError("the command contains a NUL byte")
         if len(command) > MAX_COMMAND_CHARS:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
-        analysis = analyse(command, ctx.root)
+        analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
         waits_for_input = interactive_reason(analysis)
         request = ApprovalRequest(
             "command", command, str(ctx.root), ctx.thought,
@@ -69,7 +69,7 @@ class ShellTool:
                 f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
                 ok=False,
             )
-        ran = analysis if to_run == command else analyse(to_run, ctx.root)
+        ran = analysis if to_run == command else analyse(to_run, ctx.root, ctx.env.get("PATH", ""))
         output_path = ctx.session.output_path()
         result, changes = self._run_recorded(to_run, confinement, output_path, ask=True)
         output = _whole(result.output)

@@ -1,0 +1,143 @@
+"""Where the programs mzagent starts outside the sandbox may come from: the user's PATH minus
+every folder a confined command may write.
+
+Why: PATH often starts inside the project (an activated `.venv/bin`, `./bin`, `node_modules/.bin`,
+`.`), and the model writes there. A `.venv/bin/ruff` it rewrote ran as the user at the next
+hook, with the user's environment; a `.venv/bin/bash` an allowed test run made became the
+supervisor of later commands. So a program we start outside the sandbox (the supervising shell,
+hooks, MCP servers, our own git and `bash -n`) is looked up here only: absolute folders, real
+paths, none inside a project this process works in, the temp folders (the session's `TMPDIR`
+lives there) or `/dev/shm`, and no program whose real file is in one of those.
+
+The model's own commands keep the user's PATH (they are confined); the safe list asks
+`found_in_untrusted` what that PATH would run, so a `.venv/bin/ls` is not "read-only".
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED
+
+FALLBACK_PATH = "/usr/bin:/bin"
+"""What programs of ours get when no entry of the user's PATH is trusted."""
+TEMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+"""Writable by every program (and by confined commands through their private copies)."""
+
+_projects: set[str] = set()
+_lock = threading.Lock()
+
+
+def note_project(root: Path) -> None:
+    """A project this process works in: from now on no program of ours is looked up inside it
+    (the ACP server works in several, so it is every project noted, never only the last)."""
+    with _lock:
+        _projects.add(os.path.realpath(root))
+
+
+def untrusted_folders(*extra: Path) -> tuple[str, ...]:
+    """The real paths confined commands may write: the projects noted (and `extra`) and the
+    temp folders."""
+    with _lock:
+        projects = tuple(sorted({*_projects, *(os.path.realpath(folder) for folder in extra)}))
+    temp = {os.path.realpath(folder) for folder in (*TEMP_FOLDERS, tempfile.gettempdir())}
+    return (*projects, *sorted(temp))
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _read_only(project: str) -> tuple[str, ...]:
+    return _toolchains(project, os.path.realpath(Path.home()))
+
+
+@functools.cache
+def _toolchains(project: str, home: str) -> tuple[str, ...]:
+    """For a project at the home, the toolchain folders in it the sandbox keeps read-only
+    (`~/.local/bin`, `~/.cargo/bin`): commands cannot write them, so they stay trusted."""
+    found = (os.path.realpath(os.path.join(home, entry)) for entry in HOME_ALLOWED)
+    return tuple(folder for folder in found if folder != project and _within(folder, project))
+
+
+def is_untrusted(path: str, folders: Iterable[str] | None = None) -> bool:
+    """`path`'s real path is in a folder confined commands may write (and not in one of the
+    sandbox's read-only toolchain folders there)."""
+    real = os.path.realpath(path)
+    for folder in untrusted_folders() if folders is None else folders:
+        if _within(real, folder) and not any(_within(real, kept) for kept in _read_only(folder)):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def _entries(path_value: str, folders: tuple[str, ...]) -> tuple[str, ...]:
+    entries: list[str] = []
+    for entry in path_value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue  # "" and "." are the working folder: the project
+        real = os.path.realpath(entry)
+        if real not in entries and not is_untrusted(real, folders):
+            entries.append(real)
+    return tuple(entries)
+
+
+def trusted_entries(path_value: str | None = None) -> tuple[str, ...]:
+    """The folders of `path_value` (default: our PATH) programs of ours are looked up in, as
+    real absolute paths, resolved now: a link on PATH into the project counts as the project."""
+    value = os.environ.get("PATH", os.defpath) if path_value is None else path_value
+    return _entries(value, untrusted_folders())
+
+
+def trusted_path(path_value: str | None = None) -> str:
+    """`trusted_entries` as a PATH value, for a program of ours and what it starts by name."""
+    return os.pathsep.join(trusted_entries(path_value)) or FALLBACK_PATH
+
+
+def which(name: str, path_value: str | None = None) -> str | None:
+    """The absolute program `name` would be on the trusted PATH: the first executable file whose
+    real file is not in an untrusted folder either (a link in `/usr/local/bin` into a project).
+    A name with a slash is taken only when absolute and trusted itself."""
+    folders = untrusted_folders()
+    if "/" in name:
+        return name if os.path.isabs(name) and _runnable(name) and not is_untrusted(name, folders) else None
+    for entry in trusted_entries(path_value) or tuple(FALLBACK_PATH.split(os.pathsep)):
+        candidate = os.path.join(entry, name)
+        if _runnable(candidate) and not is_untrusted(candidate, folders):
+            return candidate
+    return None
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def lookup(name: str, path_value: str, cwd: Path) -> str | None:
+    """What the shell would run for `name` with `path_value` in `cwd`: a path with a slash as it
+    stands, else the first executable file on PATH, relative and empty entries from `cwd`."""
+    if "/" in name:
+        path = os.path.join(cwd, name)
+        return path if _runnable(path) else None
+    for entry in path_value.split(os.pathsep):
+        candidate = os.path.join(cwd, entry or ".", name)
+        if _runnable(candidate):
+            return os.path.normpath(candidate)
+    return None
+
+
+def found_in_untrusted(name: str, path_value: str, cwd: Path, folders: Iterable[str] | None = None) -> str | None:
+    """Where `name` would be found, when that is in a folder confined commands may write (the
+    folder it is found in, or the file a link there leads to); else None. A name with a slash
+    counts whether it exists or not: the model may write it before it runs."""
+    found = os.path.normpath(os.path.join(cwd, name)) if "/" in name else lookup(name, path_value, cwd)
+    if found is None:
+        return None
+    folders = untrusted_folders() if folders is None else tuple(folders)
+    if is_untrusted(os.path.dirname(found), folders) or is_untrusted(found, folders):
+        return found
+    return None
