@@ -555,6 +555,8 @@ class Sandbox:
         network = confinement.mode == "workspace+network"
         ruleset = self._ruleset(network, confinement.project_read_only)
         view = self._view() if repository is None else replace(self._view(), read_only=repository)
+        if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
+            view = replace(view, read_only=(self.root, *view.read_only))
         enter = enter_namespaces(network, view) if self.namespaces else None
         return restrict(ruleset, enter)
 
