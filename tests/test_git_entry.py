@@ -55,6 +55,13 @@ def status_runs_marker(project: Path, marker: Path) -> bool:
     return marker.exists()
 
 
+def configured_repository(folder: Path, marker: Path) -> None:
+    """A repository made outside mzagent whose fsmonitor makes `marker`: the controls' plant."""
+    folder.mkdir(exist_ok=True)
+    git(folder, "init", "-q")
+    git(folder, "config", "core.fsmonitor", f"touch {marker}; false")
+
+
 def moved_outside(project: Path, outside: Path) -> Path:
     """The project's repository moved to `outside`, `.git` a link to it."""
     target = outside / "repo.git"
@@ -175,10 +182,66 @@ def test_the_folders_a_gitdir_file_and_its_commondir_lead_to_are_the_repositorys
     (project / ".gitmain").mkdir()
     (project / ".git").write_text("gitdir: .gitwt\n")
     (project / ".gitwt" / "commondir").write_text("../.gitmain\n")
-    paths = read_only_paths(project)
+    paths = read_only_paths(project, entry_names(project))
     assert {project / ".git", project / ".gitwt", project / ".gitmain"} <= set(paths)
     assert in_repository(project, ".gitmain/config") and in_repository(project, ".gitwt/HEAD") and in_repository(project, ".git")
     assert not in_repository(project, "src/config")  # control
+
+
+@needs_namespaces
+def test_a_git_link_to_a_gitdir_file_in_the_project_keeps_that_file_read_only(server, project: Path, short: Path) -> None:
+    repository(project)
+    (project / ".git").rename(project / ".gitdir")
+    (project / "pointer").write_text("gitdir: .gitdir\n")
+    (project / ".git").symlink_to("pointer")
+    assert users_git(project, "log", "--format=%s").stdout.strip() == "one"
+    marker = short / "link-to-file-ran"
+    script = f"mkdir .evil && cd .evil && git init -q && git config core.fsmonitor 'touch {marker}; false' && cd .. && printf 'gitdir: .evil/.git\\n' > pointer; echo ran"
+    text, _ = attack(server, project, script)
+    assert "ran" in text and "Read-only file system" in text, text
+    assert (project / "pointer").read_text() == "gitdir: .gitdir\n"
+    assert not status_runs_marker(project, marker)
+    configured_repository(project / ".evil", marker)  # control: the rewrite, had it been allowed
+    (project / "pointer").write_text("gitdir: .evil/.git\n")
+    assert status_runs_marker(project, marker)
+
+
+def test_a_project_that_is_itself_a_repository_folder_is_not_made_read_only_whole(project: Path) -> None:
+    (project / ".git").write_text("gitdir: .\n")
+    assert project not in read_only_paths(project, entry_names(project)) and project / ".git" in read_only_paths(project, entry_names(project))
+
+
+@needs_namespaces
+def test_a_git_file_planted_in_a_folder_the_user_may_cd_into_is_asked_about(server, project: Path, short: Path) -> None:
+    repository(project)
+    (project / "src").mkdir()
+    (project / "src" / "app.py").write_text("x = 1\n")
+    marker = short / "src-git-ran"
+    script = (
+        f"mkdir .evil && cd .evil && git init -q && git config core.fsmonitor 'touch {marker}; false' && cd .. && "
+        "printf 'gitdir: ../.evil/.git\\n' > src/.git; echo ran"
+    )
+    text, user = attack(server, project, script)
+    assert "ran" in text and [r.path for r in user.asked] == [".evil/.git", "src/.git"], text
+    assert "made a git repository in src (src/.git, a file holding 'gitdir: ../.evil/.git')" in user.asked[1].reason
+    assert not (project / "src" / ".git").exists() and (project / "src" / "app.py").is_file()
+    assert not status_runs_marker(project / "src", marker)
+    configured_repository(project / ".evil", marker)  # control: git in src/ would have used it
+    (project / "src" / ".git").write_text("gitdir: ../.evil/.git\n")
+    assert status_runs_marker(project / "src", marker)
+
+
+@needs_namespaces
+def test_a_repository_kept_in_a_folder_of_the_project_is_read_only_too(server, project: Path, short: Path) -> None:
+    repository(project)
+    (project / "vendor").mkdir()
+    repository(project / "vendor")
+    marker = short / "vendor-ran"
+    text, user = attack(server, project, f"git -C vendor config core.fsmonitor 'touch {marker}; false'; {printf_fsmonitor(marker, 'vendor/.git/config')}; echo ran")
+    assert "ran" in text and "Read-only file system" in text and user.asked == [], text
+    assert not status_runs_marker(project / "vendor", marker)
+    git(project / "vendor", "config", "core.fsmonitor", f"touch {marker}; false")  # control
+    assert status_runs_marker(project / "vendor", marker)
 
 
 # commondir and linked worktrees -------------------------------------------------------------
@@ -215,7 +278,8 @@ def test_a_linked_worktree_inside_the_project_keeps_its_git_file(server, project
     assert "ran" in text and "Read-only file system" in text, text
     assert (project / "wt" / ".git").read_text().startswith("gitdir: ") and ".evil" not in (project / "wt" / ".git").read_text()
     assert not status_runs_marker(project / "wt", marker)
-    (project / "wt" / ".git").write_text("gitdir: ../.evil/.git\n")  # control: the rewrite, had it been allowed
+    configured_repository(project / ".evil", marker)  # control: the rewrite, had it been allowed
+    (project / "wt" / ".git").write_text("gitdir: ../.evil/.git\n")
     assert status_runs_marker(project / "wt", marker)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,10 +37,42 @@ class EntryState:
     """A file's permissions, to put it back as it was."""
 
 
-def entry_names(root: Path) -> list[str]:
+WALK_LIMIT = 20_000
+"""Folders looked into for `.git` entries, per look (a project's own folders are far fewer)."""
+NOT_WALKED = frozenset(("node_modules", "__pycache__"))
+"""Folders of packages and caches: a `.git` in them is nothing the user's git enters or a shell
+is opened in, and they hold most of a JavaScript project's folders."""
+
+
+def nested_entries(root: Path) -> list[str]:
+    """Every `.git` entry below the project's root, relative to it (a repository in a folder,
+    a `gitdir:` file where the user may open a shell: git there uses it), links not followed,
+    up to WALK_LIMIT folders."""
+    found: list[str] = []
+    pending = [""]
+    walked = 0
+    while pending and walked < WALK_LIMIT:
+        folder = pending.pop()
+        walked += 1
+        try:
+            entries = list(os.scandir(root / folder))
+        except OSError:
+            continue
+        for entry in entries:
+            relative = f"{folder}/{entry.name}" if folder else entry.name
+            if entry.name == ENTRY:
+                if folder:
+                    found.append(relative)
+            elif entry.name not in NOT_WALKED and entry.is_dir(follow_symlinks=False):
+                pending.append(relative)
+    return sorted(found)
+
+
+def entry_names(root: Path, nested: Iterable[str] = ()) -> list[str]:
     """The `.git` entries git follows in the project, relative to it: the root's, each gitlink's
-    (submodules, embedded repositories) and each linked worktree's kept inside the project."""
-    names = [ENTRY]
+    (submodules, embedded repositories, checked out or not), each linked worktree's kept inside
+    the project, and the `nested` ones found below the root."""
+    names = [ENTRY, *nested]
     repository = _repository(root)
     if repository is not None and repository.work_tree is not None:
         for path in gitlink_paths(repository):
@@ -50,23 +83,26 @@ def entry_names(root: Path) -> list[str]:
     return [name for name in dict.fromkeys(names) if name]
 
 
-def read_only_paths(root: Path) -> tuple[Path, ...]:
-    """What a command must not write: each entry that is a folder or a file (a link cannot be
-    bound over; it is checked after the command instead) and every folder the entries lead to,
-    with what git says the root's repository is. Paths outside the project are in the list too:
-    the sandbox does not let a command write there anyway."""
+def read_only_paths(root: Path, names: list[str]) -> tuple[Path, ...]:
+    """What a command must not write: each entry (a link stands for what it leads to: a link
+    itself cannot be bound over, so it is checked after the command instead) and every folder
+    the entries lead to, with what git says the root's repository is. Paths outside the project
+    are in the list too: the sandbox does not let a command write there anyway. Never the
+    project itself or a folder holding it (a project that is a bare repository, a `gitdir: .`):
+    that would be every write refused, not the repository's."""
     paths: list[Path] = []
-    for name in entry_names(root):
+    for name in names:
         entry = root / name
         if not os.path.lexists(entry):
             continue
-        if not entry.is_symlink():
-            paths.append(entry)
+        paths.append(entry)
         paths.extend(_pointed_folders(entry))
     repository = _repository(root)
     if repository is not None:
         paths.extend((repository.git_dir, repository.common_dir))
-    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+    real_root = os.path.realpath(root)
+    real = dict.fromkeys(os.path.realpath(p) for p in paths)
+    return tuple(Path(p) for p in real if not (real_root == p or real_root.startswith(p.rstrip("/") + "/")))
 
 
 def entry_states(root: Path, names: list[str]) -> dict[str, EntryState]:
@@ -95,7 +131,7 @@ def in_repository(root: Path, relative: str) -> bool:
     """Whether a project file lies in a folder a `.git` entry leads to (`.gitdir/config` when
     `.git` holds `gitdir: .gitdir`), where writing it makes git run code."""
     real = os.path.realpath(root / relative)
-    folders = [str(p) for p in read_only_paths(root)]
+    folders = [str(p) for p in read_only_paths(root, entry_names(root))]
     return any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 

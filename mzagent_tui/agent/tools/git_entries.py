@@ -4,8 +4,8 @@ mode (yolo and plan included), and put back as it was if they do not keep it.
 The sandbox makes the repository read-only for a command (safety/git_entry), but it cannot bind
 over a link, nor over an entry that is not there yet: a command may re-point a `.git` link at a
 copy whose `core.fsmonitor` it wrote, make a `.git` where there was none (`git init`), or make a
-repository in a folder (`git init sub`) that a later `git add` records as a gitlink, which the
-user's `git status` then enters. Each would run a program in the user's next git command,
+repository or a `gitdir:` file in a folder (`git init sub`, `src/.git`): git run in that folder
+uses it, and so does the user's `git status` once a `git add` records it as a gitlink. Each would run a program in the user's next git command,
 outside mzagent. The user's own git commands (`!git commit`) are theirs and are not asked about.
 """
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
-from mzagent_tui.agent.safety.git_entry import ENTRY, EntryState, entry_names, entry_states
+from mzagent_tui.agent.safety.git_entry import EntryState, entry_names, entry_states, nested_entries, read_only_paths
 from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolError
@@ -28,35 +28,38 @@ RUNS = "git runs the config and hooks it leads to in your next git command (a co
 
 @dataclass(frozen=True)
 class Before:
-    """The `.git` entries and the nested repositories as a command starts."""
+    """The `.git` entries as a command starts, and what the sandbox makes read-only for it."""
 
     states: dict[str, EntryState]
-    nested: frozenset[str]
-    """Folders the snapshots record as repositories of their own."""
+    read_only: tuple[Path, ...]
 
 
-def before_command(root: Path, nested: set[str]) -> Before:
-    return Before(entry_states(root, entry_names(root)), frozenset(nested))
+def before_command(root: Path) -> Before:
+    names = entry_names(root, nested_entries(root))
+    return Before(entry_states(root, names), read_only_paths(root, names))
 
 
-def ask_about_changes(ctx: ToolContext, before: Before, nested_after: set[str]) -> str:
-    """Ask about each entry the command changed and each repository it made in a folder; put
-    back what the user does not keep. The notes for the model ("" when nothing changed)."""
+def ask_about_changes(ctx: ToolContext, before: Before) -> str:
+    """Ask about each entry the command changed, and each it made below the root; put back what
+    the user does not keep. The notes for the model ("" when nothing changed)."""
     notes = ""
-    after = entry_states(ctx.root, list(before.states))
-    for name, old in before.states.items():
-        new = after[name]
-        if new != old:
-            notes += _ask(ctx, name, old, new, f"the command {_what_happened(name, old, new)}")
-    for folder in sorted(nested_after - before.nested):
-        name = f"{folder}/{ENTRY}"
-        new = entry_states(ctx.root, [name])[name]
-        if new.kind != "missing" and name not in before.states:
-            notes += _ask(ctx, name, EntryState("missing"), new, f"the command made a git repository in {folder}; once committed as a gitlink, {RUNS}")
+    made = [name for name in nested_entries(ctx.root) if name not in before.states]
+    after = entry_states(ctx.root, [*before.states, *made])
+    for name, new in after.items():
+        old = before.states.get(name, EntryState("missing"))
+        if new == old:
+            continue
+        notes += _ask(ctx, name, old, new, f"the command {_what_happened(name, old, new)}")
     return notes
 
 
 def _what_happened(name: str, old: EntryState, new: EntryState) -> str:
+    folder = name.rpartition("/")[0]
+    if old.kind == "missing" and folder:
+        return (
+            f"made a git repository in {folder} ({name}, a {new.kind}{_target(new)}): git run in that folder uses it, "
+            "and so does your git status once a git add records the folder as a gitlink"
+        )
     if old.kind == "missing":
         return f"made a git repository ({name}, a {new.kind}{_target(new)}), and {RUNS}"
     if new.kind == "missing":

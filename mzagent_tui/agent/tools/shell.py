@@ -11,7 +11,6 @@ from pathlib import Path, PurePosixPath
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.commands import analyse
-from mzagent_tui.agent.safety.git_entry import read_only_paths
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
 from mzagent_tui.agent.safety.textsafe import strip_control
@@ -111,17 +110,13 @@ class ShellTool:
         ctx = self._ctx
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
-        entries = None if own_git else before_command(ctx.root, self._nested())
-        repository = () if own_git else read_only_paths(ctx.root)
+        entries = None if own_git else before_command(ctx.root)
+        repository = () if entries is None else entries.read_only
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, repository))
         changes = self._record_changes(before, ask) if before is not None else ""
         if entries is not None:
-            changes += ask_about_changes(ctx, entries, self._nested())
+            changes += ask_about_changes(ctx, entries)
         return result, changes
-
-    def _nested(self) -> set[str]:
-        """The folders the snapshots record as repositories of their own (none without snapshots)."""
-        return set(self._snapshots.nested) if self._snapshots is not None else set()
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
         """Tell the model it cannot lift the sandbox, and the user that they can (the command as
