@@ -3,8 +3,9 @@
 A `.git` may be a folder, a link, or a file holding `gitdir: PATH`; the folder it leads to may hold
 a `commondir` naming another (a linked worktree's shared one); a submodule or an embedded
 repository the index records as a gitlink has a `.git` of its own, which the user's `git status`
-enters; a linked worktree kept inside the project has its `.git` file too. Each leads to a config
-and hooks that run programs in the user's git, outside mzagent. So a command sees every entry
+enters; a linked worktree kept inside the project has its `.git` file too, and so does any folder
+holding a repository (git run in that folder uses it). Each leads to a config and hooks that run
+programs in the user's git, outside mzagent. So a command sees every entry
 and every folder they lead to read-only (`read_only_paths`), and the entries' state before and
 after it (`entry_states`) shows a command that replaced, re-pointed, made or removed one.
 """
