@@ -38,9 +38,10 @@ def allowed(*prefixes: str) -> Rules:
     return rules
 
 
-def with_tests(project: Path) -> dict[str, Path]:
+def with_tests(project: Path) -> dict[Path, int]:
+    """The writing test in the project; every path in it with its modification time."""
     (project / "test_w.py").write_text(WRITER)
-    return {path: path.stat().st_mtime_ns for path in project.rglob("*")}  # type: ignore[misc]
+    return {path: path.stat().st_mtime_ns for path in project.rglob("*")}
 
 
 def planned(server, project: Path, line: str, mode: str, rules: Rules) -> tuple[str, RecordingApprover, Recorder]:  # noqa: ANN001
