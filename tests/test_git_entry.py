@@ -42,11 +42,11 @@ def printf_fsmonitor(marker: Path, into: str) -> str:
     return f"printf '[core]\\n\\tfsmonitor = \"touch {marker}; false\"\\n' >> {into}"
 
 
-def attack(server, project: Path, script: str, keep: bool = False, mode: str = "yolo") -> tuple[str, KeepAnswers]:  # noqa: ANN001
+def attack(server, project: Path, script: str, keep: bool = False, mode: str = "yolo", **settings: object) -> tuple[str, KeepAnswers]:  # noqa: ANN001
     """One command of the model's, run (yolo by default: the mode that asks least); every
     question about keeping something is answered with `keep`."""
     user = KeepAnswers(ApprovalDecision(keep))
-    texts, _ = run(server, project, command(script), mode=mode, approver=user)
+    texts, _ = run(server, project, command(script), mode=mode, approver=user, **settings)
     return texts[0], user
 
 
@@ -359,6 +359,25 @@ def test_a_git_folder_a_command_makes_is_asked_about_in_plan_and_ask_modes_too(s
     for mode in ("ask", "auto-safe"):
         text, user = attack(server, project, "git init -q . && echo made", mode=mode)
         assert "made" in text and [r.path for r in user.asked] == [".git"] and not (project / ".git").exists(), (mode, text)
+
+
+def test_without_the_sandbox_a_replaced_git_folder_is_removed_and_the_user_told_the_old_one_is_gone(server, project: Path) -> None:
+    repository(project)
+    script = "mv .git .g && mkdir .git && printf '[core]\\n\\tfsmonitor = x\\n' > .git/config; echo ran"
+    text, user = attack(server, project, script, sandbox="off")
+    assert "ran" in text and [r.path for r in user.asked] == [".git"] and "replaced .git (a folder)" in user.asked[0].reason, text
+    assert not (project / ".git").exists() and (project / ".g" / "HEAD").is_file()
+    assert "could not be put back" in text and "cannot be made again" in text, text
+
+
+def test_a_git_entry_a_command_removed_is_not_asked_about(server, project: Path) -> None:
+    repository(project)
+    (project / "vendor").mkdir()
+    repository(project / "vendor")
+    text, user = attack(server, project, "rm -rf vendor && echo gone", sandbox="off")
+    assert "gone" in text and user.asked == [] and not (project / "vendor").exists(), text
+    text, user = attack(server, project, "mkdir vendor && cd vendor && git init -q && echo made", sandbox="off")
+    assert [r.path for r in user.asked] == ["vendor/.git"], text  # control: one made is
 
 
 # The user's own `!` commands --------------------------------------------------------------------

@@ -47,8 +47,8 @@ def ask_about_changes(ctx: ToolContext, before: Before) -> str:
     after = entry_states(ctx.root, [*before.states, *made])
     for name, new in after.items():
         old = before.states.get(name, EntryState("missing"))
-        if new == old:
-            continue
+        if new == old or new.kind == "missing":
+            continue  # one removed plants nothing: git then finds the repository above, read-only too
         notes += _ask(ctx, name, old, new, f"the command {_what_happened(name, old, new)}")
     return notes
 
@@ -62,8 +62,6 @@ def _what_happened(name: str, old: EntryState, new: EntryState) -> str:
         )
     if old.kind == "missing":
         return f"made a git repository ({name}, a {new.kind}{_target(new)}), and {RUNS}"
-    if new.kind == "missing":
-        return f"removed {name} (a {old.kind}{_target(old)})"
     if old.kind == new.kind == "link":
         return f"re-pointed {name} ({_target(new).removeprefix(' to ')}, was {old.detail!s}), and {RUNS}"
     if old.kind == new.kind == "file":
@@ -96,15 +94,15 @@ def _ask(ctx: ToolContext, name: str, old: EntryState, new: EntryState, reason: 
 
 
 def _put_back(root: Path, name: str, old: EntryState) -> None:
-    """The entry as it was: a link or a file made again, a made one removed. A folder that is
-    gone cannot be made again (its content was not saved); the sandbox's read-only bind keeps
-    one from being moved while a command runs."""
+    """The entry as it was: the command's removed, a link or a file made again. A folder it
+    replaced cannot be made again (its content was not saved; the sandbox's read-only mount
+    keeps one from being moved, where there are namespaces), so that is said."""
     folder, entry = os.path.split(name)
     fd = open_beneath(root, folder or ".", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        if old.kind == "folder":
-            raise ToolError("the folder it was is gone and its content was not saved")
         _remove(fd, entry)
+        if old.kind == "folder":
+            raise ToolError("the command's one was removed, but the folder it replaced cannot be made again (its content was not saved)")
         if old.kind == "link":
             os.symlink(str(old.detail), entry, dir_fd=fd)
         elif old.kind == "file" and isinstance(old.detail, bytes):
