@@ -186,6 +186,10 @@ def test_the_folders_a_gitdir_file_and_its_commondir_lead_to_are_the_repositorys
     assert {project / ".git", project / ".gitwt", project / ".gitmain"} <= set(paths)
     assert in_repository(project, ".gitmain/config") and in_repository(project, ".gitwt/HEAD") and in_repository(project, ".git")
     assert not in_repository(project, "src/config")  # control
+    (project / "src").mkdir()
+    (project / "src" / ".git").write_text("gitdir: ../.gitsrc\n")  # a folder's own gitdir: file
+    (project / ".gitsrc").mkdir()
+    assert in_repository(project, ".gitsrc/config") and in_repository(project, "src/.git")
 
 
 @needs_namespaces

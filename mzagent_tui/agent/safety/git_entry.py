@@ -132,7 +132,7 @@ def in_repository(root: Path, relative: str) -> bool:
     """Whether a project file lies in a folder a `.git` entry leads to (`.gitdir/config` when
     `.git` holds `gitdir: .gitdir`), where writing it makes git run code."""
     real = os.path.realpath(root / relative)
-    folders = [str(p) for p in read_only_paths(root, entry_names(root))]
+    folders = [str(p) for p in read_only_paths(root, entry_names(root, nested_entries(root)))]
     return any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
