@@ -152,6 +152,7 @@ class Agent:
             redact=redact,
             env=command_env(environ, settings.pass_env),
             command_timeout=settings.command_timeout,
+            plan_mode=lambda: self.approver.policy.mode == "plan",
             sandbox=Sandbox(
                 self.root, settings.sandbox, private_folders=app_folders(), home_allow=tuple(settings.home_allow),
                 git_settings=git_user_settings.kept_settings,

@@ -229,15 +229,8 @@ def _gitlink_dirs(repository: Repository) -> list[Path | str]:
     """The git dir of each submodule the index records (a gitlink), wherever its `.git` points;
     the list of gitlinks is kept until the index changes."""
     assert repository.work_tree is not None
-    try:
-        index = (repository.git_dir / "index").stat()
-        key = (str(repository.git_dir), index.st_mtime_ns, index.st_size)
-    except OSError:
-        return []
-    if key not in _gitlinks:
-        _gitlinks[key] = _list_gitlinks(repository)
     found: list[Path | str] = []
-    for path in _gitlinks[key]:
+    for path in gitlink_paths(repository):
         try:
             nested = find_repository(repository.work_tree / path)
         except GitUnanswered as exc:
@@ -246,6 +239,20 @@ def _gitlink_dirs(repository: Repository) -> list[Path | str]:
         if nested is not None and nested.git_dir != repository.git_dir:
             found.append(nested.git_dir)
     return found
+
+
+def gitlink_paths(repository: Repository) -> list[str]:
+    """The paths the index records as gitlinks (submodules, embedded repositories), relative to
+    the work tree; kept until the index changes."""
+    assert repository.work_tree is not None
+    try:
+        index = (repository.git_dir / "index").stat()
+        key = (str(repository.git_dir), index.st_mtime_ns, index.st_size)
+    except OSError:
+        return []
+    if key not in _gitlinks:
+        _gitlinks[key] = _list_gitlinks(repository)
+    return _gitlinks[key]
 
 
 _gitlinks: dict[tuple[str, int, int], list[str]] = {}

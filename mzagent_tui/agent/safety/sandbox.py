@@ -129,8 +129,12 @@ class Confinement:
 
     mode: str
     """"workspace", "workspace+network", "off" (by the user) or "unavailable" (no Landlock)."""
+    project_read_only: bool = False
+    """Plan mode: the command may write only its temp folder, not the project."""
 
     def describe(self) -> str:
+        if self.project_read_only and self.mode.startswith("workspace"):
+            return "sandbox: project read-only, " + ("network allowed" if self.mode == "workspace+network" else "no network")
         return {
             "workspace": "sandbox: writes in the project, no network",
             "workspace+network": "sandbox: writes in the project, network allowed",
@@ -494,7 +498,7 @@ class Sandbox:
     temp_dir: Path | None = None
     shm_dir: Path | None = None
     view_dir: Path | None = None
-    _rulesets: dict[bool, int] = field(default_factory=dict)
+    _rulesets: dict[tuple[bool, bool], int] = field(default_factory=dict)
     _views: list[View] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -518,12 +522,12 @@ class Sandbox:
             return f"Landlock is a Linux feature; on {sys.platform} commands run with the analyser alone"
         return "this kernel has no Landlock (Linux 5.13+ with Landlock enabled); commands run with the analyser alone"
 
-    def confinement(self, network: bool = False, outside: bool = False) -> Confinement:
+    def confinement(self, network: bool = False, outside: bool = False, project_read_only: bool = False) -> Confinement:
         if self.mode == "off" or outside:
             return Confinement("off")
         if not self.available:
             return Confinement("unavailable")
-        return Confinement("workspace+network" if network else "workspace")
+        return Confinement("workspace+network" if network else "workspace", project_read_only)
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
         """Commands get the session's private temp folder as TMPDIR."""
@@ -541,14 +545,18 @@ class Sandbox:
             setattr(self, name, folder)
         return folder
 
-    def preexec(self, confinement: Confinement, users: bool = False):  # noqa: ANN201 - a callable for Popen, or None
+    def preexec(self, confinement: Confinement, repository: tuple[Path, ...] | None = None):  # noqa: ANN201 - a callable for Popen, or None
         """What the child runs between fork and exec to confine itself (None: not confined).
-        `users`: a command the user typed (`!git commit`), for which the repository stays writable."""
+        `repository`: the paths of the project's git repository made read-only, found as the
+        command starts (git_entry.read_only_paths; none for a git command the user typed,
+        `!git commit`); by default the root's `.git`."""
         if confinement.mode not in ("workspace", "workspace+network"):
             return None
         network = confinement.mode == "workspace+network"
-        ruleset = self._ruleset(network)
-        view = replace(self._view(), read_only=()) if users else self._view()
+        ruleset = self._ruleset(network, confinement.project_read_only)
+        view = self._view() if repository is None else replace(self._view(), read_only=repository)
+        if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
+            view = replace(view, read_only=(self.root, *view.read_only))
         enter = enter_namespaces(network, view) if self.namespaces else None
         return restrict(ruleset, enter)
 
@@ -575,7 +583,7 @@ class Sandbox:
             blanks = make_blanks(self._private("view_dir", "mzagent-view-"))
             hide = hidden_home_entries(self.home, self._allowed, keep)
             binds = clean_git_configs(self.home, blanks, self.git_settings)
-            repository = (self.root / ".git",)  # its config, hooks, commondir, modules run programs in the user's git
+            repository = (self.root / ".git",)  # the default; the shell passes every entry and what it leads to (git_entry)
             self._views.append(View(self._private("shm_dir", "mzagent-shm-"), keep, tuple(hide), blanks, tuple(binds), repository))
         return self._views[0]
 
@@ -586,15 +594,18 @@ class Sandbox:
         allowed = {os.path.realpath(self.home / entry) for entry in self._allowed}
         return {Path(a) for a in allowed if a != root and within(a, root) and os.path.lexists(a)}
 
-    def _ruleset(self, network: bool) -> int:
-        if network not in self._rulesets:
+    def _ruleset(self, network: bool, project_read_only: bool = False) -> int:
+        """The ruleset for a command with or without network; `project_read_only` (plan mode):
+        the project read, only the temp folders written."""
+        key = (network, project_read_only)
+        if key not in self._rulesets:
             grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
             home = Path(os.path.realpath(self.home))
             secret = {home / entry for entry in SECRET_HOME_ENTRIES}
             hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
             toolchains = self._toolchains_in_project()
             excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
-            split(self.root, excluded, grants, FULL)  # a project at the home: its secrets stay out
+            split(self.root, excluded, grants, READ if project_read_only else FULL)  # a project at the home: its secrets stay out
             grants.extend((path, READ) for path in sorted(toolchains))
             grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
             if self.namespaces:
@@ -603,8 +614,8 @@ class Sandbox:
                 grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
             else:
                 grants.append((Path("/dev/shm"), FULL))
-            self._rulesets[network] = build_ruleset(self.abi, grants, network)
-        return self._rulesets[network]
+            self._rulesets[key] = build_ruleset(self.abi, grants, network)
+        return self._rulesets[key]
 
 
 def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> list[tuple[Path, Path]]:

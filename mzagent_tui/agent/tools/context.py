@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +30,8 @@ class ToolContext:
     """Replaced by the loop for each run."""
     thought: str = ""
     """The model's latest thought, shown as the reason in approval requests."""
+    plan_mode: Callable[[], bool] = lambda: False
+    """Whether the approval mode is plan now: commands then run with the project read-only."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
     """How commands are confined; the agent passes the session's (tests may leave it off)."""
     seen: set[Path] = field(default_factory=set)

@@ -20,6 +20,7 @@ from pathlib import Path
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
@@ -35,6 +36,7 @@ READ_MAX_LINES = 2_000
 WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
+REPOSITORY_FOLDER = "it is in the folder the project's .git leads to (a `gitdir:` file, a link, a commondir): its config and hooks run programs in git commands"
 _NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
 
 
@@ -218,7 +220,7 @@ class FileTools:
         old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
-        planted = plants_code(rel)
+        planted = plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
         request = ApprovalRequest(
             kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
             reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,

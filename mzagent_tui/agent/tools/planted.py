@@ -11,7 +11,6 @@ as it was before the command, and the model is told.
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from pathlib import Path
 
@@ -62,37 +61,6 @@ def ask_to_keep(ctx: ToolContext, changes: list[Change], backups: dict[str, Path
         except (OSError, ToolError) as exc:
             notes += f"\nWarning: {change.path} could not be put back as the user asked: {exc}."
     return put_back, notes
-
-
-def ask_to_keep_repository(ctx: ToolContext) -> str:
-    """A `.git` the command made at the project's root (the view makes an existing one read-only,
-    but a command that runs `git init` writes the new one's config as well: its `core.fsmonitor`
-    would run in the user's next `git status`). Asked as a planted file is; removed if not kept.
-    The note for the model ("" when kept)."""
-    planted = plants_code(".git")
-    decision = ctx.approver.approve(ApprovalRequest(
-        kind="write_sensitive", command="keep .git", cwd=str(ctx.root),
-        reason=f"the command made a git repository here, and {planted}", path=".git",
-    ))
-    if decision.approved:
-        return ""
-    try:
-        _remove_beneath(ctx.root, ".git")
-    except (OSError, ToolError) as exc:
-        return f"\nWarning: .git could not be removed as the user asked: {exc}."
-    return "\nThe user did not keep the git repository (.git) the command made; it was removed."
-
-
-def _remove_beneath(root: Path, name: str) -> None:
-    """`name` in the project's folder and everything under it, never through a link."""
-    top = open_beneath(root, ".", os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        if stat.S_ISDIR(os.stat(name, dir_fd=top, follow_symlinks=False).st_mode):
-            shutil.rmtree(name, dir_fd=top)
-        else:
-            os.unlink(name, dir_fd=top)
-    finally:
-        os.close(top)
 
 
 def _put_back(root: Path, change: Change, backup: Path | None) -> None:

@@ -14,11 +14,13 @@ from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
 from mzagent_tui.agent.safety.textsafe import strip_control
+from mzagent_tui.agent.safety.users_git import is_own_git
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
-from mzagent_tui.agent.tools.planted import ask_to_keep, ask_to_keep_repository
+from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
+from mzagent_tui.agent.tools.planted import ask_to_keep
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
@@ -50,16 +52,17 @@ class ShellTool:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
         analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
         waits_for_input = interactive_reason(analysis)
+        planning = ctx.plan_mode()
         request = ApprovalRequest(
             "command", command, str(ctx.root), ctx.thought,
-            sandbox=ctx.sandbox.confinement().describe(),
+            sandbox=ctx.sandbox.confinement(project_read_only=planning).describe(),
             ask_even_if_allowed=command in self._blocked,
             warning=f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else "",
             analysis=analysis,
         )
         decision = ctx.approver.approve(request)
         to_run = decision.command or command
-        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox)
+        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning)
         ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
         advice = f"\nNote: {waits_for_input}. {TOOLS_INSTEAD}" if waits_for_input else ""
         if not decision.approved:
@@ -76,7 +79,7 @@ class ShellTool:
         unrunnable = without_execute_permission(output, ctx.root) if result.exit_code == 126 else []
         blocked = ""
         if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
-            blocked = "\n" + self._blocked_by_sandbox({command, to_run}, confinement)
+            blocked = "\n" + (PLAN_READ_ONLY_NOTE if confinement.project_read_only else self._blocked_by_sandbox({command, to_run}, confinement))
         permission = "\n" + execute_permission_note(unrunnable) if unrunnable else ""
         answer = exit_code_answer(ran, result.exit_code)
         outcome = CommandOutcome(
@@ -93,22 +96,26 @@ class ShellTool:
         observation would hold (cut the same way, secrets redacted) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False)
+        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root)))
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         return result, ctx.redact.command_output(text), str(output_path)
 
-    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool) -> tuple[ProcessResult, str]:
+    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool, own_git: bool = False) -> tuple[ProcessResult, str]:
         """Run between two snapshots: the result, and the line about the files it changed (each a
         `FileChanged` with its old content saved for undo). `ask`: a file the command wrote that
-        makes tools run code is kept only if the user says so (not for the user's own `!command`)."""
+        makes tools run code is kept only if the user says so (not for the user's own `!command`).
+        `own_git`: a git command the user typed (`!git commit`), which writes the repository;
+        every other command sees it read-only, and a `.git` it replaced, re-pointed or made is
+        asked about afterwards, whatever the mode."""
         ctx = self._ctx
         before = self._snapshot(self._last_after)
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
-        had_repository = os.path.lexists(ctx.root / ".git")
-        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, users=not ask))
+        entries = None if own_git else before_command(ctx.root)
+        repository = () if entries is None else entries.read_only
+        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, repository))
         changes = self._record_changes(before, ask) if before is not None else ""
-        if ask and not had_repository and os.path.lexists(ctx.root / ".git"):
-            changes += ask_to_keep_repository(ctx)
+        if entries is not None:
+            changes += ask_about_changes(ctx, entries)
         return result, changes
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
@@ -207,6 +214,11 @@ def _file_digest(path: Path) -> str:
     with path.open("rb") as file:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
+
+PLAN_READ_ONLY_NOTE = (
+    "Note: plan mode is on, so commands run with the project read-only (only the temp folder is writable); "
+    "this one may have tried to write there. Put the change in your plan instead"
+)
 
 _BLOCKED = re.compile(r"Permission denied|Operation not permitted|EACCES|EPERM|Connection refused|Network is unreachable|Read-only file system", re.IGNORECASE)
 
