@@ -164,7 +164,8 @@ def tool_server() -> dict[str, Any]:
     return {"name": "tools", "command": sys.executable, "args": [str(Path(__file__).with_name("mcp_server.py"))], "env": []}
 
 
-async def full_session(project: Path) -> tuple[Wire, Message]:
+async def full_session(project: Path) -> tuple[Wire, Message, str]:
+    """The session's messages, the prompt's answer and the session's id."""
     (project / "notes.txt").write_text("hello\n")
     (project / "old.bin").write_bytes(b"\x00\x01\x02" * 100)
     (project / "gone.bin").write_bytes(b"\x00" * 7)
@@ -172,12 +173,12 @@ async def full_session(project: Path) -> tuple[Wire, Message]:
         response = await wire.request("session/new", {"cwd": str(project), "mcpServers": [tool_server()]})
         session = response["result"]["sessionId"]
         answer = await prompt(wire, session, text("build it"))
-    return wire, answer
+    return wire, answer, session
 
 
 async def test_every_update_of_a_full_session_passes_toad_and_the_sdk(endpoint: ScriptedServer, project: Path, toad: types.ModuleType) -> None:
     endpoint.script(*FULL_SESSION)
-    wire, answer = await full_session(project)
+    wire, answer, session = await full_session(project)
     assert answer["result"]["stopReason"] == "end_turn"
     assert (project / "a.py").exists() and (project / "blob.bin").exists() and not (project / "rejected.txt").exists()
     kinds = {u["sessionUpdate"] for u in updates(wire.received)}
@@ -185,12 +186,19 @@ async def test_every_update_of_a_full_session_passes_toad_and_the_sdk(endpoint: 
     assert len([m for m in wire.received if m.get("method") == "session/request_permission"]) == len(ANSWERS)
     assert toad_refusals(wire.received, toad) == []
     assert sdk_refusals(wire.received) == []
+    async with wire_agent() as loading:
+        loaded = await loading.request("session/load", {"cwd": str(project), "sessionId": session, "mcpServers": []})
+    assert "result" in loaded, loaded
+    replayed = [u["sessionUpdate"] for u in updates(loading.received)]
+    assert replayed[0] == "user_message_chunk" and "plan" in replayed and "tool_call" in replayed
+    assert toad_refusals(loading.received, toad) == [], "the replay of session/load too"
+    assert sdk_refusals(loading.received) == []
 
 
 async def test_every_call_goes_pending_in_progress_then_completed_or_failed(endpoint: ScriptedServer, project: Path) -> None:
     """Reads and tool servers' calls too (they had no `in_progress`), and the rejected command."""
     endpoint.script(*FULL_SESSION)
-    wire, _ = await full_session(project)
+    wire, _, _ = await full_session(project)
     calls = fold_calls(wire.received)
     assert [c.status for c in calls.values()] == ["completed", "completed", "completed", "failed", "completed", "completed"]
     for call_id, call in calls.items():
@@ -204,13 +212,13 @@ async def test_every_call_goes_pending_in_progress_then_completed_or_failed(endp
 
 async def test_a_live_prompt_is_not_echoed(endpoint: ScriptedServer, project: Path) -> None:
     endpoint.script(*FULL_SESSION)
-    wire, _ = await full_session(project)
+    wire, _, _ = await full_session(project)
     assert [u for u in updates(wire.received) if u["sessionUpdate"] == "user_message_chunk"] == []
 
 
 async def test_binary_changes_are_said_never_diffed(endpoint: ScriptedServer, project: Path) -> None:
     endpoint.script(*FULL_SESSION)
-    wire, _ = await full_session(project)
+    wire, _, _ = await full_session(project)
     contents = [c for u in updates(wire.received) if u["sessionUpdate"].startswith("tool_call") for c in u.get("content") or []]
     diffs = [c for c in contents if c["type"] == "diff"]
     assert [Path(d["path"]).name for d in diffs] == ["a.py"] * len(diffs), "only the text file has a diff"
@@ -227,7 +235,7 @@ async def test_notes_and_questions_are_markdown_paragraphs(endpoint: ScriptedSer
     """A Markdown client joins single newlines into one line: the question's lines and the
     notes between thoughts are paragraphs of their own."""
     endpoint.script(*FULL_SESSION)
-    wire, _ = await full_session(project)
+    wire, _, _ = await full_session(project)
     question = next(m for m in wire.received if m.get("method") == "session/request_permission")
     [asked] = [c["content"]["text"] for c in question["params"]["toolCall"]["content"] if c["type"] == "content"]
     paragraphs = [part.split(" ")[0] for part in asked.split("\n\n")]
