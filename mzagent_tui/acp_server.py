@@ -68,13 +68,13 @@ from acp.schema import (
 )
 
 from mzagent_tui import __version__
+from mzagent_tui.acp_transport import stdio_transport
 from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
 from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
 from mzagent_tui.agent.events import (
     Action,
-    ApprovalAnswered,
     Event,
     FileChanged,
     FinalAnswer,
@@ -87,6 +87,7 @@ from mzagent_tui.agent.events import (
     TextDelta,
     ThinkingDelta,
     Thought,
+    ToolStarted,
     Usage,
     UserCommand,
     UserCommandOutput,
@@ -100,7 +101,8 @@ from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
 from mzagent_tui.agent.model.reply_stream import stream_parts
-from mzagent_tui.agent.textfiles import read_regular
+from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
+from mzagent_tui.agent.textfiles import read_regular_bytes
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
 TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}
@@ -160,7 +162,9 @@ class Updates:
         self.current: str | None = None
         """The tool call in progress: its permission request and result belong to it."""
         self._running = False
-        """The current call was said to be `in_progress` (it passed its approval)."""
+        """The current call was said to be `in_progress`."""
+        self._replaying = False
+        """`session/load` is replaying the log: the user's prompts are sent back only then."""
         self._diffs: list[Any] = []
         """The current call's diffs: `content` replaces the whole collection, so every update
         that carries content carries all of them."""
@@ -169,11 +173,10 @@ class Updates:
         self._used = 0
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, ApprovalAnswered) and event.approved:
-            self.running()  # a command the policy allowed starts now
         match event:
             case TaskStarted(task=task):
-                self._send(update_user_message_text(task))
+                if self._replaying:  # live, the client shows the prompt it sent
+                    self._send(update_user_message_text(task))
             case TextDelta(text=text):
                 chunk = self._thought.add(text)
                 if chunk:
@@ -189,22 +192,25 @@ class Updates:
             case Action(tool=tool, args=args):
                 self.current, self._running, self._diffs = f"call-{next(self._ids)}", False, []
                 self._send(self._start(self.current, tool, args))
-            case FileChanged() if self.current is not None:
+            case ToolStarted() if self.current is not None:
                 self.running()
-                self._diffs.append(self._diff(event))
+            case FileChanged() if self.current is not None:
+                self._diffs.append(self._change(event))
                 self._send(update_tool_call(self.current, content=list(self._diffs)))
-            case Observation(text=text, ok=ok) if self.current is not None:
+            case Observation(text=text, ok=ok, exit_code=code) if self.current is not None:
+                self.running()  # a log written before ToolStarted existed has none to replay
                 content = [*self._diffs, tool_content(text_block(text))]
-                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=content, raw_output=text))
+                self._send(update_tool_call(self.current, status="completed" if ok else "failed", content=content, raw_output=raw_output(text, code)))
                 self.current = None
             case UserCommand(command=command):
                 self.current, self._running, self._diffs = f"call-{next(self._ids)}", True, []
-                self._send(update_user_message_text(f"!{command}"))
+                if self._replaying:
+                    self._send(update_user_message_text(f"!{command}"))
                 title = f"Run `{command}` (typed by the user)"
                 self._send(start_tool_call(self.current, title, kind="execute", status="in_progress", raw_input={"command": command}))
             case UserCommandOutput(text=text, exit_code=code) if self.current is not None:
                 content = [*self._diffs, tool_content(text_block(text))]
-                self._send(update_tool_call(self.current, status="completed" if code == 0 else "failed", content=content, raw_output=text))
+                self._send(update_tool_call(self.current, status="completed" if code == 0 else "failed", content=content, raw_output=raw_output(text, code)))
                 self.current = None
             case TaskListUpdated(steps=steps):
                 self._send(update_plan(plan_entry(step.get("step", ""), status=PLAN_STATUSES.get(step.get("status", ""), "pending")) for step in steps))
@@ -223,19 +229,23 @@ class Updates:
             case _:
                 described = describe(event, self.root)
                 if described is not None and described.kind == "error":
-                    self._send(update_agent_message_text(f"{described.label}: {described.text}\n"))
+                    self._send(update_agent_message_text(paragraph(f"{described.label}: {described.text}")))
                 elif described is not None:
-                    self._send(update_agent_thought_text(f"[{described.label}: {described.text}]\n"))
+                    self._send(update_agent_thought_text(paragraph(f"[{described.label}: {described.text}]")))
 
     def replay(self, history: SessionHistory) -> None:
-        for event in history.events:
-            if not isinstance(event, (TextDelta, ThinkingDelta, ReplyFinished, Usage)):
-                self(event)
+        self._replaying = True
+        try:
+            for event in history.events:
+                if not isinstance(event, (TextDelta, ThinkingDelta, ReplyFinished, Usage)):
+                    self(event)
+        finally:
+            self._replaying = False
 
     def running(self) -> None:
-        """The current call passed its approval and runs: `in_progress`, said once. Every call
-        starts `pending` (it may yet ask); one that never shows it ran before its result goes
-        from `pending` to its final status."""
+        """The current call runs: `in_progress`, said once. Every call starts `pending`, goes
+        `in_progress` when the core starts it (a question it asks comes while it is in progress)
+        and ends `completed` or `failed`."""
         if self.current is not None and not self._running:
             self._running = True
             self._send(update_tool_call(self.current, status="in_progress"))
@@ -255,11 +265,16 @@ class Updates:
             title = call_text(tool, args)
         return start_tool_call(call_id, title, kind=kind, status="pending", locations=locations, raw_input={"tool": tool, "args": args})
 
-    def _diff(self, event: FileChanged) -> Any:
+    def _change(self, event: FileChanged) -> Any:
+        """The change as a `diff`, or for a binary file as text that says so (a diff of it would
+        be NULs and U+FFFD)."""
         path = Path(event.path)
-        new_text = _read(path) if not event.deleted else ""
-        old_text = None if event.created or event.backup is None else _read(Path(event.backup))
-        return tool_diff_content(str(path), new_text, old_text)
+        new = _read(path) if not event.deleted else b""
+        old = None if event.created or event.backup is None else _read(Path(event.backup))
+        if is_binary(new) or (old is not None and is_binary(old)):
+            size = len(old or b"") if event.deleted else len(new)
+            return tool_content(text_block(f"{shown_path(path, self.root)}: {binary_text(event.verb, size)}"))
+        return tool_diff_content(str(path), _text(new), _text(old) if old is not None else None)
 
     def permission(self, session_id: str, request: ApprovalRequest) -> _Permission:
         """The request for one approval: what is asked, each part's verdict, the sandbox, and
@@ -272,9 +287,9 @@ class Updates:
             lines.append(request.sandbox)
         if request.reason:
             lines.append(f"reason: {request.reason}")
-        content = [tool_content(text_block("\n".join(lines)))] if lines else []
+        content = [tool_content(text_block("\n\n".join(lines)))] if lines else []
         if request.kind == "write" and request.path:
-            content.insert(0, tool_diff_content(str(self.root / request.path), request.content, _read(self.root / request.path) or None))
+            content.insert(0, self._write_asked(request))
         if request.kind == "command":
             title, always = f"Run `{request.command}`", f"Always allow `{offered_rule(request)}`"
         elif request.kind == "tool":
@@ -284,23 +299,52 @@ class Updates:
         else:
             title, always = request.command, ""
         kind = {"command": "execute", "write": "edit", "read_sensitive": "read"}.get(request.kind, "other")
-        call = ToolCallUpdate(tool_call_id=self.current or f"ask-{next(self._ids)}", title=title, kind=kind, status="pending", content=content or None)
+        # a question about the current call leaves its status alone: it is in progress
+        status = None if self.current is not None else "pending"
+        call = ToolCallUpdate(tool_call_id=self.current or f"ask-{next(self._ids)}", title=title, kind=kind, status=status, content=content or None)
         options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
         if always:
             options.append(PermissionOption(option_id=ALLOW_ALWAYS, name=always, kind="allow_always"))
         options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
         return _Permission(session_id, call, options)
 
+    def _write_asked(self, request: ApprovalRequest) -> Any:
+        """A gated write's diff, or a note when the file it replaces is binary."""
+        path = self.root / request.path
+        old = _read(path)
+        if old and is_binary(old):
+            return tool_content(text_block(f"{request.path}: {binary_text('changed', len(request.content.encode()))}"))
+        return tool_diff_content(str(path), request.content, _text(old) or None)
+
+
+def raw_output(text: str, exit_code: int | None) -> dict[str, Any]:
+    """A call's `rawOutput`: an object, as clients built on typed models (Toad) require; the
+    spec allows any JSON there."""
+    return {"output": text, "exit_code": exit_code}
+
+
+def paragraph(text: str) -> str:
+    """A note in a stream of Markdown: a paragraph of its own, so it runs into neither the
+    thought before it nor the one after."""
+    return f"\n\n{text}\n\n"
+
+
+WITHDRAWN = ApprovalDecision(False, note="the prompt was cancelled", cancelled=True)
+"""A question the client answered `cancelled`, or one a `session/cancel` withdrew: no one's
+"no", so the call stops as interrupted (see ApprovalDecision.cancelled)."""
+
 
 def decision_for(request: ApprovalRequest, option: str | None) -> ApprovalDecision:
-    """The client's choice as the core's decision; a cancelled request is a rejection."""
+    """The client's choice as the core's decision; None (the `cancelled` outcome) is no choice."""
+    if option is None:
+        return WITHDRAWN
     if option == ALLOW_ONCE:
         return ApprovalDecision(True)
     if option == ALLOW_ALWAYS:
         if request.kind == "write":
             return ApprovalDecision(True, allow_writes=offered_rule(request))
         return ApprovalDecision(True, always_prefix=offered_rule(request) or None)
-    return ApprovalDecision(False, note="" if option == REJECT else "the client cancelled the request")
+    return ApprovalDecision(False)
 
 
 class _Approver:
@@ -314,14 +358,16 @@ class _Approver:
         self._session.post(question)
         while True:
             try:
-                decision = decision_for(request, question.answer.result(timeout=0.1))
+                option = question.answer.result(timeout=0.1)
                 break
             except concurrent.futures.TimeoutError:
                 if self._session.token.cancelled:
-                    return ApprovalDecision(False, note="the prompt was cancelled")
-        if decision.approved:
-            self._session.updates.running()
-        return decision
+                    return WITHDRAWN
+        if option is None:
+            # the spec's `cancelled` outcome answers a cancelled turn: the turn ends `cancelled`
+            # even when the client's session/cancel has not arrived (or was never sent)
+            self._session.token.cancel()
+        return decision_for(request, option)
 
 
 class AcpSession:
@@ -509,7 +555,7 @@ class AcpAgent:
         def progress(what: str, done: float, total: float) -> None:
             if done - shown[0] >= PROGRESS_EVERY:
                 shown[0] = done
-                session.post(update_agent_message_text(f"[{progress_text(what, done, total)}]\n"))
+                session.post(update_agent_message_text(paragraph(f"[{progress_text(what, done, total)}]")))
 
         try:
             await asyncio.to_thread(self._local.wait_ready, progress)
@@ -517,7 +563,7 @@ class AcpAgent:
             self._local = None
             raise RequestError.internal_error({"message": str(exc)}) from None
         self._local_loaded = True
-        session.post(update_agent_message_text(f"[local model ready: {self._local.model.name}]\n"))
+        session.post(update_agent_message_text(paragraph(f"[local model ready: {self._local.model.name}]")))
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
@@ -614,15 +660,20 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _read(path: Path) -> str:
-    """A file's text for a diff; "" for a missing file or one that is not regular (a FIFO would block)."""
-    return read_regular(path, DIFF_READ) or ""
+def _text(data: bytes) -> str:
+    """A side that is not binary, as text: only a character cut at the read's limit is dropped."""
+    return data.decode("utf-8", "ignore")
+
+
+def _read(path: Path) -> bytes:
+    """A file's bytes for a diff; b"" for a missing file or one that is not regular (a FIFO would block)."""
+    return read_regular_bytes(path, DIFF_READ) or b""
 
 
 async def serve(flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> None:
     agent = AcpAgent(flags, approval, writes)
     try:
-        await run_agent(agent)
+        await run_agent(agent, await stdio_transport())
     finally:
         await agent.close()
 

@@ -64,8 +64,12 @@ class EventBridge:
             self._target.post_message(StreamChunk(text, thinking, self._conversation))
 
 
+CANCELLED = ApprovalDecision(False, note="the run was cancelled", cancelled=True)
+"""A question withdrawn by a cancel: no one answered it (see ApprovalDecision.cancelled)."""
+
+
 class ModalApprover:
-    """Asks through a modal screen built by `make_screen`; a cancelled run means "no"."""
+    """Asks through a modal screen built by `make_screen`; a cancel withdraws the question."""
 
     def __init__(
         self,
@@ -102,9 +106,9 @@ class ModalApprover:
                         self._app.call_from_thread(_dismiss_if_open, self._app, screen)
                     except RuntimeError:  # the app already stopped; nothing to dismiss
                         pass
-                    return ApprovalDecision(False, note="the run was cancelled")
+                    return CANCELLED
 
 
 def _dismiss_if_open(app: App, screen: object) -> None:
     if screen in app.screen_stack:
-        screen.dismiss(ApprovalDecision(False, note="the run was cancelled"))  # type: ignore[attr-defined]
+        screen.dismiss(CANCELLED)  # type: ignore[attr-defined]

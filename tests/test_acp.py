@@ -104,7 +104,7 @@ async def test_a_prompt_streams_thought_tool_calls_and_the_answer(endpoint, proj
         await settle(client)
     assert response.stop_reason == "end_turn"
     assert (project / "a.py").read_text() == "print(1)\n"
-    assert client.text(UserMessageChunk) == "create a.py"
+    assert client.text(UserMessageChunk) == "", "the client shows the prompt it sent: echoing it showed it twice"
     assert "I will write the file" in client.text(AgentThoughtChunk)
     assert client.text(AgentMessageChunk) == "a.py prints 1"
     [start] = client.of(ToolCallStart)
@@ -381,7 +381,7 @@ def test_the_thought_streams_as_it_arrives_and_holds_back_a_partial_tag() -> Non
         (ApprovalRequest("write", "x", "/p", path="a.py"), "allow-always", ApprovalDecision(True, allow_writes="*")),
         (ApprovalRequest("command", "ls", "/p"), "allow", ApprovalDecision(True)),
         (ApprovalRequest("command", "ls", "/p"), "reject", ApprovalDecision(False)),
-        (ApprovalRequest("command", "ls", "/p"), None, ApprovalDecision(False, note="the client cancelled the request")),
+        (ApprovalRequest("command", "ls", "/p"), None, ApprovalDecision(False, note="the prompt was cancelled", cancelled=True)),
     ],
 )
 def test_the_clients_choice_becomes_the_cores_decision(request_: ApprovalRequest, option: str | None, decision: ApprovalDecision) -> None:

@@ -103,7 +103,7 @@ def test_load_replays_then_answers_then_continues(client: Path, endpoint: Script
     (project / "notes.txt").write_text("hello\n")
     endpoint.script(Reply('<action>read_file("notes.txt")</action>'), answer_reply("the notes say hello"), answer_reply("still hello"))
     result = run_client(client, "load", project)
-    replayed = ["user_message_chunk", "tool_call", "tool_call_update", "agent_thought_chunk", "agent_message_chunk"]
+    replayed = ["user_message_chunk", "tool_call", "tool_call_update", "tool_call_update", "agent_thought_chunk", "agent_message_chunk"]
     assert result == {"replayed": replayed, "stopReason": "end_turn"}
     assert any("what do the notes say?" in m["content"] for m in endpoint.requests[-1]["messages"]), "the loaded conversation reached the model"
 

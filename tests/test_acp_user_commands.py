@@ -29,4 +29,5 @@ async def test_a_bang_prompt_runs_as_a_tool_call_without_asking(endpoint, projec
     [start] = client.of(ToolCallStart)
     assert start.kind == "execute" and "echo from-acp" in start.title
     done = client.of(ToolCallProgress)[-1]
-    assert done.status == "completed" and done.tool_call_id == start.tool_call_id and "from-acp" in done.raw_output
+    assert done.status == "completed" and done.tool_call_id == start.tool_call_id and "from-acp" in done.raw_output["output"]
+    assert done.raw_output["exit_code"] == 0

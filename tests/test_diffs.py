@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mzagent_tui.agent.sessions.diffs import MAX_DIFF_LINES, file_diff
+import pytest
+
+from mzagent_tui.agent.sessions.diffs import MAX_DIFF_LINES, file_diff, is_binary
 from mzagent_tui.agent.events import FileChanged, event_from_dict
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
@@ -44,7 +46,25 @@ def test_files_a_command_changed_carry_diffs_too(server, project: Path) -> None:
     assert "-old\n+new\n" in changes["a.txt"].diff
     assert changes["gone.txt"].deleted and changes["gone.txt"].diff.splitlines()[:2] == ["--- a/gone.txt", "+++ /dev/null"]
     assert changes["made.txt"].diff.endswith("+x\n\\ No newline at end of file\n")
-    assert changes["bin.dat"].diff == "" and changes["bin.dat"].summary(project) == "created bin.dat"
+    assert changes["bin.dat"].diff == "" and changes["bin.dat"].summary(project) == "created bin.dat (binary file created, 2 bytes)"
+    assert changes["a.txt"].binary_size is None and changes["gone.txt"].binary_size is None
+
+
+@pytest.mark.parametrize(
+    ("data", "binary"),
+    [
+        (b"plain text\n", False),
+        ("héllo wörld\n".encode(), False),
+        ("é".encode()[:1], False),  # a character cut at the end of what was read
+        (b"a\x00b", True),
+        (b"x" * 7999 + b"\x00", True),
+        (b"x" * 8000 + b"\x00", False),  # git looks at the first 8000 bytes only
+        (b"caf\xe9\n", True),  # Latin-1: not UTF-8, would show U+FFFD
+        (b"\xff\xfe", True),
+    ],
+)
+def test_binary_is_decided_as_git_does_and_by_utf8(data: bytes, binary: bool) -> None:
+    assert is_binary(data) is binary
 
 
 def test_secrets_are_redacted_from_diffs(server, project: Path) -> None:

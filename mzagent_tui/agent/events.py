@@ -17,6 +17,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mzagent_tui.agent.sessions.diffs import binary_text
+
 
 class StopReason(str, Enum):
     """Why a run ended."""
@@ -98,6 +100,15 @@ class Action(Event):
 
 
 @dataclass(frozen=True)
+class ToolStarted(Event):
+    """The loop hands the call of the last `Action` to its tool: from here it runs (a question
+    it asks comes while it runs). Front-ends that show a call's status say `in_progress`."""
+
+    kind: ClassVar[str] = "tool_started"
+    tool: str
+
+
+@dataclass(frozen=True)
 class ApprovalAsked(Event):
     kind: ClassVar[str] = "approval_asked"
     command: str
@@ -139,6 +150,8 @@ class FileChanged(Event):
     the file (no digest then). `old_mode`: the permission bits before, which undo restores;
     `mode_only`: a command changed only the permissions (`chmod`), no content was saved.
     `diff`: the change as a unified diff ("" for a binary or huge file), with its line counts.
+    `binary_size`: the file is binary (sessions.diffs.is_binary), so it has no diff: its size in
+    bytes after the change (before it, when deleted).
     """
 
     kind: ClassVar[str] = "file_changed"
@@ -152,15 +165,22 @@ class FileChanged(Event):
     diff: str = ""
     added: int = 0
     removed: int = 0
+    binary_size: int | None = None
+
+    @property
+    def verb(self) -> str:
+        return "deleted" if self.deleted else "created" if self.created else "changed"
 
     def summary(self, root: Path) -> str:
-        """`changed src/a.py (+12 −3)`: one line for the transcript title, the export and the terminal."""
+        """`changed src/a.py (+12 −3)`, `changed a.pyc (binary file changed, 1234 bytes)`: one
+        line for the transcript title, the export and the terminal."""
         shown = shown_path(Path(self.path), root)
         if self.mode_only:
             return f"changed the permissions of {shown}"
-        verb = "deleted" if self.deleted else "created" if self.created else "changed"
+        if self.binary_size is not None:
+            return f"{self.verb} {shown} ({binary_text(self.verb, self.binary_size)})"
         counts = f" (+{self.added} −{self.removed})" if self.diff else ""
-        return f"{verb} {shown}{counts}"
+        return f"{self.verb} {shown}{counts}"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ from mzagent_tui.agent.events import (
     TextDelta,
     ThinkingDelta,
     Thought,
+    ToolStarted,
     Undone,
     Usage,
 )
@@ -80,6 +81,8 @@ T = TypeVar("T")
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
+CALL_INTERRUPTED = "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal."
+"""What the model reads of a call cut short by a cancel (a question withdrawn included)."""
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,7 @@ class Agent:
     def _read_as_step(self, name: str, result: ToolResult) -> None:
         """A read the agent made for the model, shown and kept as the model's own step."""
         self.emit(Action("read_file", [name]))
+        self.emit(ToolStarted("read_file"))
         if self.native:
             call = NativeCall(f"mention-{len(self.messages)}", "read_file", json.dumps({"file_path": name}))
             self._add(assistant_message("", call))
@@ -413,7 +417,7 @@ class Agent:
         try:
             result = self._call_tool(parsed.tool, parsed.args)
         except Cancelled:
-            self._observe("The user cancelled this call.")
+            self._observe(CALL_INTERRUPTED)
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
@@ -432,6 +436,7 @@ class Agent:
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
         the model reads the hook's reason instead of a result."""
+        self.emit(ToolStarted(tool))
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)

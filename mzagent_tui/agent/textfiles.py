@@ -26,6 +26,12 @@ def count_lines(text: str) -> int:
 def read_regular(path: Path, limit: int) -> str | None:
     """The first `limit` bytes of a regular file as text, or None when it is missing, unreadable
     or not a regular file: a planted FIFO would block a plain read forever."""
+    data = read_regular_bytes(path, limit)
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def read_regular_bytes(path: Path, limit: int) -> bytes | None:
+    """The first `limit` bytes of a regular file, as `read_regular` reads them."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -42,7 +48,7 @@ def read_regular(path: Path, limit: int) -> str | None:
                 break
             chunks.append(chunk)
             wanted -= len(chunk)
-        return b"".join(chunks).decode("utf-8", "replace")
+        return b"".join(chunks)
     except OSError:
         return None
     finally:

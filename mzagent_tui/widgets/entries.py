@@ -388,7 +388,7 @@ class DiffEntry(Entry):
         if total > DIFF_SHOWN_LINES:
             title.append(f"  {total} diff lines (enter to expand)", style="dim")
         body: list[Widget] = [self.view] if event.diff else []
-        super().__init__("change", *body, title=title, plain=event.diff)
+        super().__init__("change", *body, title=title, plain=event.diff or event.summary(root))
         self.set_class(total > DIFF_SHOWN_LINES, "-long")
 
     def action_toggle(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import Tool, ToolError, ToolResult
@@ -101,6 +102,8 @@ class McpTool:
                 read_only=self.remote.read_only,
             )
         )
+        if decision.cancelled:
+            raise Cancelled()
         if not decision.approved:
             note = f" Their note: {decision.note}" if decision.note else ""
             return ToolResult(f"The user rejected the call to {self.remote.full_name}.{note} Do something else, or ask in the final answer.", ok=False)

@@ -123,6 +123,10 @@ class ApprovalDecision:
     """The content to write instead, when the user edited a write."""
     allow_writes: str | None = None
     """Allow writes to paths matching this glob ("*": every path) for the rest of the session."""
+    cancelled: bool = False
+    """The run was cancelled while asking: no one answered. A tool about to act raises
+    `Cancelled` (the model reads that it was interrupted, not refused); a question about what a
+    command already did keeps its safe answer (not approved)."""
 
 
 class Approver(Protocol):

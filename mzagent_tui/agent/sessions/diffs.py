@@ -4,6 +4,7 @@ cannot change what the log says was written."""
 
 from __future__ import annotations
 
+import codecs
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,8 @@ MAX_DIFF_LINES = 20_000
 MAX_SIDE_BYTES = 4 * 1024 * 1024
 """Bigger files are not diffed: only their sizes are reported."""
 CONTEXT_LINES = 3
+BINARY_PROBE = 8000
+"""Bytes searched for a NUL, as git does to call a file binary."""
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,29 @@ def read_side(path: Path | None) -> bytes | None:
         return None
 
 
+def is_binary(data: bytes) -> bool:
+    """As git decides: a NUL in the first 8000 bytes; and, since diffs are shown as UTF-8, content
+    that is not UTF-8 (decoded with "replace" it would show U+FFFD). `data` may be the head of a
+    larger file: a character cut at its end does not count."""
+    if b"\x00" in data[:BINARY_PROBE]:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+def binary_text(verb: str, size: int) -> str:
+    """What is shown instead of a diff for a binary file: `binary file changed, 1234 bytes`."""
+    return f"binary file {verb}, {size} byte{'s' if size != 1 else ''}"
+
+
 def _text(data: bytes | None) -> str | None:
     """The content as text, or None for a binary, non-UTF-8 or huge file."""
     if data is None:
         return ""
-    if len(data) > MAX_SIDE_BYTES or b"\x00" in data[:8192]:
+    if len(data) > MAX_SIDE_BYTES or is_binary(data):
         return None
     try:
         return data.decode("utf-8")

@@ -17,6 +17,7 @@ import re
 import stat
 from pathlib import Path
 
+from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
@@ -81,7 +82,10 @@ class FileTools:
             kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
             ask_even_if_allowed=is_private_home_entry(path),
         )
-        if not self._ctx.approver.approve(request).approved:
+        decision = self._ctx.approver.approve(request)
+        if decision.cancelled:
+            raise Cancelled()
+        if not decision.approved:
             raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
 
     def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
@@ -227,6 +231,8 @@ class FileTools:
             path=rel, diff=self._ctx.redact.exact(change.text) if change else "", content=content,
         )
         decision = self._ctx.approver.approve(request)
+        if decision.cancelled:
+            raise Cancelled()
         if not decision.approved:
             note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
             if planted:

@@ -8,6 +8,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
+from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.commands import analyse
@@ -15,7 +16,7 @@ from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reas
 from mzagent_tui.agent.safety.sandbox import Confinement
 from mzagent_tui.agent.safety.textsafe import strip_control
 from mzagent_tui.agent.safety.users_git import is_own_git
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, is_binary, read_side
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
@@ -61,6 +62,8 @@ class ShellTool:
             analysis=analysis,
         )
         decision = ctx.approver.approve(request)
+        if decision.cancelled:
+            raise Cancelled()
         to_run = decision.command or command
         confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning)
         ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
@@ -196,18 +199,31 @@ class ShellTool:
                 digest = hashlib.sha256(data).hexdigest() if len(data) <= MAX_SIDE_BYTES else _file_digest(path)
             except OSError:
                 pass
-        diff = None
+        diff = binary_size = None
         if not change.mode_only:
             old = read_side(backup) if change.status != "A" else None
             if change.status == "A" or old is not None:
                 diff = file_diff(change.path, old, data if change.status != "D" else None)
+            binary_size = _binary_size(path, backup, old, data, change.status == "D")
         self._ctx.emit(
             FileChanged(
                 str(path), created=change.status == "A", backup=str(backup) if backup else None, sha256=digest,
                 deleted=change.status == "D", old_mode=change.old_mode, mode_only=change.mode_only,
                 diff=self._ctx.redact.exact(diff.text) if diff else "", added=diff.added if diff else 0, removed=diff.removed if diff else 0,
+                binary_size=binary_size,
             )
         )
+
+
+def _binary_size(path: Path, backup: Path | None, old: bytes | None, new: bytes | None, deleted: bool) -> int | None:
+    """The size a binary change is told with (the file's after it, the backup's when deleted), or
+    None when its sides are text: it is shown as "binary file changed, N bytes", never as a diff."""
+    if not any(side is not None and is_binary(side) for side in (old, new)):
+        return None
+    try:
+        return (backup if deleted and backup is not None else path).stat().st_size
+    except OSError:
+        return len((old if deleted else new) or b"")
 
 
 def _file_digest(path: Path) -> str:
