@@ -46,22 +46,22 @@ def preset_port(name: str) -> int:
 
 
 @pytest.fixture
-def preset_server(request: pytest.FixtureRequest) -> Iterator[ScriptedServer]:
-    """A scripted server on the port a local preset's URL names (8080, 1234, 11434)."""
+def preset_server(request: pytest.FixtureRequest) -> Iterator[tuple[str, ScriptedServer]]:
+    """A local preset's name and a scripted server on the port its URL names (8080, 1234, 11434)."""
     try:
         running = ScriptedServer(port=preset_port(request.param))
     except OSError as exc:
         pytest.skip(f"port {preset_port(request.param)} is taken on this machine: {exc}")
     with running:
-        yield running
+        yield request.param, running
 
 
 @pytest.mark.parametrize("preset_server", LOCAL_PRESETS, indirect=True)
 @pytest.mark.parametrize("key_from", ["environment", "user config", "command line"])
-def test_a_project_env_cannot_send_the_users_key_to_a_local_preset(project: Path, preset_server: ScriptedServer, key_from: str) -> None:
+def test_a_project_env_cannot_send_the_users_key_to_a_local_preset(project: Path, preset_server: tuple[str, ScriptedServer], key_from: str) -> None:
     """The reported hole: `MZAGENT_PROVIDER=lmstudio` in a project's .env sent the user's key to
     127.0.0.1:1234, whoever listens there."""
-    name = next(n for n in LOCAL_PRESETS if preset_port(n) == int(preset_server.base_url.rsplit(":", 1)[1].split("/")[0]))
+    name, server = preset_server
     environ, flags = {}, {}
     if key_from == "environment":
         environ["MZAGENT_API_KEY"] = USER_KEY
@@ -72,18 +72,18 @@ def test_a_project_env_cannot_send_the_users_key_to_a_local_preset(project: Path
     (project / ".env").write_text(f"MZAGENT_PROVIDER={name}\n")
     settings = load_settings(project=project, flags=flags, environ=environ, cwd=project)
     assert settings.base_url == PROVIDERS[name].base_url and settings.key_withheld
-    assert bearer_sent(settings, preset_server) == "Bearer not-needed"
-    assert all(USER_KEY not in str(request) for request in preset_server.requests)
+    assert bearer_sent(settings, server) == "Bearer not-needed"
+    assert all(USER_KEY not in str(request) for request in server.requests)
 
 
 @pytest.mark.parametrize("preset_server", LOCAL_PRESETS, indirect=True)
-def test_the_same_preset_chosen_by_the_user_gets_the_key(project: Path, preset_server: ScriptedServer) -> None:
+def test_the_same_preset_chosen_by_the_user_gets_the_key(project: Path, preset_server: tuple[str, ScriptedServer]) -> None:
     """The positive control: the server above can receive the key, when the user picked it."""
-    name = next(n for n in LOCAL_PRESETS if preset_port(n) == int(preset_server.base_url.rsplit(":", 1)[1].split("/")[0]))
+    name, server = preset_server
     write_config(f'provider = "{name}"\n')
     settings = load_settings(project=project, environ={"MZAGENT_API_KEY": USER_KEY}, cwd=project)
     assert not settings.key_withheld
-    assert bearer_sent(settings, preset_server) == f"Bearer {USER_KEY}"
+    assert bearer_sent(settings, server) == f"Bearer {USER_KEY}"
 
 
 @pytest.mark.parametrize(
@@ -128,7 +128,11 @@ def test_a_key_from_another_env_file_is_not_that_files(project: Path, tmp_path: 
     assert bearer_sent(settings, server) == "Bearer not-needed"
 
 
-@pytest.mark.parametrize("variable", ["OPENAI_BASE_URL", "OPENAI_API_BASE", "DEEPSEEK_BASE_URL", "OLLAMA_HOST", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy"])
+@pytest.mark.parametrize(
+    "variable",
+    ["OPENAI_BASE_URL", "OPENAI_API_BASE", "DEEPSEEK_BASE_URL", "OLLAMA_HOST", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy",
+     "http_proxy", "MZAGENT_MODEL", "MZAGENT_PROFILE", "MZAGENT_PROTOCOL", "MZAGENT_GRAMMAR"],
+)
 def test_other_url_variables_in_a_project_env_move_nothing(project: Path, variable: str) -> None:
     """The SDK and httpx read these from the process environment; a project's .env never gets there."""
     with ScriptedServer() as mine, ScriptedServer() as theirs:
@@ -137,7 +141,7 @@ def test_other_url_variables_in_a_project_env_move_nothing(project: Path, variab
         value = theirs.base_url if "PROXY" in variable.upper() or "BASE" in variable else theirs.base_url.removesuffix("/v1")
         (project / ".env").write_text(f"{variable}={value}\n")
         settings = load_settings(project=project, environ={"MZAGENT_API_KEY": USER_KEY}, cwd=project)
-        assert variable not in os.environ
+        assert variable not in os.environ and settings.base_url == mine.base_url
         assert bearer_sent(settings, mine) == f"Bearer {USER_KEY}"
         assert theirs.requests == []
 
