@@ -61,6 +61,8 @@ DELETES = [
     "git -C . clean -f",
     "git --no-pager clean -n",
     "git rm f",
+    "/usr/lib/git-core/git-clean -fdx",
+    "/usr/lib/git-core/git-rm f",
     "rsync -a --delete src/ dst/",
     "rsync -a --delete-after src/ dst/",
     "rsync -a --del src/ dst/",
@@ -103,7 +105,19 @@ PUBLISHES = [
     "git p4 submit",
     "timeout 9 git send-pack origin main",
     "bash -c 'git send-pack origin main'",
+    "/usr/lib/git-core/git-send-pack origin main",
+    "git-http-push https://example.com/x.git main",
+    "git remote-https origin https://example.com/x.git",
+    "git-remote-https origin https://example.com/x.git",
+    "git remote-ext origin 'sh -c x'",
 ]
+
+
+@pytest.mark.parametrize("command", ["/usr/lib/git-core/git-push origin main", "git-push origin main", "env /usr/lib/git-core/git-push"])
+def test_gits_own_programs_are_the_git_commands_they_are(command: str, project: Path) -> None:
+    """git's exec-path holds `git-push`, a link to git that pushes: the rule `git push` denies it."""
+    overall, parts = judged(command, project, "git push")
+    assert overall == DENY and "denied by the rule 'git push'" in " ".join(parts), parts
 
 
 @pytest.mark.parametrize("command", PUBLISHES)
@@ -182,6 +196,7 @@ STILL_ALLOWED = [
     "git status",
     "git commit -m 'push it'",
     "git log --oneline",
+    "/usr/lib/git-core/git-status",
     "make -j4 test",
     "make test",
     "vim README.md",

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety import safe_commands, safe_git
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
+from mzagent_tui.agent.safety.effects import GIT_COMMANDS
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
 from mzagent_tui.agent.safety.sensitive import is_secret
@@ -475,7 +476,7 @@ def _carried(part: Part, state: _State, depth: int, nested: list[Part]) -> None:
 
 def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     words, program = part.words, part.program
-    part.rule_words = safe_git.rule_words([program, *words[1:]]) if program == "git" else [program, *words[1:]]
+    part.rule_words = _rule_words(program, words[1:])
     if part.wrapper:
         part.safe = not (part.problems or part.concerns or part.risks)
         return
@@ -547,6 +548,17 @@ def _interpreter(program: str) -> str | None:
     if match is None:
         return None
     return "python" if match.group(1) == "pypy" else match.group(1)
+
+
+def _rule_words(program: str, args: list[str]) -> list[str]:
+    """The argv as rules see it: git's global options dropped (`git -C . push` is `git push`), and
+    git's own programs read as the git command they are (`/usr/lib/git-core/git-push` is a link
+    to git that pushes)."""
+    if program == "git":
+        return safe_git.rule_words([program, *args])
+    if program.startswith("git-") and program[4:] in GIT_COMMANDS:
+        return ["git", program[4:], *args]
+    return [program, *args]
 
 
 def _reads_code_from_input(part: Part) -> bool:

@@ -111,7 +111,7 @@ EFFECTS = (
         PUBLISHES,
         rules=(("git", "push"),),
         programs=(("git", "push"), ("git", "send-pack"), ("git", "http-push"), ("git", "subtree", "push"), ("git", "lfs", "push"),
-                  ("git", "svn", "dcommit"), ("git", "p4", "submit")),
+                  ("git", "svn", "dcommit"), ("git", "p4", "submit"), *(("git", f"remote-{helper}") for helper in ("http", "https", "ftp", "ftps", "ext", "fd"))),
     ),
 )
 
