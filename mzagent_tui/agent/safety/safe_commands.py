@@ -196,7 +196,7 @@ CARRIERS: dict[str, Carrier] = {
     "git bisect": _c(runs="run"),
     # programs whose option values are code in their own language, which can run commands
     "less": _c(code="-k --lesskey-file --lesskey-src --lesskey-content", valued="-b -h -j -o -O -p -P -t -T -x -y -z", plus=True),
-    **dict.fromkeys(VIM_PROGRAMS[:-1], _VIM),
+    **dict.fromkeys((name for name in VIM_PROGRAMS if name != "nvim"), _VIM),
     "nvim": _c(code=_VIM_CODE + " -l", valued="-T -i -W -t", plus=True),
     "make": _c(code="--eval -E", valued="-f -C -I -o -W --file --makefile --directory --include-dir --old-file --assume-old --what-if --new-file --assume-new",
                optional="-j -l --jobs --load-average"),
