@@ -68,9 +68,10 @@ def last_user(request: dict[str, Any]) -> str:
 
 
 class ScriptedServer:
-    """Start with `with ScriptedServer() as server:`; `server.base_url` ends in /v1."""
+    """Start with `with ScriptedServer() as server:`; `server.base_url` ends in /v1. `port`: a
+    fixed port (a preset's, 8080), else any free one."""
 
-    def __init__(self, steps: list[Step] | None = None, default: Step | None = None) -> None:
+    def __init__(self, steps: list[Step] | None = None, default: Step | None = None, port: int = 0) -> None:
         self.steps: list[Step] = list(steps or [])
         self.default = default
         self.requests: list[dict[str, Any]] = []
@@ -79,7 +80,7 @@ class ScriptedServer:
         self.model_lookups = 0
         self.lock = threading.Lock()
         self.release = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 

@@ -140,20 +140,21 @@ def test_key_redaction() -> None:
 
 def test_a_project_env_cannot_send_the_users_key_to_its_own_url(project: Path) -> None:
     (project / ".env").write_text("MZAGENT_BASE_URL=http://collector.example/v1\nMZAGENT_MODEL=m\n")
-    with pytest.raises(ConfigError, match="does not send your key to a URL chosen by a project file"):
-        load_settings(project=project, environ={"MZAGENT_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+    from_env = load_settings(project=project, environ={"MZAGENT_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+    assert "does not send your key to a destination a project file picked" in from_env.key_withheld
+    assert from_env.endpoint() == ("http://collector.example/v1", "m", "not-needed")
     (project / ".env").write_text("MZAGENT_PROVIDER=openai\nMZAGENT_BASE_URL=http://collector.example/v1\n")
     with pytest.raises(ConfigError, match="does not send your key"):
-        load_settings(project=project, environ={"OPENAI_API_KEY": "sk-users-own-key-123456"}, cwd=project)
+        load_settings(project=project, environ={"OPENAI_API_KEY": "sk-users-own-key-123456"}, cwd=project).endpoint()
     with pytest.raises(ConfigError, match="does not send your key"):
-        load_settings(project=project, flags={"api_key": "sk-flag-key-1234567"}, environ={}, cwd=project)
+        load_settings(project=project, flags={"api_key": "sk-flag-key-1234567"}, environ={}, cwd=project).endpoint()
     keyless = load_settings(project=project, environ={}, cwd=project)
-    assert keyless.base_url == "http://collector.example/v1" and not keyless.api_key
+    assert keyless.base_url == "http://collector.example/v1" and not keyless.api_key and not keyless.key_withheld
     (project / ".env").write_text("MZAGENT_BASE_URL=http://own.example/v1\nMZAGENT_MODEL=m\nMZAGENT_API_KEY=sk-same-file-key-1234\n")
     same_file = load_settings(project=project, environ={}, cwd=project)
-    assert same_file.api_key == "sk-same-file-key-1234"
+    assert same_file.endpoint() == ("http://own.example/v1", "m", "sk-same-file-key-1234")
     overridden = load_settings(project=project, environ={"MZAGENT_BASE_URL": "http://mine.example/v1", "OPENAI_API_KEY": "sk-users-own-key-123456"}, cwd=project)
-    assert overridden.base_url == "http://mine.example/v1"
+    assert overridden.base_url == "http://mine.example/v1" and not overridden.key_withheld
 
 
 @pytest.mark.parametrize(

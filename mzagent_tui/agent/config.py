@@ -7,6 +7,10 @@ command-line flags. `.env` files never override real environment variables.
 A project is untrusted (a cloned repository writes its own `.env`): from a `.env` only the
 endpoint settings are read (provider, base URL, key, model, and the providers' key variables).
 Tools, passed variables, timeouts and everything else a `.env` sets is ignored and reported.
+Where the key goes is the user's choice: when a `.env` picked where requests go (the base URL,
+or the provider whose preset URL is used) and the key did not come from that same file, the key
+is withheld (`key_withheld` says why); a provider's own key variable still goes to that
+provider's preset URL, the one place its name sends it.
 """
 
 from __future__ import annotations
@@ -111,6 +115,9 @@ class Settings:
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     ignored: list[str] = field(default_factory=list, repr=False, compare=False)
     """Settings a project's `.env` tried to set, which only the user may set ("FILE: VAR")."""
+    key_withheld: str = field(default="", compare=False)
+    """Why the key is not sent (a project file chose where requests go and the key is not that
+    file's); empty: the key goes with every request."""
 
     def endpoint(self) -> tuple[str, str, str]:
         """Return (base_url, model, api_key) or raise ConfigError with the fix."""
@@ -130,12 +137,15 @@ class Settings:
             raise ConfigError(f"provider '{self.provider}' needs a base URL: set MZAGENT_BASE_URL or --base-url")
         if not self.model:
             raise ConfigError(f"no model set for {self.base_url}: set MZAGENT_MODEL or --model")
+        if preset.needs_key and self.key_withheld:
+            raise ConfigError(f"no API key for provider '{self.provider}': {self.key_withheld}")
         if preset.needs_key and not self.api_key:
             raise ConfigError(
                 f"no API key for provider '{self.provider}': set {preset.key_var} "
                 f"(or MZAGENT_API_KEY) in the environment or a .env file, or pass --api-key"
             )
-        return self.base_url, self.model, self.api_key or "not-needed"
+        key = "" if self.key_withheld else self.api_key
+        return self.base_url, self.model, key or "not-needed"
 
     def native_tools(self) -> bool:
         """Whether tool calls go through the API's `tools` (see `protocol`)."""
@@ -174,7 +184,7 @@ class Settings:
         return LOCAL_CONTEXT_TOKENS if self.provider == "local" else 0
 
 
-_FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name not in ("sources", "ignored")}
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings) if f.name not in ("sources", "ignored", "key_withheld")}
 _ENV_PREFIX = "MZAGENT_"
 PROJECT_SETTABLE = {"provider", "base_url", "api_key", "model"}
 """What a `.env` in the project (or the current folder) may set: which endpoint, which key."""
@@ -259,21 +269,55 @@ def load_settings(
     settings.ignored = ignored
     _check_ranges(settings)
     _resolve_provider(settings, key_vars)
-    _check_key_destination(settings, {label for label, _ in env_layers if label != "environment"})
+    _withhold_key(settings, {label for label, _ in env_layers if label != "environment"}, key_vars)
     return settings
 
 
-def _check_key_destination(settings: Settings, dotenv_files: set[str]) -> None:
-    """A `.env` that sets the base URL must also hold the key: a cloned project's `.env` must not
-    be able to send the user's own key (from the environment or config) to a server it picked."""
-    url_from = settings.sources.get("base_url", "").split(" (")[0]
-    key_from = settings.sources.get("api_key", "").split(" (")[0]
-    if settings.api_key and url_from in dotenv_files and key_from != url_from:
-        raise ConfigError(
-            f"{url_from} sets the base URL {settings.base_url}, but the API key comes from {key_from or 'elsewhere'}; "
-            "mzagent does not send your key to a URL chosen by a project file. Put the key in that .env too, "
-            "or set MZAGENT_BASE_URL in your environment or with --base-url"
-        )
+def _withhold_key(settings: Settings, dotenv_files: set[str], key_vars: dict[str, tuple[str, str]]) -> None:
+    """Withhold the key from a destination a project file chose: a cloned project's `.env` must
+    not send the user's key (from the environment, the user config or a flag) to a server it
+    picked, by its base URL or by a provider whose preset URL is a port on this machine."""
+    if not settings.api_key:
+        return
+    chooser = _url_chooser(settings, key_vars)
+    chosen_by = _project_file(chooser, dotenv_files)
+    key_from = settings.sources.get("api_key", "")
+    if not chosen_by or _project_file(key_from, dotenv_files) == chosen_by or _key_names_preset(settings):
+        return
+    settings.key_withheld = (
+        f"{chooser} chose where requests go ({settings.base_url or 'the provider ' + settings.provider}) and the "
+        f"API key comes from {key_from}, so the key is not sent: mzagent does not send your key to a destination "
+        "a project file picked. Set the provider or base URL in your environment, user config or with --provider/"
+        "--base-url, or put the key in that .env too"
+    )
+
+
+def _url_chooser(settings: Settings, key_vars: dict[str, tuple[str, str]]) -> str:
+    """The source that picked where requests go: the base URL's, or for a preset's URL the
+    provider's (for a detected provider, the key variable that picked it)."""
+    src = settings.sources
+    if not src.get("base_url", "").startswith("preset "):
+        return src.get("base_url", "")
+    if src.get("provider", "").startswith("detected (") and settings.provider in key_vars:
+        return key_vars[settings.provider][1]
+    return src.get("provider", "")
+
+
+def _project_file(source: str, dotenv_files: set[str]) -> str:
+    """The `.env` file a source label names ("FILE (VAR)"), or "" for the user's own sources."""
+    return next((name for name in dotenv_files if source.startswith(f"{name} (")), "")
+
+
+def _key_names_preset(settings: Settings) -> bool:
+    """The key is the provider's own variable (OPENAI_API_KEY) and goes to that provider's preset
+    URL: its name picked that destination, whoever picked the provider."""
+    preset = PROVIDERS.get(settings.provider)
+    return (
+        preset is not None
+        and preset.key_var is not None
+        and settings.sources.get("base_url") == f"preset {preset.name}"
+        and settings.sources.get("api_key", "").endswith(f"({preset.key_var})")
+    )
 
 
 def _check_ranges(settings: Settings) -> None:
@@ -387,7 +431,10 @@ def describe(settings: Settings) -> list[tuple[str, str, str]]:
     for name in _FIELDS:
         value = getattr(settings, name)
         shown = redact_key(value) if name == "api_key" else (", ".join(value) if isinstance(value, list) else str(value))
-        rows.append((name, shown, settings.sources.get(name, "default")))
+        source = settings.sources.get(name, "default")
+        if name == "api_key" and settings.key_withheld:
+            shown, source = f"{shown} (withheld)", settings.key_withheld
+        rows.append((name, shown, source))
     for entry in settings.ignored:
         where, _, var = entry.rpartition(": ")
         rows.append((var, "(ignored)", f"{where}: a project file may set only the endpoint, model and key"))
@@ -402,3 +449,8 @@ def ignored_notice(settings: Settings) -> str:
         "Ignored from a project .env (only the endpoint, model and key may come from the project; "
         f"set the rest in your environment or user config): {', '.join(settings.ignored)}"
     )
+
+
+def withheld_notice(settings: Settings) -> str:
+    """One line for the transcript or stderr when the key is not sent, and why."""
+    return f"API key withheld: {settings.key_withheld}." if settings.key_withheld else ""

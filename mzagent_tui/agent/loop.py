@@ -26,7 +26,7 @@ from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice
+from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice, withheld_notice
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
@@ -250,6 +250,8 @@ class Agent:
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
+        if not follow_up and self.settings.key_withheld:
+            self.emit(Notice(withheld_notice(self.settings)))
         if not follow_up and (instructions := load_instructions(self.root)) is not None:
             self.emit(Notice(instructions.notice()))
         for notice in self.mcp.take_notices():

@@ -367,6 +367,8 @@ class ChatClient:
                 return _Unsupported("seed")
             if self.send_stop and re.search(r"\bstop\b", lowered):
                 return _Unsupported("stop")
+        if status in (401, 403) and self._settings.key_withheld:
+            return LLMError(f"{self.base_url} asks for an API key (HTTP {status}), and yours was withheld: {self._settings.key_withheld}. {message}")
         if status in (401, 403):
             return LLMError(f"{self.base_url} refused the API key (HTTP {status}); check the key for this provider. {message}")
         if status == 404:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
+from mzagent_tui.agent.safety.effects import denied_option, denied_programs, hidden_git_command
 from mzagent_tui.agent.textfiles import atomic_write
 
 if TYPE_CHECKING:
@@ -259,16 +260,18 @@ class Rules:
         """A deny rule whose program appears among the part's arguments, followed by the rule's
         other words (`flock x rm f`, `xvfb-run git -C . push`, `script -c 'rm f'`): a program
         that runs another may run the denied one, so the part asks. Arguments are split at
-        spaces and shell operators, with quotes and backslashes removed."""
-        if not self.deny:
+        spaces and shell operators, with quotes and backslashes removed. A part on the safe list
+        (`echo rm`, `cd s*`, `ls s*`) runs nothing, whatever its arguments name."""
+        if not self.deny or part.safe:
             return None
+        denied = [*self.deny, *(found.prefix for found in denied_programs(self.deny))]
         tokens = [
             piece.translate(_QUOTES)
             for word in part.words[1:]
             for piece in _SHELL_SPLIT.split(word)
             if piece.translate(_QUOTES)
         ]
-        for prefix in self.deny:
+        for prefix in denied:
             for index, token in enumerate(tokens):
                 name = token if "/" in prefix[0] else os.path.basename(token)
                 if _could_be(name, prefix[0]) and _in_order(prefix[1:], tokens[index + 1:]):
@@ -279,18 +282,42 @@ class Rules:
         """Deny and ask rules match the program by its base name (`/bin/rm` is `rm`), and a glob
         by what it could expand to (`/bin/r?`, `git pu?h`); an allow rule matches the words
         exactly, and one for a bare name does not cover a program run by its path (`./pytest`)."""
-        words = part.rule_words
-        if not words:
+        if not part.rule_words:
             return None
-        patterns = part.glob_words | ({words[0]} if part.words[0] in part.glob_words else set())
         for kind in (DENY, ASK, ALLOW):
             for prefix in getattr(self, kind):
-                if kind == ALLOW and part.by_path and "/" not in prefix[0]:
-                    continue
-                candidate = [part.words[0], *words[1:]] if "/" in prefix[0] else words
-                if candidate[: len(prefix)] == prefix or (kind != ALLOW and _covers(prefix, candidate, patterns)):
+                if _matches(prefix, part, kind):
                     return kind, " ".join(prefix)
         return None
+
+    def denied_effect(self, part: Part) -> str | None:
+        """Why a deny rule that names an effect denies this part: another program with the effect
+        (`unlink` under `rm`, `git send-pack` under `git push`) or an option that has it
+        (`find -delete`, `rsync --delete`); see safety/effects.py."""
+        if not self.deny or not part.rule_words:
+            return None
+        for found in denied_programs(self.deny):
+            if _matches(found.prefix, part, DENY):
+                return f"denied by the rule '{found.rule}': {' '.join(found.prefix)} {found.effect} too"
+        option = denied_option(self.deny, part.rule_words)
+        if option is not None:
+            return f"denied by the rule '{option.rule}': this {' '.join(option.prefix)} command {option.effect} too"
+        return None
+
+    def hidden_from_deny(self, part: Part) -> str | None:
+        """Why a deny rule cannot be checked against this part (a git alias)."""
+        return hidden_git_command(self.deny, part.rule_words) if part.rule_words else None
+
+
+def _matches(prefix: list[str], part: Part, kind: str) -> bool:
+    """Deny and ask rules match the program by its base name and a glob by what it could expand
+    to; an allow rule matches the words exactly, and not a program run by its path unless it names one."""
+    words = part.rule_words
+    if kind == ALLOW and part.by_path and "/" not in prefix[0]:
+        return False
+    patterns = part.glob_words | ({words[0]} if part.words[0] in part.glob_words else set())
+    candidate = [part.words[0], *words[1:]] if "/" in prefix[0] else words
+    return candidate[: len(prefix)] == prefix or (kind != ALLOW and _covers(prefix, candidate, patterns))
 
 
 class Policy:
@@ -379,9 +406,15 @@ def _part_verdict(part: Part, mode: str, rules: Rules, analysis: Analysis) -> Pa
     rule = rules.verdict(part)
     if rule is not None and rule[0] == DENY:
         return PartVerdict(part.text, DENY, f"denied by the rule '{rule[1]}'", risks)
+    effect = rules.denied_effect(part)
+    if effect is not None:
+        return PartVerdict(part.text, DENY, effect, risks)
     inside = rules.deny_run_inside(part)
     if inside is not None:
         return PartVerdict(part.text, ASK, f"{part.program} may run '{inside}', which a deny rule forbids", risks)
+    hidden = rules.hidden_from_deny(part)
+    if hidden is not None:
+        return PartVerdict(part.text, ASK, hidden, risks)
     if mode == "yolo":
         if part.problems and rules.deny:
             return PartVerdict(part.text, ASK, "not understood, so deny rules cannot be checked: " + "; ".join(part.problems), risks)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety import safe_commands, safe_git, trusted_path
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
+from mzagent_tui.agent.safety.effects import GIT_COMMANDS
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
 from mzagent_tui.agent.safety.sensitive import is_secret
@@ -505,7 +506,7 @@ def _carried(part: Part, state: _State, depth: int, nested: list[Part]) -> None:
 
 def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     words, program = part.words, part.program
-    part.rule_words = safe_git.rule_words([program, *words[1:]]) if program == "git" else [program, *words[1:]]
+    part.rule_words = _rule_words(program, words[1:])
     if part.wrapper:
         part.safe = not (part.problems or part.concerns or part.risks)
         return
@@ -515,6 +516,8 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
         part.problems.append(f"{program} runs code from its arguments")
     if program in _CODE_PROGRAMS or (program == "find" and any(a in safe_commands.FIND_RUNS for a in words[1:])):
         part.problems.append(f"{program} runs code or other commands from its arguments")
+    if _reads_code_from_input(part):
+        part.problems.append(f"{program} reads a program from its input, which no rule can see")
     if program in _DECLARATIONS:
         part.problems.append(f"a declaration ({program}), which can evaluate what it is given")
     if _changes_reading(program, words[1:]):
@@ -575,6 +578,37 @@ def _interpreter(program: str) -> str | None:
     if match is None:
         return None
     return "python" if match.group(1) == "pypy" else match.group(1)
+
+
+def _rule_words(program: str, args: list[str]) -> list[str]:
+    """The argv as rules see it: git's global options dropped (`git -C . push` is `git push`), and
+    git's own programs read as the git command they are (`/usr/lib/git-core/git-push` is a link
+    to git that pushes)."""
+    if program == "git":
+        return safe_git.rule_words([program, *args])
+    if program.startswith("git-") and program[4:] in GIT_COMMANDS:
+        return ["git", program[4:], *args]
+    return [program, *args]
+
+
+def _reads_code_from_input(part: Part) -> bool:
+    """Vim in Ex mode (`ex`, `vim -es`) reads Ex commands, `!cmd` among them, from its input; a
+    shell, an interpreter or make piped into may read its program from the pipe (`printf
+    'r\\x6d f' | sh`), whatever its options say."""
+    program = part.program
+    if program in safe_commands.VIM_PROGRAMS and (program == "ex" or _ex_mode(part.words[1:])):
+        return True
+    return part.piped_into and (program in SHELLS | OTHER_SHELLS or program == "make" or _interpreter(program) is not None)
+
+
+def _ex_mode(args: list[str]) -> bool:
+    """`-e`, `-E`, also in a cluster (`-es`, `-Es`), before `--`."""
+    for word in args:
+        if word == "--":
+            return False
+        if word.startswith("-") and not word.startswith("--") and set(word[1:]) & {"e", "E"}:
+            return True
+    return False
 
 
 def _inline_code(program: str, args: list[str]) -> bool:

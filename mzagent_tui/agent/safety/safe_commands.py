@@ -155,6 +155,7 @@ _SSH_OPTION = r"(?i)\s*(?:proxy|local|knownhosts|remote)command\s*(?:=|\s)\s*(.*
 _GIT_UPLOAD_PACK = _c({"--upload-pack": ANY})
 _VIM_CODE = "-c --cmd -S -s -u -U --remote-send --remote-expr"
 _VIM = _c(code=_VIM_CODE, valued="-T -i -W -t", plus=True)
+VIM_PROGRAMS = ("vi", "vim", "view", "ex", "gvim", "vimdiff", "rvim", "rview", "evim", "gview", "nvim")
 _MAPFILE = _c({"-C": ANY}, valued="-d -n -O -s -u -c", name_operands=True, getopt=True)
 
 CARRIERS: dict[str, Carrier] = {
@@ -195,8 +196,10 @@ CARRIERS: dict[str, Carrier] = {
     "git bisect": _c(runs="run"),
     # programs whose option values are code in their own language, which can run commands
     "less": _c(code="-k --lesskey-file --lesskey-src --lesskey-content", valued="-b -h -j -o -O -p -P -t -T -x -y -z", plus=True),
-    **dict.fromkeys(("vi", "vim", "view", "ex", "gvim", "vimdiff", "rvim", "rview", "evim", "gview"), _VIM),
+    **dict.fromkeys((name for name in VIM_PROGRAMS if name != "nvim"), _VIM),
     "nvim": _c(code=_VIM_CODE + " -l", valued="-T -i -W -t", plus=True),
+    "make": _c(code="--eval -E", valued="-f -C -I -o -W --file --makefile --directory --include-dir --old-file --assume-old --what-if --new-file --assume-new",
+               optional="-j -l --jobs --load-average"),
     "gdb": _c(code="-ex -eval-command -iex -init-eval-command -x -command -ix -init-command",
               valued="-p -pid -c -core -d -directory -cd -tty -se -symbols -s -e -exec -D -data-directory", long_only=True),
 }

@@ -17,7 +17,7 @@ import stat
 import secrets
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import BinaryIO, NoReturn
 
 from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.tools.errors import ToolError
@@ -137,18 +137,15 @@ def makedirs_beneath(root: Path, relative_dir: str) -> int:
 
 
 def write_atomically_at(dir_fd: int, folder: Path, name: str, data: bytes, mode: int) -> None:
-    """Temp file beside the target in the same folder descriptor, fsync, rename: a kill at any
-    moment leaves the old or the new file, never a truncated one (and the temp file is noted,
-    so a later session removes it)."""
+    """Write to a temp file in the same folder descriptor, fsync, rename: a kill at any moment
+    leaves the old or the new file, never a truncated one. Where the kernel and file system
+    allow, the file has no name while it is written (`O_TMPFILE`), so a kill mid-write leaves
+    nothing behind; it is named only to be renamed over the target (linkat cannot replace a
+    name). Any named temp file is noted first, so a later session removes what a kill left."""
     temp = f".{name}.{secrets.token_hex(4)}.mzagent-tmp"
-    leftovers.note(folder / temp)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+        if not _write_unnamed(dir_fd, folder, temp, data, mode):
+            _write_named(dir_fd, folder, temp, data, mode)
         os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         try:
@@ -156,3 +153,37 @@ def write_atomically_at(dir_fd: int, folder: Path, name: str, data: bytes, mode:
         except OSError:
             pass
         raise
+
+
+def _write_unnamed(dir_fd: int, folder: Path, temp: str, data: bytes, mode: int) -> bool:
+    """Fill a nameless file and link it as `temp` once complete; False where `O_TMPFILE` or
+    `/proc/self/fd` (how linkat names a descriptor without privileges) is missing."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if not flag:
+        return False
+    try:
+        fd = os.open(".", flag | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError:  # an older kernel (EISDIR) or a file system without it (EOPNOTSUPP)
+        return False
+    with os.fdopen(fd, "wb") as handle:
+        _fill(handle, data, mode)
+        leftovers.note(folder / temp)
+        try:
+            os.link(f"/proc/self/fd/{fd}", temp, dst_dir_fd=dir_fd, follow_symlinks=True)
+        except FileNotFoundError:  # no /proc
+            return False
+    return True
+
+
+def _write_named(dir_fd: int, folder: Path, temp: str, data: bytes, mode: int) -> None:
+    leftovers.note(folder / temp)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    with os.fdopen(fd, "wb") as handle:
+        _fill(handle, data, mode)
+
+
+def _fill(handle: BinaryIO, data: bytes, mode: int) -> None:
+    handle.write(data)
+    handle.flush()
+    os.fchmod(handle.fileno(), mode)
+    os.fsync(handle.fileno())
