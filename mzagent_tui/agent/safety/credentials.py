@@ -1,0 +1,231 @@
+"""Credentials by what they are: a read's text scanned for keys and tokens, whatever the file's name.
+
+A name list misses `notes.txt` hard-linked to `.env`, `prod.env.bak`, `token.json` and every
+name nobody thought of; the content does not change with the name. The rules follow the
+plugins of detect-secrets (private keys, AWS, Basic auth in URLs, JWT, keyword assignments,
+high-entropy strings with its thresholds) and add what it lacks (GitLab, PyPI, OpenAI and
+Anthropic keys, Google OAuth secrets, `npmAuthToken`, `Authorization:` headers, git's
+`http.extraheader`, base64 private keys in a kubeconfig, conda channel tokens, a file that is
+one lone token). Our own rules, not the library: detect-secrets (and its fork bc-detect-secrets)
+took 2.3 s per MB through its plugins alone and 13-17 s through its scanner on this machine,
+where these regexes take tens of milliseconds (bench/credential_scan.py), and it would bring
+`requests`, `pyyaml` and `unidiff` along.
+
+Entropy alone flags lockfile hashes and base64 test data, so a random-looking value counts only
+where its name says secret (`password`, `token`, `api_key`, …), or when it is the whole text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MASK = "[credential masked]"
+
+
+@dataclass(frozen=True)
+class Credential:
+    """One credential found in a text: what it is, its line (1-based) and the span of the secret."""
+
+    kind: str
+    line: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    """The secret is the group `secret`, or the whole match."""
+    accept: Callable[[str], bool] = lambda value: True
+    lowered: bool = False
+    """Matched in the lower-cased text (the pattern is written in lower case)."""
+    whole_word: bool = False
+    """The match must not continue a word (`xAKIA…` is no key)."""
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+
+
+_PLACEHOLDER = re.compile(
+    r"^(?:x+|\*+|\.+|-+|_+|#+)$|changeme|change_me|example|placeholder|redacted|your[_-]?|dummy|sample|<|>|\$\{|\{\{|%\(|^\$|^os\.|^env\.|^process\.env|^getenv",
+    re.IGNORECASE,
+)
+
+
+def _random_looking(value: str) -> bool:
+    """Not a placeholder, not a code expression, and random enough: letters and digits mixed
+    with an entropy above what words and identifiers reach (3.0 bits a character, as
+    detect-secrets' hex threshold)."""
+    if len(value) < 8 or _PLACEHOLDER.search(value):
+        return False
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?", value) and not re.search(r"\d", value):
+        return False  # an identifier or attribute path: `settings.API_TOKEN`
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value, re.IGNORECASE):
+        return False  # a UUID names a thing, it opens nothing
+    if not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)) and len(value) < 20:
+        return False
+    return _entropy(value) >= 3.0
+
+
+def _basic_credentials(value: str) -> bool:
+    """Basic auth's value decodes to `user:password`."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return ":" in decoded and decoded.isprintable()
+
+
+def _base64_private_key(value: str) -> bool:
+    """A base64 PEM (`client-key-data` of a kubeconfig) whose header is a private key's, not a certificate's."""
+    try:
+        head = base64.b64decode(value[:64], validate=False).decode("ascii", errors="replace")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in head
+
+
+def _url_password(value: str) -> bool:
+    """Not a placeholder, and not a plain word (`postgres://dev:dev@localhost`, `user:TOKEN@` in a doc)."""
+    return not _PLACEHOLDER.search(value) and not value.isalpha()
+
+
+def _npm_token(value: str) -> bool:
+    """npm tokens are `npm_…` or, older, UUIDs: any value with a digit that is not a placeholder."""
+    return not _PLACEHOLDER.search(value) and any(c.isdigit() for c in value)
+
+
+_SECRET_WORDS = re.compile(
+    r"password|passwd|passphrase|pwd|secret|token|api_?key|apikey|access_?key|auth_?key|private_?key|client_?key"
+    r"|credential|_auth|pass|signing_?key|encryption_?key|key"
+)
+"""Words of a name that says its value is secret, in lower case (searched in the lowered text:
+a case-insensitive alternation is ten times slower in Python's `re`)."""
+_ASSIGNMENT = re.compile(
+    r"(?P<name>[A-Za-z0-9_.-]+)[\"']?\s*(?:=|:=|:|=>)\s*[\"']?(?P<secret>[^\s\"',;`()\[\]{}<>\\]{8,})"
+)
+_UPPER_ASCII = re.compile(r"[A-Z]+")
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+# Each pattern starts with a literal where it can: Python's `re` skips ahead to a literal
+# prefix, and tries every position for a pattern that starts with `\b` or a class (a hundred
+# milliseconds a megabyte each). Where a token must start a word, `_starts_word` checks it.
+_RULES = (
+    _Rule("private key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+    )),
+    _Rule("private key", re.compile(r"PuTTY-User-Key-File-\d+:[\s\S]*?Private-MAC: \S+")),
+    _Rule("private key (base64)", re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}"), _base64_private_key),
+    _Rule("AWS access key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])"), whole_word=True),
+    _Rule("AWS secret key", re.compile(
+        r"aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?(?P<secret>[a-z0-9/+]{40})(?![a-z0-9/+])"
+    ), lowered=True),
+    _Rule("GitHub token", re.compile(r"gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,}"), whole_word=True),
+    _Rule("GitLab token", re.compile(r"gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas)-[A-Za-z0-9_-]{20,}"), whole_word=True),
+    _Rule("Slack token", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}"), whole_word=True),
+    _Rule("Slack webhook", re.compile(r"hooks\.slack\.com/services/T[A-Za-z0-9_/]{20,}")),
+    _Rule("Stripe key", re.compile(r"[sr]k_(?:live|test)_[0-9A-Za-z]{20,}"), whole_word=True),
+    _Rule("npm token", re.compile(r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"), whole_word=True),
+    _Rule("PyPI token", re.compile(r"pypi-AgE[A-Za-z0-9_-]{40,}"), whole_word=True),
+    _Rule("OpenAI or Anthropic key", re.compile(r"sk-(?:proj-|ant-(?:api|admin)\d\d-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), whole_word=True),
+    _Rule("Hugging Face token", re.compile(r"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"), whole_word=True),
+    _Rule("Google API key", re.compile(r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"), whole_word=True),
+    _Rule("Google OAuth secret", re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{30,}|1//0[A-Za-z0-9_-]{30,}"), whole_word=True),
+    _Rule("SendGrid key", re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"), whole_word=True),
+    _Rule("JSON web token", re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"), whole_word=True),
+    _Rule("Basic auth header", re.compile(r"basic\s+(?P<secret>[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=])"), _basic_credentials, lowered=True),
+    _Rule("Bearer token", re.compile(r"(?:bearer|token)\s+(?P<secret>[a-z0-9._~+/-]{16,}=*)"), _random_looking, lowered=True),
+    _Rule("npm auth token", re.compile(
+        r"(?:npmauthtoken|_authtoken|_auth|_password)[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"'$][^\s\"'\\]{7,})"
+    ), _npm_token, lowered=True),
+    _Rule("password in a URL", re.compile(r"://[^/\s:@\"']*:(?P<secret>[^/\s@\"']{3,})@[A-Za-z0-9.-]"), _url_password),
+    _Rule("conda channel token", re.compile(r"/t/(?P<secret>[A-Za-z0-9_-]{16,})/")),
+)
+_LONE_TOKEN = re.compile(r"\A\s*(?P<secret>[^\s]{16,200})\s*\Z")
+"""A text that is one token and nothing else (`.vault_pass`, `token.txt`)."""
+
+
+def find_credentials(text: str) -> list[Credential]:
+    """Every credential in `text`, in order, overlapping finds of several rules merged into the first."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a letter whose lower case is two characters: spans would shift
+        lowered = _UPPER_ASCII.sub(lambda run: run[0].lower(), text)
+    found: list[Credential] = []
+    for rule in _RULES:
+        for match in rule.pattern.finditer(lowered if rule.lowered else text):
+            group = "secret" if "secret" in rule.pattern.groupindex else 0
+            start, end = match.span(group)
+            value = text[start:end]
+            if rule.whole_word and start and text[start - 1] in _WORD_CHARS:
+                continue
+            if value and rule.accept(value):
+                found.append(_credential(text, rule.kind, start, end))
+    found.extend(_assignments(text, lowered))
+    lone = _LONE_TOKEN.match(text)
+    if lone and not found and _random_looking(lone["secret"]) and not re.fullmatch(r"[0-9a-f]+", lone["secret"]):
+        found.append(_credential(text, "a lone token", lone.start("secret"), lone.end("secret")))
+    return _without_overlaps(found)
+
+
+def _assignments(text: str, lowered: str) -> list[Credential]:
+    """`NAME = value` where the name has a secret's word and the value looks random
+    (detect-secrets' keyword plugin, with the entropy check its high-entropy plugins make)."""
+    found: list[Credential] = []
+    done = -1
+    for word in _SECRET_WORDS.finditer(lowered):
+        start = word.start()
+        while start and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        if start <= done:
+            continue
+        match = _ASSIGNMENT.match(text, start)
+        if match is None:
+            continue
+        done = match.end("name")
+        if _random_looking(match["secret"]):
+            found.append(_credential(text, "secret assignment", match.start("secret"), match.end("secret")))
+    return found
+
+
+def _credential(text: str, kind: str, start: int, end: int) -> Credential:
+    return Credential(kind, text.count("\n", 0, start) + 1, start, end)
+
+
+def _without_overlaps(found: list[Credential]) -> list[Credential]:
+    kept: list[Credential] = []
+    for item in sorted(found, key=lambda c: (c.start, -c.end)):
+        if kept and item.start < kept[-1].end:
+            continue
+        kept.append(item)
+    return kept
+
+
+def describe(found: list[Credential], where: str = "line") -> str:
+    """`an AWS access key on line 3` (and how many more), for a question or a note."""
+    first = found[0]
+    text = f"{first.kind} on {where} {first.line}"
+    others = len(found) - 1
+    return text + (f" and {others} more" if others else "")
+
+
+def masked(text: str, found: list[Credential]) -> str:
+    """`text` with only each secret's span replaced by MASK."""
+    pieces: list[str] = []
+    position = 0
+    for item in found:
+        pieces.append(text[position:item.start])
+        pieces.append(MASK)
+        position = item.end
+    pieces.append(text[position:])
+    return "".join(pieces)
