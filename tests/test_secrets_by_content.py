@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -89,15 +90,52 @@ def test_a_clean_file_of_ordinary_code_has_no_find() -> None:
     assert find_credentials(CLEAN) == []
 
 
+def _command_questions(user: RecordingApprover) -> list[str]:
+    return [p.reason for r in user.requests if r.kind == "command" for p in r.parts if "looks like it holds a credential" in p.reason]
+
+
 @pytest.mark.parametrize("mode", ["auto-safe", "plan"])
 @pytest.mark.parametrize("index", range(len(FINDING)), ids=NAMES)
 def test_read_file_and_cat_of_a_renamed_copy_or_a_hard_link_ask_and_a_refusal_withholds(server, project: Path, index: int, mode: str) -> None:
+    """read_file asks in both modes; a safe command naming the file asks before it runs in
+    auto-safe and, as for a secret file by name, is refused in plan mode (read_file is the way)."""
     copy, link = _place(project, index)
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, f'read_file("{copy}")', f'read_file("{link}")', command(f"cat {copy}"), command(f"head -n 50 {link}"), mode=mode, approver=user)
-    assert len(_credential_questions(user)) == 4, [r.reason for r in user.requests]
-    assert all("withheld" in text for text in texts), texts
+    assert len(_credential_questions(user)) == 2, [r.reason for r in user.requests]
+    assert all("withheld" in text for text in texts[:2]), texts
+    if mode == "auto-safe":
+        assert len(_command_questions(user)) == 2 and all("rejected" in text for text in texts[2:]), texts
+    else:
+        assert all("plan mode is on" in text for text in texts[2:]), texts
     assert FINDING[index][2] not in _sent(server)
+
+
+@pytest.mark.parametrize("transform", ["rev notes.txt", "od -c notes.txt", "xxd notes.txt", "hexdump -C notes.txt", "fold -w 4 notes.txt", "grep -o . notes.txt", "tr a-z A-Z < notes.txt", "cut -c 20-40 notes.txt", "cat notes.txt | rev", "rev no*.txt", "tac linked.md"])
+def test_a_safe_command_that_reshapes_the_output_asks_before_it_runs(server, project: Path, transform: str) -> None:
+    """The output scan cannot see a credential printed backwards or in hex: a file a command
+    names is looked at before it runs, whatever the command does with it."""
+    _place(project, 3)
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, command(transform), mode="auto-safe", approver=user)
+    assert _command_questions(user), [r.parts for r in user.requests]
+    assert "rejected" in texts[0] and "Lw2sQe5u" not in _sent(server) and "u5eQs2wL" not in _sent(server)
+
+
+@pytest.mark.parametrize("reader", ["grep -rh . docs", "git show HEAD:docs/notes.txt", "git log -p", "cat docs/*"])
+def test_output_that_arrives_by_other_ways_is_asked_about_before_the_model_sees_it(server, project: Path, reader: str) -> None:
+    """A folder read, a committed copy, a glob: the output is scanned, and its question asked."""
+    from tests.attack_helpers import git
+
+    (project / "docs").mkdir()
+    (project / "docs" / "notes.txt").write_text(FINDING[3][1])
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "notes")
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, command(reader), mode="auto-safe", approver=user)
+    assert _credential_questions(user) or _command_questions(user), [(r.kind, r.reason, r.parts) for r in user.requests]
+    assert "51HqLw2sQe5uY1oN6cB3vF7hJ0kD9aG4r" not in _sent(server), texts
 
 
 @pytest.mark.parametrize("index", range(len(FINDING)), ids=NAMES)
@@ -115,8 +153,9 @@ def test_a_mentioned_file_asks_and_a_refusal_withholds(server, project: Path, in
 
 def test_headless_without_yes_withholds_the_output_of_a_safe_command(server, project: Path) -> None:
     """No terminal, no --yes: the question is refused, the model learns the output was withheld and why (kind and line)."""
-    _place(project, 3)
-    texts, _ = run(server, project, command("cat notes.txt"), mode="auto-safe", approver=StaticApprover(False, note="no terminal"))
+    (project / "docs").mkdir()
+    (project / "docs" / "notes.txt").write_text(FINDING[3][1])
+    texts, _ = run(server, project, command("grep -rh . docs"), mode="auto-safe", approver=StaticApprover(False, note="no terminal"))
     assert "withheld" in texts[0] and "Stripe key on line 2 of the output" in texts[0], texts[0]
     assert "51HqLw2sQe5uY1oN6cB3vF7hJ0kD9aG4r" not in _sent(server)
 
@@ -125,7 +164,9 @@ def test_the_user_can_let_the_model_see_it(server, project: Path) -> None:
     """Positive control of the question: a yes shows the file and the output whole."""
     _place(project, 2)
     user = RecordingApprover(ApprovalDecision(True))
-    texts, _ = run(server, project, 'read_file("notes.txt")', command("cat notes.txt"), mode="auto-safe", approver=user)
+    (project / "docs").mkdir()
+    shutil.copyfile(project / "notes.txt", project / "docs" / "notes.txt")
+    texts, _ = run(server, project, 'read_file("notes.txt")', command("grep -rh . docs"), mode="auto-safe", approver=user)
     assert len(_credential_questions(user)) == 2
     assert all("Vq8rZt3mK9pL2xWn" in text for text in texts), texts
 

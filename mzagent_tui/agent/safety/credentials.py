@@ -25,8 +25,13 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mzagent_tui.agent.safety.secrets import REDACTED
+from pathlib import Path
 
+from mzagent_tui.agent.safety.secrets import REDACTED
+from mzagent_tui.agent.textfiles import read_regular
+
+FILE_SCAN_BYTES = 256 * 1024
+"""What of a file a command reads is scanned before the command runs."""
 MASK = REDACTED
 """What a masked credential reads as: the word the redaction of logs and outputs already uses."""
 
@@ -256,3 +261,12 @@ def masked(text: str, found: list[Credential]) -> str:
         position = item.end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def credential_in_file(path: Path) -> str | None:
+    """What credential a file a command names holds (`Stripe key on line 2`), or None. The
+    output is scanned too, but `rev`, `od -c`, `xxd`, `fold -w 4` on the safe list print a
+    credential in a shape no rule knows: the file is looked at before the command runs."""
+    text = read_regular(path, FILE_SCAN_BYTES)
+    found = find_credentials(text) if text else []
+    return describe(found) if found else None
