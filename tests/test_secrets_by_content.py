@@ -17,7 +17,7 @@ import pytest
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, StaticApprover
 from mzagent_tui.agent.safety.credentials import find_credentials
-from tests.attack_helpers import command, run
+from tests.attack_helpers import command, needs_wall, run
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply
 
@@ -229,3 +229,90 @@ def test_the_git_config_extraheader_is_asked_for_by_name_too(server, project: Pa
     assert "did not allow" in texts[0]
     assert [r.reason for r in user.requests] == ["this file usually holds secrets"]
     assert BASIC not in _sent(server)
+
+
+# The home: folders that mix tools and credentials, and XDG folders outside it ---------------------
+
+LAUNCHER = "#!/home/me/.local/share/pipx/venvs/black/bin/python\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom black import patched_main\nif __name__ == '__main__':\n    sys.exit(patched_main())\n"
+
+
+def _home_with_tools(home: Path) -> None:
+    (home / ".conda" / "pkgs").mkdir(parents=True)
+    (home / ".conda" / "pkgs" / "info.txt").write_text("conda package cache r8\n")
+    (home / ".conda" / ".condarc").write_text("channels: [https://conda.anaconda.org/t/condarc-marker-r8/x]\n")
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "deploy.sh").write_text("#!/bin/sh\ncurl -H 'x: deploy-script-marker-r8' host\n")
+    (home / ".local" / "bin" / "black").write_text(LAUNCHER)
+    shutil.copy("/bin/true", home / ".local" / "bin" / "tool")
+    (home / ".local" / "bin" / "linked").symlink_to(home / ".local" / "bin" / "black")
+
+
+def test_the_home_allows_conda_and_local_bin_by_file_not_whole(tmp_path: Path) -> None:
+    from mzagent_tui.agent.safety.sensitive import is_private_home_entry
+
+    home = tmp_path / "home"
+    _home_with_tools(home)
+    private = {name: is_private_home_entry(home / name, home) for name in (
+        ".conda/.condarc", ".conda/pkgs/info.txt", ".local/bin/deploy.sh", ".local/bin/black", ".local/bin/tool", ".local/bin/linked",
+    )}
+    assert private == {
+        ".conda/.condarc": True, ".conda/pkgs/info.txt": False, ".local/bin/deploy.sh": True,
+        ".local/bin/black": False, ".local/bin/tool": False, ".local/bin/linked": False,
+    }
+
+
+@pytest.mark.parametrize(("variable", "inside", "secret"), [
+    ("XDG_CONFIG_HOME", "gh/hosts.yml", True),
+    ("XDG_CONFIG_HOME", "gcloud/credentials.db", True),
+    ("XDG_CONFIG_HOME", "git/config", True),
+    ("XDG_CONFIG_HOME", "rclone/rclone.conf", True),
+    ("XDG_CONFIG_HOME", "git/ignore", False),
+    ("XDG_DATA_HOME", "keyrings/login.keyring", True),
+    ("XDG_DATA_HOME", "pipx/venvs/black/pyvenv.cfg", False),
+    ("XDG_STATE_HOME", "lesshst", True),
+])
+def test_an_xdg_folder_outside_the_home_gets_the_homes_exclusions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str, inside: str, secret: bool) -> None:
+    from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret
+
+    home, outside = tmp_path / "home", tmp_path / "data" / "xdg"
+    home.mkdir()
+    (outside / inside).parent.mkdir(parents=True)
+    (outside / inside).write_text("x\n")
+    monkeypatch.setenv(variable, str(outside))
+    assert is_secret(outside / inside, home) is secret
+    assert is_private_home_entry(outside / inside, home) is secret
+    monkeypatch.delenv(variable)
+    assert is_private_home_entry(outside / inside, home) is False, "only the variable makes it the home's"
+
+
+@needs_wall
+def test_a_confined_command_reads_the_toolchains_of_conda_and_local_bin_not_their_secrets(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = short / "home"
+    _home_with_tools(home)
+    monkeypatch.setenv("HOME", str(home))
+    script = "cat ~/.conda/pkgs/info.txt ~/.local/bin/black; ~/.local/bin/tool && echo tool-ran; cat ~/.conda/.condarc ~/.local/bin/deploy.sh; echo done"
+    texts, _ = run(server, project, command(script))
+    assert "conda package cache r8" in texts[0] and "patched_main" in texts[0] and "tool-ran" in texts[0], texts[0]
+    assert "condarc-marker-r8" not in texts[0] and "deploy-script-marker-r8" not in texts[0], texts[0]
+
+
+@needs_wall
+def test_a_confined_command_cannot_read_gh_hosts_in_an_xdg_config_home_outside_the_home(server, project: Path, short: Path, outside_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = short / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    config, data = outside_home / "config", outside_home / "data"
+    (config / "gh").mkdir(parents=True)
+    (config / "gh" / "hosts.yml").write_text("github.com:\n    user: hosts-marker-r8\n")
+    (config / "git").mkdir()
+    (config / "git" / "ignore").write_text("ignored-marker-r8\n")
+    (data / "pipx").mkdir(parents=True)
+    (data / "pipx" / "readme").write_text("pipx-marker-r8\n")
+    (data / "keyrings").mkdir()
+    (data / "keyrings" / "login.keyring").write_text("keyring-marker-r8\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    script = f"cat {config}/git/ignore {data}/pipx/readme; cat {config}/gh/hosts.yml {data}/keyrings/login.keyring; ls {config}; echo done"
+    texts, _ = run(server, project, command(script))
+    assert "ignored-marker-r8" in texts[0] and "pipx-marker-r8" in texts[0] and "done" in texts[0], texts[0]
+    assert "hosts-marker-r8" not in texts[0] and "keyring-marker-r8" not in texts[0], texts[0]
