@@ -316,3 +316,12 @@ def test_a_confined_command_cannot_read_gh_hosts_in_an_xdg_config_home_outside_t
     texts, _ = run(server, project, command(script))
     assert "ignored-marker-r8" in texts[0] and "pipx-marker-r8" in texts[0] and "done" in texts[0], texts[0]
     assert "hosts-marker-r8" not in texts[0] and "keyring-marker-r8" not in texts[0], texts[0]
+
+
+@pytest.mark.xfail(strict=True, reason="HOLE: a folder walked by grep -r is checked by name only, and `| rev` reshapes the output past the scan")
+def test_a_folder_read_reshaped_by_a_pipe_is_still_asked_about(server, project: Path) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "notes.txt").write_text(FINDING[3][1])
+    user = RecordingApprover(ApprovalDecision(False))
+    run(server, project, command("grep -rh . docs | rev"), mode="auto-safe", approver=user)
+    assert "r4Ga9Dk0Jh7Fv3Bc6No1Yu5eQs2wLqH15" not in _sent(server)
