@@ -31,6 +31,9 @@ MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
 """Changed files named in an observation; the rest are counted."""
 VERBS = {"A": "created", "M": "modified", "D": "deleted"}
+SHOW, MASK_IT, WITHHOLD = "show", "mask", "withhold"
+"""What becomes of a command's output that holds a credential: the user answered for the
+command (mask), answered its own question (show or withhold), or the policy did (mask)."""
 
 
 class ShellTool:
@@ -91,23 +94,29 @@ class ShellTool:
         report = _report(outcome, ctx.command_timeout, str(output_path))
         found = _credentials(output)
         if found:
-            mask = True
             what = _describe_credentials(found)
-            if decision.by_policy:
-                asked = ctx.approver.approve(ApprovalRequest(
-                    "read_sensitive", f"show the output of: {to_run}", str(ctx.root),
-                    reason=f"this output looks like it holds a credential ({what}): show it to the model?",
-                ))
-                if not asked.approved:
-                    return ToolResult(_withheld(result.exit_code, what, outcome.tail), ok=ok, exit_code=result.exit_code, output_path=str(output_path))
-                mask = asked.by_policy
-            if mask:
+            answer = self._credential_answer(to_run, what) if decision.by_policy else MASK_IT
+            if answer == WITHHOLD:
+                return ToolResult(_withheld(result.exit_code, what, outcome.tail), ok=ok, exit_code=result.exit_code, output_path=str(output_path))
+            if answer == MASK_IT:
                 secrets = [output[item.start:item.end] for item in found]
                 report = _masked(report, secrets)
                 outcome = dataclasses.replace(outcome, output=_masked(outcome.output, secrets), stdout=_masked(outcome.stdout, secrets))
         return ToolResult(
             ctx.redact.command_output(report), ok=ok, exit_code=result.exit_code, output_path=str(output_path), command=outcome,
         )
+
+    def _credential_answer(self, command: str, what: str) -> str:
+        """Whether the output of a command that ran without a question, holding a credential, is
+        shown, masked or withheld: the user is asked, as for reading a file that holds one; where
+        the policy answers instead (yolo), it is masked, since no person saw it."""
+        decision = self._ctx.approver.approve(ApprovalRequest(
+            "read_sensitive", f"show the output of: {command}", str(self._ctx.root),
+            reason=f"this output looks like it holds a credential ({what}): show it to the model?",
+        ))
+        if not decision.approved:
+            return WITHHOLD
+        return MASK_IT if decision.by_policy else SHOW
 
     def run_for_user(self, command: str) -> tuple[ProcessResult, str, str]:
         """A command the user typed (`!command`): no approval, since they typed it, but the same
