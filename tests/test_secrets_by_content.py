@@ -325,3 +325,17 @@ def test_a_folder_read_reshaped_by_a_pipe_is_still_asked_about(server, project: 
     user = RecordingApprover(ApprovalDecision(False))
     run(server, project, command("grep -rh . docs | rev"), mode="auto-safe", approver=user)
     assert "r4Ga9Dk0Jh7Fv3Bc6No1Yu5eQs2wLqH15" not in _sent(server)
+
+
+@pytest.mark.parametrize("name", [
+    "kubeconfig.yaml", "config/kubeconfig.yml", "prod.tfvars.json", "prod.env.bak", ".vault_pass", "deploy_key",
+    "application_default_credentials.json", "acme-firebase-adminsdk-x1y2z-3f4e5d6c7b.json", "token.json", ".yarnrc.yml", "rclone.conf", ".condarc",
+])
+def test_the_findings_names_are_on_the_name_list_too(project: Path, name: str) -> None:
+    """The cheap first line: asked by name before any content is read (a look-alike is not: test_gate_attacks)."""
+    from mzagent_tui.agent.safety.sensitive import is_secret
+
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    (project / name).write_text("x\n")
+    assert is_secret(project / name)
+    assert not is_secret(project / "deploy_key.pub")

@@ -32,7 +32,8 @@ SECRET_SUFFIXES = (
 # editor's `.env~`), private keys with a suffix (`id_rsa.bak`, but not `id_rsa.pub`), and the
 # files cloud consoles hand out.
 SECRET_PATTERNS = re.compile("|".join(fnmatch.translate(p) for p in (
-    ".env-*", ".env_*", ".env~", "*.env", "*.env.*", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", "credentials.*", "client_secret*.json",
+    ".env-*", ".env_*", ".env~", "*.env", "*.env.bak*", "*.env.old", "*.env.orig", "*.env.save", "*.env.backup", "*.env.local",
+    "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*", "credentials.*", "client_secret*.json",
     "service-account*.json", "service_account*.json", ".boto", ".s3cfg", ".vault-token", "kubeconfig*", "*.kubeconfig", "auth.json",
     ".terraformrc", "terraform.rc", ".git-credentials*", "*credentials.json", "*-firebase-adminsdk-*.json", "*_token.json",
     ".vault_pass*", ".vault-pass*", "vault_pass*", "*.vault_pass", "deploy_key*", "*_deploy_key",
