@@ -128,6 +128,9 @@ class ApprovalDecision:
     """The run was cancelled while asking: no one answered. A tool about to act raises
     `Cancelled` (the model reads that it was interrupted, not refused); a question about what a
     command already did keeps its safe answer (not approved)."""
+    by_policy: bool = False
+    """Allowed by the mode or a rule, with no question to a person: a command's output that
+    looks like it holds a credential is then shown masked (tools/shell.py)."""
 
 
 class Approver(Protocol):
@@ -494,7 +497,7 @@ class PolicyApprover:
                 reason = next(p.reason for p in parts if p.verdict == DENY)
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
             if overall == ALLOW and not request.ask_even_if_allowed:
-                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts))
+                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts), by_policy=True)
             if planning:
                 return ApprovalDecision(False, note=PLAN_COMMAND_NOTE)
             request = dataclasses.replace(request, parts=tuple(parts))
@@ -503,16 +506,16 @@ class PolicyApprover:
             if verdict == DENY:
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
             if verdict == ALLOW:
-                return ApprovalDecision(True, note=reason)
+                return ApprovalDecision(True, note=reason, by_policy=True)
             if planning:
                 return ApprovalDecision(False, note=PLAN_TOOL_NOTE)
             request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
         elif planning and request.kind in ("write", "write_sensitive"):
             return ApprovalDecision(False, note=PLAN_WRITE_NOTE)
         elif self.policy.mode == "yolo" and not request.ask_even_if_allowed:
-            return ApprovalDecision(True, note="yolo mode")
+            return ApprovalDecision(True, note="yolo mode", by_policy=True)
         elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):
-            return ApprovalDecision(True, note=allowed)
+            return ApprovalDecision(True, note=allowed, by_policy=True)
         if self._emit is not None:
             self._emit(ApprovalAsked(request.command, request.cwd, request.reason))
         decision = self.ask.approve(request)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety import safe_commands, safe_git, trusted_path
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
+from mzagent_tui.agent.safety.credentials import credential_in_file
 from mzagent_tui.agent.safety.effects import GIT_COMMANDS
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
@@ -642,6 +643,10 @@ def _check_read(path: str, part: Part, state: _State, relative_to: set[Path]) ->
             return
         if is_secret(resolved):
             part.concerns.append(f"reads {path}, which may hold secrets")
+            return
+        credential = credential_in_file(resolved)
+        if credential:
+            part.concerns.append(f"reads {path}, which looks like it holds a credential ({credential})")
             return
 
 

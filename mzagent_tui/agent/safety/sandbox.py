@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mzagent_tui.agent.sessions import leftovers
-from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, SECRET_HOME_ENTRIES
+from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -222,7 +222,22 @@ def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path],
     grants: list[tuple[Path, int]] = []
     split(Path("/"), _not_read(home, private) | hidden_link_targets(home, allowed, keep), grants)
     grants.append((Path("/dev"), _READ_DIR))
-    return grants + home_grants(home_real, allowed, {*secret, *private})
+    return grants + home_grants(home_real, allowed, {*secret, *private}) + xdg_grants(home, allowed, {*secret, *private})
+
+
+def xdg_grants(home: Path, allowed: Iterable[str], excluded: Iterable[Path]) -> list[tuple[Path, int]]:
+    """An XDG folder outside the home is read as the home folder it stands for: only its allowed
+    entries (`XDG_DATA_HOME/pipx` as `~/.local/share/pipx`), never its secrets (`gh/hosts.yml`).
+    git's settings stay out: the home's are bound as a clean copy, these would be the original."""
+    excluded = set(excluded)
+    grants: list[tuple[Path, int]] = []
+    for folder, stand_in in xdg_outside_home(home):
+        for entry in allowed:
+            if entry.startswith(stand_in + "/") and entry not in HOME_GIT_SETTINGS:
+                path = folder / entry.removeprefix(stand_in + "/")
+                if os.path.lexists(path):
+                    split(path, excluded | {folder / secret.removeprefix(stand_in + "/") for secret in SECRET_HOME_ENTRIES}, grants)
+    return grants
 
 
 def kept_grants(kept: Iterable[str], home: Path, private: Iterable[Path]) -> list[tuple[Path, int]]:
@@ -253,11 +268,13 @@ def hidden_link_targets(home: Path, allowed: Iterable[str], keep: Iterable[Path]
 
 
 def _not_read(home: Path, private: Iterable[Path]) -> set[Path]:
-    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), `/dev` (its
-    devices granted by name), the private folders and the secret entries."""
+    """What `readable_grants` leaves out of `/`: the home (granted by allow-list), the XDG
+    folders outside it (likewise), `/dev` (its devices granted by name), the private folders and
+    the secret entries."""
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
-    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | {home_real, Path("/dev")}
+    xdg = {folder for folder, _ in xdg_outside_home(home)}
+    return {Path(os.path.realpath(p)) for p in (*private, *secret)} | xdg | {home_real, Path("/dev")}
 
 
 FULL = (1 << 16) - 1
@@ -571,9 +588,10 @@ class Sandbox:
                 setattr(self, name, None)
         self._views.clear()
 
-    @property
+    @functools.cached_property
     def _allowed(self) -> tuple[str, ...]:
-        return (*HOME_ALLOWED, *self.home_allow)
+        """Read once a session: `~/.local/bin`'s programs are listed and sniffed."""
+        return (*HOME_ALLOWED, *toolchain_programs(self.home), *self.home_allow)
 
     def _view(self) -> View:
         """What commands see: /tmp but the project and the session's folders, the home without

@@ -60,7 +60,7 @@ class FileTools:
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
             raise ToolError(_NOT_REGULAR.format(rel=rel))
-        self._allow_secret(path, rel)
+        asked = self._allow_secret(path, rel)
         # O_NONBLOCK: a FIFO swapped in after the check above must not hang the open.
         with os.fdopen(open_beneath(self.root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             info = os.fstat(handle.fileno())
@@ -70,14 +70,17 @@ class FileTools:
                 raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); only text files can be read")
             handle.seek(0)
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
+        if not asked:
+            self._allow_credentials(page, rel, start_line)
         self._ctx.seen.add(path)
         return self._ctx.redact.exact(page)
 
-    def _allow_secret(self, path: Path, rel: str) -> None:
+    def _allow_secret(self, path: Path, rel: str) -> bool:
         """A file that usually holds secrets is read only with the user's leave, by read_file or
-        by edit_file (whose found/not found would otherwise tell the model what the file holds)."""
+        by edit_file (whose found/not found would otherwise tell the model what the file holds).
+        Whether the user was asked (and allowed it)."""
         if not is_secret(path):
-            return
+            return False
         request = ApprovalRequest(
             kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
             ask_even_if_allowed=is_private_home_entry(path),
@@ -87,6 +90,28 @@ class FileTools:
             raise Cancelled()
         if not decision.approved:
             raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
+        return True
+
+    def _allow_credentials(self, text: str, rel: str, first_line: int = 1) -> None:
+        """A file that holds a credential, whatever its name (a hard link to `.env` called
+        notes.txt, `token.json`, `prod.env.bak`), is shown only with the user's leave, asked as
+        for a secret file by name. Never masked instead: the model may write the file back, and
+        the mask would be written over the secret."""
+        from mzagent_tui.agent.safety.credentials import describe, find_credentials  # only when a read happens
+
+        found = find_credentials(text)
+        if not found:
+            return
+        what = describe(found, first_line)
+        request = ApprovalRequest(
+            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root),
+            reason=f"this file looks like it holds a credential ({what}): show it to the model?",
+        )
+        if not self._ctx.approver.approve(request).approved:
+            raise ToolError(
+                f"the user did not allow reading {rel}: it looks like it holds a credential ({what}), so its content "
+                "was withheld. Do not read it another way; go on without it, or say in your final answer what you need"
+            )
 
     def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
         lines: list[str] = []
@@ -154,9 +179,11 @@ class FileTools:
             raise ToolError(_NOT_REGULAR.format(rel=rel))
         if old_text == new_text:
             raise ToolError(f"old_text and new_text are the same, so {rel} would not change; nothing was edited")
-        self._allow_secret(path, rel)
+        asked = self._allow_secret(path, rel)
         data = _bytes_of(self.root, rel)
         text = _text_of(data, rel)
+        if not asked:
+            self._allow_credentials(text, rel)
         if old_text and old_text not in text:
             raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, new_text, rel)))
         content, where = _replace_once(text, old_text, new_text, rel)

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
@@ -25,10 +27,16 @@ from mzagent_tui.agent.tools.planted import ask_to_keep
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
+if TYPE_CHECKING:
+    from mzagent_tui.agent.safety.credentials import Credential
+
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
 """Changed files named in an observation; the rest are counted."""
 VERBS = {"A": "created", "M": "modified", "D": "deleted"}
+SHOW, MASK_IT, WITHHOLD = "show", "mask", "withhold"
+"""What becomes of a command's output that holds a credential: the user answered for the
+command (mask), answered its own question (show or withhold), or the policy did (mask)."""
 
 
 class ShellTool:
@@ -88,19 +96,45 @@ class ShellTool:
         outcome = CommandOutcome(
             ran, result, output, _whole(result.stdout), edited=to_run != command, tail=blocked + changes + advice + permission, answer=answer,
         )
+        ok = result.exit_code == 0 or bool(answer)
+        report = _report(outcome, ctx.command_timeout, str(output_path))
+        found = _credentials(output)
+        if found:
+            what = _describe_credentials(found)
+            answer = self._credential_answer(to_run, what) if decision.by_policy else MASK_IT
+            if answer == WITHHOLD:
+                return ToolResult(_withheld(result.exit_code, what, outcome.tail), ok=ok, exit_code=result.exit_code, output_path=str(output_path))
+            if answer == MASK_IT:
+                secrets = [output[item.start:item.end] for item in found]
+                report = _masked(report, secrets)
+                outcome = dataclasses.replace(outcome, output=_masked(outcome.output, secrets), stdout=_masked(outcome.stdout, secrets))
         return ToolResult(
-            ctx.redact.command_output(_report(outcome, ctx.command_timeout, str(output_path))), ok=result.exit_code == 0 or bool(answer),
-            exit_code=result.exit_code, output_path=str(output_path), command=outcome,
+            ctx.redact.command_output(report), ok=ok, exit_code=result.exit_code, output_path=str(output_path), command=outcome,
         )
+
+    def _credential_answer(self, command: str, what: str) -> str:
+        """Whether the output of a command that ran without a question, holding a credential, is
+        shown, masked or withheld: the user is asked, as for reading a file that holds one; where
+        the policy answers instead (yolo), it is masked, since no person saw it."""
+        decision = self._ctx.approver.approve(ApprovalRequest(
+            "read_sensitive", f"show the output of: {command}", str(self._ctx.root),
+            reason=f"this output looks like it holds a credential ({what}): show it to the model?",
+        ))
+        if not decision.approved:
+            return WITHHOLD
+        return MASK_IT if decision.by_policy else SHOW
 
     def run_for_user(self, command: str) -> tuple[ProcessResult, str, str]:
         """A command the user typed (`!command`): no approval, since they typed it, but the same
         sandbox, runner and undo record as the model's. Returns the result, the text an
-        observation would hold (cut the same way, secrets redacted) and the saved output's path."""
+        observation would hold (cut the same way, secrets redacted, credentials masked: the user
+        saw the output, so nothing asks) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
         result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root)))
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
+        output = _whole(result.output)
+        text = _masked(text, [output[item.start:item.end] for item in _credentials(output)])
         return result, ctx.redact.command_output(text), str(output_path)
 
     def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool, own_git: bool = False) -> tuple[ProcessResult, str]:
@@ -224,6 +258,41 @@ def _binary_size(path: Path, backup: Path | None, old: bytes | None, new: bytes 
         return (backup if deleted and backup is not None else path).stat().st_size
     except OSError:
         return len((old if deleted else new) or b"")
+
+
+def _credentials(output: str) -> list[Credential]:
+    """What in a command's output looks like a credential (the scanner is imported with the first command that prints)."""
+    if not output:
+        return []
+    from mzagent_tui.agent.safety.credentials import find_credentials
+
+    return find_credentials(output)
+
+
+def _describe_credentials(found: list[Credential]) -> str:
+    from mzagent_tui.agent.safety.credentials import describe
+
+    return describe(found, of=" of the output")
+
+
+def _masked(text: str, secrets: list[str]) -> str:
+    """`text` with each secret replaced by the mask (longest first, so one inside another goes whole)."""
+    from mzagent_tui.agent.safety.credentials import MASK
+
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def _withheld(exit_code: int | None, what: str, tail: str) -> str:
+    """The observation of a command whose output the user kept from the model: that it ran, why
+    nothing is shown, and what the tool found after it (files changed); never the output."""
+    status = "was stopped" if exit_code is None else f"ran (exit code {exit_code})"
+    return (
+        f"The command {status}, but its output was withheld: it looks like it holds a credential ({what}), and the user "
+        "did not allow showing it to the model. Do not print it another way; go on without it, or say in your final answer what you need."
+        + tail
+    )
 
 
 def _file_digest(path: Path) -> str:
