@@ -5,12 +5,18 @@ the scripted server and looks at what the run did or sent."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
+
+import pytest
+from textual.widgets import Input
+from textual.worker import Worker, WorkerState
 
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from tests.scripted_server import Reply, ScriptedServer, answer_reply, last_user, write_reply
 from tests.test_app import SIZE, entry_texts, state, submit, wait_for
@@ -124,3 +130,46 @@ async def test_without_flags_a_switch_gives_the_defaults(server, project: Path) 
     first = server.requests[0]
     assert "edit_file" in offered(first) and "word_count" not in offered(first) and first["temperature"] == 0.0
     assert len(server.requests) == 3, "answer.missing sent the first answer back"
+
+
+def agent_runs(app: MzAgentApp) -> list[Worker]:
+    return [w for w in app.workers if w.group == "agent" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+
+
+async def test_a_switch_withdraws_the_pending_question_and_the_app_then_exits(server, project: Path) -> None:
+    server.script(write_reply("notes.txt", "x\n"), answer_reply())
+    app = start(server, project, {}, writes="ask")
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "write notes")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        app.action_switch_model()
+        await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen) and bool(app.screen.query(Input)))
+        app.screen.query_one(Input).value = "custom fake2"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.settings.model == "fake2" and not agent_runs(app), timeout=5)
+        assert not any(isinstance(screen, ApprovalScreen) for screen in app.screen_stack)
+        started = time.monotonic()
+    assert time.monotonic() - started < 5
+    assert not (project / "notes.txt").exists()
+
+
+async def test_a_question_of_a_replaced_run_never_opens_in_the_new_conversation(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race: the switch is handled on the UI thread before the replaced run's question gets
+    there. The question used to open in the new conversation and wait on the new conversation's
+    cancel token (a "yes" would have written for a conversation that was gone)."""
+    server.script(write_reply("notes.txt", "x\n"), answer_reply())
+    app = start(server, project, {}, writes="ask")
+    push_screen = app.push_screen
+
+    def switch_first(screen, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if isinstance(screen, ApprovalScreen) and app.settings.model != "fake2":
+            app._switch_model("custom fake2")
+        return push_screen(screen, *args, **kwargs)
+
+    monkeypatch.setattr(app, "push_screen", switch_first)
+    async with app.run_test(size=SIZE) as pilot:
+        await submit(pilot, "write notes")
+        await wait_for(pilot, lambda: app.settings.model == "fake2")
+        await wait_for(pilot, lambda: not agent_runs(app), timeout=5)
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert not (project / "notes.txt").exists()

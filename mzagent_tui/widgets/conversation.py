@@ -142,7 +142,7 @@ class Conversation(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(TaskInput).menu = self.query_one(CompletionMenu)
-        self._approver = ModalApprover(self.app, ApprovalScreen, lambda: self._token)
+        self._approver = self._new_approver()
         self._update(usage=self._meter.summary())
         self.set_interval(1.0, self._tick)
         self.set_interval(STREAM_INTERVAL, self._bridge_flush)
@@ -150,7 +150,13 @@ class Conversation(Vertical):
     def on_unmount(self) -> None:
         """However the app ends, stop the run so no thread waits on a dialog or a command."""
         self._token.cancel()
+        self._approver.close()
         self._close_agent()
+
+    def _new_approver(self) -> ModalApprover:
+        """One per conversation: replacing the conversation closes it, which answers its pending
+        question "no" and keeps a question of the replaced run from opening in the new one."""
+        return ModalApprover(self.app, ApprovalScreen, lambda: self._token)
 
     # Public state -----------------------------------------------------------------------
 
@@ -319,8 +325,9 @@ class Conversation(Vertical):
             self._update(state="cancelling")
 
     def stop(self) -> None:
-        """The app is ending: whatever runs is cancelled."""
+        """The app is ending: whatever runs is cancelled, whatever it asks is withdrawn."""
         self._token.cancel()
+        self._approver.close()
 
     # Waiting for something before tasks can run (the local model) ---------------------------
 
@@ -424,6 +431,8 @@ class Conversation(Vertical):
         """Forget the conversation (optionally with a new configuration); a run still ending
         reports to an old bridge and is not shown."""
         self._token.cancel()
+        self._approver.close()
+        self._approver = self._new_approver()
         self._token = CancelToken()
         self._number += 1
         self._bridge = EventBridge(self, self._number)
