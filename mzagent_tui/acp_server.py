@@ -96,7 +96,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
-from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
@@ -334,10 +334,7 @@ class AcpSession:
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self.updates = Updates(root, self.post, lambda: self.agent.meter.window)
-        self.agent = Agent(
-            config.settings, root, _Approver(self), self.updates, policy=config.policy, history=history, mcp_servers=config.mcp_servers,
-            hooks=config.hooks,
-        )
+        self.agent = assemble(config, _Approver(self), self.updates, history)
         self._asking: asyncio.Future[Any] | None = None
         """The permission request waiting for the client: a cancel withdraws it."""
         self.sender = asyncio.create_task(self._send_all())

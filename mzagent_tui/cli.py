@@ -16,6 +16,7 @@ from mzagent_tui import __version__
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -145,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     args = build_parser(command).parse_args(argv[1:] if command else argv)
+    if command in (None, "run", "acp"):
+        leftovers.sweep()  # the temp files of an agent process that died (kill -9) go before ours are made
     if command == "acp":
         return _acp(args)
     project = Path(args.project).expanduser()

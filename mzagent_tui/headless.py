@@ -33,7 +33,8 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import describe, task_list_text
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.local import progress_text
-from mzagent_tui.agent.loop import Agent, RunResult
+from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.loop import RunResult
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 
@@ -198,10 +199,7 @@ def run_headless(
     own exit code, else whether the run ended with a final answer."""
     out, err = sys.stdout, sys.stderr
     sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=config.project.resolve())
-    agent = Agent(
-        config.settings, config.project, approver, sink, environ=config.environ, policy=config.policy, history=history,
-        mcp_servers=config.mcp_servers, needs_model=needs_model, hooks=config.hooks,
-    )
+    agent = assemble(config, approver, sink, history, needs_model)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()

@@ -22,6 +22,7 @@ from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.run_config import RunConfig
 from tests.scripted_server import ScriptedServer
@@ -124,7 +125,7 @@ def make_agent(
 ) -> tuple[Agent, Recorder]:
     recorder = Recorder()
     environ = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=environ, history=history)
+    agent = assemble(config_for(server, project, environ=environ, **overrides), approver or StaticApprover(True), recorder, history)
     return agent, recorder
 
 

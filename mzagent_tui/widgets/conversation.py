@@ -284,14 +284,11 @@ class Conversation(Vertical):
     def _run_task(self, task: str, config: RunConfig, token: CancelToken, bridge: EventBridge) -> None:
         """The whole ReAct loop for one task, off the UI thread."""
         if self._agent is None:
-            from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
+            from mzagent_tui.agent.assembly import assemble  # imports the openai SDK: keep it off start-up
 
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
-                self._agent = Agent(
-                    config.settings, self.project, self._approver, bridge, environ=config.environ, policy=config.policy, history=history,
-                    mcp_servers=config.mcp_servers, hooks=config.hooks,
-                )
+                self._agent = assemble(config, self._approver, bridge, history)
             except ConfigError as exc:
                 bridge(TaskStarted(task))
                 bridge(Stopped(StopReason.ERROR, str(exc)))
