@@ -78,7 +78,8 @@ def _run_agent(
     from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.config import Settings
     from mzagent_tui.agent.events import AidFired, Event
-    from mzagent_tui.agent.loop import Agent
+    from mzagent_tui.agent.assembly import assemble
+    from mzagent_tui.agent.run_config import RunConfig
 
     settings = Settings(
         provider="local", base_url=base_url, model="local", temperature=0.0, max_steps=MAX_STEPS,
@@ -89,7 +90,7 @@ def _run_agent(
         if isinstance(event, AidFired):
             fired[event.name] += 1
 
-    agent = Agent(settings, root, StaticApprover(True), count, environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+    agent = assemble(RunConfig(settings, root, environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}), StaticApprover(True), count)
     cancel = CancelToken()
     timer = threading.Timer(TIME_LIMIT, cancel.cancel)
     timer.start()

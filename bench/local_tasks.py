@@ -24,7 +24,9 @@ from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StopReason  # noqa: E402
 from mzagent_tui.agent.model.local import LocalServer, model_path  # noqa: E402
-from mzagent_tui.agent.loop import Agent, RunResult  # noqa: E402
+from mzagent_tui.agent.assembly import assemble  # noqa: E402
+from mzagent_tui.agent.loop import RunResult  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 
 
 @dataclass
@@ -104,7 +106,7 @@ def run_task(task: Task, base_url: str, max_steps: int) -> tuple[bool, RunResult
     root = Path(tempfile.mkdtemp(prefix=f"mzagent-{task.name}-"))
     task.setup(root)
     settings = Settings(provider="local", base_url=base_url, model="local", temperature=0.0, max_steps=max_steps, max_tokens=1024, command_timeout=30)
-    agent = Agent(settings, root, StaticApprover(True), lambda event: None, environ={"PATH": "/usr/bin:/bin"})
+    agent = assemble(RunConfig(settings, root, environ={"PATH": "/usr/bin:/bin"}), StaticApprover(True), lambda event: None)
     started = time.monotonic()
     result = agent.run(task.prompt)
     agent.session.close()

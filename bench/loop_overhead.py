@@ -23,7 +23,8 @@ import openai  # noqa: E402
 from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StepStarted, Stopped  # noqa: E402
-from mzagent_tui.agent.loop import Agent  # noqa: E402
+from mzagent_tui.agent.assembly import assemble  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 
@@ -46,7 +47,7 @@ def main() -> None:
 
     with ScriptedServer(default=reply) as server:
         settings = Settings(provider="custom", base_url=server.base_url, model="m", max_steps=steps)
-        agent = Agent(settings, tmp / "proj", StaticApprover(True), sink, environ={})
+        agent = assemble(RunConfig(settings, tmp / "proj", environ={}), StaticApprover(True), sink)
         agent.tools.add(noop)
         agent.run("benchmark")
         baseline = bare_round_trips(server.base_url, agent.messages[: len(agent.messages) // 2], 100)

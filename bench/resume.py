@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp()
 
 from mzagent_tui.agent.config import Settings  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from mzagent_tui.agent.events import (  # noqa: E402
     Action,
     ApprovalAnswered,
@@ -76,7 +77,7 @@ async def reopen(project: Path, folder: Path | None) -> tuple[float, float, floa
     cpu0, wall0 = time.process_time(), time.perf_counter()
     history = load_session(folder) if folder else None
     load_ms = (time.perf_counter() - wall0) * 1000
-    app = MzAgentApp(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project, history=history)
+    app = MzAgentApp(RunConfig(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project), history=history)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert folder is None or len(list(app.query_one(Transcript).entries())) > 10
@@ -85,7 +86,7 @@ async def reopen(project: Path, folder: Path | None) -> tuple[float, float, floa
 
 async def find_far(project: Path, folder: Path) -> tuple[float, float]:
     """(query ms, jump ms) wall: a query matching only off-screen events, then Enter to its newest hit."""
-    app = MzAgentApp(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project, history=load_session(folder))
+    app = MzAgentApp(RunConfig(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), project), history=load_session(folder))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press("ctrl+f")

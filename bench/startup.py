@@ -39,12 +39,13 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.app import MzAgentApp
 async def first_frame(pilot):
     await pilot.pause()
     pilot.app.exit()
 settings = Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m")
-MzAgentApp(settings, Path({project!r})).run(headless=True, size=(120, 40), auto_pilot=first_frame)
+MzAgentApp(RunConfig(settings, Path({project!r}))).run(headless=True, size=(120, 40), auto_pilot=first_frame)
 """
 
 

@@ -21,13 +21,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mzagent_tui.agent.config import Settings  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.entries import ObservationEntry, text_entry  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
 
 
 async def measure(size: int) -> tuple[float, float]:
-    app = MzAgentApp(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), Path(tempfile.mkdtemp()))
+    app = MzAgentApp(RunConfig(Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m"), Path(tempfile.mkdtemp())))
     async with app.run_test(size=(120, 40)) as pilot:
         transcript = app.query_one(Transcript)
         for start in range(0, size, 50):

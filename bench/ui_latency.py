@@ -27,6 +27,7 @@ from textual import events  # noqa: E402
 
 from mzagent_tui.agent.safety.approval import Policy  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.project_tree import ProjectTree  # noqa: E402
 from mzagent_tui.widgets.run_status import RunStatus  # noqa: E402
@@ -58,7 +59,7 @@ async def key_latency() -> None:
     steps = [Reply(text, chunk_size=4, delay=0.002), Reply("<final_answer>done</final_answer>")]
     with ScriptedServer(steps) as server:
         settings = Settings(provider="custom", base_url=server.base_url, model="m", api_key="k")
-        app = MzAgentApp(settings, project, environ={"PATH": "/usr/bin:/bin"}, policy=Policy("yolo"))
+        app = MzAgentApp(RunConfig(settings, project, Policy("yolo"), environ={"PATH": "/usr/bin:/bin"}))
         meter = StallMeter()
         async with app.run_test(size=(120, 40)) as pilot:
             app.set_interval(0.01, meter.tick)
@@ -104,7 +105,7 @@ async def tree_paint() -> None:
     settings = Settings(provider="custom", base_url="http://127.0.0.1:9/v1", model="m")
     meter = StallMeter()
     started = time.perf_counter()
-    app = MzAgentApp(settings, root)
+    app = MzAgentApp(RunConfig(settings, root))
     async with app.run_test(size=(120, 40)) as pilot:
         app.set_interval(0.01, meter.tick)
         tree = app.query_one(ProjectTree)

@@ -70,9 +70,9 @@ from acp.schema import (
 from mzagent_tui import __version__
 from mzagent_tui.acp_transport import stdio_transport
 from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
-from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, Policy, load_policy, offered_rule
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, offered_rule
 from mzagent_tui.agent.cancel import CancelToken
-from mzagent_tui.agent.config import ConfigError, Settings, check_project, load_settings
+from mzagent_tui.agent.config import ConfigError, check_project
 from mzagent_tui.agent.events import (
     Action,
     Event,
@@ -97,8 +97,9 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
-from mzagent_tui.agent.loop import Agent
-from mzagent_tui.agent.mcp.config import McpServerConfig, http_url, load_mcp_servers
+from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
 from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
@@ -371,14 +372,15 @@ class _Approver:
 
 
 class AcpSession:
-    def __init__(self, agent_side: AcpAgent, root: Path, settings: Settings, policy: Policy, servers: list[McpServerConfig], history: SessionHistory | None) -> None:
+    def __init__(self, agent_side: AcpAgent, config: RunConfig, history: SessionHistory | None) -> None:
+        root = config.project
         self._agent_side = agent_side
         self.root = root
         self.token = CancelToken()
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self.updates = Updates(root, self.post, lambda: self.agent.meter.window)
-        self.agent = Agent(settings, root, _Approver(self), self.updates, policy=policy, history=history, mcp_servers=servers)
+        self.agent = assemble(config, _Approver(self), self.updates, history)
         self._asking: asyncio.Future[Any] | None = None
         """The permission request waiting for the client: a cancel withdraws it."""
         self.sender = asyncio.create_task(self._send_all())
@@ -520,12 +522,11 @@ class AcpAgent:
     async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
         root = _project(cwd)
         try:
-            settings = load_settings(project=root, flags=self._flags, cwd=root)
-            policy = load_policy(self._approval, writes=self._writes)
-            servers = load_mcp_servers() + [_server(s) for s in mcp_servers]
-            if needs_local(settings):
-                settings = pointed_at(settings, await self._launch_local())
-            session = AcpSession(self, root, settings, policy, servers, history)
+            config = RunConfig.load(root, self._flags, self._approval, self._writes, cwd=root)
+            config = config.with_servers([_server(s) for s in mcp_servers])
+            if needs_local(config.settings):
+                config = config.with_settings(pointed_at(config.settings, await self._launch_local()))
+            session = AcpSession(self, config, history)
         except ConfigError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
         self.sessions[session.id] = session

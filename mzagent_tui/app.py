@@ -1,7 +1,8 @@
 """The Textual app: project tree on the left, the conversation (transcript and task box) on the
 right, the run's status line below.
 
-The app keeps what outlives a conversation: the settings, the approval policy, the bundled model's
+The app keeps what outlives a conversation: the run's configuration (settings, approval policy,
+hooks, tool servers and the flags it was started with, one `RunConfig`), the bundled model's
 server, the palette, the dialogs and the user's attention. The run itself lives in
 `widgets/conversation.py`, where a task can be traced from the task box to the agent and back.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,13 +25,13 @@ from textual.widgets import DirectoryTree, Header
 
 from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
-from mzagent_tui.agent.config import ConfigError, Settings, load_settings
+from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.model.local import LocalServer, needs_local, pointed_at, progress_text, start_local
-from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.planning import plan_task
 from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
 from mzagent_tui.agent.model.providers import local_available
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.sandbox import sandbox_label
 from mzagent_tui.attention import Attention
 from mzagent_tui.task_completions import BUILT_INS
@@ -74,32 +75,33 @@ class MzAgentApp(App[None]):
 
     def __init__(
         self,
-        settings: Settings,
-        project: Path,
-        environ: Mapping[str, str] | None = None,
+        config: RunConfig,
         clock: Callable[[], float] = time.monotonic,
-        policy: Policy | None = None,
         history: SessionHistory | None = None,
         pick_session: bool = False,
-        mcp_servers: Sequence[McpServerConfig] = (),
     ) -> None:
-        """`history` reopens a logged session at start; `pick_session` opens the session list;
-        `mcp_servers` start with each conversation's agent."""
+        """`history` reopens a logged session at start; `pick_session` opens the session list."""
         super().__init__()
-        self.settings = settings
-        self.policy = policy or Policy()
-        self.project = project.resolve()
-        self._environ = environ
+        self.config = config
+        """What every run of this app runs with; only the model switch and the local model's start replace it."""
+        self.project = config.project.resolve()
         self._clock = clock
-        self._mcp_servers = tuple(mcp_servers)
-        self._sandbox_label = sandbox_label(settings.sandbox)
+        self._sandbox_label = sandbox_label(config.settings.sandbox)
         """Said in the header all session: how commands are confined here."""
         self._run_mode = self.policy.mode if self.policy.mode != "plan" else "ask"
         """The last mode other than plan: the one a plan is offered to run in."""
         self._local_server: LocalServer | None = None
-        self._attention = Attention(settings.notify, clock)
+        self._attention = Attention(config.settings.notify, clock)
         self._opening = history
         self._pick_session = pick_session
+
+    @property
+    def settings(self) -> Settings:
+        return self.config.settings
+
+    @property
+    def policy(self) -> Policy:
+        return self.config.policy
 
     # Layout ---------------------------------------------------------------------------
 
@@ -107,7 +109,7 @@ class MzAgentApp(App[None]):
         yield Header(icon="◆")
         with Horizontal(id="main"):
             yield ProjectTree(self.project, id="tree")
-            yield Conversation(self.settings, self.project, self.policy, self._environ, self._mcp_servers, self._clock, id="work")
+            yield Conversation(self.config, self._clock, id="work")
         yield RunStatus(id="status")
         yield KeyFooter()
 
@@ -165,8 +167,8 @@ class MzAgentApp(App[None]):
     def _local_ready(self, text: str, server: LocalServer | None = None) -> None:
         """On the UI thread: the settings point at the server from here on (None: it failed)."""
         if server is not None:
-            self.settings = pointed_at(self.settings, server)
-            self.conversation.settings = self.settings
+            self.config = self.config.with_settings(pointed_at(self.settings, server))
+            self.conversation.config = self.config
         self.conversation.release(text, failed=server is None)
 
     # What the conversation reports ------------------------------------------------------
@@ -380,24 +382,25 @@ class MzAgentApp(App[None]):
         )
 
     def _switch_model(self, answer: str | None) -> None:
-        """Load settings for the new provider/model; a new conversation starts if they work."""
+        """The same configuration with another provider/model (every other setting, flag and the
+        policy kept); a new conversation starts if it works."""
         if not answer:
             return
         provider, _, model = answer.partition(" ")
         try:
             if provider == "local" and self._local_server is None:
                 raise ConfigError("the offline model starts with the app: restart mzagent without a key to use it")
-            settings = load_settings(project=self.project, flags={"provider": provider, "model": model.strip() or None}, environ=self._environ)
+            config = self.config.with_model(provider, model.strip())
             if provider == "local" and self._local_server is not None:
-                settings = pointed_at(settings, self._local_server)
-            settings.endpoint()
+                config = config.with_settings(pointed_at(config.settings, self._local_server))
+            config.settings.endpoint()
         except ConfigError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return
-        self.settings = settings
-        self.conversation.new(settings)
+        self.config = config
+        self.conversation.new(config)
         self._show_run(self.conversation.run)
-        self.notify(f"Now using {settings.provider}/{settings.model}.", markup=False)
+        self.notify(f"Now using {config.settings.provider}/{config.settings.model}.", markup=False)
 
     def action_copy_answer(self) -> None:
         answer = self.conversation.last_answer
@@ -456,15 +459,8 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
 
 
-def run_app(
-    settings: Settings,
-    project: Path,
-    policy: Policy,
-    history: SessionHistory | None = None,
-    pick_session: bool = False,
-    mcp_servers: Sequence[McpServerConfig] = (),
-) -> int:
-    app = MzAgentApp(settings, project, policy=policy, history=history, pick_session=pick_session, mcp_servers=mcp_servers)
+def run_app(config: RunConfig, history: SessionHistory | None = None, pick_session: bool = False) -> int:
+    app = MzAgentApp(config, history=history, pick_session=pick_session)
     app.run()
     return app.return_code or 0
 

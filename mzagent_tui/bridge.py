@@ -69,7 +69,13 @@ CANCELLED = ApprovalDecision(False, note="the run was cancelled", cancelled=True
 
 
 class ModalApprover:
-    """Asks through a modal screen built by `make_screen`; a cancel withdraws the question."""
+    """Asks through a modal screen built by `make_screen`; a cancelled run, a closed approver (its
+    conversation replaced) or an app that stopped means "no".
+
+    The worker never waits on the UI thread itself: the dialog is opened and withdrawn through
+    `call_later` (a message, which a closing app refuses), and the answer is awaited in short
+    slices, so nothing can keep the worker thread, and with it the process, alive after the app.
+    """
 
     def __init__(
         self,
@@ -80,8 +86,17 @@ class ModalApprover:
         self._app = app
         self._make_screen = make_screen
         self._cancel = cancel
+        self._closed = threading.Event()
+
+    def close(self) -> None:
+        """The conversation is replaced or the app ends: a pending question is answered "no" and
+        withdrawn, and no later one opens (a replaced run must not ask in the new conversation)."""
+        self._closed.set()
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        token = self._cancel()
+        if self._closed.is_set():
+            return ApprovalDecision(False, note="the conversation was closed")
         answer: Future[ApprovalDecision] = Future()
         screen = self._make_screen(request)
 
@@ -90,23 +105,27 @@ class ModalApprover:
                 answer.set_result(result or ApprovalDecision(False))
 
         def show() -> None:
-            self._app.push_screen(screen, callback=settle)
+            if self._closed.is_set() or token.cancelled:
+                settle(None)  # the conversation ended while the question was on its way
+            else:
+                self._app.push_screen(screen, callback=settle)
 
-        try:
-            self._app.call_from_thread(show)
-        except RuntimeError:  # the app is shutting down
+        if not self._post(show):
             return ApprovalDecision(False, note="the app is closing")
-        token = self._cancel()
         while True:
             try:
                 return answer.result(timeout=0.1)
             except FutureTimeout:
-                if token.cancelled:
-                    try:
-                        self._app.call_from_thread(_dismiss_if_open, self._app, screen)
-                    except RuntimeError:  # the app already stopped; nothing to dismiss
-                        pass
+                if token.cancelled or self._closed.is_set() or not self._app.is_running:
+                    self._post(lambda: _dismiss_if_open(self._app, screen))
                     return CANCELLED
+
+    def _post(self, callback: Callable[[], None]) -> bool:
+        """Run `callback` on the UI thread without waiting for it; False once the app is closing."""
+        try:
+            return self._app.call_later(callback)
+        except RuntimeError:  # the app's loop is already closed
+            return False
 
 
 def _dismiss_if_open(app: App, screen: object) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui import __version__
-from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES, Policy, load_policy
-from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
-from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
-from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe, load_settings
+from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES
+from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe
+from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -146,22 +146,21 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     args = build_parser(command).parse_args(argv[1:] if command else argv)
+    if command in (None, "run", "acp"):
+        leftovers.sweep()  # the temp files of an agent process that died (kill -9) go before ours are made
     if command == "acp":
         return _acp(args)
     project = Path(args.project).expanduser()
     try:
         check_project(project)
-        settings = load_settings(project=project, flags=_flags(args))
-        policy = load_policy(getattr(args, "approval", None), writes=getattr(args, "writes", None))
-        servers = load_mcp_servers()
-        hooks = load_hooks()  # a bad entry stops the start here, not at the first tool call
+        config = RunConfig.load(project, _flags(args), getattr(args, "approval", None), getattr(args, "writes", None))
         if command == "config":
-            return _show_config(settings, policy, project, servers, hooks)
+            return _show_config(config)
         if command in ("sessions", "export", "undo"):
-            return _session_command(command, settings, project, args)
+            return _session_command(command, config.settings, project, args)
         history = _history(project, args, command)
         if command == "run":
-            return _run(settings, project, args, policy, history, servers)
+            return _run(config, args, history)
     except (ConfigError, SessionNotFound) as exc:
         print(f"mzagent: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -170,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from mzagent_tui.app import run_app
 
-    return run_app(settings, project, policy, history, pick_session=args.resume == "", mcp_servers=servers)
+    return run_app(config, history, pick_session=args.resume == "")
 
 
 def _acp(args: argparse.Namespace) -> int:
@@ -212,13 +211,14 @@ def _session_command(command: str, settings: Settings, project: Path, args: argp
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
 
 
-def _show_config(settings: Settings, policy: Policy, project: Path, servers: list[McpServerConfig], hooks: list[HookSpec]) -> int:
+def _show_config(config: RunConfig) -> int:
     from mzagent_tui.agent.hooks.runner import how_it_runs
     from mzagent_tui.agent.mcp.program import server_program
     from mzagent_tui.agent.safety import trusted_path
     from mzagent_tui.agent.safety.sandbox import Sandbox
     from mzagent_tui.agent.safety.secrets import command_env
 
+    settings, policy, project = config.settings, config.policy, config.project
     rows = describe(settings)
     sandbox = Sandbox(project, settings.sandbox)
     for index, row in enumerate(rows):
@@ -234,10 +234,10 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     passed = ", ".join(sorted(command_env(os.environ, settings.pass_env)))
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     trusted_path.note_project(project)
-    for server in servers:
+    for server in config.mcp_servers:
         refused = server_program(server).refused if server.command else ""
         rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), f"user config [mcp_servers]{f' ({refused})' if refused else ''}"))
-    for number, hook in enumerate(hooks, 1):
+    for number, hook in enumerate(config.hooks, 1):
         matched = f" {hook.tool}" if hook.tool else ""
         note = how_it_runs(hook, project, sandbox, trusted_path.trusted_path())
         rows.append((f"hooks.{number}", hook.command, f"user config [[hooks]]: {hook.event}{matched}{f' ({note})' if note else ''}"))
@@ -273,7 +273,7 @@ def _show_config(settings: Settings, policy: Policy, project: Path, servers: lis
     return 0
 
 
-def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Policy, history: SessionHistory | None, servers: list[McpServerConfig]) -> int:
+def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | None) -> int:
     from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
     from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
     from mzagent_tui.agent.user_commands import USAGE, typed_command
@@ -283,21 +283,21 @@ def _run(settings: Settings, project: Path, args: argparse.Namespace, policy: Po
     if not task.strip():
         raise ConfigError("the task is empty")
     try:
-        task = resolve_task(task.strip(), project.resolve())
+        task = resolve_task(task.strip(), config.project.resolve())
     except PromptCommandError as exc:
         raise ConfigError(str(exc)) from None
     command = typed_command(task)
     if command == "":
         raise ConfigError(USAGE)
     needs_model = command is None
-    server = start_local(ProgressPrinter(sys.stderr)) if needs_model and needs_local(settings) else None
+    server = start_local(ProgressPrinter(sys.stderr)) if needs_model and needs_local(config.settings) else None
     if server is not None:
-        settings = pointed_at(settings, server)
+        config = config.with_settings(pointed_at(config.settings, server))
         print(f"\nlocal model ready ({server.model.name}: {server.describe()})", file=sys.stderr)
     try:
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
-        return run_headless(settings, project, task.strip(), approver, args.json, policy, history, servers, needs_model)
+        return run_headless(config, task.strip(), approver, args.json, history, needs_model)
     finally:
         if server is not None:
             server.stop()

@@ -12,13 +12,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover, offered_rule
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover, offered_rule
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
-from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     Event,
@@ -34,8 +33,9 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import describe, task_list_text
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.local import progress_text
-from mzagent_tui.agent.loop import Agent, RunResult
-from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.loop import RunResult
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -188,21 +188,18 @@ def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Appr
 
 
 def run_headless(
-    settings: Settings,
-    project: Path,
+    config: RunConfig,
     task: str,
     approver: Approver,
     as_json: bool,
-    policy: Policy,
     history: SessionHistory | None = None,
-    mcp_servers: Sequence[McpServerConfig] = (),
     needs_model: bool = True,
 ) -> int:
     """Run one task (continuing `history` if given) and return the exit code: a `!command`'s
     own exit code, else whether the run ended with a final answer."""
     out, err = sys.stdout, sys.stderr
-    sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=project.resolve())
-    agent = Agent(settings, project, approver, sink, policy=policy, history=history, mcp_servers=mcp_servers, needs_model=needs_model)
+    sink = JsonPrinter(out) if as_json else ConsolePrinter(out, err, colour=out.isatty(), root=config.project.resolve())
+    agent = assemble(config, approver, sink, history, needs_model)
     cancel = CancelToken()
     outcome: list[RunResult] = []
     finished = threading.Event()

@@ -12,18 +12,21 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
 from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work
+from mzagent_tui.agent.run_config import RunConfig
 from tests.scripted_server import ScriptedServer
 
 KEY_VARS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "SILICONFLOW_API_KEY", "OPENROUTER_API_KEY")
@@ -74,6 +77,16 @@ def settings_for(server: ScriptedServer, **overrides: object) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def config_for(
+    server: ScriptedServer, project: Path, policy: Policy | None = None, environ: Mapping[str, str] | None = None, **overrides: object
+) -> RunConfig:
+    """What a front-end would hand down for `settings_for`: the user config's hooks (read as at
+    start), a restricted environment unless one is given."""
+    return RunConfig(
+        settings_for(server, **overrides), project, policy or Policy(), tuple(load_hooks()), environ=environ or {"PATH": "/usr/bin:/bin"},
+    )
 
 
 class RecordingApprover:
@@ -154,7 +167,7 @@ def make_agent(
 ) -> tuple[Agent, Recorder]:
     recorder = Recorder()
     environ = env or {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    agent = Agent(settings_for(server, **overrides), project, approver or StaticApprover(True), recorder, environ=environ, history=history)
+    agent = assemble(config_for(server, project, environ=environ, **overrides), approver or StaticApprover(True), recorder, history)
     return agent, recorder
 
 

@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.plan import PlanScreen
@@ -98,7 +99,7 @@ def demo_app(server: ScriptedServer, writes: str = "auto", mode: str = "ask") ->
         provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
         price_in=0.27, price_out=1.10, context_window=65536, protocol="xml",
     )
-    return MzAgentApp(settings, DEMO_PROJECT, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, policy=Policy(mode, writes=writes))
+    return MzAgentApp(RunConfig(settings, DEMO_PROJECT, Policy(mode, writes=writes), environ={"PATH": "/usr/bin:/bin"}), clock=lambda: 0.0)
 
 
 async def _until(pilot, condition, timeout: float = 20.0) -> None:  # noqa: ANN001

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual.widgets import Input, Log
 
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.events import FinalAnswer, Stopped, StopReason
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.app import MzAgentApp
@@ -31,7 +32,7 @@ from mzagent_tui.widgets.run_status import RunState, RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
 from mzagent_tui.widgets.entries import Entry, ObservationEntry
 from mzagent_tui.widgets.transcript import Transcript
-from tests.conftest import settings_for
+from tests.conftest import config_for
 from tests.scripted_server import Reply, answer_reply
 
 SIZE = (120, 40)
@@ -40,9 +41,7 @@ SLEEP = f"299.{os.getpid():07d}"
 
 
 def make_app(server, project: Path, history: SessionHistory | None = None, pick_session: bool = False, **overrides: object) -> MzAgentApp:  # noqa: ANN001
-    return MzAgentApp(
-        settings_for(server, **overrides), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0, history=history, pick_session=pick_session
-    )
+    return MzAgentApp(config_for(server, project, **overrides), clock=lambda: 0.0, history=history, pick_session=pick_session)
 
 
 async def wait_for(pilot, condition: Callable[[], bool], timeout: float = 15.0) -> None:  # noqa: ANN001
@@ -520,7 +519,7 @@ async def test_observation_expands_and_opens_the_full_output(server, project: Pa
 
 async def test_without_an_endpoint_the_app_explains_and_the_tree_works(project: Path) -> None:
     (project / "a.py").write_text("")
-    app = MzAgentApp(Settings(), project, environ={})
+    app = MzAgentApp(RunConfig(Settings(), project, environ={}))
     async with app.run_test(size=SIZE) as pilot:
         tree = app.query_one(ProjectTree)
         await wait_for(pilot, lambda: len(tree.root.children) == 1)
@@ -593,7 +592,7 @@ async def test_dialog_lists_each_part_with_its_verdict(server, project: Path) ->
     rules = Rules()
     rules.add("allow", "ls")
     server.script(Reply('<action>run_terminal_command("ls && rm -rf build")</action>'), Reply("<final_answer>ok</final_answer>"))
-    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin"}, policy=Policy("ask", rules))
+    app = MzAgentApp(config_for(server, project, policy=Policy("ask", rules)))
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
         screen = await approval(pilot)
@@ -609,7 +608,7 @@ async def test_auto_safe_runs_read_only_commands_without_asking(server, project:
 
     (project / "a.txt").write_text("hello\n")
     server.script(Reply('<action>run_terminal_command("wc -l a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
-    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin"}, policy=Policy("auto-safe"))
+    app = MzAgentApp(config_for(server, project, policy=Policy("auto-safe")))
     async with app.run_test(size=SIZE) as pilot:
         await submit(pilot, "t")
         await wait_for(pilot, lambda: state(app) == "done")
@@ -720,7 +719,7 @@ async def test_switch_provider_and_model_from_the_palette(server, project: Path)
     from mzagent_tui.screens.ask_text import AskTextScreen
 
     server.default = Reply("<final_answer>ok</final_answer>")
-    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin", "MZAGENT_BASE_URL": server.base_url}, clock=lambda: 0.0)
+    app = MzAgentApp(config_for(server, project, environ={"PATH": "/usr/bin:/bin", "MZAGENT_BASE_URL": server.base_url}), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         app.action_switch_model()
         await wait_for(pilot, lambda: isinstance(app.screen, AskTextScreen) and bool(app.screen.query(Input)))
@@ -856,7 +855,7 @@ async def test_tasks_typed_while_the_offline_model_starts_wait_for_it(server, pr
     monkeypatch.setattr("mzagent_tui.app.start_local", start_local)
     monkeypatch.setattr("mzagent_tui.app.local_available", lambda: True)
     server.script(Reply("<final_answer>ran on the bundled model</final_answer>"))
-    app = MzAgentApp(settings_for(server, provider="local", base_url="", model="", api_key=""), project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+    app = MzAgentApp(config_for(server, project, provider="local", base_url="", model="", api_key=""), clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: any("loading the model… 3 s" in text for text in entry_texts(app, "notice")))
         assert state(app) == "starting the local model"

@@ -10,7 +10,7 @@ import pytest
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.attention import TYPING_PAUSE, Attention, attention_sequence
 from mzagent_tui.widgets.task_input import TaskInput
-from tests.conftest import settings_for
+from tests.conftest import config_for
 from tests.test_app import COMMAND_THEN_ANSWER, SIZE, FakeClock, approval, state, submit, wait_for
 
 
@@ -39,7 +39,7 @@ def test_no_signal_while_typing() -> None:
 async def test_the_dialog_and_the_end_of_a_run_signal(server, project: Path, mode: str, expected: list[str]) -> None:
     server.script(*COMMAND_THEN_ANSWER)
     clock = FakeClock()
-    app = MzAgentApp(settings_for(server, notify=mode), project, environ={"PATH": "/usr/bin:/bin"}, clock=clock)
+    app = MzAgentApp(config_for(server, project, notify=mode), clock=clock)
     written: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         app._driver.write = written.append  # the driver is where Textual's own bell goes
@@ -54,7 +54,7 @@ async def test_the_dialog_and_the_end_of_a_run_signal(server, project: Path, mod
 async def test_typing_in_the_task_box_holds_the_signal_back(server, project: Path) -> None:
     server.script(*COMMAND_THEN_ANSWER)
     clock = FakeClock()
-    app = MzAgentApp(settings_for(server), project, environ={"PATH": "/usr/bin:/bin"}, clock=clock)
+    app = MzAgentApp(config_for(server, project), clock=clock)
     written: list[str] = []
     async with app.run_test(size=SIZE) as pilot:
         app._driver.write = written.append

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.widgets.run_status import RunStatus
 from tests.scripted_server import Fault, Reply
@@ -100,7 +101,7 @@ async def test_app(server, project: Path, name: str, steps: list, outcome: str, 
 
     script(server, prepare_context(project, steps))
     settings = Settings(provider="custom", base_url=server.base_url, api_key=KEY, model="m", max_retries=2, idle_timeout=1.0, max_retry_wait=3.0, retry_base_delay=0.05)
-    app = MzAgentApp(settings, project, environ={"PATH": "/usr/bin:/bin"}, clock=lambda: 0.0)
+    app = MzAgentApp(RunConfig(settings, project, environ={"PATH": "/usr/bin:/bin"}), clock=lambda: 0.0)
     async with app.run_test(size=(120, 40)) as pilot:
         box = app.query_one("#task")
         box.value = "t"

@@ -97,3 +97,16 @@ def test_the_core_packages_keep_their_layers() -> None:
         and package_of(target) in AGENT_PACKAGES_MAY_NOT_IMPORT.get(package_of(source), set())
     )
     assert crossings == []
+
+
+def test_the_loop_stays_readable_and_the_agent_is_built_in_one_place() -> None:
+    """`Agent.__init__` only keeps the parts `assemble` wired (at most 25 lines), no function of
+    the loop is over 60 lines, and `assemble` is the only module that constructs an `Agent`."""
+    tree = ast.parse((PACKAGE / "agent" / "loop.py").read_text())
+    lengths = {node.name: node.end_lineno - node.lineno + 1 for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    assert lengths["__init__"] <= 25 and {name: n for name, n in lengths.items() if n > 60} == {}
+    building = sorted(
+        name for name, path in modules().items()
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Agent" for node in ast.walk(ast.parse(path.read_text())))
+    )
+    assert building == ["mzagent_tui.agent.assembly"]

@@ -18,12 +18,12 @@ from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyAp
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, Notice, Observation, Stopped, StopReason
-from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.mcp.hub import McpHub
 from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
-from tests.conftest import Recorder, RecordingApprover, settings_for
+from tests.conftest import Recorder, RecordingApprover, config_for
 from tests.scripted_server import Reply
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
@@ -109,7 +109,7 @@ def test_a_project_cannot_start_servers(server, project: Path) -> None:
     os.chdir(project)
     assert load_mcp_servers() == []
     server.script(Reply("<final_answer>ok</final_answer>"))
-    agent = Agent(settings_for(server), project, RecordingApprover(ApprovalDecision(True)), Recorder(), environ={"PATH": os.environ["PATH"]})
+    agent = assemble(config_for(server, project, environ={"PATH": os.environ["PATH"]}), RecordingApprover(ApprovalDecision(True)), Recorder())
     agent.run("hi")
     assert not [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
     assert "mcp__" not in agent.messages[0]["content"]
@@ -385,10 +385,8 @@ def test_the_model_calls_a_server_tool_through_the_loop(server, project: Path) -
     )
     recorder = Recorder()
     approver = RecordingApprover(ApprovalDecision(True))
-    agent = Agent(
-        settings_for(server), project, approver, recorder, environ={"PATH": os.environ["PATH"]},
-        policy=Policy("auto-safe"), mcp_servers=[test_server(), test_server("broken", "--crash")],
-    )
+    config = config_for(server, project, Policy("auto-safe"), {"PATH": os.environ["PATH"]}).with_servers([test_server(), test_server("broken", "--crash")])
+    agent = assemble(config, approver, recorder)
     try:
         result = agent.run("what is 2 + 40?")
     finally:

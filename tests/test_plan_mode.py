@@ -22,9 +22,9 @@ from mzagent_tui.agent.events import ApprovalAnswered, FinalAnswer, Observation
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.safety.secrets import Redactor
-from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
-from tests.conftest import Recorder, RecordingApprover, settings_for
+from tests.conftest import Recorder, RecordingApprover, config_for
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 from tests.test_policy import ROOT, TABLE, standard_rules
 
@@ -76,7 +76,7 @@ def test_a_planning_run_reads_runs_only_safe_commands_and_answers_with_a_plan(se
     user = RecordingApprover(ApprovalDecision(True))
     recorder = Recorder()
     environ = {"PATH": "/usr/bin:/bin"}
-    agent = Agent(settings_for(server), project, user, recorder, environ=environ, policy=Policy("plan"))
+    agent = assemble(config_for(server, project, Policy("plan"), environ), user, recorder)
     result = agent.run("add a greet function")
 
     assert result.final_answer is not None and result.final_answer.startswith("1. Add a greet")
@@ -98,7 +98,7 @@ def test_after_plan_mode_the_next_task_runs_normally_and_its_answer_is_no_plan(s
     server.script(answer_reply("1. write it"), write_reply("new.txt", "x\n"), answer_reply("written"))
     policy = Policy("plan")
     recorder = Recorder()
-    agent = Agent(settings_for(server), project, RecordingApprover(ApprovalDecision(True)), recorder, environ={"PATH": "/usr/bin:/bin"}, policy=policy)
+    agent = assemble(config_for(server, project, policy), RecordingApprover(ApprovalDecision(True)), recorder)
     agent.run("plan a file")
     policy.mode = "auto-safe"
     agent.run("Carry out this plan:\n1. write it")

@@ -82,15 +82,15 @@ def test_content_the_user_edited_in_the_dialog_is_what_stays_and_what_is_recorde
 def test_yolo_mode_keeps_it_without_asking_and_deleting_one_asks_nothing(server, project: Path) -> None:
     import os
 
-    from mzagent_tui.agent.loop import Agent
+    from mzagent_tui.agent.assembly import assemble
     from mzagent_tui.agent.safety.approval import Policy
-    from tests.conftest import Recorder, settings_for
+    from tests.conftest import Recorder, config_for
 
     (project / ".envrc").write_text("old\n")
     server.script(command_reply("rm .envrc && echo x > .env.local"), answer_reply())
     user = KeepAnswers(ApprovalDecision(False))
     rec = Recorder()
-    agent = Agent(settings_for(server), project, user, rec, environ={"PATH": os.environ["PATH"]}, policy=Policy("yolo"))
+    agent = assemble(config_for(server, project, Policy("yolo"), {"PATH": os.environ["PATH"]}), user, rec)
     agent.run("clean up")
     assert user.asked == [] and not (project / ".envrc").exists() and (project / ".env.local").read_text() == "x\n"
     assert sorted(Path(e.path).name for e in rec.of(FileChanged)) == [".env.local", ".envrc"]

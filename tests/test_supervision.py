@@ -139,8 +139,9 @@ tools.write_to_file("big.txt", "new " * 500_000)
 """
 
 
-def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_temp_file(server, project: Path, tmp_path: Path) -> None:
-    from tests.conftest import make_agent
+def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_temp_file(project: Path, tmp_path: Path) -> None:
+    """The next start of mzagent (here `mzagent run` with a `!command`, no model needed) sweeps."""
+    from mzagent_tui.cli import main
 
     (project / "big.txt").write_text("old\n")
     done = subprocess.run([sys.executable, "-c", CRASH_MID_WRITE, str(project), str(tmp_path / "s")], capture_output=True, text=True, timeout=60)
@@ -148,7 +149,7 @@ def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_t
     temps = [p for p in project.iterdir() if p.name.endswith(".mzagent-tmp")]
     assert len(temps) == 1 and temps[0].stat().st_size == len("new " * 500_000)
     assert (project / "big.txt").read_text() == "old\n"
-    make_agent(server, project)
+    assert main(["run", "!true", "--project", str(project), "--sandbox", "off"]) == 0
     assert sorted(p.name for p in project.iterdir()) == ["big.txt"]
 
 

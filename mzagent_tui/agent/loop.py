@@ -7,32 +7,27 @@ and the headless CLI drive exactly the same code. A follow-up `run` continues th
 
 from __future__ import annotations
 
-import atexit
 import functools
 import json
-import os
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mzagent_tui.agent.safety import git_user_settings, trusted_path
-from mzagent_tui.agent.sessions import leftovers
-from mzagent_tui.agent.safety.approval import Approver, Policy, PolicyApprover
+from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.config import ConfigError, Settings, app_folders, check_project, ignored_notice, withheld_notice
+from mzagent_tui.agent.config import Settings, ignored_notice, withheld_notice
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
     Error,
     Event,
-    EventSink,
     FinalAnswer,
     FormatError,
     ModelInfo,
@@ -42,10 +37,7 @@ from mzagent_tui.agent.events import (
     StepStarted,
     Stopped,
     StopReason,
-    TaskListUpdated,
     TaskStarted,
-    TextDelta,
-    ThinkingDelta,
     Thought,
     ToolStarted,
     Undone,
@@ -54,33 +46,28 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.sessions.history import SessionHistory
-from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
-from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mentions import mentioned_files
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
+from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.model.prompt import render_system_prompt
-from mzagent_tui.agent.safety.sandbox import Sandbox
-from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.files import FileTools
-from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult, load_custom_tool
+from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
-from mzagent_tui.agent.model.usage import Meter, money
+from mzagent_tui.agent.model.usage import money
 
 T = TypeVar("T")
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
-_NOT_LOGGED = (TextDelta, ThinkingDelta)
 CALL_INTERRUPTED = "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal."
 """What the model reads of a call cut short by a cancel (a question withdrawn included)."""
 
@@ -113,74 +100,38 @@ class _Run:
     repeats: Repeats = field(default_factory=Repeats)
 
 
+@dataclass(frozen=True)
+class AgentParts:
+    """What an agent works with. `assemble` (agent/assembly.py) is the one place that builds and
+    wires them, from the run's configuration, for the app, `mzagent run` and `mzagent acp` alike."""
+
+    settings: Settings
+    root: Path
+    session: Session
+    report: Report
+    """Where events go (the meter counts them, the session logs them, the front-end shows them)."""
+    policy: Policy
+    approver: PolicyApprover
+    aids: Aids
+    ctx: ToolContext
+    shell: ShellTool
+    tools: ToolRegistry
+    task_list: TaskList
+    """The agent's task list; the model replaces it with update_plan, offered per profile."""
+    mcp: McpTools
+    hooks: Hooks
+
+
 class Agent:
-    def __init__(
-        self,
-        settings: Settings,
-        project: Path,
-        approver: Approver,
-        emit: EventSink,
-        environ: Mapping[str, str] | None = None,
-        policy: Policy | None = None,
-        history: SessionHistory | None = None,
-        mcp_servers: Sequence[McpServerConfig] = (),
-        needs_model: bool = True,
-        hooks: Sequence[HookSpec] | None = None,
-    ) -> None:
-        """`history` continues a logged session: same log, same conversation, nothing re-run.
-        `mcp_servers` start at once, in the background; their tools join at the first task.
-        `needs_model=False`: only `!commands` will run (headless), so no endpoint is needed.
-        `hooks`: by default the user config's, which only the user writes."""
-        environ = os.environ if environ is None else environ
-        self.settings = settings
-        self.root = project.resolve()
-        check_project(project)
-        trusted_path.note_project(self.root)  # before anything of ours runs in it
-        if needs_model:
-            settings.endpoint()  # a missing endpoint is said now, not at the first request
-        hooks = load_hooks() if hooks is None else hooks
-        redact = redactor_for(environ, settings.api_key)
-        leftovers.sweep()
-        self._sink = emit
-        self.session = Session.create(self.root, redact) if history is None else Session.reopen(history.folder, redact)
-        self.meter = Meter(settings.price_in, settings.price_out, settings.window())
-        self.policy = policy or Policy()
-        self.approver = PolicyApprover(approver, self.policy, emit=self.emit)
-        self.aids = Aids(settings.disable_aids, self.emit)
-        self.ctx = ToolContext(
-            root=self.root,
-            session=self.session,
-            emit=self.emit,
-            approver=self.approver,
-            redact=redact,
-            env=command_env(environ, settings.pass_env),
-            command_timeout=settings.command_timeout,
-            plan_mode=lambda: self.approver.policy.mode == "plan",
-            sandbox=Sandbox(
-                self.root, settings.sandbox, private_folders=app_folders(), home_allow=tuple(settings.home_allow),
-                git_settings=git_user_settings.kept_settings,
-            ),
-        )
-        atexit.register(self.ctx.sandbox.close)
-        files = FileTools(self.ctx)
-        self.shell = ShellTool(self.ctx)
-        self._after_command = AfterCommand()
-        edit = [files.edit_file] if settings.offers_edit_file() else []
-        self.tools = ToolRegistry([files.read_file, files.write_to_file, *edit, self.shell.run_terminal_command])
-        lists = [e for e in history.events if isinstance(e, TaskListUpdated)] if history is not None else []
-        self.task_list = TaskList(self.emit, lists[-1].steps if lists else ())
-        """The agent's task list; the model replaces it with update_plan, offered per profile."""
-        if settings.offers_update_plan():
-            self.tools.add_tool(self.task_list.tool())
-        for spec in settings.tools:
-            try:
-                self.tools.add(load_custom_tool(spec))
-            except ValueError as exc:
-                raise ConfigError(str(exc)) from None
-        self.mcp = McpTools(mcp_servers, self.session.folder)
-        self.hooks = Hooks(hooks, self.ctx, self.tools, environ, settings.api_key)
-        self.native = settings.native_tools()
+    def __init__(self, parts: AgentParts) -> None:
+        """Made by `assemble`; `resume` then continues a logged session."""
+        self.settings, self.root, self.session, self.policy = parts.settings, parts.root, parts.session, parts.policy
+        self.meter, self._report = parts.report.meter, parts.report
+        self.approver, self.aids, self.ctx, self.shell = parts.approver, parts.aids, parts.ctx, parts.shell
+        self.tools, self.task_list, self.mcp, self.hooks = parts.tools, parts.task_list, parts.mcp, parts.hooks
+        self.native = parts.settings.native_tools()
         """Tool calls through the API's `tools` (see Settings.protocol); else the XML text format."""
+        self._after_command = AfterCommand()
         self._open_call: str | None = None
         """The id of the native tool call whose result the next observation answers."""
         self.messages: list[dict[str, Any]] = []
@@ -190,22 +141,26 @@ class Agent:
         """Compacted since the last request: the meter's fill is stale until the next one."""
         self._window_asked = False
         """The server's model list is read once, at the first task, for the window and for llama.cpp."""
-        if history is not None:
-            self.session.record("resumed")
-            self.messages = list(history.messages)
-            if self.messages and self.messages[0]["role"] == "system":
-                prompt = self._system_prompt()
-                self.messages[0] = {"role": "system", "content": prompt}
-                self.session.record("message", role="system", content=prompt)
-            for event in history.untold_undos():
-                self.tell_undo(event)
-            for message in history.repairs():
-                self._add(message)
-            if not self.native:
-                self.messages = flattened(self.messages)  # native calls from a run with the other protocol, as text
-            for event in history.events:
-                self.meter.observe(event)
-                self.ctx.seen.update(seen_in(event, self.root))
+        parts.report.watch(self._watch)
+
+    def resume(self, history: SessionHistory) -> None:
+        """Continue a logged session (its log reopened by `assemble`): same conversation, nothing
+        re-run; the system prompt is the current one, and undos since are told to the model."""
+        self.session.record("resumed")
+        self.messages = list(history.messages)
+        if self.messages and self.messages[0]["role"] == "system":
+            prompt = self._system_prompt()
+            self.messages[0] = {"role": "system", "content": prompt}
+            self.session.record("message", role="system", content=prompt)
+        for event in history.untold_undos():
+            self.tell_undo(event)
+        for message in history.repairs():
+            self._add(message)
+        if not self.native:
+            self.messages = flattened(self.messages)  # native calls from a run with the other protocol, as text
+        for event in history.events:
+            self.meter.observe(event)
+            self.ctx.seen.update(seen_in(event, self.root))
 
     @functools.cached_property
     def llm(self) -> ChatClient:
@@ -213,15 +168,16 @@ class Agent:
         return ChatClient(self.settings, self.emit)
 
     def emit(self, event: Event) -> None:
-        """Log the event, then hand it to the front-end."""
-        self.meter.observe(event)
+        """Count, log and hand the event to the front-end (see Report)."""
+        self._report(event)
+
+    def _watch(self, event: Event) -> None:
+        """What the agent itself follows in its events: a request's usage (the meter's fill is
+        fresh again) and, during a run, the answer checks' view of the work."""
         if isinstance(event, Usage):
             self._compacted = False
         if self._completion is not None:
             self._completion.observe(event)
-        if not isinstance(event, _NOT_LOGGED):
-            self.session.record_event(event)
-        self._sink(event)
 
     def tell_undo(self, event: Undone) -> None:
         """The model must know its file is back to the old content; it is told with the next task."""

@@ -6,7 +6,7 @@ emits events -> `EventBridge` posts them here as `AgentEvent`/`StreamChunk` mess
 Commands ask through `ModalApprover`, which opens `ApprovalScreen` and waits for its result on
 the worker thread. A reopened session is replayed through the same `entries_for`.
 
-The app around it keeps the settings, the policy, the local server, the palette and the dialogs;
+The app around it keeps the run's configuration, the local server, the palette and the dialogs;
 this widget tells it what changed through `run` (watched for the status line) and messages.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,9 +27,9 @@ from textual.message import Message
 from textual.reactive import var
 from textual.worker import Worker, WorkerState
 
-from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     ApprovalAsked,
@@ -50,7 +50,6 @@ from mzagent_tui.agent.events import (
     UserCommandOutput,
 )
 from mzagent_tui.agent.sessions.history import SessionHistory, load_session
-from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, parse_slash, resolve_task
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
 from mzagent_tui.agent.model.usage import Meter
@@ -105,23 +104,16 @@ class Conversation(Vertical):
 
     def __init__(
         self,
-        settings: Settings,
-        project: Path,
-        policy: Policy,
-        environ: Mapping[str, str] | None = None,
-        mcp_servers: Sequence[McpServerConfig] = (),
+        config: RunConfig,
         clock: Callable[[], float] = time.monotonic,
         *,
         id: str | None = None,  # noqa: A002 - Textual's name
     ) -> None:
-        """`settings` is replaced (never changed in place) when the endpoint changes; a worker is
-        handed the settings of its run, so no thread sees half of an update."""
+        """`config` is the app's, replaced (never changed in place) when the endpoint changes; a
+        worker is handed the config of its run, so no thread sees half of an update."""
         super().__init__(id=id)
-        self.settings = settings
-        self.project = project
-        self._policy = policy
-        self._environ = environ
-        self._mcp_servers = tuple(mcp_servers)
+        self.config = config
+        self.project = config.project.resolve()
         self._clock = clock
         self._number = 0
         self._token = CancelToken()
@@ -150,7 +142,7 @@ class Conversation(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(TaskInput).menu = self.query_one(CompletionMenu)
-        self._approver = ModalApprover(self.app, ApprovalScreen, lambda: self._token)
+        self._approver = self._new_approver()
         self._update(usage=self._meter.summary())
         self.set_interval(1.0, self._tick)
         self.set_interval(STREAM_INTERVAL, self._bridge_flush)
@@ -158,7 +150,13 @@ class Conversation(Vertical):
     def on_unmount(self) -> None:
         """However the app ends, stop the run so no thread waits on a dialog or a command."""
         self._token.cancel()
+        self._approver.close()
         self._close_agent()
+
+    def _new_approver(self) -> ModalApprover:
+        """One per conversation: replacing the conversation closes it, which answers its pending
+        question "no" and keeps a question of the replaced run from opening in the new one."""
+        return ModalApprover(self.app, ApprovalScreen, lambda: self._token)
 
     # Public state -----------------------------------------------------------------------
 
@@ -195,6 +193,10 @@ class Conversation(Vertical):
     @property
     def session_log(self) -> Path | None:
         return self._agent.session.log_path if self._agent is not None else None
+
+    @property
+    def settings(self) -> Settings:
+        return self.config.settings
 
     @property
     def _transcript(self) -> Transcript:
@@ -276,20 +278,17 @@ class Conversation(Vertical):
         self._token = CancelToken()
         self._started_at = self._clock()
         self._update(step=0, max_steps=self.settings.max_steps, elapsed=0.0, state="thinking")
-        self._run_task(task, self.settings, self._token, self._bridge)
+        self._run_task(task, self.config, self._token, self._bridge)
 
     @work(thread=True, exit_on_error=False, group="agent", description="agent run")
-    def _run_task(self, task: str, settings: Settings, token: CancelToken, bridge: EventBridge) -> None:
+    def _run_task(self, task: str, config: RunConfig, token: CancelToken, bridge: EventBridge) -> None:
         """The whole ReAct loop for one task, off the UI thread."""
         if self._agent is None:
-            from mzagent_tui.agent.loop import Agent  # imports the openai SDK: keep it off start-up
+            from mzagent_tui.agent.assembly import assemble  # imports the openai SDK: keep it off start-up
 
             history = load_session(self._resume_folder) if self._resume_folder else None
             try:
-                self._agent = Agent(
-                    settings, self.project, self._approver, bridge, environ=self._environ, policy=self._policy, history=history,
-                    mcp_servers=self._mcp_servers,
-                )
+                self._agent = assemble(config, self._approver, bridge, history)
             except ConfigError as exc:
                 bridge(TaskStarted(task))
                 bridge(Stopped(StopReason.ERROR, str(exc)))
@@ -323,8 +322,9 @@ class Conversation(Vertical):
             self._update(state="cancelling")
 
     def stop(self) -> None:
-        """The app is ending: whatever runs is cancelled."""
+        """The app is ending: whatever runs is cancelled, whatever it asks is withdrawn."""
         self._token.cancel()
+        self._approver.close()
 
     # Waiting for something before tasks can run (the local model) ---------------------------
 
@@ -424,10 +424,12 @@ class Conversation(Vertical):
 
     # A new conversation, or a logged one reopened --------------------------------------------
 
-    def new(self, settings: Settings | None = None) -> None:
-        """Forget the conversation (optionally with new settings); a run still ending reports to
-        an old bridge and is not shown."""
+    def new(self, config: RunConfig | None = None) -> None:
+        """Forget the conversation (optionally with a new configuration); a run still ending
+        reports to an old bridge and is not shown."""
         self._token.cancel()
+        self._approver.close()
+        self._approver = self._new_approver()
         self._token = CancelToken()
         self._number += 1
         self._bridge = EventBridge(self, self._number)
@@ -438,8 +440,8 @@ class Conversation(Vertical):
         self._idle_state = "idle"
         self._transcript.clear()
         self.query_one(TaskListView).show([])
-        if settings is not None:
-            self.settings = settings
+        if config is not None:
+            self.config = config
         self._meter = self._new_meter()
         self.run = RunState(usage=self._meter.summary())
 
@@ -490,7 +492,7 @@ class Conversation(Vertical):
     # Undo, export, compaction ---------------------------------------------------------------
 
     def _redactor(self) -> Redactor:
-        return redactor_for(os.environ if self._environ is None else self._environ, self.settings.api_key)
+        return redactor_for(os.environ if self.config.environ is None else self.config.environ, self.settings.api_key)
 
     def undo(self, scope: Scope) -> None:
         """Take back the agent's last step (a write, or the files a command changed), all writes
