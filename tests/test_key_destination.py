@@ -225,13 +225,14 @@ def test_config_and_a_run_say_the_key_was_withheld(project: Path, server: Script
 
 
 def test_a_run_emits_the_withheld_notice_once(project: Path, server: ScriptedServer) -> None:
-    from mzagent_tui.agent.loop import Agent
-    from mzagent_tui.agent.safety.approval import StaticApprover
+    from mzagent_tui.agent.assembly import assemble
+    from mzagent_tui.agent.run_config import RunConfig
+    from mzagent_tui.agent.safety.approval import Policy, StaticApprover
 
     (project / ".env").write_text(f"MZAGENT_BASE_URL={server.base_url}\nMZAGENT_MODEL=m\n")
     settings = load_settings(project=project, flags={"sandbox": "off"}, environ={"MZAGENT_API_KEY": USER_KEY}, cwd=project)
     server.script(Reply("<thought>done</thought><final_answer>ok</final_answer>"))
     recorder = Recorder()
-    Agent(settings, project, StaticApprover(True), recorder).run("say ok", CancelToken())
+    assemble(RunConfig(settings, project, Policy(), ()), StaticApprover(True), recorder).run("say ok", CancelToken())
     notices = [event.text for event in recorder.of(Notice) if "withheld" in event.text]
     assert len(notices) == 1 and ".env (MZAGENT_BASE_URL)" in notices[0]

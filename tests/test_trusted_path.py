@@ -29,13 +29,13 @@ from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import McpHub
 from mzagent_tui.agent.mcp.program import server_program
 from mzagent_tui.agent.safety import own_programs, trusted_path
-from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.safety.approval import ALLOW, ASK, ApprovalDecision, Policy
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.sandbox import Sandbox, landlock_abi
 from mzagent_tui.agent.tools.process import run_command, shell_path
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
-from tests.conftest import Recorder, RecordingApprover, make_agent, settings_for
+from tests.conftest import Recorder, RecordingApprover, config_for, make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
 SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")
@@ -133,7 +133,8 @@ def test_a_project_at_the_home_keeps_the_toolchain_folders_the_sandbox_keeps_rea
     monkeypatch.setenv("HOME", str(home))
     trusted_path.note_project(home)
     entries = [str(home / folder) for folder in ("bin", ".venv/bin", ".local/bin", ".cargo/bin")]
-    assert trusted_path.trusted_entries(os.pathsep.join(entries)) == (str(home / ".local/bin"), str(home / ".cargo/bin"))
+    # ~/.local/bin is allowed program by program, not as a folder, so commands may add to it: not trusted
+    assert trusted_path.trusted_entries(os.pathsep.join(entries)) == (str(home / ".cargo/bin"),)
 
 
 def test_temp_folders_are_left_out_the_session_s_own_included(planted: Planted) -> None:
@@ -395,7 +396,7 @@ def test_the_tool_judges_with_the_command_s_path(server, planted: Planted) -> No
     user = RecordingApprover(ApprovalDecision(False))
     server.script(Reply('<thought>list</thought><action>run_terminal_command("ls")</action>'), answer_reply())
     env = {"PATH": poisoned(planted, f"{planted.project}/.venv/bin")}
-    agent = Agent(settings_for(server), planted.project, user, Recorder(), environ=env, policy=Policy("auto-safe"))
+    agent = assemble(config_for(server, planted.project, Policy("auto-safe"), environ=env), user, Recorder())
     agent.run("list")
     agent.close()
     assert [request.command for request in user.requests] == ["ls"]
