@@ -19,7 +19,7 @@ from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from tests.scripted_server import Reply, ScriptedServer, answer_reply, last_user, write_reply
-from tests.test_app import SIZE, entry_texts, state, submit, wait_for
+from tests.test_app import SIZE, approval, entry_texts, state, submit, wait_for
 
 
 def start(server: ScriptedServer, project: Path, flags: dict[str, Any], approval: str | None = None, writes: str | None = None) -> MzAgentApp:
@@ -110,7 +110,7 @@ async def test_gated_writes_still_ask_after_a_model_switch(server, project: Path
     async with app.run_test(size=SIZE) as pilot:
         await switch(pilot, app)
         await submit(pilot, "write notes")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await approval(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: state(app) == "done")
     assert not (project / "notes.txt").exists()
