@@ -1,0 +1,48 @@
+"""The realistic suite's checkers (bench/realistic): each must pass its reference solution and
+reject doing nothing and every near miss (hard-coding, a dropped block, edited tests, a wrong
+value), or the suite's numbers would say nothing about users' work."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from bench.generalise import HALVES, all_tasks, half_of  # noqa: E402
+from bench.realistic.tasks import REALISTIC_TASKS  # noqa: E402
+from bench.realistic.validate import cases  # noqa: E402
+
+
+@pytest.mark.parametrize("task", REALISTIC_TASKS, ids=lambda task: task.id)
+def test_the_checker_passes_the_reference_and_rejects_nothing_done_and_each_near_miss(task) -> None:  # noqa: ANN001
+    outcomes = cases(task)
+    assert [(outcome.case, outcome.verdict) for outcome in outcomes if not outcome.right] == []
+    assert sum(outcome.case.startswith("near miss") for outcome in outcomes) >= 2
+
+
+def test_every_task_has_a_terse_and_a_chatty_phrasing_and_ids_are_unique() -> None:
+    assert all(len(task.phrasings) == 2 and len(task.phrasings[0]) < len(task.phrasings[1]) for task in REALISTIC_TASKS)
+    ids = [task.id for task in all_tasks("suite") + all_tasks("realistic")]
+    assert len(ids) == len(set(ids))
+
+
+def test_the_split_is_fixed_and_both_halves_are_used() -> None:
+    halves = [half_of(task.id) for task in REALISTIC_TASKS]
+    assert set(halves) == set(HALVES)
+    assert 0.3 < halves.count("held-out") / len(halves) < 0.7
+
+
+def test_a_question_s_checker_rejects_the_right_answer_when_a_file_changed(tmp_path) -> None:  # noqa: ANN001
+    from bench.generalise import _setup
+
+    questions = [task for task in REALISTIC_TASKS if task.unchanged]
+    assert questions
+    for task in questions:
+        root = _setup(task, 0, tmp_path)
+        assert task.check(root, task.reference.answer)
+        first = sorted(task.files)[0]
+        (root / first).write_text((root / first).read_text() + "\n")
+        assert task.verdict(root, task.reference.answer) == f"{first} changed, and the question asked for no change"
