@@ -125,3 +125,18 @@ def answer_lacks(answer: str | None, *values: str) -> None:
     for value in values:
         found = re.search(rf"(?<![\w.]){re.escape(value)}(?![\w]|\.\d)", answer or "", re.IGNORECASE)
         expect(found is None, f"the answer also says {value!r}, the wrong value")
+
+
+def output_before(files: Mapping[str, str], argv: list[str], extra: Mapping[str, str] = {}) -> str:  # noqa: B006 - never mutated
+    """What the project as given printed for `argv` (with `extra` files added): "the old behaviour"."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        for name, content in {**files, **extra}.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(content)
+        return succeeds(run(root, argv))
+
+
+def python_files(root: Path) -> dict[str, str]:
+    """Every .py file of the project by relative name (for "no trace of the old name is left")."""
+    return {str(path.relative_to(root)): path.read_text(errors="replace") for path in sorted(root.rglob("*.py"))}

@@ -40,12 +40,13 @@ def edit(old: str, new: str, count: int = 1) -> Edit:
 
 @dataclass(frozen=True)
 class Change:
-    """Files to write (text, or an Edit of the current text), to delete (None), to make executable,
-    and the final answer the agent gives (None: "Done." for a reference; the reference's answer for
+    """Files to write (text, or an Edit of the current text), to delete (None), to make executable
+    or not, and the final answer the agent gives (None: "Done." for a reference; the reference's answer for
     a near miss)."""
 
     files: Mapping[str, str | Edit | None] = field(default_factory=dict)
     executable: tuple[str, ...] = ()
+    plain: tuple[str, ...] = ()
     answer: str | None = None
 
     def apply(self, root: Path) -> None:
@@ -59,6 +60,8 @@ class Change:
             path.write_text(text, newline="")
         for name in self.executable:
             (root / name).chmod(0o755)
+        for name in self.plain:
+            (root / name).chmod(0o644)
 
 
 @dataclass(frozen=True)
