@@ -9,14 +9,12 @@ import csv
 import io
 import json
 import re
-import sys
 import tarfile
 from pathlib import Path
 
 from bench.realistic.checking import copy_of, evaluate, output_before, output_is, python, python_files, run, succeeds, text
 from bench.realistic.task import Change, RealisticTask, edit, expect
 
-PY = sys.executable
 
 # --- top words: a --top option ----------------------------------------------------------------------
 
@@ -61,10 +59,10 @@ SPEECH = (
 def _top_words(root: Path, answer: str | None) -> None:
     files = {"top_words.py": TOP_WORDS, "speech.txt": SPEECH}
     for flags in ([], ["-i"]):
-        old = output_before(files, [PY, "top_words.py", *flags, "speech.txt"])
+        old = output_before(files, ["top_words.py", *flags, "speech.txt"])
         output_is(python(root, "top_words.py", *flags, "speech.txt"), old)
         for top in ("3", "12"):
-            wider = output_before({**files, "top_words.py": TOP_WORDS.replace("most_common(10)", f"most_common({top})")}, [PY, "top_words.py", *flags, "speech.txt"])
+            wider = output_before({**files, "top_words.py": TOP_WORDS.replace("most_common(10)", f"most_common({top})")}, ["top_words.py", *flags, "speech.txt"])
             output_is(python(root, "top_words.py", *flags, "--top", top, "speech.txt"), wider)
 
 
@@ -112,7 +110,7 @@ TREE = {"media/a.bin": "x" * 5000, "media/b/c.bin": "y" * 2600, "notes.txt": "z"
 
 def _usage(root: Path, answer: str | None) -> None:
     tree = {f"disk/{name}": content for name, content in TREE.items()}
-    old = output_before({"usage.py": USAGE}, [PY, "usage.py", "disk"], tree)
+    old = output_before({"usage.py": USAGE}, ["usage.py", "disk"], tree)
     with copy_of(root) as copy:
         for name, content in tree.items():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
@@ -199,7 +197,7 @@ def _slug(root: Path, answer: str | None) -> None:
     from bench.realistic.checking import unittests_pass
 
     unittests_pass(root, {"tests/test_slug.py": SLUG_TESTS}, {"tests/test_hidden_separator.py": SLUG_HIDDEN}, minimum=6)
-    old = output_before(SLUG_FILES, [PY, "build_index.py"])
+    old = output_before(SLUG_FILES, ["build_index.py"])
     output_is(python(root, "build_index.py"), old)
 
 
@@ -294,7 +292,7 @@ def _no_word(root: Path, word: str, also: tuple[str, ...] = ()) -> None:
 
 def _renamed_tax(root: Path, answer: str | None) -> None:
     _no_word(root, "calc_tax", ("README.md",))
-    output_is(python(root, "-m", "billing"), output_before(RENAME_FILES, [PY, "-m", "billing"]))
+    output_is(python(root, "-m", "billing"), output_before(RENAME_FILES, ["-m", "billing"]))
     expect(evaluate(root, "from billing.tax import compute_vat\nprint(compute_vat(50, 'reduced'))") == "2.5", "compute_vat(50, 'reduced') is not 2.5")
     done = python(root, "-m", "unittest", "discover", "-s", "tests", "-t", ".")
     expect(done.returncode == 0 and "Ran 2 tests" in done.stderr, "the project's tests no longer pass: " + done.stderr[-200:])
@@ -334,7 +332,7 @@ def _renamed_module(root: Path, answer: str | None) -> None:
     expect(not (root / "helpers.py").exists(), "helpers.py is still there")
     expect(text(root, "textutils.py").count("def ") >= 2, "textutils.py does not hold the helpers")
     _no_word(root, "helpers")
-    output_is(python(root, "show.py"), output_before(MODULE_FILES, [PY, "show.py"]))
+    output_is(python(root, "show.py"), output_before(MODULE_FILES, ["show.py"]))
 
 
 # --- rename a config key ---------------------------------------------------------------------------
@@ -437,8 +435,8 @@ def export_csv(rows):
 
 def _exporter(root: Path, answer: str | None) -> None:
     for kind in ("text", "json"):
-        output_is(python(root, "report.py", "--format", kind), output_before(EXPORT_FILES, [PY, "report.py", "--format", kind]))
-    output_is(python(root, "report.py"), output_before(EXPORT_FILES, [PY, "report.py"]))
+        output_is(python(root, "report.py", "--format", kind), output_before(EXPORT_FILES, ["report.py", "--format", kind]))
+    output_is(python(root, "report.py"), output_before(EXPORT_FILES, ["report.py"]))
     table = list(csv.reader(io.StringIO(succeeds(python(root, "report.py", "--format", "csv")))))
     wanted = [["city", "orders", "revenue"], ["Brest", "1", "300.0"], ["Lyon", "2", "155.75"], ["Saint-Denis, Réunion", "1", "80.0"]]
     expect(table == wanted, f"--format csv gave {table!r}")

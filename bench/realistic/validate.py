@@ -53,6 +53,6 @@ def cases(task: RealisticTask) -> list[Outcome]:
     return outcomes
 
 
-def validate(tasks: list[RealisticTask], workers: int = 4) -> list[Outcome]:
+def validate(tasks: list[RealisticTask], workers: int = 8) -> list[Outcome]:
     with ThreadPoolExecutor(workers) as pool:
         return [outcome for outcomes in pool.map(cases, tasks) for outcome in outcomes]
