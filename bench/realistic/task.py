@@ -55,7 +55,11 @@ class Change:
             if content is None:
                 path.unlink()
                 continue
-            text = content(path.read_text()) if callable(content) else content
+            if callable(content):
+                with path.open(newline="") as handle:
+                    text = content(handle.read())
+            else:
+                text = content
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, newline="")
         for name in self.executable:
