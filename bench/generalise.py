@@ -75,7 +75,10 @@ def _setup(task: Task, phrasing: int, parent: Path | None = None) -> Path:
     for name, text in task.files_for(phrasing).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, newline="")
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, newline="")
     for name in task.executables:
         (root / name).chmod(0o755)
     return root

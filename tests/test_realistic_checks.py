@@ -46,3 +46,15 @@ def test_a_question_s_checker_rejects_the_right_answer_when_a_file_changed(tmp_p
         first = sorted(task.files)[0]
         (root / first).write_text((root / first).read_text() + "\n")
         assert task.verdict(root, task.reference.answer) == f"{first} changed, and the question asked for no change"
+
+
+def test_the_agent_names_no_realistic_task_or_its_files() -> None:
+    """As for the other suite (tests/test_suite_checks.py): an aid that names a task's files would
+    be written for the suite, not for users' work."""
+    import re
+
+    source = "\n".join(path.read_text() for path in (pathlib.Path(__file__).resolve().parents[1] / "mzagent_tui").rglob("*.py"))
+    names = {pathlib.PurePath(name).name for task in REALISTIC_TASKS for name in task.files} | {task.id for task in REALISTIC_TASKS}
+    universal = {"__init__.py", "__main__.py", "README.md", "Makefile", "pyproject.toml", "docker-compose.yml", "config.json", "CHANGELOG.md"}
+    named = sorted(name for name in names - universal if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", source))
+    assert named == []

@@ -572,3 +572,63 @@ TASKS = [
         },
     ),
 ]
+
+# --- bank export: Latin-1 ------------------------------------------------------------------------------
+
+STATEMENT = '''"""Spending per payee from the bank's CSV export: `python3 spending.py export.csv`."""
+
+import csv
+import sys
+from collections import Counter
+
+
+def spending(path):
+    totals = Counter()
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle, delimiter=";"):
+            amount = float(row["Betrag"].replace(".", "").replace(",", "."))
+            if amount < 0:
+                totals[row["Empfänger"]] += -amount
+    return totals
+
+
+if __name__ == "__main__":
+    for payee, total in spending(sys.argv[1]).most_common():
+        print(f"{total:>9.2f}  {payee}")
+'''
+EXPORT = "Datum;Empfänger;Betrag\n02.05.2024;Bäckerei Müller;-4,80\n03.05.2024;Stadtwerke Köln;-1.120,00\n05.05.2024;Gehalt;2.950,00\n06.05.2024;Bäckerei Müller;-6,20\n"
+EXPORT_HIDDEN = "Datum;Empfänger;Betrag\n01.06.2024;Café Größe;-12,50\n02.06.2024;Zahnarzt Dr. Öz;-80,00\n03.06.2024;Café Größe;-3,00\n"
+LATIN1_TRACE = """Traceback (most recent call last):
+  File "/home/jonas/finanzen/spending.py", line 20, in <module>
+    for payee, total in spending(sys.argv[1]).most_common():
+  File "/home/jonas/finanzen/spending.py", line 11, in spending
+    for row in csv.DictReader(handle, delimiter=";"):
+  File "<frozen codecs>", line 322, in decode
+UnicodeDecodeError: 'utf-8' codec can't decode byte 0xe4 in position 11: invalid continuation byte"""
+
+
+def _spending(root: Path, answer: str | None) -> None:
+    output_is(python(root, "spending.py", "export.csv"), " 1120.00  Stadtwerke Köln\n    11.00  Bäckerei Müller")
+    with copy_of(root) as copy:
+        (copy / "june.csv").write_bytes(EXPORT_HIDDEN.encode("latin-1"))
+        output_is(python(copy, "spending.py", "june.csv"), "    80.00  Zahnarzt Dr. Öz\n    15.50  Café Größe")
+
+
+TASKS.append(
+    RealisticTask(
+        "bug-bank-export-latin1", "bug report",
+        (
+            "spending.py fails on export.csv with UnicodeDecodeError; the bank's exports are Latin-1. Fix it.",
+            "My little spending script stopped working with the new bank export:\n\n" + LATIN1_TRACE
+            + "\n\nThe bank says their CSV files are ISO-8859-1 (Latin-1). Every export will be like that. Can you make `python3 spending.py export.csv` work, umlauts included?",
+        ),
+        {"README.md": "# finanzen\n\n`python3 spending.py export.csv`: money spent per payee, largest first.\n", "spending.py": STATEMENT, "export.csv": EXPORT.encode("latin-1")},
+        _spending,
+        Change({"spending.py": edit('open(path, newline="")', 'open(path, newline="", encoding="latin-1")')}),
+        {
+            "decoding errors ignored": Change({"spending.py": edit('encoding="latin-1"', 'errors="ignore"')}),
+            "the export converted instead": Change({"spending.py": STATEMENT, "export.csv": EXPORT}),
+            "income counted too": Change({"spending.py": edit("            if amount < 0:\n                totals[row[\"Empfänger\"]] += -amount", "            totals[row[\"Empfänger\"]] += abs(amount)")}),
+        },
+    )
+)

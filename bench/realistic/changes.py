@@ -197,12 +197,12 @@ def _slug(root: Path, answer: str | None) -> None:
     from bench.realistic.checking import unittests_pass
 
     unittests_pass(root, {"tests/test_slug.py": SLUG_TESTS}, {"tests/test_hidden_separator.py": SLUG_HIDDEN}, minimum=6)
-    old = output_before(SLUG_FILES, ["build_index.py"])
-    output_is(python(root, "build_index.py"), old)
+    old = output_before(SLUG_FILES, ["make_index.py"])
+    output_is(python(root, "make_index.py"), old)
 
 
-SLUG_FILES = {"README.md": "# blog\n\n`python3 build_index.py` prints the post index. Tests: `python3 -m unittest`.\n",
-              "textkit/__init__.py": "", "textkit/slug.py": SLUG, "build_index.py": BUILD, "posts.json": POSTS,
+SLUG_FILES = {"README.md": "# blog\n\n`python3 make_index.py` prints the post index. Tests: `python3 -m unittest`.\n",
+              "textkit/__init__.py": "", "textkit/slug.py": SLUG, "make_index.py": BUILD, "posts.json": POSTS,
               "tests/__init__.py": "", "tests/test_slug.py": SLUG_TESTS}
 
 # --- backup.sh: a destination argument ---------------------------------------------------------------
@@ -231,7 +231,7 @@ def _backup(root: Path, answer: str | None) -> None:
         expect(len(made) == 1, f"`./backup.sh` with no argument made {len(made)} archives in backups/")
         expect(f"wrote backups/{made[0].name}" in out, "`./backup.sh` no longer says what it wrote")
         with tarfile.open(made[0]) as archive:
-            expect("data/ledger.csv" in archive.getnames(), "the archive does not hold data/ledger.csv")
+            expect("data/accounts.csv" in archive.getnames(), "the archive does not hold data/accounts.csv")
         target = copy / "mnt" / "usb drive"
         succeeds(run(copy, ["./backup.sh", str(target)]))
         expect(len(_archives(target)) == 1, "`./backup.sh '/…/usb drive'` made no archive there")
@@ -482,7 +482,7 @@ TASKS = [
         (
             "Add a separator parameter to slugify in textkit/slug.py, default \"-\". Existing calls must behave as before.",
             "For the new docs site I need slugs with underscores (`hello_world`) or dots. Can slugify take a `separator` argument? "
-            "The blog (build_index.py) and everything else should keep getting hyphens exactly as now, and max_length should still work.",
+            "The blog (make_index.py) and everything else should keep getting hyphens exactly as now, and max_length should still work.",
         ),
         SLUG_FILES,
         _slug,
@@ -502,7 +502,7 @@ TASKS = [
             "Our backup script always writes into backups/ next to it. I want to run `./backup.sh /mnt/usb` to put the archive on the USB stick instead "
             "(paths may have spaces), while plain `./backup.sh` keeps doing exactly what it does now, including keeping only the last 5 archives.",
         ),
-        {"README.md": "# ledger\n\n`./backup.sh` archives data/ into backups/.\n", "backup.sh": BACKUP, "data/ledger.csv": "date,amount\n2024-01-02,-40.00\n", "data/notes.md": "# notes\n"},
+        {"README.md": "# ledger\n\n`./backup.sh` archives data/ into backups/.\n", "backup.sh": BACKUP, "data/accounts.csv": "date,amount\n2024-01-02,-40.00\n", "data/memo.md": "# notes\n"},
         _backup,
         Change({"backup.sh": lambda source: edit('dest="backups"', 'dest="${1:-backups}"')(source).replace("xargs -r rm --", "xargs -r -d '\\n' rm --")}),
         {

@@ -74,7 +74,8 @@ class RealisticTask:
     category: str
     phrasings: tuple[str, str]
     """Terse first, chatty second (context, a pasted traceback, the user's own words)."""
-    files: Mapping[str, str]
+    files: Mapping[str, str | bytes]
+    """Text, or bytes for a file in another encoding than UTF-8."""
     checker: Checker
     reference: Change
     near_misses: Mapping[str, Change]
@@ -85,16 +86,17 @@ class RealisticTask:
     unchanged: bool = False
     """A question: every starting file must stay byte-identical."""
 
-    def files_for(self, phrasing: int) -> Mapping[str, str]:
+    def files_for(self, phrasing: int) -> Mapping[str, str | bytes]:
         return self.files
 
     def verdict(self, root: Path, answer: str | None) -> str | None:
         """None when the task is done, else why not."""
         try:
             if self.unchanged:
-                for name, text in self.files.items():
+                for name, content in self.files.items():
                     path = root / name
-                    expect(path.is_file() and path.read_bytes() == text.encode(), f"{name} changed, and the question asked for no change")
+                    original = content if isinstance(content, bytes) else content.encode()
+                    expect(path.is_file() and path.read_bytes() == original, f"{name} changed, and the question asked for no change")
             self.checker(root, answer)
         except Failed as failed:
             return str(failed)
