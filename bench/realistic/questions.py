@@ -7,7 +7,7 @@ from __future__ import annotations
 import zlib
 
 from bench.realistic.checking import answer_has, answer_number
-from bench.realistic.task import Change, Checker, RealisticTask, edit, expect
+from bench.realistic.task import Change, Checker, RealisticTask, edit
 
 # --- retries: the total wait ------------------------------------------------------------------------
 
@@ -327,18 +327,14 @@ TASKS.append(
             "is_valid_email (validation.py) rejects? Please don't change the validator yet, I first want to know who is affected.",
         ),
         {"README.md": "# signup\n\nvalidation.py checks addresses before the confirmation mail goes out.\n", "validation.py": VALIDATE, "signups.txt": SIGNUPS},
-        lambda root, answer: (answer_has(answer, "j.doe+news@example.org", "sam@example.photography", "lee@localhost"), _accepted_not_named(answer)),
+        lambda root, answer: answer_has(answer, "j.doe+news@example.org", "sam@example.photography", "lee@localhost"),
         Change(answer="It rejects j.doe+news@example.org (the + is not allowed), sam@example.photography (the top-level domain is longer than 6 letters) and lee@localhost (no dot)."),
         {
             "one missed": Change(answer="It rejects j.doe+news@example.org and lee@localhost."),
-            "an accepted one named": Change(answer="It rejects j.doe+news@example.org, sam@example.photography, lee@localhost and Ana.Gomez@Example.ES."),
+            "the upper-case one instead of the long domain": Change(answer="It rejects j.doe+news@example.org, Ana.Gomez@Example.ES and lee@localhost."),
             "fixed the regex": Change({"validation.py": edit("[a-z0-9._%-]+@", "[a-z0-9._%+-]+@")}),
         },
         unchanged=True,
     )
 )
 
-
-def _accepted_not_named(answer: str | None) -> None:
-    for address in ("maria.silva@example.com", "kim@mail.example.co.kr", "Ana.Gomez@Example.ES"):
-        expect(address.lower() not in (answer or "").lower(), f"the answer names {address}, which the validator accepts")

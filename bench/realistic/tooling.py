@@ -367,9 +367,9 @@ TASKS = [
     RealisticTask(
         "make-missing-separator", "build file",
         (
-            "make build fails with `Makefile:9: *** missing separator.  Stop.` Fix the Makefile.",
-            "I edited the Makefile on a new machine and now `make build` only says\n\n    Makefile:9: *** missing separator.  Stop.\n\n"
-            "I don't see anything wrong with line 9. Could you fix it so the site builds into dist/ again (and `make clean` still works)?",
+            "make build fails with `Makefile:10: *** missing separator (did you mean TAB instead of 8 spaces?).  Stop.` Fix the Makefile.",
+            "I edited the Makefile on a new machine and now `make build` only says\n\n    Makefile:10: *** missing separator (did you mean TAB instead of 8 spaces?).  Stop.\n\n"
+            "I don't see anything wrong with line 10. Could you fix it so the site builds into dist/ again (and `make clean` still works)?",
         ),
         {"README.md": "# handbook\n\n`make build` renders pages/*.md into dist/index.html.\n", "Makefile": SITE_MAKEFILE, "render.py": RENDER, **PAGES},
         _site,
