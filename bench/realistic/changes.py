@@ -585,3 +585,109 @@ TASKS = [
         },
     ),
 ]
+
+# --- a new subcommand in its own module --------------------------------------------------------------
+
+JOURNAL = '''#!/usr/bin/env python3
+"""A work journal: `journal.py add TEXT`, `journal.py list`. One module per command in commands/."""
+
+import sys
+
+from commands import add, listing
+
+COMMANDS = {"add": add.run, "list": listing.run}
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] not in COMMANDS:
+        sys.exit(f"usage: journal.py {{{','.join(COMMANDS)}}} [ARGS]")
+    COMMANDS[argv[1]](argv[2:])
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+'''
+STORE = '''import json
+from pathlib import Path
+
+PATH = Path("journal.jsonl")
+
+
+def entries():
+    if not PATH.exists():
+        return []
+    return [json.loads(line) for line in PATH.read_text().splitlines() if line.strip()]
+
+
+def append(entry):
+    with PATH.open("a") as handle:
+        handle.write(json.dumps(entry) + "\\n")
+'''
+ADD = '''import datetime
+
+from commands import store
+
+
+def run(args):
+    text = " ".join(args).strip()
+    if not text:
+        raise SystemExit("nothing to add")
+    store.append({"day": datetime.date.today().isoformat(), "text": text})
+'''
+LISTING = '''from commands import store
+
+
+def run(args):
+    for entry in store.entries():
+        print(f"{entry['day']}  {entry['text']}")
+'''
+STATS = '''from commands import store
+
+
+def run(args):
+    entries = store.entries()
+    print(f"entries: {len(entries)}")
+    print(f"words: {sum(len(entry['text'].split()) for entry in entries)}")
+    print(f"days: {len({entry['day'] for entry in entries})}")
+'''
+JOURNAL_ENTRIES = ('{"day": "2024-03-01", "text": "fixed the flaky login test"}\n{"day": "2024-03-01", "text": "review for Ana"}\n'
+                   '{"day": "2024-03-04", "text": "planning, then  the cache bug"}\n')
+JOURNAL_FILES = {"README.md": "# journal\n\n`./journal.py add TEXT`, `./journal.py list`. Each command is a module in commands/.\n",
+                 "journal.py": JOURNAL, "commands/__init__.py": "", "commands/store.py": STORE, "commands/add.py": ADD, "commands/listing.py": LISTING,
+                 "journal.jsonl": JOURNAL_ENTRIES}
+
+
+def _journal(root: Path, answer: str | None) -> None:
+    output_is(run(root, ["./journal.py", "stats"]), "entries: 3\nwords: 13\ndays: 2")
+    output_is(run(root, ["./journal.py", "list"]), output_before(JOURNAL_FILES, ["journal.py", "list"]))
+    with copy_of(root) as copy:
+        (copy / "journal.jsonl").unlink()
+        output_is(run(copy, ["./journal.py", "stats"]), "entries: 0\nwords: 0\ndays: 0")
+        succeeds(run(copy, ["./journal.py", "add", "one", "two"]))
+        output_is(run(copy, ["./journal.py", "stats"]), "entries: 1\nwords: 2\ndays: 1")
+    new = [name for name in python_files(root) if name.startswith("commands/") and name not in JOURNAL_FILES]
+    expect(len(new) == 1, "the command is not in a new module of its own in commands/")
+
+
+TASKS.append(
+    RealisticTask(
+        "module-journal-stats", "new module",
+        (
+            "Add a `stats` command to journal.py, in its own module in commands/, printing `entries: N`, `words: N` and `days: N` (distinct days), one per line.",
+            "I'd like `./journal.py stats` to show me how much I've written: the number of entries, the total number of words and on how many "
+            "different days, as three lines `entries: 3`, `words: 13`, `days: 2`. Please follow the existing layout (each command is a module in "
+            "commands/, registered in journal.py) and keep add and list as they are.",
+        ),
+        JOURNAL_FILES,
+        _journal,
+        Change({"commands/stats.py": STATS, "journal.py": lambda source: source.replace("from commands import add, listing", "from commands import add, listing, stats")
+                .replace('"list": listing.run}', '"list": listing.run, "stats": stats.run}')}),
+        {
+            "inside journal.py": Change({"commands/stats.py": None, "journal.py": lambda source: source.replace("from commands import add, listing, stats", "from commands import add, listing, store")
+                                         .replace('"stats": stats.run}', '"stats": lambda args: print(f"entries: {len(store.entries())}\\nwords: {sum(len(e[\'text\'].split()) for e in store.entries())}\\ndays: {len({e[\'day\'] for e in store.entries()})}")}')}),
+            "words split on single spaces": Change({"commands/stats.py": edit("entry['text'].split()", "entry['text'].split(' ')")}),
+            "list replaced": Change({"journal.py": edit('"list": listing.run, ', "")}),
+        },
+        executables=("journal.py",),
+    )
+)
