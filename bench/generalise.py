@@ -289,7 +289,20 @@ def report(paths: list[str]) -> str:
                     f"{statistics.median(r['seconds'] for r in runs):.0f} s"
                 )
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
+        lines.extend(_by_phrasing(mine, runners))
     return "\n".join(lines)
+
+
+def _by_phrasing(records: list[dict], runners: list[str]) -> list[str]:
+    """Per runner, the pass count of each phrasing and how many runs the time limit ended: a run
+    cut short by a loaded machine is not the agent's failure, and the table alone hides it."""
+    lines = [""]
+    for runner in runners:
+        runs = [r for r in records if r["runner"] == runner]
+        counts = ", ".join(f"phrasing {phrasing}: {sum(r['passed'] for r in runs if r['phrasing'] == phrasing)}/{sum(r['phrasing'] == phrasing for r in runs)}"
+                           for phrasing in sorted({r["phrasing"] for r in runs}))
+        lines.append(f"- {runner}: {counts}; ended by the time limit: {sum(r['stop'] == 'time limit' for r in runs)} of {len(runs)}")
+    return lines
 
 
 def main() -> None:

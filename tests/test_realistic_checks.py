@@ -4,6 +4,7 @@ value), or the suite's numbers would say nothing about users' work."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
@@ -58,3 +59,31 @@ def test_the_agent_names_no_realistic_task_or_its_files() -> None:
     universal = {"__init__.py", "__main__.py", "README.md", "Makefile", "pyproject.toml", "docker-compose.yml", "config.json", "CHANGELOG.md"}
     named = sorted(name for name in names - universal if re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", source))
     assert named == []
+
+
+def test_a_task_starts_with_its_bytes_line_endings_and_execute_bits(tmp_path) -> None:  # noqa: ANN001
+    from bench.generalise import _setup
+
+    by_id = {task.id: task for task in REALISTIC_TASKS}
+    bank = _setup(by_id["bug-bank-export-latin1"], 0, tmp_path)
+    assert (bank / "export.csv").read_bytes() == by_id["bug-bank-export-latin1"].files["export.csv"]
+    assert b"\xe4" in (bank / "export.csv").read_bytes()
+    prices = _setup(by_id["format-crlf-price"], 1, tmp_path)
+    assert (prices / "prices.csv").read_bytes().startswith(b"\xef\xbb\xbfsku;name;price_eur\r\n")
+    backup = _setup(by_id["option-backup-destination"], 0, tmp_path)
+    assert os.access(backup / "backup.sh", os.X_OK) and not os.access(backup / "README.md", os.X_OK)
+
+
+def test_the_report_counts_each_phrasing_and_the_runs_the_time_limit_ended(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from bench.generalise import report
+
+    records = [
+        {"task": "a", "category": "bug report", "half": "held-out", "phrasing": 0, "runner": "agent small", "passed": True, "steps": 3, "seconds": 40, "stop": "answered"},
+        {"task": "b", "category": "bug report", "half": "held-out", "phrasing": 0, "runner": "agent small", "passed": False, "steps": 1, "seconds": 300, "stop": "time limit"},
+        {"task": "a", "category": "bug report", "half": "held-out", "phrasing": 1, "runner": "agent small", "passed": False, "steps": 10, "seconds": 90, "stop": "max steps"},
+    ]
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    assert "- agent small: phrasing 0: 1/2, phrasing 1: 0/1; ended by the time limit: 1 of 3" in report([str(path)]).splitlines()
