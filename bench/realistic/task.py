@@ -41,8 +41,8 @@ def edit(old: str, new: str, count: int = 1) -> Edit:
 @dataclass(frozen=True)
 class Change:
     """Files to write (text, or an Edit of the current text), to delete (None), to make executable
-    or not, and the final answer the agent gives (None: "Done." for a reference; the reference's answer for
-    a near miss)."""
+    or not, and the final answer the agent gives (None: "Done." for a reference, the reference's
+    answer for a near miss)."""
 
     files: Mapping[str, str | Edit | None] = field(default_factory=dict)
     executable: tuple[str, ...] = ()
