@@ -3,6 +3,7 @@
     python bench/generalise.py run --runner agent --half held-out --out bench/results/agent-held-out.jsonl
     python bench/generalise.py run --runner baseline --half held-out --out bench/results/baseline-held-out.jsonl
     python bench/generalise.py run --runner agent --grammar off --half held-out --out bench/results/agent-nogrammar-held-out.jsonl
+    python bench/generalise.py run --suite realistic --runner agent --profile small --half held-out --out bench/results/realistic-small-held-out.jsonl
     python bench/generalise.py report bench/results/*.jsonl
     python bench/generalise.py ablate bench/results/agent-held-out.jsonl --control --out bench/results/ablation-held-out.jsonl
     python bench/generalise.py ablation-report bench/results/agent-held-out.jsonl bench/results/ablation-held-out.jsonl
@@ -33,6 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.realistic.tasks import REALISTIC_TASKS  # noqa: E402
+from bench.realistic.task import RealisticTask  # noqa: E402
 from bench.suite.dev import DEV_TASKS  # noqa: E402
 from bench.suite.humaneval import humaneval_tasks  # noqa: E402
 from bench.suite.tasks import TASKS, SuiteTask  # noqa: E402
@@ -53,11 +56,17 @@ def half_of(task_id: str) -> str:
     return HALVES[hashlib.sha256(task_id.encode()).digest()[0] % 2]
 
 
-def all_tasks() -> list[SuiteTask]:
-    return TASKS + humaneval_tasks()
+Task = SuiteTask | RealisticTask
+SUITES = ("suite", "realistic")
+"""suite: the small tasks and the HumanEval slice (bench/suite); realistic: users' kind of work
+(bench/realistic)."""
 
 
-def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
+def all_tasks(suite: str = "suite") -> list[Task]:
+    return list(REALISTIC_TASKS) if suite == "realistic" else TASKS + humaneval_tasks()
+
+
+def _setup(task: Task, phrasing: int, parent: Path | None = None) -> Path:
     """A fresh project folder with the task's files, in a new folder in `parent` (the system's
     temp folder by default). It is named `project` in every run: the prompt names the project
     folder, and a random name made the same task's prompt differ from run to run."""
@@ -66,12 +75,17 @@ def _setup(task: SuiteTask, phrasing: int, parent: Path | None = None) -> Path:
     for name, text in task.files_for(phrasing).items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text, newline="")
+    for name in task.executables:
+        (root / name).chmod(0o755)
     return root
 
 
 def _run_agent(
-    root: Path, prompt: str, base_url: str, grammar: str, disabled: list[str], fired: Counter[str]
+    root: Path, prompt: str, base_url: str, grammar: str, disabled: list[str], fired: Counter[str], profile: str = ""
 ) -> tuple[str | None, int, str]:
     """One task; every aid that acted is counted into `fired`."""
     from mzagent_tui.agent.safety.approval import StaticApprover
@@ -83,7 +97,7 @@ def _run_agent(
 
     settings = Settings(
         provider="local", base_url=base_url, model="local", temperature=0.0, max_steps=MAX_STEPS,
-        max_tokens=1024, command_timeout=30, grammar=grammar, seed=SEED, disable_aids=disabled,
+        max_tokens=1024, command_timeout=30, grammar=grammar, seed=SEED, disable_aids=disabled, profile=profile,
     )
 
     def count(event: Event) -> None:
@@ -114,7 +128,7 @@ def _run_baseline(root: Path, prompt: str, base_url: str) -> tuple[str | None, i
 class Job:
     """One run to make: a task in one phrasing, the column it reports under, the aids switched off."""
 
-    task: SuiteTask
+    task: Task
     phrasing: int
     label: str
     disabled: tuple[str, ...] = ()
@@ -125,7 +139,7 @@ def _records(path: Path) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> None:
-    pool = DEV_TASKS if args.half == "dev" else [t for t in all_tasks() if args.half == "all" or half_of(t.id) == args.half]
+    pool = DEV_TASKS if args.half == "dev" else [t for t in all_tasks(args.suite) if args.half == "all" or half_of(t.id) == args.half]
     label = args.label or args.runner
     jobs = [
         Job(task, phrasing, label, tuple(args.disable_aid))
@@ -148,7 +162,7 @@ def ablation_jobs(base: list[dict], aids: list[str], control: bool = False) -> l
     which an aid never acted is the same run without it (temperature 0, a fixed seed), so only
     these need running: an aid's whole effect on the half is in them. `control` adds each of
     those runs once more with nothing switched off."""
-    tasks = {task.id: task for task in all_tasks()}
+    tasks = {task.id: task for suite in SUITES for task in all_tasks(suite)}
     fired = [(name, record) for name in aids for record in base if record.get("aids", {}).get(name)]
     jobs = [Job(tasks[record["task"]], record["phrasing"], f"without {name}", (name,)) for name, record in fired]
     if not control:
@@ -161,6 +175,14 @@ def ablate(args: argparse.Namespace) -> None:
     base = _records(Path(args.base))
     names = args.aids or sorted({name for record in base for name in record.get("aids", {})})
     _run_jobs(ablation_jobs(base, names, args.control), Path(args.out), args)
+
+
+def _judge(task: Task, root: Path, answer: str | None) -> tuple[bool, str | None]:
+    """Passed or not, and why not where the checker says (the realistic suite's do)."""
+    if isinstance(task, RealisticTask):
+        why = task.verdict(root, answer)
+        return why is None, why
+    return task.check(root, answer), None
 
 
 def _run_jobs(jobs: list[Job], out: Path, args: argparse.Namespace) -> None:
@@ -181,16 +203,18 @@ def _run_jobs(jobs: list[Job], out: Path, args: argparse.Namespace) -> None:
             fired: Counter[str] = Counter()
             try:
                 if args.runner == "agent":
-                    answer, steps, stop = _run_agent(root, task.phrasings[phrasing], server.base_url, args.grammar, list(job.disabled), fired)
+                    answer, steps, stop = _run_agent(
+                        root, task.phrasings[phrasing], server.base_url, args.grammar, list(job.disabled), fired, args.profile
+                    )
                 else:
                     answer, steps, stop = _run_baseline(root, task.phrasings[phrasing], server.base_url)
             except Exception as exc:  # noqa: BLE001 - one broken run must not end the benchmark
                 answer, steps, stop = None, 0, f"crash: {type(exc).__name__}: {exc}"
             seconds = time.monotonic() - started
             try:
-                passed = task.check(root, answer)
-            except Exception:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
-                passed = False
+                passed, why = _judge(task, root, answer)
+            except Exception as exc:  # noqa: BLE001 - a checker that breaks on odd output counts as a fail, not a crash
+                passed, why = False, f"the checker broke: {type(exc).__name__}"
             finally:
                 shutil.rmtree(root.parent, ignore_errors=True)  # the session log keeps what the run did
             record = {
@@ -198,6 +222,8 @@ def _run_jobs(jobs: list[Job], out: Path, args: argparse.Namespace) -> None:
                 "runner": job.label, "passed": passed, "steps": steps, "seconds": round(seconds, 1), "stop": stop,
                 "disabled": list(job.disabled), "aids": dict(sorted(fired.items())),
             }
+            if isinstance(task, RealisticTask):
+                record |= {"profile": args.profile or "by the model", "why": why or ""}
             with out.open("a") as handle:
                 handle.write(json.dumps(record) + "\n")
             print(f"{job.label}: {task.id} [{phrasing}] {'pass' if passed else 'FAIL'} {steps} steps {seconds:.0f} s {stop}", flush=True)
@@ -264,18 +290,33 @@ def report(paths: list[str]) -> str:
                     f"{statistics.median(r['seconds'] for r in runs):.0f} s"
                 )
             lines.append(f"| {category} | " + " | ".join(cells) + " |")
+        lines.extend(_by_phrasing(mine, runners))
     return "\n".join(lines)
+
+
+def _by_phrasing(records: list[dict], runners: list[str]) -> list[str]:
+    """Per runner, the pass count of each phrasing and how many runs the time limit ended: a run
+    cut short by a loaded machine is not the agent's failure, and the table alone hides it."""
+    lines = [""]
+    for runner in runners:
+        runs = [r for r in records if r["runner"] == runner]
+        counts = ", ".join(f"phrasing {phrasing}: {sum(r['passed'] for r in runs if r['phrasing'] == phrasing)}/{sum(r['phrasing'] == phrasing for r in runs)}"
+                           for phrasing in sorted({r["phrasing"] for r in runs}))
+        lines.append(f"- {runner}: {counts}; ended by the time limit: {sum(r['stop'] == 'time limit' for r in runs)} of {len(runs)}")
+    return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     commands = parser.add_subparsers(dest="command", required=True)
     go = commands.add_parser("run")
+    go.add_argument("--suite", choices=SUITES, default="suite", help="realistic: bench/realistic (users' kind of work)")
     go.add_argument("--runner", choices=("agent", "baseline"), required=True)
     go.add_argument("--label", default="", help="the column name in the report (default: the runner)")
     go.add_argument("--half", choices=(*HALVES, "all", "dev"), required=True, help="dev: the development tasks of bench/suite/dev.py, in neither half")
     go.add_argument("--phrasing", type=int, nargs="+", default=[0, 1])
     go.add_argument("--grammar", choices=("auto", "off"), default="auto", help="auto: as measured in bench/README.md (the app's default too)")
+    go.add_argument("--profile", choices=("", "small", "full"), default="", help="what the model gets (docs/aids.md); empty: by the model (small for the bundled one)")
     go.add_argument("--only", nargs="*")
     go.add_argument("--disable-aid", action="append", default=[], metavar="NAME", help="switch an aid off (aids/seam.py)")
     go.add_argument("--out", required=True)
@@ -284,7 +325,7 @@ def main() -> None:
     cut.add_argument("--aids", nargs="*", help="these aids only (default: every aid that acted in the base runs)")
     cut.add_argument("--control", action="store_true", help="also run each of those runs again with every aid on (the noise)")
     cut.add_argument("--out", required=True)
-    cut.set_defaults(runner="agent", grammar="auto", half="held-out")
+    cut.set_defaults(runner="agent", grammar="auto", half="held-out", profile="")
     show = commands.add_parser("report")
     show.add_argument("paths", nargs="+")
     table = commands.add_parser("ablation-report")

@@ -40,6 +40,8 @@ class SuiteTask:
     files: Mapping[str, str] = field(default_factory=dict)
     empty_for: tuple[int, ...] = ()
     """Phrasings that start from an empty folder (the task text carries what the files would)."""
+    executables: tuple[str, ...] = ()
+    """Files that start with the execute permission (none here; the realistic suite's have some)."""
 
     def files_for(self, phrasing: int) -> Mapping[str, str]:
         return {} if phrasing in self.empty_for else self.files
