@@ -212,10 +212,10 @@ def plants_code_through(relative_path: str) -> str | None:
     return None
 
 
-_LAST_NAME = r"(?=[^/]*\Z)"
-PLANTING_PATH = re.compile("|".join(
-    "(?:^|/)" + ("" if "/" in pattern else _LAST_NAME) + fnmatch.translate(pattern) for pattern, _ in CODE_PLANTING
-))
-"""Matches (`search`) a lower-case project-relative path (no `.git` in it) exactly when
-`plants_code` gives a reason: one regular expression, for a walk that looks at every path of a
-project. A pattern without a folder matches the last name only, as in `plants_code`."""
+PLANTING_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in CODE_PLANTING if "/" not in pattern))
+"""Matches (`match`) a lower-case file name that `plants_code` names by itself (`.envrc`, `x.pth`)."""
+PLANTING_FOLDERS = frozenset(pattern.split("/")[0] for pattern, _ in CODE_PLANTING if "/" in pattern)
+"""The first folder of each folder pattern (`.vscode`, `.github`), all plain names: a path
+`plants_code` names is either a name `PLANTING_NAME` matches or below one of these. A walk that
+looks at every path of a project checks only those with `plants_code` (one regular expression of
+every pattern cost ~0.2 ms a path)."""

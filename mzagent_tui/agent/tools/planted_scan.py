@@ -31,7 +31,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
-from mzagent_tui.agent.safety.sensitive import PLANTING_PATH, plants_code, plants_code_through
+from mzagent_tui.agent.safety.sensitive import PLANTING_FOLDERS, PLANTING_NAME, plants_code, plants_code_through
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.tools.files import peek
 
@@ -151,6 +151,7 @@ class PlantedScan:
         folders: list[str] = []
         kept: list[str] = []
         count = 0
+        below_listed = any(part.lower() in PLANTING_FOLDERS for part in folder.split("/"))
         try:
             with os.scandir(full) as entries:
                 for entry in entries:
@@ -163,7 +164,7 @@ class PlantedScan:
                     elif entry.is_symlink():
                         if plants_code_through(path) is not None or self._hook_reason(path, through=True):
                             kept.append(path)
-                    elif PLANTING_PATH.search(path.lower()) is not None or self._hook_reason(path):
+                    elif PLANTING_NAME.match(entry.name.lower()) or (below_listed and plants_code(path)) or self._hook_reason(path):
                         kept.append(path)
         except OSError as exc:
             raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
