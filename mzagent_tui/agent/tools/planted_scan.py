@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.safety import own_programs
-from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
+from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import PLANTING_FOLDERS, PLANTING_NAME, plants_code, plants_code_through
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.tools.files import peek
@@ -44,9 +42,6 @@ the same tick of the file system's clock would leave its ctime as it was."""
 CONTENT_BUDGET = 64 * 1024 * 1024
 """Bytes of kept files' content held in memory; past it a file's content is not kept (a change
 to it is still asked about, but cannot be shown or put back)."""
-HOOKS_TIMEOUT = 5.0
-"""Seconds our git may take to say where the repository's hooks are."""
-HOOKS_REASON = "git hooks (the folder core.hooksPath names)"
 
 
 class ScanIncomplete(Exception):
@@ -101,22 +96,24 @@ class PlantedScan:
     _listings: dict[str, _Listing] = field(default_factory=dict)
     _kept: dict[str, Kept] = field(default_factory=dict)
     """The last scan's entries, whose content is reused while the signature holds."""
-    _hooks: tuple[str, ...] = ()
-    _hooks_key: tuple[tuple[int, ...], ...] | None = None
+    _git: GitPaths = field(default_factory=GitPaths)
 
     def take(self) -> dict[str, Kept]:
         """Every entry on the list now, by project-relative path."""
         started = time.time_ns()
-        hooks = self._hook_folders()
-        if hooks != self._hooks:
-            self._hooks = hooks
+        try:
+            known = git_paths(self.root)
+        except GitPathsUnknown as exc:
+            raise ScanIncomplete(f"where the repository's hooks are is not known: {exc}") from None
+        if known != self._git:
+            self._git = known
             self._listings.clear()  # which names are kept depends on them
         root = str(self.root)
         listings: dict[str, _Listing] = {}
         found: dict[str, Kept] = {}
         listed = 0
         budget = CONTENT_BUDGET
-        pending = ["", *(folder for folder in hooks if ".git" in folder.lower().split("/"))]  # not reached by the walk
+        pending = ["", *(folder for folder in known.hook_folders if ".git" in folder.lower().split("/"))]  # not reached by the walk
         while pending:
             folder = pending.pop()
             full = f"{root}/{folder}" if folder else root
@@ -143,6 +140,11 @@ class PlantedScan:
                 if kept is not None:
                     found[path] = kept
                     budget -= len(kept.content or b"")
+        for path in known.config_files:
+            if ".git" in path.lower().split("/"):  # not reached by the walk
+                kept = self._look_at(path, started, budget)
+                if kept is not None:
+                    found[path] = kept
         self._listings = listings
         self._kept = found
         return found
@@ -162,9 +164,9 @@ class PlantedScan:
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(path)
                     elif entry.is_symlink():
-                        if plants_code_through(path) is not None or self._hook_reason(path, through=True):
+                        if plants_code_through(path) is not None or self._git.leads_to(path):
                             kept.append(path)
-                    elif PLANTING_NAME.match(entry.name.lower()) or (below_listed and plants_code(path)) or self._hook_reason(path):
+                    elif PLANTING_NAME.match(entry.name.lower()) or (below_listed and plants_code(path)) or self._git.reason(path):
                         kept.append(path)
         except OSError as exc:
             raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
@@ -184,63 +186,19 @@ class PlantedScan:
         racy = info.st_ctime_ns >= started - RACY_NS
         mode = stat.S_IMODE(info.st_mode)
         if stat.S_ISLNK(info.st_mode):
-            reason = plants_code_through(path) or HOOKS_REASON
+            reason = plants_code_through(path) or self._git.leads_to(path) or ""
             try:
                 target = os.readlink(f"{self.root}/{path}")
             except OSError:
                 target = "?"
             return Kept(reason, "link", signature, mode, target=target, racy=racy)
-        reason = plants_code(path) or HOOKS_REASON
+        reason = plants_code(path) or self._git.reason(path) or ""
         if not stat.S_ISREG(info.st_mode):
             return Kept(reason, "other", signature, mode, racy=racy)
         content = peek(self.root, path) if info.st_size <= min(MAX_SIDE_BYTES, budget) else None
         if content is not None and len(content) > min(MAX_SIDE_BYTES, budget):
             content = None
         return Kept(reason, "file", signature, mode, content=content, racy=racy)
-
-    def _hook_reason(self, path: str, through: bool = False) -> bool:
-        """A file in a hooks folder core.hooksPath names (or, for a link, the folder itself or
-        one on the way to it)."""
-        return any(path.startswith(f"{hooks}/") or (through and (hooks == path or hooks.startswith(f"{path}/"))) for hooks in self._hooks)
-
-    def _hook_folders(self) -> tuple[str, ...]:
-        """The project-relative folders the repository's `core.hooksPath` names, as written and
-        as resolved, read with our confined git (includes followed, as the user's git does)
-        and kept while its config files are unchanged."""
-        try:
-            repository = find_repository(self.root)
-        except GitUnanswered as exc:
-            raise ScanIncomplete(str(exc)) from None
-        if repository is None or repository.work_tree is None:
-            return ()
-        configs = [path for path in (repository.common_dir / "config", repository.git_dir / "config.worktree") if path.is_file()]
-        try:
-            key = tuple(_signature(path) for path in configs)
-        except OSError as exc:
-            raise ScanIncomplete(f"the repository's config cannot be looked at: {exc.strerror or exc}") from None
-        if key == self._hooks_key:
-            return self._hooks
-        folders: set[str] = set()
-        for config in configs:
-            for value in _hooks_paths(config):
-                folders |= _inside(self.root, repository.work_tree, value)
-        self._hooks_key = key
-        return tuple(sorted(folders))
-
-
-def _signature(path: Path) -> tuple[int, ...]:
-    info = path.stat()
-    return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _hooks_paths(config: Path) -> list[str]:
-    try:
-        done = own_programs.git("config", "--file", str(config), "--includes", "--get-all", "-z", "core.hooksPath", cwd=config.parent, timeout=HOOKS_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired):
-        raise ScanIncomplete(f"git could not read {config} in {HOOKS_TIMEOUT:.0f} s to say where the repository's hooks are") from None
-    if done.returncode not in (0, 1):  # 1: not set
-        raise ScanIncomplete(f"git could not read {config}: {done.stderr.decode('utf-8', 'replace').strip() or 'no answer'}")
-    return [value for value in done.stdout.decode("utf-8", "surrogateescape").split("\0") if value.strip()]
 
 
 def changes_between(before: dict[str, Kept], after: dict[str, Kept]) -> list[PlantedChange]:
@@ -270,20 +228,6 @@ def _content_differs(old: Kept, new: Kept) -> bool:
     if old.content is not None and new.content is not None:
         return old.content != new.content
     return old.signature[:5] != new.signature[:5] or old.racy  # not held: any write counts
-
-
-def _inside(root: Path, work_tree: Path, value: str) -> set[str]:
-    """A hooks folder's project-relative paths, as written and with its links resolved (git
-    follows them), or none when it lies outside the project. A relative one is relative to the
-    work tree's top, where git runs hooks."""
-    folder = Path(os.path.expanduser(value))
-    folder = folder if folder.is_absolute() else work_tree / folder
-    found: set[str] = set()
-    for candidate in (Path(os.path.normpath(folder)), Path(os.path.realpath(folder))):
-        for base in (root, Path(os.path.realpath(root))):
-            if candidate.is_relative_to(base) and candidate != base:
-                found.add(candidate.relative_to(base).as_posix())
-    return found
 
 
 class Background:
