@@ -23,7 +23,9 @@ from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.planted_scan import PlantedChange
+from mzagent_tui.agent.sessions.snapshots import Change
+from mzagent_tui.agent.tools.files import peek
+from mzagent_tui.agent.tools.planted_scan import Kept, PlantedChange
 from mzagent_tui.agent.tools.registry import ToolError
 
 
@@ -65,6 +67,23 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
         except (OSError, ToolError) as exc:
             notes += f"\nWarning: {change.path} could not be put back as the user asked: {exc}."
     return put_back, notes
+
+
+def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, Kept]) -> list[PlantedChange]:
+    """The files on the list among the snapshots' changes: what can still be asked about when
+    the scan after a command could not be finished (the command made more entries than it may
+    list, or a folder it cannot read). Ignored, nested and linked files are not among them."""
+    found: list[PlantedChange] = []
+    for change in changes:
+        reason = plants_code(change.path)
+        if reason is None or change.status == "D" or change.mode_only:
+            continue
+        old = before.get(change.path)
+        if change.status == "M" and old is None:
+            old = Kept(reason, "file", (), change.old_mode if change.old_mode is not None else 0o644)  # content from the snapshots' backup
+        new = Kept(reason, "file", (), 0, content=peek(root, change.path))
+        found.append(PlantedChange("A" if old is None else "M", change.path, reason, old, new))
+    return found
 
 
 def _what_it_did(change: PlantedChange) -> str:

@@ -18,7 +18,7 @@ from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_sid
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
-from mzagent_tui.agent.tools.planted import ask_to_keep, ask_to_keep_repository
+from mzagent_tui.agent.tools.planted import ask_to_keep, ask_to_keep_repository, seen_by_the_snapshots
 from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedScan, ScanIncomplete, changes_between
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
@@ -205,8 +205,9 @@ class ShellTool:
         notes = ""
         if planted is not None and planted_before is not None:
             planted_after = self._planted_scan(planted)
-            if planted_after is None:
-                notes = "\nNote: files that make tools run code could not be checked after this command; the user was told."
+            if planted_after is None:  # what the snapshots saw is still asked about
+                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before), backups)
+                notes += "\nNote: files that make tools run code could not all be checked after this command; the user was told."
             else:
                 put_back, notes = ask_to_keep(self._ctx, changes_between(planted_before, planted_after), backups)
         changes = [change for change in changes if change.path not in put_back]
