@@ -121,7 +121,7 @@ class ShellTool:
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         had_repository = os.path.lexists(ctx.root / ".git")
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, users=not ask))
-        changes = self._record_changes(before, planted_before)
+        changes = self._record_changes(before, planted_before, ask)
         if ask and not had_repository and os.path.lexists(ctx.root / ".git"):
             changes += ask_to_keep_repository(ctx)
         return result, changes
@@ -179,15 +179,16 @@ class ShellTool:
         self._snapshots = None
         self._ctx.emit(Notice(f"Files changed by commands are not recorded in this session, so undo cannot take them back: {exc}."))
 
-    def _record_changes(self, before: Snapshot | None, planted_before: dict[str, Kept] | None) -> str:
+    def _record_changes(self, before: Snapshot | None, planted_before: dict[str, Kept] | None, ask: bool) -> str:
         """A `FileChanged` for every file the command created, modified or deleted, with the old
         content saved for undo; the line the observation gets about them ("" for none). Python's
         bytecode caches are recorded but not told: next to a check's output, "Files changed:
-        __pycache__/..." reads as if the check had changed something. With `planted_before`
-        (not the user's own command), each file that makes tools run code the command created
-        or changed is asked about first, whether the snapshots see it or not."""
+        __pycache__/..." reads as if the check had changed something. With `ask` (not the user's
+        own command), each file that makes tools run code the command created or changed is
+        asked about first, whether the snapshots see it or not (only those they see when a scan
+        before or after it failed: `planted_before` is None then, or the one after raises)."""
         snapshots = self._snapshots
-        planted = Background(self._planted.take) if planted_before is not None else None
+        planted = Background(self._planted.take) if ask else None
         after = self._snapshot() if before is not None else None
         self._last_after = after
         changes: list[Change] = []
@@ -203,10 +204,10 @@ class ShellTool:
                 changes, backups = [], {}
         put_back: set[str] = set()
         notes = ""
-        if planted is not None and planted_before is not None:
+        if planted is not None:
             planted_after = self._planted_scan(planted)
-            if planted_after is None:  # what the snapshots saw is still asked about
-                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before), backups)
+            if planted_before is None or planted_after is None:  # what the snapshots saw is still asked about
+                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before or {}), backups)
                 notes += "\nNote: files that make tools run code could not all be checked after this command; the user was told."
             else:
                 put_back, notes = ask_to_keep(self._ctx, changes_between(planted_before, planted_after), backups)
