@@ -80,7 +80,7 @@ def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, K
             continue
         old = before.get(change.path)
         if change.status == "M" and old is None:
-            old = Kept(reason, "file", (), change.old_mode if change.old_mode is not None else 0o644)  # content from the snapshots' backup
+            old = Kept(reason, "file", (), change.old_mode if change.old_mode is not None else 0o644, racy=True)  # content: the snapshots' backup
         new = Kept(reason, "file", (), 0, content=peek(root, change.path))
         found.append(PlantedChange("A" if old is None else "M", change.path, reason, old, new))
     return found
