@@ -5,8 +5,9 @@ nested repositories, and they leave links out. A planted `.envrc` must not hide 
 that, so the question after a command (tools/planted.py) asks this scan instead: a walk of the
 whole project with `lstat`, never following a link and never reading `.gitignore` or
 `.gitattributes`, that keeps each file whose path is on the list (`sensitive.plants_code`), each
-link named like one of them or like one of their folders, and the files of the folders
-`core.hooksPath` names. `.git` folders are not walked (the repository's own checks cover them).
+link named like one of them or like one of their folders, and what git runs or reads from the
+work tree (safety/hooks_path.py: the folder `core.hooksPath` names, an included config file).
+`.git` folders are not walked (the repository's own checks cover them).
 
 A scan lists again only the folders that changed: a folder's ctime moves whenever an entry is
 made, removed or renamed in it, and no command can set it back (touch sets mtime; ctime is the
@@ -15,7 +16,8 @@ as git re-reads "racily clean" files. The files kept are `lstat`ed at every scan
 that changed, so the content before a command is at hand to show and to put back.
 
 A scan is bounded (`SCAN_LIMIT` entries listed); past it, or when the project cannot be walked,
-it raises `ScanIncomplete`, and every later command asks (tools/shell.py).
+it raises `ScanIncomplete`: every later command asks (tools/shell.py), and the command whose
+scan failed is checked through the snapshots alone (planted.seen_by_the_snapshots).
 """
 
 from __future__ import annotations
