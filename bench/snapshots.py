@@ -3,8 +3,9 @@
 A generated project of N files (10 KB each, in folders of 100): the project's first snapshot
 (every file read and hashed), a snapshot with nothing changed (one `stat` per file), the first
 snapshot of a later session (it starts from the index the first one left),
-and the whole record of a command that changed one file (snapshot, diff, saved pre-image),
-next to running `true` through the same shell tool without snapshots. Medians of 5.
+and the whole record of a command that changed one file (snapshot, diff, saved pre-image, the
+scan for files that make tools run code), next to running `true` through the same shell tool
+without snapshots; and that scan alone (tools/planted_scan.py), first and unchanged. Medians of 5.
 
     python bench/snapshots.py
 """
@@ -26,6 +27,7 @@ from mzagent_tui.agent.safety.secrets import Redactor, command_env  # noqa: E402
 from mzagent_tui.agent.sessions.session import Session  # noqa: E402
 from mzagent_tui.agent.sessions.snapshots import Snapshots  # noqa: E402
 from mzagent_tui.agent.tools.context import ToolContext  # noqa: E402
+from mzagent_tui.agent.tools.planted_scan import PlantedScan  # noqa: E402
 from mzagent_tui.agent.tools.shell import ShellTool  # noqa: E402
 
 
@@ -65,6 +67,9 @@ def measure(files: int) -> None:
         last = snapshots.take()
         reused.append(ms(lambda last=last: snapshots.take(modes_from=last)))
         next_session.append(ms(Snapshots(root, sessions / "two").take))
+    scans = [PlantedScan(root) for _ in range(5)]
+    scan_first = [ms(scan.take) for scan in scans]
+    scan_unchanged = [ms(scan.take) for scan in scans]
     shell = ShellTool(ToolContext(root, Session(scratch() / "s", Redactor([])), lambda e: None, StaticApprover(True), Redactor([]), env=command_env(dict(os.environ))))
     shell.run_terminal_command("true")  # the session's first snapshot
     with_record = [ms(lambda n=n: shell.run_terminal_command(f"echo {n} >> pkg0/mod0.py")) for n in range(5)]
@@ -74,7 +79,8 @@ def measure(files: int) -> None:
         f"{files:>6} files: first snapshot {statistics.median(firsts):.0f} ms, unchanged {statistics.median(unchanged):.0f} ms "
         f"({statistics.median(reused):.0f} ms before a command, modes reused), "
         f"a later session's first {statistics.median(next_session):.0f} ms; "
-        f"a command changing one file {statistics.median(with_record):.0f} ms recorded vs {statistics.median(without):.0f} ms not",
+        f"a command changing one file {statistics.median(with_record):.0f} ms recorded vs {statistics.median(without):.0f} ms not; "
+        f"the planted-file scan {statistics.median(scan_first):.0f} ms first, {statistics.median(scan_unchanged):.1f} ms unchanged",
         flush=True,
     )
 

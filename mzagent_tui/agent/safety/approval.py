@@ -78,6 +78,9 @@ class ApprovalRequest:
     ask_even_if_allowed: bool = False
     """The user decides even where the mode or a rule would allow: a command the sandbox may have
     blocked last time, a read of a home entry the sandbox keeps from commands."""
+    ask_unless_yolo: bool = False
+    """The user decides even where a rule or the safe list would allow, in every mode but yolo:
+    what the command plants cannot be checked after it (tools/planted_scan.py)."""
     warning: str = ""
     """Something the user should know before answering ("vim is an interactive editor: it will get no input")."""
     path: str = ""
@@ -496,7 +499,7 @@ class PolicyApprover:
             if overall == DENY:
                 reason = next(p.reason for p in parts if p.verdict == DENY)
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if overall == ALLOW and not request.ask_even_if_allowed:
+            if overall == ALLOW and not request.ask_even_if_allowed and not (request.ask_unless_yolo and self.policy.mode != "yolo"):
                 return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts), by_policy=True)
             if planning:
                 return ApprovalDecision(False, note=PLAN_COMMAND_NOTE)

@@ -8,6 +8,12 @@ session starts from a copy of the index an earlier session left (`last.index`), 
 project's first session reads every file. The project's `.gitignore` rules apply, its own
 `.git` is never touched, and nothing is written into the project. The changed files then go
 through the same undo as `write_to_file`.
+
+The project's `.gitattributes` do not: the private repository's `info/attributes` (which
+outranks every `.gitattributes`) unsets each attribute that changes content on the way in
+(`text`, `eol`, `working-tree-encoding`, `filter`, `ident`), so a file is stored byte for byte
+and a `.gitattributes` naming an encoding a file does not have cannot make `git add` fail.
+Which files make tools run code is not asked of the snapshots at all (tools/planted_scan.py).
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ from mzagent_tui.agent.safety import own_programs
 
 SNAPSHOT_TIMEOUT = 30.0
 """Seconds one snapshot may take; a project that needs longer is not snapshotted."""
+ADD_RETRIES = 32
+"""`git add`s one snapshot may take: each failure names one nested repository without a commit
+(or the files it cannot read), left out of the next."""
 
 
 class SnapshotError(Exception):
@@ -70,6 +79,11 @@ class Snapshot:
 
 
 _UNREADABLE = re.compile(r'^error: open\("((?:[^"\\]|\\.)*)"\): Permission denied$', re.MULTILINE)
+_NO_COMMIT = re.compile(r"^error: '(.+)/' does not have a commit checked out$", re.MULTILINE)
+"""A nested repository made with `git init` and no commit yet: git cannot record it as a gitlink."""
+ATTRIBUTES = "* -text -crlf !eol !working-tree-encoding !filter -ident\n"
+"""The private repository's `info/attributes`: no conversion of content on the way in, whatever the
+project's `.gitattributes` say (`!`: unspecified, since `-working-tree-encoding` is an error)."""
 
 
 class Snapshots:
@@ -85,6 +99,9 @@ class Snapshots:
         """Nested repositories the index records: left out of later snapshots, since `git add`
         runs `git status` inside each one, under that repository's own config (a filter driver
         would run). Their content is never a change to restore anyway."""
+        self.empty: set[str] = set()
+        """Nested repositories without a commit (`git init` alone): git cannot record them, and
+        the index does not list them, so they are kept here and left out like `nested`."""
         self._names: list[str] = []
         self._names_tree = ""
         """The files the index held when it was written as this tree: the same tree, the same files."""
@@ -120,17 +137,19 @@ class Snapshots:
         return Snapshot(tree, modes)
 
     def _add(self) -> None:
-        for _ in range(3):
-            excluded = [f":(exclude,literal){path}" for path in sorted(self.skipped | self.nested)]
+        for _ in range(ADD_RETRIES):
+            excluded = [f":(exclude,literal){path}" for path in sorted(self.skipped | self.nested | self.empty)]
             try:
                 self._git("add", "--all", "--", ".", *excluded)
                 return
             except _GitFailed as exc:
                 unreadable = {_unquote(name) for name in _UNREADABLE.findall(exc.stderr)} - self.skipped
-                if not unreadable:
+                empty = set(_NO_COMMIT.findall(exc.stderr)) - self.empty
+                if not unreadable and not empty:
                     raise SnapshotError(str(exc)) from None
                 self.skipped |= unreadable
-        raise SnapshotError("git add kept failing on files it cannot read")
+                self.empty |= empty
+        raise SnapshotError(f"git add kept failing on files it cannot read or nested repositories without a commit ({ADD_RETRIES} tries)")
 
     def _index_names(self) -> tuple[list[str], set[str]]:
         """Every file the index holds, and its nested repositories (listed again only when the
@@ -192,6 +211,10 @@ class Snapshots:
         if not (self.git_dir / "HEAD").exists():
             self.git_dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # copies of every project file, .env included: the user's alone
             self._git("init", "--quiet", "--bare", work_tree=False)
+        attributes = self.git_dir / "info" / "attributes"
+        if not attributes.is_file() or attributes.read_text(errors="replace") != ATTRIBUTES:  # a repository an older mzagent made
+            attributes.parent.mkdir(mode=0o700, exist_ok=True)
+            attributes.write_text(ATTRIBUTES)
         _remove_stale_lock(self.index.with_name(self.index.name + ".lock"))
         shared = self.git_dir / "last.index"
         if not self.index.exists() and shared.exists():

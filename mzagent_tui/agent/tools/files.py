@@ -22,6 +22,7 @@ from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.git_entry import in_repository
+from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from mzagent_tui.agent.textfiles import UMASK, lines_label
@@ -251,7 +252,7 @@ class FileTools:
         old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
-        planted = plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
+        planted = plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None) or _git_runs(self.root, rel)
         request = ApprovalRequest(
             kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
             reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
@@ -268,6 +269,15 @@ class FileTools:
         if decision.content is not None and decision.content != content:
             return decision.content, True, None
         return content, False, (old, data, change)
+
+
+def _git_runs(root: Path, rel: str) -> str | None:
+    """Why the repository's git runs or reads this work-tree file (a hook in the folder
+    core.hooksPath names, a config file it includes), or None; when git cannot tell, why it asks."""
+    try:
+        return git_paths(root).reason(rel)
+    except GitPathsUnknown as exc:
+        return f"git could not say where the repository's hooks are, and this may be one ({exc})"
 
 
 def _read_beneath(root: Path, rel: str, limit: int) -> bytes:

@@ -4,69 +4,134 @@
 The sandbox cannot refuse them: Landlock only adds rights, so a command allowed to create files
 in the project's root may create `.envrc` there too. A test run under an allow rule could leave
 one for direnv to run the next time the user enters the folder, outside mzagent. So each such
-file a command created or changed is shown to the user, as a write is; one not kept is put back
-as it was before the command, and the model is told.
+file, link or execute bit a command created or changed is shown to the user, as a write is; one
+not kept is put back as it was before the command, and the model is told. What changed is
+found by tools/planted_scan.py, not by the snapshots: a `.gitignore`, a nested repository or a
+link does not hide it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from pathlib import Path
 
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
-from mzagent_tui.agent.sessions.snapshots import Change
-from mzagent_tui.agent.sessions.undo import Write, take_back_beneath
 from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.tools.files import peek
+from mzagent_tui.agent.tools.planted_scan import Kept, PlantedChange
 from mzagent_tui.agent.tools.registry import ToolError
 
 
-def ask_to_keep(ctx: ToolContext, changes: list[Change], backups: dict[str, Path]) -> tuple[set[str], str]:
-    """Ask about each file the command created or changed that makes tools run code; put back
-    those the user does not keep. The paths put back (no longer changes of the command) and the
-    notes for the model."""
+def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[str, Path]) -> tuple[set[str], str]:
+    """Ask about each entry on the list the command created or changed; put back those the user
+    does not keep (the content before comes from the scan, or from the snapshots' `backups` for
+    a file too large for the scan to hold). The paths put back (no longer changes of the
+    command) and the notes for the model."""
     put_back: set[str] = set()
     notes = ""
     for change in changes:
-        planted = plants_code(change.path)
-        if planted is None or change.status == "D" or change.mode_only:
-            continue
-        backup = backups.get(change.path)
-        new = peek(ctx.root, change.path)
+        old = change.old.content if change.old is not None else None
+        if change.old is not None and change.old.kind == "file" and old is None:
+            old = read_side(backups.get(change.path))
+        new = change.new.content if change.new.kind == "file" else None
         if new is not None and len(new) > MAX_SIDE_BYTES:
-            new = None  # too large to show: the dialog shows no content and no diff
-        old = read_side(backup)
-        diff = file_diff(change.path, old, new) if new is not None and (change.status == "A" or old is not None) else None
+            new = None
+        diff = None
+        if new is not None and not change.mode_only and (change.status == "A" or old is not None):
+            diff = file_diff(change.path, old if change.old is not None and change.old.kind == "file" else None, new)
+        what = _what_it_did(change)
         decision = ctx.approver.approve(ApprovalRequest(
             kind="write_sensitive", command=f"keep {change.path}", cwd=str(ctx.root),
-            reason=f"the command {'created' if change.status == 'A' else 'changed'} it, and it makes tools run code: {planted}",
+            reason=f"the command {what}, and it makes tools run code: {change.reason}",
             path=change.path, diff=ctx.redact.exact(diff.text) if diff else "",
             content=new.decode("utf-8", "replace") if new is not None else "",
         ))
         try:
             if not decision.approved:
-                _put_back(ctx.root, change, backup)
+                _put_back(ctx.root, change, old)
                 put_back.add(change.path)
                 reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
                 notes += (
-                    f"\nThe user did not keep {change.path}, which the command {'created' if change.status == 'A' else 'changed'} "
-                    f"({planted}); it is back as it was before the command.{reason}"
+                    f"\nThe user did not keep {change.path}, which the command {_past(change)} "
+                    f"({change.reason}); it is back as it was before the command.{reason}"
                 )
-            elif decision.content is not None and decision.content.encode() != new:  # new is None: too large to show
+            elif decision.content is not None and change.new.kind == "file" and decision.content.encode() != new:  # new is None: too large to show
                 _rewrite(ctx.root, change.path, decision.content.encode())
         except (OSError, ToolError) as exc:
             notes += f"\nWarning: {change.path} could not be put back as the user asked: {exc}."
     return put_back, notes
 
 
-def _put_back(root: Path, change: Change, backup: Path | None) -> None:
-    if change.status != "A" and backup is None:
-        raise ToolError("its content before the command was not saved")
-    take_back_beneath(Write(0, 0, 0, root / change.path, change.status == "A", False, backup, None, False, change.old_mode), root)
+def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, Kept]) -> list[PlantedChange]:
+    """The files on the list among the snapshots' changes: what can still be asked about when
+    the scan after a command could not be finished (the command made more entries than it may
+    list, or a folder it cannot read). Ignored, nested and linked files are not among them."""
+    found: list[PlantedChange] = []
+    for change in changes:
+        reason = plants_code(change.path)
+        if reason is None or change.status == "D" or change.mode_only:
+            continue
+        old = before.get(change.path)
+        if change.status == "M" and old is None:
+            old = Kept(reason, "file", (), change.old_mode if change.old_mode is not None else 0o644, racy=True)  # content: the snapshots' backup
+        new = Kept(reason, "file", (), 0, content=peek(root, change.path))
+        found.append(PlantedChange("A" if old is None else "M", change.path, reason, old, new))
+    return found
+
+
+def _what_it_did(change: PlantedChange) -> str:
+    """For the dialog: "created it", "changed it", "made it executable", "created it as a link to x"."""
+    if change.new.kind == "link":
+        return f"{'created it' if change.status == 'A' else 'made it'} as a link to {change.new.target}"
+    if change.mode_only:
+        return "made it executable"
+    return f"{_past(change)} it"
+
+
+def _past(change: PlantedChange) -> str:
+    return "created" if change.status == "A" else "changed"
+
+
+def _put_back(root: Path, change: PlantedChange, old: bytes | None) -> None:
+    """The entry as it was before the command: a new one removed, a file's content and mode
+    written back, a link made again; from a descriptor of its folder, no link followed."""
+    folder, name = os.path.split(change.path)
+    fd = open_beneath(root, folder or ".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        before = change.old
+        if before is None:
+            os.unlink(name, dir_fd=fd)
+        elif before.kind == "link":
+            temporary = f".{name}.{secrets.token_hex(4)}.mzagent-tmp"
+            os.symlink(before.target, temporary, dir_fd=fd)
+            os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+        elif before.kind != "file":
+            raise ToolError("it was not a regular file before the command, so it cannot be made again")
+        elif change.mode_only:
+            _chmod_at(fd, name, before.mode)
+        elif old is None:
+            raise ToolError("its content before the command was not kept (unreadable or too large)")
+        else:
+            write_atomically_at(fd, root / folder, name, old, before.mode)
+    finally:
+        os.close(fd)
+
+
+def _chmod_at(folder: int, name: str, mode: int) -> None:
+    """chmod through a descriptor of the file itself (Linux has no chmod that refuses a link)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError("it is no longer a regular file")
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
 
 
 def _rewrite(root: Path, relative: str, data: bytes) -> None:

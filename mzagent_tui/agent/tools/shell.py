@@ -23,7 +23,8 @@ from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
 from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
-from mzagent_tui.agent.tools.planted import ask_to_keep
+from mzagent_tui.agent.tools.planted import ask_to_keep, seen_by_the_snapshots
+from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedScan, ScanIncomplete, changes_between
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 
@@ -49,6 +50,11 @@ class ShellTool:
         """The snapshot taken after the last command: the next one starts from its modes."""
         self._blocked: set[str] = set()
         """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
+        self._planted = PlantedScan(ctx.root)
+        self._planted_last: dict[str, Kept] | None = None
+        """The last scan of the files that make tools run code; None before the first or after
+        one that failed: then the next command asks first, in every mode but yolo."""
+        self._said_unchecked = ""
 
     def run_terminal_command(self, command: str) -> ToolResult:
         """Run a shell command in the project folder and return its exit code and output. Commands cannot read input (stdin is empty) and the user must approve each one."""
@@ -62,11 +68,15 @@ class ShellTool:
         analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
         waits_for_input = interactive_reason(analysis)
         planning = ctx.plan_mode()
+        unchecked = self._planted_unchecked()
+        warnings = [f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else ""]
+        warnings.append(f"Files it may plant that make tools run code cannot be checked after it ({unchecked})." if unchecked else "")
         request = ApprovalRequest(
             "command", command, str(ctx.root), ctx.thought,
             sandbox=ctx.sandbox.confinement(project_read_only=planning).describe(),
             ask_even_if_allowed=command in self._blocked,
-            warning=f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else "",
+            ask_unless_yolo=bool(unchecked),
+            warning=" ".join(warning for warning in warnings if warning),
             analysis=analysis,
         )
         decision = ctx.approver.approve(request)
@@ -145,12 +155,17 @@ class ShellTool:
         every other command sees it read-only, and a `.git` it replaced, re-pointed or made is
         asked about afterwards, whatever the mode."""
         ctx = self._ctx
+        planted = Background(self._planted.take) if ask else None
+        earlier = self._planted_last
         before = self._snapshot(self._last_after)
+        planted_before = self._planted_scan(planted) if planted is not None else None
+        if planted_before is None and ask:
+            planted_before = earlier  # the scan made when the command was judged: still a "before"
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         entries = None if own_git else before_command(ctx.root)
         repository = () if entries is None else entries.read_only
         result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, repository))
-        changes = self._record_changes(before, ask) if before is not None else ""
+        changes = self._record_changes(before, planted_before, ask)
         if entries is not None:
             changes += ask_about_changes(ctx, entries)
         return result, changes
@@ -168,6 +183,26 @@ class ShellTool:
             "(permission denied, a refused connection, or a file outside the project it cannot see). You cannot turn the sandbox off. Do the work inside the project "
             "without network, or run the same command again to let the user decide, or explain in your final answer what is needed."
         )
+
+    def _planted_unchecked(self) -> str:
+        """Why what the next command plants cannot be checked ("" when it can): a scan is made
+        here when the last one failed or none was made yet (the first one lists every folder)."""
+        if self._planted_last is None:
+            self._planted_scan(Background(self._planted.take))
+        return self._said_unchecked if self._planted_last is None else ""
+
+    def _planted_scan(self, scan: Background) -> dict[str, Kept] | None:
+        try:
+            self._planted_last = scan.result()
+        except ScanIncomplete as exc:
+            self._planted_last = None
+            if str(exc) != self._said_unchecked:
+                self._ctx.emit(Notice(
+                    f"Files that make tools run code (.envrc, .vscode, a .pth) cannot be checked after commands: {exc}. "
+                    "Until they can, every command asks first (but in yolo mode)."
+                ))
+            self._said_unchecked = str(exc)
+        return self._planted_last
 
     def _snapshot(self, modes_from: Snapshot | None = None) -> Snapshot | None:
         if self._snapshots is None:
@@ -188,25 +223,38 @@ class ShellTool:
         self._snapshots = None
         self._ctx.emit(Notice(f"Files changed by commands are not recorded in this session, so undo cannot take them back: {exc}."))
 
-    def _record_changes(self, before: Snapshot, ask: bool) -> str:
+    def _record_changes(self, before: Snapshot | None, planted_before: dict[str, Kept] | None, ask: bool) -> str:
         """A `FileChanged` for every file the command created, modified or deleted, with the old
         content saved for undo; the line the observation gets about them ("" for none). Python's
         bytecode caches are recorded but not told: next to a check's output, "Files changed:
-        __pycache__/..." reads as if the check had changed something."""
+        __pycache__/..." reads as if the check had changed something. With `ask` (not the user's
+        own command), each file that makes tools run code the command created or changed is
+        asked about first, whether the snapshots see it or not (only those they see when a scan
+        before or after it failed: `planted_before` is None then, or the one after raises)."""
         snapshots = self._snapshots
-        after = self._snapshot()
+        planted = Background(self._planted.take) if ask else None
+        after = self._snapshot() if before is not None else None
         self._last_after = after
-        if snapshots is None or after is None:
-            return ""
-        try:
-            changes = snapshots.changes(before, after)
-            saved = [change for change in changes if change.status != "A" and not change.mode_only]
-            backups = {change.path: self._ctx.session.backup_path(self._ctx.root / change.path) for change in saved}
-            snapshots.save_old_contents([(change, backups[change.path]) for change in saved])
-        except (SnapshotError, OSError) as exc:
-            self._snapshot_failed(exc)
-            return ""
-        put_back, notes = ask_to_keep(self._ctx, changes, backups) if ask else (set(), "")
+        changes: list[Change] = []
+        backups: dict[str, Path] = {}
+        if snapshots is not None and before is not None and after is not None:
+            try:
+                changes = snapshots.changes(before, after)
+                saved = [change for change in changes if change.status != "A" and not change.mode_only]
+                backups = {change.path: self._ctx.session.backup_path(self._ctx.root / change.path) for change in saved}
+                snapshots.save_old_contents([(change, backups[change.path]) for change in saved])
+            except (SnapshotError, OSError) as exc:
+                self._snapshot_failed(exc)
+                changes, backups = [], {}
+        put_back: set[str] = set()
+        notes = ""
+        if planted is not None:
+            planted_after = self._planted_scan(planted)
+            if planted_before is None or planted_after is None:  # what the snapshots saw is still asked about
+                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before or {}), backups)
+                notes += "\nNote: files that make tools run code could not all be checked after this command; the user was told."
+            else:
+                put_back, notes = ask_to_keep(self._ctx, changes_between(planted_before, planted_after), backups)
         changes = [change for change in changes if change.path not in put_back]
         for change in changes:
             self._record(change, backups.get(change.path))

@@ -1,0 +1,258 @@
+"""The files that make tools run code, before and after a command, seen without git.
+
+The snapshots (sessions/snapshots.py) follow git's view of the project: its `.gitignore`, its
+nested repositories, and they leave links out. A planted `.envrc` must not hide behind any of
+that, so the question after a command (tools/planted.py) asks this scan instead: a walk of the
+whole project with `lstat`, never following a link and never reading `.gitignore` or
+`.gitattributes`, that keeps each file whose path is on the list (`sensitive.plants_code`), each
+link named like one of them or like one of their folders, and what git runs or reads from the
+work tree (safety/hooks_path.py: the folder `core.hooksPath` names, an included config file).
+`.git` folders are not walked (the repository's own checks cover them).
+
+A scan lists again only the folders that changed: a folder's ctime moves whenever an entry is
+made, removed or renamed in it, and no command can set it back (touch sets mtime; ctime is the
+kernel's clock). A folder changed less than `RACY_NS` before a scan is listed again next time,
+as git re-reads "racily clean" files. The files kept are `lstat`ed at every scan and read when
+that changed, so the content before a command is at hand to show and to put back.
+
+A scan is bounded (`SCAN_LIMIT` entries listed); past it, or when the project cannot be walked,
+it raises `ScanIncomplete`: every later command asks (tools/shell.py), and the command whose
+scan failed is checked through the snapshots alone (planted.seen_by_the_snapshots).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
+from mzagent_tui.agent.safety.sensitive import PLANTING_FOLDERS, PLANTING_NAME, plants_code, plants_code_through
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES
+from mzagent_tui.agent.tools.files import peek
+
+SCAN_LIMIT = 1_000_000
+"""Folder entries one scan may list (a first scan of a project with a large `node_modules`
+lists every entry once; later scans list only changed folders)."""
+RACY_NS = 2_000_000_000
+"""A folder or file changed this close before a scan is looked at again next time: a change in
+the same tick of the file system's clock would leave its ctime as it was."""
+CONTENT_BUDGET = 64 * 1024 * 1024
+"""Bytes of kept files' content held in memory; past it a file's content is not kept (a change
+to it is still asked about, but cannot be shown or put back)."""
+
+
+class ScanIncomplete(Exception):
+    """The project could not be walked whole: what a command plants cannot be checked."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """One entry on the list, as `lstat` saw it."""
+
+    reason: str
+    kind: str
+    """"file", "link" or "other" (a FIFO, a socket, a device)."""
+    signature: tuple[int, ...]
+    """Inode, device, size, mtime, ctime and mode: any write, rename or chmod changes it."""
+    mode: int
+    target: str = ""
+    """A link's target, as written."""
+    content: bytes | None = None
+    """A file's bytes (None: unreadable, too large, or past the budget)."""
+    racy: bool = False
+    """Changed within RACY_NS of being read: the same signature later does not prove the same content."""
+
+
+@dataclass(frozen=True)
+class PlantedChange:
+    """A file, link or execute bit on the list that a command created or changed."""
+
+    status: str
+    """"A" created, "M" changed (content, link target, kind, or an execute bit added)."""
+    path: str
+    reason: str
+    old: Kept | None
+    new: Kept
+
+    @property
+    def mode_only(self) -> bool:
+        return self.old is not None and self.old.kind == self.new.kind == "file" and not _content_differs(self.old, self.new)
+
+
+@dataclass
+class _Listing:
+    signature: tuple[int, ...] | None
+    """The folder's inode, device, ctime and mtime when listed (None: listed too recently to trust)."""
+    folders: list[str]
+    kept: list[str]
+
+
+@dataclass
+class PlantedScan:
+    root: Path
+    _listings: dict[str, _Listing] = field(default_factory=dict)
+    _kept: dict[str, Kept] = field(default_factory=dict)
+    """The last scan's entries, whose content is reused while the signature holds."""
+    _git: GitPaths = field(default_factory=GitPaths)
+
+    def take(self) -> dict[str, Kept]:
+        """Every entry on the list now, by project-relative path."""
+        started = time.time_ns()
+        try:
+            known = git_paths(self.root)
+        except GitPathsUnknown as exc:
+            raise ScanIncomplete(f"where the repository's hooks are is not known: {exc}") from None
+        if known != self._git:
+            self._git = known
+            self._listings.clear()  # which names are kept depends on them
+        root = str(self.root)
+        listings: dict[str, _Listing] = {}
+        found: dict[str, Kept] = {}
+        listed = 0
+        budget = CONTENT_BUDGET
+        pending = ["", *(folder for folder in known.hook_folders if ".git" in folder.lower().split("/"))]  # not reached by the walk
+        while pending:
+            folder = pending.pop()
+            full = f"{root}/{folder}" if folder else root
+            try:
+                info = os.lstat(full)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise ScanIncomplete(f"{folder or 'the project folder'} cannot be looked at: {exc.strerror or exc}") from None
+            if not stat.S_ISDIR(info.st_mode):
+                continue  # replaced by a file or link after its parent was listed: the parent's listing is stale too
+            signature = (info.st_ino, info.st_dev, info.st_ctime_ns, info.st_mtime_ns)
+            listing = self._listings.get(folder)
+            if listing is None or listing.signature != signature:
+                listing, count = self._list(folder, full)
+                listed += count
+                if listed > SCAN_LIMIT:
+                    raise ScanIncomplete(f"the project has more than {SCAN_LIMIT:,} files and folders to look through")
+                listing.signature = signature if info.st_ctime_ns < started - RACY_NS else None
+            listings[folder] = listing
+            pending.extend(listing.folders)
+            for path in listing.kept:
+                kept = self._look_at(path, started, budget)
+                if kept is not None:
+                    found[path] = kept
+                    budget -= len(kept.content or b"")
+        for path in known.config_files:
+            if ".git" in path.lower().split("/"):  # not reached by the walk
+                kept = self._look_at(path, started, budget)
+                if kept is not None:
+                    found[path] = kept
+        self._listings = listings
+        self._kept = found
+        return found
+
+    def _list(self, folder: str, full: str) -> tuple[_Listing, int]:
+        folders: list[str] = []
+        kept: list[str] = []
+        count = 0
+        below_listed = any(part.lower() in PLANTING_FOLDERS for part in folder.split("/"))
+        try:
+            with os.scandir(full) as entries:
+                for entry in entries:
+                    count += 1
+                    path = f"{folder}/{entry.name}" if folder else entry.name
+                    if entry.name.lower() == ".git":
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(path)
+                    elif entry.is_symlink():
+                        if plants_code_through(path) is not None or self._git.leads_to(path):
+                            kept.append(path)
+                    elif PLANTING_NAME.match(entry.name.lower()) or (below_listed and plants_code(path)) or self._git.reason(path):
+                        kept.append(path)
+        except OSError as exc:
+            raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
+        return _Listing(None, folders, kept), count
+
+    def _look_at(self, path: str, started: int, budget: int) -> Kept | None:
+        try:
+            info = os.lstat(f"{self.root}/{path}")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ScanIncomplete(f"{path} cannot be looked at: {exc.strerror or exc}") from None
+        signature = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_mode)
+        last = self._kept.get(path)
+        if last is not None and last.signature == signature and not last.racy:
+            return last
+        racy = info.st_ctime_ns >= started - RACY_NS
+        mode = stat.S_IMODE(info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            reason = plants_code_through(path) or self._git.leads_to(path) or ""
+            try:
+                target = os.readlink(f"{self.root}/{path}")
+            except OSError:
+                target = "?"
+            return Kept(reason, "link", signature, mode, target=target, racy=racy)
+        reason = plants_code(path) or self._git.reason(path) or ""
+        if not stat.S_ISREG(info.st_mode):
+            return Kept(reason, "other", signature, mode, racy=racy)
+        content = peek(self.root, path) if info.st_size <= min(MAX_SIDE_BYTES, budget) else None
+        if content is not None and len(content) > min(MAX_SIDE_BYTES, budget):
+            content = None
+        return Kept(reason, "file", signature, mode, content=content, racy=racy)
+
+
+def changes_between(before: dict[str, Kept], after: dict[str, Kept]) -> list[PlantedChange]:
+    """What a command created or changed among the entries on the list (a deletion plants
+    nothing; an execute bit taken away runs nothing)."""
+    found: list[PlantedChange] = []
+    for path, new in sorted(after.items()):
+        old = before.get(path)
+        if old is None:
+            found.append(PlantedChange("A", path, new.reason, None, new))
+        elif _changed(old, new):
+            found.append(PlantedChange("M", path, new.reason, old, new))
+    return found
+
+
+def _changed(old: Kept, new: Kept) -> bool:
+    if old.kind != new.kind or old.target != new.target:
+        return True
+    if new.mode & 0o111 & ~old.mode:
+        return True
+    return old.kind == "file" and _content_differs(old, new)
+
+
+def _content_differs(old: Kept, new: Kept) -> bool:
+    if old.signature == new.signature and not old.racy:
+        return False
+    if old.content is not None and new.content is not None:
+        return old.content != new.content
+    return old.signature[:5] != new.signature[:5] or old.racy  # not held: any write counts
+
+
+class Background:
+    """A scan on a thread while git, in its own process, takes the snapshot (both mostly wait
+    on the file system)."""
+
+    def __init__(self, scan: Callable[[], dict[str, Kept]]) -> None:
+        self._result: dict[str, Kept] | None = None
+        self._error: ScanIncomplete | None = None
+        self._thread = threading.Thread(target=self._run, args=(scan,), name="planted-scan", daemon=True)
+        self._thread.start()
+
+    def _run(self, scan: Callable[[], dict[str, Kept]]) -> None:
+        try:
+            self._result = scan()
+        except ScanIncomplete as exc:
+            self._error = exc
+        except Exception as exc:  # noqa: BLE001 - a scan that broke checks nothing: say so, and ask
+            self._error = ScanIncomplete(f"the scan failed: {exc!r}")
+
+    def result(self) -> dict[str, Kept]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
