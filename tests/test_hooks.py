@@ -51,7 +51,7 @@ def write_run(server, project: Path, path: str = "a.txt", content: str = "hello\
 
 def test_an_after_tool_hook_rewrites_the_written_file(server, project: Path, tmp_path: Path) -> None:
     event_file = tmp_path / "event.json"
-    user_config(hook("after_tool", UPPERCASE, tool="write_to_file") + hook("after_tool", f"cat > {event_file}; pwd >> {event_file}.cwd"))
+    user_config(hook("after_tool", UPPERCASE, tool="write_to_file") + hook("after_tool", f"cat > {event_file}; pwd >> {event_file}.cwd", sandbox=False))
     agent, rec = write_run(server, project)
     assert (project / "a.txt").read_text() == "HELLO\n"
     event = json.loads(event_file.read_text())
@@ -115,7 +115,7 @@ def test_a_hook_past_its_timeout_is_killed_with_its_children(server, project: Pa
 
 
 def test_a_run_end_hook_hears_how_the_run_ended(server, project: Path, tmp_path: Path) -> None:
-    user_config(hook("run_end", f"cat > {tmp_path}/end.json"))
+    user_config(hook("run_end", f"cat > {tmp_path}/end.json", sandbox=False))
     _, rec = write_run(server, project)
     event = json.loads((tmp_path / "end.json").read_text())
     assert event["event"] == "run_end" and event["reason"] == "final_answer" and event["final_answer"] == "done"
@@ -123,7 +123,7 @@ def test_a_run_end_hook_hears_how_the_run_ended(server, project: Path, tmp_path:
 
 
 def test_hooks_get_the_allow_list_and_their_pass_env_but_no_api_key(server, project: Path, tmp_path: Path) -> None:
-    user_config(hook("after_tool", f"env > {tmp_path}/env.txt", pass_env=["MY_SETTING", "DEEPSEEK_API_KEY", "HOLDS_KEY"]))
+    user_config(hook("after_tool", f"env > {tmp_path}/env.txt", pass_env=["MY_SETTING", "DEEPSEEK_API_KEY", "HOLDS_KEY"], sandbox=False))
     env = {
         "PATH": os.environ["PATH"], "LANG": "C.UTF-8", "MY_SETTING": "kept", "NOT_NAMED": "left out",
         "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "DEEPSEEK_API_KEY": "sk-deepseek-secret-0000",
@@ -140,10 +140,13 @@ def test_hooks_get_the_allow_list_and_their_pass_env_but_no_api_key(server, proj
 def test_a_sandboxed_hook_cannot_write_outside_the_project(server, project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
-    user_config(hook("after_tool", f"touch {outside}/confined", sandbox=True) + hook("after_tool", f"touch {outside}/free"))
+    user_config(
+        hook("after_tool", f"touch {outside}/confined", sandbox=True) + hook("after_tool", f"touch {outside}/default")
+        + hook("after_tool", f"touch {outside}/free", sandbox=False)
+    )
     _, rec = write_run(server, project, sandbox="workspace")
-    assert sorted(p.name for p in outside.iterdir()) == ["free"]
-    assert [o.status for o in rec.of(HookOutcome)] == ["failed", "ok"]
+    assert sorted(p.name for p in outside.iterdir()) == ["free"]  # only the hook marked sandbox = false runs as the user
+    assert [o.status for o in rec.of(HookOutcome)] == ["failed", "failed", "ok"]
 
 
 def test_a_project_cannot_add_hooks(server, project: Path, tmp_path: Path) -> None:
@@ -175,8 +178,8 @@ def test_bad_config_names_the_entry(text: str, says: str) -> None:
 
 
 def test_good_config_is_read() -> None:
-    user_config(hook("after_tool", "ruff format $MZAGENT_FILE", tool="write_to_file", timeout=30) + hook("run_end", "notify-send done", sandbox=True))
-    assert load_hooks() == [HookSpec("after_tool", "ruff format $MZAGENT_FILE", "write_to_file", 30.0), HookSpec("run_end", "notify-send done", "", 60.0, True)]
+    user_config(hook("after_tool", "ruff format $MZAGENT_FILE", tool="write_to_file", timeout=30) + hook("run_end", "notify-send done", sandbox=False))
+    assert load_hooks() == [HookSpec("after_tool", "ruff format $MZAGENT_FILE", "write_to_file", 30.0, True), HookSpec("run_end", "notify-send done", "", 60.0, False)]
 
 
 def test_the_cli_refuses_to_start_with_a_bad_hook(project: Path) -> None:
@@ -194,7 +197,7 @@ def test_an_after_tool_hook_sees_the_model_s_call_and_the_result_it_reads(server
     """The hook sees the call as the model made it and the result as the model reads it: a grep
     that matched nothing is an answer there too, not a failure."""
     events = tmp_path / "events.jsonl"
-    user_config(hook("after_tool", f"cat >> {events}; echo >> {events}"))
+    user_config(hook("after_tool", f"cat >> {events}; echo >> {events}", sandbox=False))
     (project / "memo.txt").write_text("tea\n")
     slip = 'def half(n):\n    """Half of n.\n    ""\n    return n // 2\n'
     server.script(write_reply("half.py", slip), Reply('<action>run_terminal_command("grep coffee memo.txt")</action>'), answer_reply())

@@ -200,7 +200,7 @@ def test_the_issue_s_hook_runs_the_user_s_ruff_not_the_venv_s(server, planted: P
     """The docs' own hook with an activated `.venv` whose `ruff` the model rewrote."""
     planted.plant(".venv/bin", "ruff")
     planted.system("ruff")
-    hook_config("ruff format $MZAGENT_FILE")
+    hook_config("ruff format $MZAGENT_FILE", sandbox=False)  # run as the user: what the trusted PATH is for
     env = {"PATH": poisoned(planted, f"{planted.project}/.venv/bin"), "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "HOME": str(Path.home())}
     server.script(write_reply("a.py", "x = 1\n"), answer_reply())
     agent, rec = make_agent(server, planted.project, env=env)
@@ -221,7 +221,7 @@ def test_a_hook_finds_every_program_on_the_trusted_path(planted: Planted, comman
     for name in ("ruff", "env", "sh", "timeout", "bash", "nice", "xargs"):
         planted.plant(".venv/bin", name, 'exec /bin/sh "$@"' if name != "ruff" else "")
     planted.system("ruff")
-    spec = HookSpec("after_tool", command)
+    spec = HookSpec("after_tool", command, sandbox=False)
     env = {"PATH": poisoned(planted, "", ".", f"{planted.project}/.venv/bin")}
     run = run_hook(spec, {}, planted.project, env, Sandbox(planted.project, "off"), CancelToken(), planted.traces / "out.txt")
     assert run.status == "ok", run.stderr
@@ -239,7 +239,7 @@ def test_a_hook_whose_program_is_in_the_project_is_confined(planted: Planted, co
     planted.plant("bin", "fmt")
     link = planted.root / "link"
     link.symlink_to(planted.project / ".venv" / "bin")
-    spec = HookSpec("after_tool", command.format(project=planted.project, link=link, name=planted.project.name))
+    spec = HookSpec("after_tool", command.format(project=planted.project, link=link, name=planted.project.name), sandbox=False)
     assert confined_because(spec, planted.project, trusted_path.trusted_path(SYSTEM_PATH)) != ""
     run = run_hook(spec, {}, planted.project, {"PATH": SYSTEM_PATH}, Sandbox(planted.project, "off"), CancelToken(), planted.traces / "out.txt")
     assert run.status == "failed" and "the hook was not run" in run.stderr and "the sandbox is off" in run.stderr
@@ -250,14 +250,14 @@ def test_a_hook_whose_program_is_a_link_into_the_project_is_confined(planted: Pl
     mine = planted.root / "mybin"
     mine.mkdir()
     (mine / "ruff").symlink_to(planted.plant(".venv/bin", "ruff"))
-    why = confined_because(HookSpec("after_tool", "env ruff x"), planted.project, str(mine))
+    why = confined_because(HookSpec("after_tool", "env ruff x", sandbox=False), planted.project, str(mine))
     assert why == f"its program ruff is {mine / 'ruff'}, in the project or a folder commands can write"
 
 
 @pytest.mark.parametrize("command", ["ruff format x", "env ruff x", "sh -c 'ruff x'", "ruff x > /dev/null", 'ruff format "$MZAGENT_FILE"'])
 def test_a_hook_of_the_user_s_programs_runs_as_the_user(planted: Planted, command: str) -> None:
     planted.plant(".venv/bin", "ruff")
-    assert confined_because(HookSpec("after_tool", command), planted.project, trusted_path.trusted_path(poisoned(planted, ".venv/bin"))) == ""
+    assert confined_because(HookSpec("after_tool", command, sandbox=False), planted.project, trusted_path.trusted_path(poisoned(planted, ".venv/bin"))) == ""
 
 
 @pytest.mark.skipif(landlock_abi() < 6, reason="needs Linux with Landlock ABI 6+")
@@ -265,7 +265,7 @@ def test_a_hook_run_from_the_project_runs_confined_with_the_sandbox(planted: Pla
     planted.plant(".venv/bin", "ruff", f"touch {planted.project}/inside; touch {planted.root}/stolen")
     sandbox = Sandbox(planted.project, "workspace")
     try:
-        spec = HookSpec("after_tool", f"{planted.project}/.venv/bin/ruff x")
+        spec = HookSpec("after_tool", f"{planted.project}/.venv/bin/ruff x", sandbox=False)
         run_hook(spec, {}, planted.project, {"PATH": SYSTEM_PATH}, sandbox, CancelToken(), planted.traces / "out.txt")
     finally:
         sandbox.close()
@@ -278,8 +278,9 @@ def test_mzagent_config_says_which_hooks_and_servers_are_confined_or_refused(pla
     path = user_config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f'[[hooks]]\nevent = "run_end"\ncommand = "{planted.project}/.venv/bin/ruff x"\n'
-        '[[hooks]]\nevent = "run_end"\ncommand = "ruff format x"\n'
+        f'[[hooks]]\nevent = "run_end"\ncommand = "{planted.project}/.venv/bin/ruff x"\nsandbox = false\n'
+        '[[hooks]]\nevent = "run_end"\ncommand = "ruff format x"\nsandbox = false\n'
+        '[[hooks]]\nevent = "run_end"\ncommand = "ruff format y"\n'
         f'[mcp_servers.planted]\ncommand = "{planted.project}/.venv/bin/ruff"\n'
     )
     def config_lines(sandbox: str) -> dict[str, str]:
@@ -294,9 +295,12 @@ def test_mzagent_config_says_which_hooks_and_servers_are_confined_or_refused(pla
     assert "(not run: its program" in lines["hooks.1"] and "and the sandbox is off" in lines["hooks.1"]
     assert str(planted.project / ".venv/bin/ruff") in lines["hooks.1"]
     assert "sandbox" not in lines["hooks.2"]
+    assert "(runs as you: the sandbox is off)" in lines["hooks.3"]  # the default, where there is no sandbox
     assert "is not started: its program" in lines["mcp_servers.planted"]
     if landlock_abi() > 0:
-        assert "(sandboxed: its program" in config_lines("workspace")["hooks.1"]
+        confined = config_lines("workspace")
+        assert "(sandboxed: its program" in confined["hooks.1"]
+        assert "(sandboxed: hooks run confined unless marked sandbox = false)" in confined["hooks.3"]
 
 
 def test_a_hook_s_pass_env_must_name_variables() -> None:

@@ -30,8 +30,11 @@ class HookSpec:
     command: str
     tool: str = ""
     timeout: float = DEFAULT_TIMEOUT
-    sandbox: bool = False
-    """Run confined in the sandbox commands run in (Landlock), instead of as the user."""
+    sandbox: bool = True
+    """Run confined in the sandbox commands run in (Landlock), by default: a hook's program reads
+    the project (a formatter's config, a module `python -m` imports from the folder, what `npx`
+    finds in node_modules) and the model writes the project, so only a hook the user marks
+    `sandbox = false` runs as the user, trusting what the project holds."""
     pass_env: tuple[str, ...] = ()
     """Variables of the user's environment the hook gets besides the commands' allow-list."""
 
@@ -62,7 +65,7 @@ def hook_from(entry: Any, where: str) -> HookSpec:
     if unknown:
         raise ConfigError(f"{where} has unknown keys: {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})")
     event, command, tool = entry.get("event"), entry.get("command"), entry.get("tool", "")
-    timeout, sandbox = entry.get("timeout", DEFAULT_TIMEOUT), entry.get("sandbox", False)
+    timeout, sandbox = entry.get("timeout", DEFAULT_TIMEOUT), entry.get("sandbox", True)
     if event not in EVENTS:
         raise ConfigError(f"{where}: event must be one of {', '.join(EVENTS)}, got {event!r}")
     if not isinstance(command, str) or not command.strip():

@@ -61,7 +61,7 @@ def confined_because(spec: HookSpec, root: Path, path_value: str) -> str:
     by a relative path (from the project, or from wherever a `cd` before it went), or one not
     known before it runs (`$VENV/bin/ruff`)."""
     if spec.sandbox:
-        return "sandbox = true"
+        return "hooks run confined unless marked sandbox = false"
     analysis = analyse(spec.command, root, path_value)
     if analysis.script.problems:
         return "its command line is not understood, so its programs are not known"
