@@ -105,7 +105,7 @@ class Settings:
     grammar: str = "auto"
     """auto: constrain replies with a grammar where the server is llama.cpp; on: always try; off: never.
     On the held-out half of bench/suite the bundled model solved 8 of 16 HumanEval problems with
-    it and 1 without (docs/history.md)."""
+    it and 1 without (bench/history.md)."""
     sandbox: str = "workspace"
     """workspace: commands write only in the project and reach no network (Landlock); off: no sandbox."""
     protocol: str = "auto"
@@ -168,7 +168,7 @@ class Settings:
     def offers_edit_file(self) -> bool:
         """edit_file is offered to every model but a small one: with it in the tool list, the
         bundled 1.5B model solved 25 of the 50 held-out suite tasks, without it 30
-        (docs/history.md, seventh session)."""
+        (bench/history.md, seventh session)."""
         return not self.small_model()
 
     def offers_update_plan(self) -> bool:

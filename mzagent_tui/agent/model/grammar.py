@@ -11,7 +11,7 @@ HumanEval stubs with `'''` and so ended the content there. The first line that i
 allowed, the block would never have to end: after `</action>` the model wrote line breaks,
 as more content, until its token limit. Other strings are in double or single
 quotes with backslash escapes; a raw line break is allowed in them too because the parser reads it:
-allowing only `\n` cost the bundled model two held-out HumanEval problems (docs/history.md).
+allowing only `\n` cost the bundled model two held-out HumanEval problems (bench/history.md).
 
 A string may hold `</action>`: forbidding it (thirteenth session) did not make the model close
 its string; where it meant to end the call it wrote `</action` and a line break inside the string
