@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
 from mzagent_tui.agent.sessions import snapshots
 from mzagent_tui.agent.sessions.history import load_session
@@ -130,6 +131,7 @@ def test_without_git_commands_still_run_and_the_user_is_told_once(server, files:
         if found.startswith("/"):
             (bin_dir / tool).symlink_to(found)
     monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr(trusted_path, "FALLBACK_PATH", str(bin_dir))  # a temp folder is never trusted: no git found at all
     _, rec = run_steps(server, project, command_reply("echo a > a.txt"), command_reply("rm a.txt"), env={"PATH": str(bin_dir)})
     assert not (project / "a.txt").exists(), "both commands ran"
     notices = [n.text for n in rec.of(Notice) if "not recorded" in n.text]

@@ -127,8 +127,12 @@ exec REAL_GIT "$@"
 """
 
 
-def test_an_unreadable_file_is_named_and_left_out_while_the_rest_is_recorded(server, tree: Path, tmp_path: Path) -> None:
+def test_an_unreadable_file_is_named_and_left_out_while_the_rest_is_recorded(server, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
+
+    from mzagent_tui.agent.safety import trusted_path
+
+    monkeypatch.setattr(trusted_path, "untrusted_folders", lambda *extra: (str(tree),))  # the fake git below lives in a temp folder, never trusted otherwise
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -78,7 +78,7 @@ RUNNERS = frozenset({
     "ruby", "perl", "php", "java", "deno", "bun", "uv", "poetry", "tox", "nox", "just", "cmake", "ctest",
 })
 """First words that make a quoted text a command to run (besides a path to a project file), when
-something follows them: `python` alone names the language, `python3 stats.py` a command."""
+something follows them: `python` alone names the language, `python3 summary.py` a command."""
 ALONE = frozenset({"make", "pytest", "tox", "nox", "just", "ctest"})
 """Runners that are a whole command by themselves."""
 NOT_TO_RUN = re.compile(r"\b(?:don'?t|do\s+not|never|without|instead\s+of|no\s+longer)\W+(?:\w+\W+){0,3}$", re.IGNORECASE)
@@ -88,7 +88,7 @@ COMPUTED = re.compile(
     r"how\s+many|how\s+much|what\s+number)\b",
     re.IGNORECASE,
 )
-"""A question about what code works out: "what does report.py print for March?", "how many rows does load() keep?"."""
+"""A question about what code works out: "what does ledger.py print for March?", "how many rows does load() keep?"."""
 NO_CHANGE = re.compile(
     r"\b(?:(?:don'?t|do\s+not|without|never|no\s+need\s+to)\s+(?:\w+\s+){0,2}?(?:chang|modif|edit|touch|fix|writ|rewrit)\w*"
     r"|(?:just|only)\s+(?:explain|tell|answer|describe))\b",
@@ -154,9 +154,9 @@ def _is_stub(path: Path) -> bool:
 
 def named_commands(root: Path, task: str) -> list[str]:
     """Commands the task quotes for running: the user's own words for what must work ("so that
-    `./tally.py data.txt` works") or what to report ("what does `python3 stats.py` print?"). A
+    `./tally.py data.txt` works") or what to report ("what does `python3 summary.py` print?"). A
     quoted text counts when it starts with a runner (`make`, `python3`, ...) or with a path to a
-    file of the project (`./tool.py`, `scripts/build.sh`), and nothing before it says not to run it."""
+    file of the project (`./tool.py`, `scripts/bundle.sh`), and nothing before it says not to run it."""
     found = []
     for match in NAMED_COMMAND.finditer(task):
         words = match["command"].split()
@@ -168,7 +168,7 @@ def named_commands(root: Path, task: str) -> list[str]:
 
 
 def _project_file(root: Path, word: str) -> bool:
-    """`./tool.py`, `scripts/build.sh`: a path (not a bare name, which reads as prose) to a file of the project."""
+    """`./tool.py`, `scripts/bundle.sh`: a path (not a bare name, which reads as prose) to a file of the project."""
     if "/" not in word:
         return False
     path = (root / word).resolve()

@@ -1,6 +1,6 @@
 """Credentials by what they are: a read's text scanned for keys and tokens, whatever the file's name.
 
-A name list misses `notes.txt` hard-linked to `.env`, `prod.env.bak`, `token.json` and every
+A name list misses `memo.txt` hard-linked to `.env`, `prod.env.bak`, `token.json` and every
 name nobody thought of; the content does not change with the name. The rules follow the
 plugins of detect-secrets (private keys, AWS, Basic auth in URLs, JWT, keyword assignments,
 high-entropy strings with its thresholds) and add what it lacks (GitLab, PyPI, OpenAI and

@@ -95,7 +95,7 @@ class FileTools:
 
     def _allow_credentials(self, text: str, rel: str, first_line: int = 1) -> None:
         """A file that holds a credential, whatever its name (a hard link to `.env` called
-        notes.txt, `token.json`, `prod.env.bak`), is shown only with the user's leave, asked as
+        memo.txt, `token.json`, `prod.env.bak`), is shown only with the user's leave, asked as
         for a secret file by name. Never masked instead: the model may write the file back, and
         the mask would be written over the secret."""
         from mzagent_tui.agent.safety.credentials import describe, find_credentials  # only when a read happens

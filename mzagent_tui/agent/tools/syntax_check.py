@@ -138,7 +138,7 @@ def _shell_problem(data: bytes) -> str | None:
     if checked.returncode == 0:
         return None
     first = checked.stderr.decode("utf-8", "replace").strip().splitlines()
-    problem = f"bash syntax error: {first[0].removeprefix('bash: ')}" if first else "bash syntax error"
+    problem = f"bash syntax error: {re.sub(r'^[^:]*bash: ', '', first[0])}" if first else "bash syntax error"  # bash names itself by the path it was run by
     if b"\\$(" in data:
         problem += "; \\$ is a literal dollar sign in bash, so \\$(( ... )) is not arithmetic: write $(( ... )) with no backslash"
     return problem
