@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import Action, FileChanged, FinalAnswer, FormatError, Notice, Observation, StopReason, Thought
-from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.model.native import NativeCall, flattened, parse_native, tool_schemas
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply

@@ -15,13 +15,13 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent.aids.removed import removed_note, removed_parts
 from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.aids.test_files import TEST_FILE
+from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
-from mzagent_tui.agent.aids.removed import removed_note, removed_parts
-from mzagent_tui.agent.aids.test_files import TEST_FILE
-from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
