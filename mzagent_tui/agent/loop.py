@@ -152,8 +152,8 @@ class Agent:
             prompt = self._system_prompt()
             self.messages[0] = {"role": "system", "content": prompt}
             self.session.record("message", role="system", content=prompt)
-        for event in history.untold_undos():
-            self.tell_undo(event)
+        for undone in history.untold_undos():
+            self.tell_undo(undone)
         for message in history.repairs():
             self._add(message)
         if not self.native:

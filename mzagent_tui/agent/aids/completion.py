@@ -480,7 +480,8 @@ class CompletionCheck:
         if not paths:
             return None
         rels = [str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path) for path in paths]
-        old = _short_text(self.originals[changed[0]]) if changed else None
+        first_original = self.originals[changed[0]] if changed else None
+        old = _short_text(first_original) if first_original is not None else None
         back = f" To put {rels[0]} back: {call_source('write_to_file', [rels[0], old])}" if old is not None else ""
         return Reminder(
             "the task asks for no change, and files were changed",
@@ -514,8 +515,10 @@ class CompletionCheck:
                 before = original.read_bytes() if now is not None and original is not None and original.is_file() else None
             except OSError:
                 continue
+            if now is None:
+                continue
             rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
-            names = new_undefined_names(rel, before, now) if now is not None else {}
+            names = new_undefined_names(rel, before, now)
             if names:
                 note = undefined_note(rel, names, now.decode(errors="replace"), sibling_imports(path, names))
                 return Reminder(f"{rel} uses names it never defines or imports", "Reminder: " + note.removeprefix("Note: "), (path,))

@@ -132,9 +132,10 @@ def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | N
     """
     done: list[Undone] = []
     chosen = plan(writes_of(events), scope)
-    for write in chosen if root is not None else ():
-        if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
-            raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
+    if root is not None:
+        for write in chosen:
+            if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
+                raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
     for write in chosen:
         try:
             if root is not None:

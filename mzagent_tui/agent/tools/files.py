@@ -228,8 +228,8 @@ class FileTools:
             self._ctx.changed.add(path)
             self._ctx.failed.pop(path, None)
             self._ctx.crashed.clear()
-            same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
-            change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
+            matching = previewed if previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data else None
+            change = (matching[2] if matching is not None else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(
                 str(path), created=not existed, backup=str(backup) if backup else None, sha256=hashlib.sha256(data).hexdigest(),
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
