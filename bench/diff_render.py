@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual.app import App, ComposeResult  # noqa: E402
 
 from bench.ui_latency import StallMeter  # noqa: E402
-from mzagent_tui.agent.sessions.diffs import file_diff  # noqa: E402
 from mzagent_tui.agent.events import FileChanged  # noqa: E402
+from mzagent_tui.agent.sessions.diffs import file_diff  # noqa: E402
 from mzagent_tui.widgets.entries import DiffEntry, entries_for  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
 

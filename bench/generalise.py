@@ -34,8 +34,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.realistic.tasks import REALISTIC_TASKS  # noqa: E402
 from bench.realistic.task import RealisticTask  # noqa: E402
+from bench.realistic.tasks import REALISTIC_TASKS  # noqa: E402
 from bench.suite.dev import DEV_TASKS  # noqa: E402
 from bench.suite.humaneval import humaneval_tasks  # noqa: E402
 from bench.suite.tasks import TASKS, SuiteTask  # noqa: E402
@@ -88,12 +88,12 @@ def _run_agent(
     root: Path, prompt: str, base_url: str, grammar: str, disabled: list[str], fired: Counter[str], profile: str = ""
 ) -> tuple[str | None, int, str]:
     """One task; every aid that acted is counted into `fired`."""
-    from mzagent_tui.agent.safety.approval import StaticApprover
+    from mzagent_tui.agent.assembly import assemble
     from mzagent_tui.agent.cancel import CancelToken
     from mzagent_tui.agent.config import Settings
     from mzagent_tui.agent.events import AidFired, Event
-    from mzagent_tui.agent.assembly import assemble
     from mzagent_tui.agent.run_config import RunConfig
+    from mzagent_tui.agent.safety.approval import StaticApprover
 
     settings = Settings(
         provider="local", base_url=base_url, model="local", temperature=0.0, max_steps=MAX_STEPS,

@@ -20,13 +20,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
+from mzagent_tui.agent.assembly import assemble  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StopReason  # noqa: E402
-from mzagent_tui.agent.model.local import LocalServer, model_path  # noqa: E402
-from mzagent_tui.agent.assembly import assemble  # noqa: E402
 from mzagent_tui.agent.loop import RunResult  # noqa: E402
+from mzagent_tui.agent.model.local import LocalServer, model_path  # noqa: E402
 from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
+from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 
 
 @dataclass

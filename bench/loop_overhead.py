@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import openai  # noqa: E402
 
-from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
+from mzagent_tui.agent.assembly import assemble  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.events import StepStarted, Stopped  # noqa: E402
-from mzagent_tui.agent.assembly import assemble  # noqa: E402
 from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
+from mzagent_tui.agent.safety.approval import StaticApprover  # noqa: E402
 from tests.scripted_server import Reply, ScriptedServer  # noqa: E402
 
 

@@ -23,8 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp()
 
+from textual.widgets import Input, Static  # noqa: E402
+
 from mzagent_tui.agent.config import Settings  # noqa: E402
-from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from mzagent_tui.agent.events import (  # noqa: E402
     Action,
     ApprovalAnswered,
@@ -38,13 +39,13 @@ from mzagent_tui.agent.events import (  # noqa: E402
     Thought,
     Usage,
 )
-from mzagent_tui.agent.sessions.history import load_session  # noqa: E402
+from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
 from mzagent_tui.agent.safety.secrets import Redactor  # noqa: E402
+from mzagent_tui.agent.sessions.history import load_session  # noqa: E402
 from mzagent_tui.agent.sessions.session import Session  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.search_bar import SearchBar  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
-from textual.widgets import Input, Static  # noqa: E402
 
 OUTPUT = "".join(f"line {i} of the command output\n" for i in range(40))
 

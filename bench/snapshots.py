@@ -30,7 +30,6 @@ from mzagent_tui.agent.tools.context import ToolContext  # noqa: E402
 from mzagent_tui.agent.tools.planted_scan import PlantedScan  # noqa: E402
 from mzagent_tui.agent.tools.shell import ShellTool  # noqa: E402
 
-
 SCRATCH = Path(tempfile.mkdtemp(prefix="mzagent-bench-snapshots-"))
 """Every generated project and session folder (600 MB at 50,000 files), removed at the end."""
 

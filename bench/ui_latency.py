@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events  # noqa: E402
 
-from mzagent_tui.agent.safety.approval import Policy  # noqa: E402
 from mzagent_tui.agent.config import Settings  # noqa: E402
 from mzagent_tui.agent.run_config import RunConfig  # noqa: E402
+from mzagent_tui.agent.safety.approval import Policy  # noqa: E402
 from mzagent_tui.app import MzAgentApp  # noqa: E402
 from mzagent_tui.widgets.project_tree import ProjectTree  # noqa: E402
 from mzagent_tui.widgets.run_status import RunStatus  # noqa: E402

@@ -61,18 +61,18 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
-    UnstructuredCommandInput,
     ToolCallLocation,
     ToolCallUpdate,
+    UnstructuredCommandInput,
     UsageUpdate,
 )
 
 from mzagent_tui import __version__
 from mzagent_tui.acp_transport import stdio_transport
-from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
-from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, offered_rule
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, check_project
+from mzagent_tui.agent.event_text import describe
 from mzagent_tui.agent.events import (
     Action,
     Event,
@@ -94,15 +94,15 @@ from mzagent_tui.agent.events import (
     call_text,
     shown_path,
 )
-from mzagent_tui.agent.event_text import describe
-from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
-from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
-from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
-from mzagent_tui.agent.run_config import RunConfig
-from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
+from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.model.reply_stream import stream_parts
+from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
+from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, offered_rule
+from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
 from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
+from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.textfiles import read_regular_bytes
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}

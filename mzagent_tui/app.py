@@ -23,22 +23,22 @@ from textual.containers import Horizontal
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DirectoryTree, Header
 
-from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings
-from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.agent.model.local import LocalServer, needs_local, pointed_at, progress_text, start_local
+from mzagent_tui.agent.model.providers import local_available
 from mzagent_tui.agent.planning import plan_task
 from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
-from mzagent_tui.agent.model.providers import local_available
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.safety.sandbox import sandbox_label
+from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.attention import Attention
-from mzagent_tui.task_completions import BUILT_INS
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
+from mzagent_tui.task_completions import BUILT_INS
 from mzagent_tui.widgets.conversation import Conversation
 from mzagent_tui.widgets.entries import ObservationEntry
 from mzagent_tui.widgets.key_footer import KeyFooter

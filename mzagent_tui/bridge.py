@@ -16,9 +16,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from textual.app import App
 from textual.message_pump import MessagePump
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import Event, TextDelta, ThinkingDelta
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.messages import AgentEvent, StreamChunk
 
 STREAM_INTERVAL = 0.05

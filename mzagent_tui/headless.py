@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover, offered_rule
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
+from mzagent_tui.agent.event_text import describe, task_list_text
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     Event,
@@ -30,13 +31,12 @@ from mzagent_tui.agent.events import (
     TaskListUpdated,
     TaskStarted,
 )
-from mzagent_tui.agent.event_text import describe, task_list_text
-from mzagent_tui.agent.sessions.history import SessionHistory
-from mzagent_tui.agent.model.local import progress_text
-from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.loop import RunResult
+from mzagent_tui.agent.model.local import progress_text
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover, offered_rule
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
+from mzagent_tui.agent.sessions.history import SessionHistory
 
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 OBSERVATION_LINES = 30

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.export import export_to_file, to_markdown
 from mzagent_tui.agent.sessions.history import find_session, list_sessions
-from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.undo import Scope, undo_session, write_label, writes_of
 
 EXIT_OK, EXIT_REFUSED = 0, 1

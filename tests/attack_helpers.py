@@ -11,7 +11,6 @@ import subprocess
 import threading
 from pathlib import Path
 
-
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import Policy, Rules
 from tests.conftest import Recorder, make_agent, requires_sandbox

@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import CancelToken
-from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import Event
-from mzagent_tui.agent.sessions.history import SessionHistory
-from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.loop import Agent
-from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
+from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work
+from mzagent_tui.agent.sessions.history import SessionHistory
 from tests.scripted_server import ScriptedServer
 
 KEY_VARS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "SILICONFLOW_API_KEY", "OPENROUTER_API_KEY")

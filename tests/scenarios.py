@@ -8,17 +8,17 @@ from pathlib import Path
 
 from textual.widgets import Input
 
-from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety.approval import Policy
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.plan import PlanScreen
 from mzagent_tui.screens.preview import PreviewScreen
+from mzagent_tui.widgets.entries import DiffEntry
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput
-from mzagent_tui.widgets.entries import DiffEntry
 from tests.scripted_server import Fault, Reply, ScriptedServer
 
 DEMO_PROJECT = Path("/tmp/mzagent-demo/project")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.events import FileChanged, Notice, Observation
 from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.events import FileChanged, Notice, Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.history import load_session

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 import signal
 import threading
-import html
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,18 +19,18 @@ from rich.text import Text
 from textual.widgets import Input, Log
 
 from mzagent_tui.agent.config import Settings
-from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.events import FinalAnswer, Stopped, StopReason
+from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.messages import AgentEvent
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.screens.preview import PreviewScreen
-from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.conversation import Conversation
+from mzagent_tui.widgets.entries import Entry, ObservationEntry
+from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunState, RunStatus
 from mzagent_tui.widgets.task_input import MAX_TASK_CHARS, TaskInput
-from mzagent_tui.widgets.entries import Entry, ObservationEntry
 from mzagent_tui.widgets.transcript import Transcript
 from tests.conftest import config_for
 from tests.scripted_server import Reply, answer_reply
@@ -247,8 +247,8 @@ async def test_always_allow_saves_a_prefix_that_fails_closed(server, project: Pa
 
 
 async def test_always_allow_can_be_saved_for_every_session(server, project: Path) -> None:
-    from mzagent_tui.agent.safety.approval import load_policy
     from mzagent_tui.agent.config import user_config_path
+    from mzagent_tui.agent.safety.approval import load_policy
 
     server.script(Reply('<action>run_terminal_command("touch a.txt")</action>'), Reply("<final_answer>ok</final_answer>"))
     app = make_app(server, project)

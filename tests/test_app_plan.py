@@ -7,8 +7,8 @@ from pathlib import Path
 from textual.widgets import Markdown, RadioSet
 
 from mzagent_tui.agent.planning import plan_task
-from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.approval import GRACE_SECONDS
+from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.screens.plan import PlanChoice, PlanScreen
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.task_input import TaskInput

@@ -5,20 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from textual.command import CommandPalette
 from textual.widgets import Input, OptionList
 
 from mzagent_tui.agent.events import Action, Notice, Observation, StepStarted, Stopped, StopReason, TaskStarted, Thought, Usage
-from mzagent_tui.agent.sessions.history import SessionHistory, find_session, load_session
 from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.history import SessionHistory, find_session, load_session
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
+from mzagent_tui.widgets.entries import Entry, entries_for
 from mzagent_tui.widgets.run_status import RunStatus
 from mzagent_tui.widgets.search_bar import SearchBar
-from mzagent_tui.widgets.entries import Entry, entries_for
 from mzagent_tui.widgets.transcript import HIGH_WATER, LOW_WATER, EarlierEntry, Transcript
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 from tests.test_app import SIZE, approval, entries, make_app, state, submit, wait_for

@@ -270,8 +270,8 @@ def test_a_command_cannot_reach_a_host_listener_after_raising_its_own_loopback(s
 
 def _agent_with_servers(server, project: Path, *servers) -> list[str]:  # noqa: ANN001
     """Start the agent with the user's MCP servers, as `mzagent` does, and end it; its notices."""
-    from mzagent_tui.agent.events import Notice
     from mzagent_tui.agent.assembly import assemble
+    from mzagent_tui.agent.events import Notice
     from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
     from tests.conftest import Recorder, RecordingApprover, config_for
     from tests.scripted_server import answer_reply

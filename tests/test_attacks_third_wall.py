@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent import filelist
+from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.approval import ALLOW, ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
-from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.git_config import find_repository, repository_config_concerns
 from mzagent_tui.agent.safety.secrets import Redactor, command_env
 from mzagent_tui.agent.sessions.snapshots import SnapshotError, Snapshots
@@ -32,8 +32,6 @@ from mzagent_tui.agent.sessions.undo import undo_session
 from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
-
-
 
 
 def run_reply(command: str) -> Reply:

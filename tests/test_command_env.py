@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import StaticApprover
 from mzagent_tui.agent.events import Observation
+from mzagent_tui.agent.safety.approval import StaticApprover
 from mzagent_tui.agent.safety.secrets import INHERITED_NAMES, LC_NAMES, command_env, redactor_for, without_url_passwords
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mzagent_tui.agent.model.compaction import SUMMARY_REQUEST
 from mzagent_tui.agent.events import Compacted, StopReason
+from mzagent_tui.agent.model.compaction import SUMMARY_REQUEST
 from mzagent_tui.agent.sessions.history import load_session
 from tests.conftest import make_agent
 from tests.scripted_server import Reply

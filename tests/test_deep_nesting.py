@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.sessions.history import read_records
 from mzagent_tui.agent.model.native import NativeCall, parse_native
+from mzagent_tui.agent.sessions.history import read_records
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply, write_reply

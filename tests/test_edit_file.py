@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, StaticApprover
 from mzagent_tui.agent.events import Action, FileChanged
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, StaticApprover
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext

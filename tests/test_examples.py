@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.aids.examples import checked_calls, docstring_examples, printed_examples
+from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.shell_parse import parse
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply

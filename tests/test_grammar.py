@@ -13,8 +13,8 @@ from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.model.prompt import render_system_prompt
 from tests.conftest import make_agent
-from tests.test_prompt import TOOLS
 from tests.scripted_server import Fault, answer_reply
+from tests.test_prompt import TOOLS
 
 LLAMA_SERVER_MODELS = [{"id": "scripted-model", "object": "model", "owned_by": "llamacpp"}]
 

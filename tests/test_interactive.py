@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, PolicyApprover, Policy
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import interactive_reason
 from tests.conftest import RecordingApprover

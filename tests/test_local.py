@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.model import local
 from mzagent_tui.agent.config import Settings
+from mzagent_tui.agent.model import local
 from mzagent_tui.agent.model.local import LocalModelError, assemble, chunk_paths, model_path, needs_local, pointed_at
 
 

@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-from mzagent_tui.agent.safety.approval import StaticApprover
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import (
     Action,
@@ -25,6 +24,7 @@ from mzagent_tui.agent.events import (
     Thought,
 )
 from mzagent_tui.agent.loop import wrap_observation
+from mzagent_tui.agent.safety.approval import StaticApprover
 from tests import marked
 from tests.conftest import CancelWhen, make_agent
 from tests.scripted_server import Fault, Reply, last_user

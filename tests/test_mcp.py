@@ -14,14 +14,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, Rules
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, Notice, Observation, Stopped, StopReason
-from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.mcp.hub import McpHub
 from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, Rules
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from tests.conftest import Recorder, RecordingApprover, config_for
 from tests.scripted_server import Reply

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.events import Action, Observation
 from mzagent_tui.agent.mentions import mentioned_files
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import Action, FileChanged, FinalAnswer, FormatError, Notice, Observation, StopReason, Thought
-from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.model.native import NativeCall, flattened, parse_native, tool_schemas
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.tools.registry import ToolRegistry
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply
@@ -145,6 +145,8 @@ def test_a_project_env_cannot_switch_the_protocol(tmp_path: Path) -> None:
         ("", [NativeCall("1", "read_file", '{"file_path": "a"}')], ("tool", "read_file")),
         ("", [], ("error", "empty")),
         ("", [NativeCall("1", "read_file", "[1]")], ("error", "JSON object")),
+        # json raises a plain ValueError (no `msg`) for a number longer than int() reads: an error, not a crash
+        pytest.param("", [NativeCall("1", "read_file", '{"start_line": ' + "9" * 5000 + "}")], ("error", "not valid JSON (Exceeds the limit"), id="long-number"),
     ],
 )
 def test_reading_a_native_reply(text: str, calls: list[NativeCall], expected: tuple[str, str]) -> None:

@@ -130,6 +130,8 @@ ERRORS = [
     ('<action>write_to_file(file_path="a", "x")</action>', "after a keyword"),
     ("<action>read_file(,)</action>", "empty"),
     ("<action>{not json}</action>", "not valid JSON"),
+    # json raises a plain ValueError (no `msg`) for a number longer than int() reads: an error, not a crash
+    pytest.param('<action>{"name": "read_file", "arguments": {"start_line": ' + "9" * 5000 + "}}</action>", "not valid JSON (Exceeds the limit", id="long-number"),
     ('<action>{"arguments": {}}</action>', "needs a \"name\""),
     ("<action>read_file(\"a\"]</action>", "unbalanced"),
     ("<final_answer>   </final_answer>", "empty"),

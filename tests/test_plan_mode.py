@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.assembly import assemble
+from mzagent_tui.agent.events import ApprovalAnswered, FinalAnswer, Observation
+from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.safety.approval import (
     PLAN_COMMAND_NOTE,
     PLAN_TOOL_NOTE,
@@ -18,12 +21,9 @@ from mzagent_tui.agent.safety.approval import (
     PolicyApprover,
     Rules,
 )
-from mzagent_tui.agent.events import ApprovalAnswered, FinalAnswer, Observation
+from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
-from mzagent_tui.agent.safety.secrets import Redactor
-from mzagent_tui.agent.assembly import assemble
-from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from tests.conftest import Recorder, RecordingApprover, config_for
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply
 from tests.test_policy import ROOT, TABLE, standard_rules

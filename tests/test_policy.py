@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.config import ConfigError, user_config_path
+from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.safety.approval import (
     ApprovalDecision,
     ApprovalRequest,
@@ -16,8 +18,6 @@ from mzagent_tui.agent.safety.approval import (
     save_allow_rule,
 )
 from mzagent_tui.agent.safety.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
-from mzagent_tui.agent.config import ConfigError, user_config_path
-from mzagent_tui.agent.events import Notice
 from tests.conftest import RecordingApprover
 
 ROOT = Path("/w/proj")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
 from mzagent_tui.agent.safety import sandbox as sandbox_module
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
-from mzagent_tui.agent.events import ApprovalAnswered, Notice, Observation
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.sensitive import is_secret
 from tests.conftest import Recorder, RecordingApprover, make_agent, requires_sandbox

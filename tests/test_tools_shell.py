@@ -10,16 +10,16 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PolicyApprover, StaticApprover
+from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import ApprovalAnswered
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PolicyApprover, StaticApprover
 from mzagent_tui.agent.safety.secrets import Redactor, command_env
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
-from mzagent_tui.agent.aids.after_command import AfterCommand
-from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
 from tests import marked
 from tests.conftest import CancelWhen, Recorder
 

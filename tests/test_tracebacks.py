@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.aids.tracebacks import Failure, python_failure
+from mzagent_tui.agent.events import Observation
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.event_text import searchable_text
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -30,7 +31,6 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
-from mzagent_tui.agent.event_text import searchable_text
 from mzagent_tui.widgets.entries import entries_for
 
 ROOT = Path("/proj")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import user_config_path
 from mzagent_tui.agent.events import HookOutcome
@@ -29,7 +30,6 @@ from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import McpHub
 from mzagent_tui.agent.mcp.program import server_program
 from mzagent_tui.agent.safety import own_programs, trusted_path
-from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.safety.approval import ALLOW, ASK, ApprovalDecision, Policy
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.sandbox import Sandbox, landlock_abi

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.events import Observation
+from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
 from tests.conftest import RecordingApprover, make_agent

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.events import ApprovalAsked, Error, FileChanged, Observation, Stopped, StopReason, TaskStarted, UserCommand, UserCommandOutput
+from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.sessions.export import to_markdown
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.undo import undo
-from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
 from mzagent_tui.agent.user_commands import USAGE, typed_command
 from tests.conftest import RecordingApprover, make_agent, requires_sandbox
 from tests.scripted_server import Reply, answer_reply

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, load_policy
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, load_policy
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, last_user, read_reply, write_reply
 from tests.test_cli import endpoint, mzagent

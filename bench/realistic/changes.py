@@ -15,7 +15,6 @@ from pathlib import Path
 from bench.realistic.checking import copy_of, evaluate, output_before, output_is, python, python_files, run, succeeds, text
 from bench.realistic.task import Change, RealisticTask, edit, expect
 
-
 # --- top words: a --top option ----------------------------------------------------------------------
 
 TOP_WORDS = '''#!/usr/bin/env python3

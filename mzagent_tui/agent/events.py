@@ -393,7 +393,7 @@ def event_from_dict(data: dict[str, Any]) -> Event | None:
     cls = _KINDS.get(data.get("type", ""))
     if cls is None:
         return None
-    hints = field_types(cls)
+    hints = field_types(cls)  # type: ignore[arg-type]  # a class is hashable; mypy checks the instances' __hash__ instead
     values = {k: v for k, v in data.items() if k in hints}
     if cls is Stopped and "reason" in values:
         try:

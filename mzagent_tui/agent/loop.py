@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
-from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.aids.seen import seen_in
+from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings, ignored_notice, withheld_notice
+from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
@@ -43,27 +43,27 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
-from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
-from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
-from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.hooks.dispatch import Hooks
-from mzagent_tui.agent.model.instructions import load_instructions
-from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mentions import mentioned_files
+from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
+from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
+from mzagent_tui.agent.model.instructions import load_instructions
+from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
+from mzagent_tui.agent.model.prompt import render_system_prompt
+from mzagent_tui.agent.model.usage import money
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.report import Report
-from mzagent_tui.agent.model.prompt import render_system_prompt
+from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
+from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
-from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
-from mzagent_tui.agent.model.usage import money
 
 T = TypeVar("T")
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
@@ -152,8 +152,8 @@ class Agent:
             prompt = self._system_prompt()
             self.messages[0] = {"role": "system", "content": prompt}
             self.session.record("message", role="system", content=prompt)
-        for event in history.untold_undos():
-            self.tell_undo(event)
+        for undone in history.untold_undos():
+            self.tell_undo(undone)
         for message in history.repairs():
             self._add(message)
         if not self.native:

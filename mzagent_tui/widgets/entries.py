@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Log, Static
 
+from mzagent_tui.agent.event_text import action_text, describe, edit_label
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -34,7 +35,6 @@ from mzagent_tui.agent.events import (
     UserCommandOutput,
     call_text,
 )
-from mzagent_tui.agent.event_text import action_text, describe, edit_label
 from mzagent_tui.agent.model.reply_stream import stream_parts, untagged
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.textfiles import lines_label

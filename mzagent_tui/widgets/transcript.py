@@ -20,8 +20,8 @@ from textual.message import Message
 from textual.widget import AwaitMount, Widget
 from textual.widgets import Static
 
-from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.event_text import searchable_text
+from mzagent_tui.agent.events import Event
 from mzagent_tui.widgets.entries import Entry, ObservationEntry, StreamingEntry, ThinkingEntry, entries_for, safe
 
 HIGH_WATER = 100

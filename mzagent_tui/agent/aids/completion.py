@@ -15,13 +15,13 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent.aids.removed import removed_note, removed_parts
 from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.aids.test_files import TEST_FILE
+from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.model.parsing import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
-from mzagent_tui.agent.aids.removed import removed_note, removed_parts
-from mzagent_tui.agent.aids.test_files import TEST_FILE
-from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
@@ -480,7 +480,8 @@ class CompletionCheck:
         if not paths:
             return None
         rels = [str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path) for path in paths]
-        old = _short_text(self.originals[changed[0]]) if changed else None
+        first_original = self.originals[changed[0]] if changed else None
+        old = _short_text(first_original) if first_original is not None else None
         back = f" To put {rels[0]} back: {call_source('write_to_file', [rels[0], old])}" if old is not None else ""
         return Reminder(
             "the task asks for no change, and files were changed",
@@ -514,8 +515,10 @@ class CompletionCheck:
                 before = original.read_bytes() if now is not None and original is not None and original.is_file() else None
             except OSError:
                 continue
+            if now is None:
+                continue
             rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
-            names = new_undefined_names(rel, before, now) if now is not None else {}
+            names = new_undefined_names(rel, before, now)
             if names:
                 note = undefined_note(rel, names, now.decode(errors="replace"), sibling_imports(path, names))
                 return Reminder(f"{rel} uses names it never defines or imports", "Reminder: " + note.removeprefix("Note: "), (path,))

@@ -6,6 +6,7 @@ project folder: a cloned repository must not be able to start a program.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -80,15 +81,16 @@ def server_from_table(name: str, table: Any, where: str, environ: Mapping[str, s
     tools = table.get("enabled_tools")
     if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
         raise ConfigError(f"{where}: `enabled_tools` must be a list of tool names")
-    common = {
-        "enabled_tools": None if tools is None else tuple(tools),
-        "startup_timeout": _seconds(table, "startup_timeout_sec", STARTUP_TIMEOUT, where),
-        "tool_timeout": _seconds(table, "tool_timeout_sec", TOOL_TIMEOUT, where),
-    }
+    common = McpServerConfig(  # the settings both kinds of server share
+        name,
+        enabled_tools=None if tools is None else tuple(tools),
+        startup_timeout=_seconds(table, "startup_timeout_sec", STARTUP_TIMEOUT, where),
+        tool_timeout=_seconds(table, "tool_timeout_sec", TOOL_TIMEOUT, where),
+    )
     if "url" in table:
         if set(table) & _STDIO_KEYS:
             raise ConfigError(f"{where}: a server with `url` is already running: {', '.join(sorted(set(table) & _STDIO_KEYS))} do not apply")
-        return McpServerConfig(name, url=http_url(table["url"], f"{where}: `url`"), headers=_headers(table, where, environ), **common)
+        return dataclasses.replace(common, url=http_url(table["url"], f"{where}: `url`"), headers=_headers(table, where, environ))
     command = table.get("command")
     if not isinstance(command, str) or not command.strip():
         raise ConfigError(f"{where} needs `command` (the program that starts the server) or `url` (a running server)")
@@ -103,7 +105,7 @@ def server_from_table(name: str, table: Any, where: str, environ: Mapping[str, s
     cwd = table.get("cwd", "")
     if not isinstance(cwd, str):
         raise ConfigError(f"{where}: `cwd` must be a folder path")
-    return McpServerConfig(name, command, tuple(args), dict(env), cwd, **common)
+    return dataclasses.replace(common, command=command, args=tuple(args), env=dict(env), cwd=cwd)
 
 
 def http_url(url: Any, what: str) -> str:

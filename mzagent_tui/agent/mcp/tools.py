@@ -75,8 +75,10 @@ class McpTool:
         required = set(self.remote.schema.get("required") or ())
         described = []
         for safe, real in self.names.items():
-            prop = properties.get(real) if isinstance(properties.get(real), dict) else {}
-            kind = _JSON_TYPES.get(prop.get("type"), "") if isinstance(prop.get("type"), str) else ""
+            found = properties.get(real)
+            prop = found if isinstance(found, dict) else {}
+            json_type = prop.get("type")
+            kind = _JSON_TYPES.get(json_type, "") if isinstance(json_type, str) else ""
             label = ", ".join(p for p in (kind, "" if real in required else "optional") if p)
             text = safe + (f" ({label})" if label else "")
             if isinstance(prop.get("description"), str) and prop["description"].strip():

@@ -62,8 +62,9 @@ def parse_native(text: str, reasoning: str, calls: Sequence[NativeCall], signatu
         call = calls[0]
         try:
             arguments = json.loads(call.arguments or "{}", strict=False)
-        except ValueError as exc:
-            return ParsedReply(thought=thought, error=f"the arguments of {call.name} are not valid JSON ({exc.msg}); send the call again")
+        except ValueError as exc:  # also a plain ValueError, without `msg`: a number longer than int() reads
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
+            return ParsedReply(thought=thought, error=f"the arguments of {call.name} are not valid JSON ({reason}); send the call again")
         except RecursionError:
             return ParsedReply(thought=thought, error=f"the arguments of {call.name} are nested too deeply to read; send the call again")
         if not isinstance(arguments, dict):

@@ -250,8 +250,9 @@ def _leftover_notes(rest: str, closing: str) -> list[str]:
 def _parse_json_call(text: str) -> tuple[str, list[Any], list[tuple[str, Any]], int]:
     try:
         obj, end = json.JSONDecoder(strict=False).raw_decode(text)
-    except ValueError as exc:
-        raise _FormatError(f"the action is not valid JSON ({exc.msg}); write the call as tool(args)") from None
+    except ValueError as exc:  # also a plain ValueError, without `msg`: a number longer than int() reads
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc
+        raise _FormatError(f"the action is not valid JSON ({reason}); write the call as tool(args)") from None
     if not isinstance(obj, dict):
         raise _FormatError("the JSON action must be an object with \"name\" and \"arguments\"")
     name, obj = _json_call_parts(obj)

@@ -127,7 +127,7 @@ class Denied:
 
 def denied_programs(deny: list[list[str]]) -> list[Denied]:
     """The programs each effect-naming deny rule denies besides its own words."""
-    found = []
+    found: list[Denied] = []
     for effect in EFFECTS:
         rule = next((" ".join(words) for words in deny if tuple(words) in effect.rules), None)
         if rule is not None:

@@ -134,7 +134,8 @@ def _ask_for_repository(cwd: Path) -> Repository | None:
     if done.returncode != 0 or len(lines) < 3:
         message = done.stderr.decode("utf-8", "replace")
         if "not a git repository" in message:
-            return _unreadable_git(cwd)
+            _unreadable_git(cwd)
+            return None
         raise GitUnanswered(f"git could not read the repository at {cwd}: {message.strip().splitlines()[-1] if message.strip() else 'no answer'}")
     git_dir = Path(lines[0])
     common = Path(os.path.normpath(cwd / lines[1]))  # relative to the folder git was asked in
@@ -191,10 +192,10 @@ def _configs(repository: Repository) -> list[Path]:
         files.append(git_dir / "config")
         folders.append(git_dir)
     if repository.work_tree is not None:
-        for git_dir in _gitlink_dirs(repository):
-            if isinstance(git_dir, str):
-                raise GitUnanswered(git_dir)
-            files.extend((git_dir / "config", git_dir / "config.worktree"))
+        for gitlink in _gitlink_dirs(repository):
+            if isinstance(gitlink, str):
+                raise GitUnanswered(gitlink)
+            files.extend((gitlink / "config", gitlink / "config.worktree"))
     seen: set[Path] = set()
     unique = []
     for path in files:

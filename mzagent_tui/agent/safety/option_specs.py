@@ -251,9 +251,9 @@ def carried(table: Carrier, args: list[str]) -> Carried:
     if table.bundled and args and not args[0].startswith("-"):
         index = 1
         for letter in args[0]:
-            option = "-" + letter
-            if option in table.options - table.optional and index < len(args):
-                _found(table, option, args[index], found)
+            short = "-" + letter
+            if short in table.options - table.optional and index < len(args):
+                _found(table, short, args[index], found)
                 index += 1
     armed = table.runs == ""
     while index < len(args):
@@ -288,7 +288,8 @@ def carried(table: Carrier, args: list[str]) -> Carried:
 
 def _option_value(table: Carrier, word: str, following: str | None) -> tuple[str | None, str | None, int]:
     """(the declared option `word` is, its value, 1 when that is the following word)."""
-    name, has_value, attached = word.partition("=")
+    name, equals, attached = word.partition("=")
+    has_value = bool(equals)
     option = name if name in table.options else None
     if option is None and (word.startswith("--") or table.long_only):
         stem = name.lstrip("-")

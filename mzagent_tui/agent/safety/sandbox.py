@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
+from mzagent_tui.agent.sessions import leftovers
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -408,9 +408,9 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
             if libc.unshare(flags) != 0:
                 os._exit(126)
             for name, text in maps:
-                fd = os.open(name, os.O_WRONLY)
-                os.write(fd, text)
-                os.close(fd)
+                map_fd = os.open(name, os.O_WRONLY)
+                os.write(map_fd, text)
+                os.close(map_fd)
             mount(None, b"/", None, _MS_REC | _MS_PRIVATE)
             keep_fds = [_open_kept(path) for path in kept_bytes]
             bind_fds = [os.open(source, os.O_PATH) for source, _ in binds]
@@ -428,8 +428,9 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
                     kind = os.lstat(path).st_mode
                 except OSError:
                     continue  # gone since the view was made
-                if not stat.S_ISLNK(kind):  # a failure leaves the entry unreadable to Landlock still
-                    libc.mount(from_fd(blank_fds[1] if stat.S_ISDIR(kind) else blank_fds[0]), path, None, _MS_BIND, None)
+                blank = blank_fds[1] if stat.S_ISDIR(kind) else blank_fds[0]  # never None: opened whenever `hide` holds a path
+                if blank is not None and not stat.S_ISLNK(kind):  # a failure leaves the entry unreadable to Landlock still
+                    libc.mount(from_fd(blank), path, None, _MS_BIND, None)
             for (_, target), fd in zip(binds, bind_fds):
                 if os.path.lexists(target):
                     mount(from_fd(fd), target, None, _MS_BIND)

@@ -77,7 +77,7 @@ def file_diff(path: str, old: bytes | None, new: bytes | None) -> FileDiff | Non
         return None
     old_lines = before.splitlines(keepends=True)
     new_lines = after.splitlines(keepends=True)
-    lines = []
+    lines: list[str] = []
     added = removed = 0
     for line in difflib.unified_diff(
         old_lines, new_lines, "/dev/null" if old is None else f"a/{path}", "/dev/null" if new is None else f"b/{path}", n=CONTEXT_LINES

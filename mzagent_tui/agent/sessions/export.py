@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path, PurePath
 
+from mzagent_tui.agent.event_text import action_text, describe
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -27,9 +28,8 @@ from mzagent_tui.agent.events import (
     UserCommand,
     UserCommandOutput,
 )
-from mzagent_tui.agent.event_text import action_text, describe
-from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.model.usage import Meter
+from mzagent_tui.agent.sessions.history import SessionHistory
 
 _BACKTICKS = re.compile(r"`+")
 

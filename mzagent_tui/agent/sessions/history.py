@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
-from mzagent_tui.agent.sessions.session import project_slug, sessions_root
 from mzagent_tui.agent.safety.textsafe import for_display
+from mzagent_tui.agent.sessions.session import project_slug, sessions_root
 
 INTERRUPTED_AFTER_REPLY = (
     "<observation>[The session was interrupted here, before this step finished. If your last reply "

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, UserCommand, shown_path
-from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.session import Session, project_slug
 from mzagent_tui.agent.textfiles import UMASK, atomic_write
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
@@ -132,9 +132,10 @@ def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | N
     """
     done: list[Undone] = []
     chosen = plan(writes_of(events), scope)
-    for write in chosen if root is not None else ():
-        if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
-            raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
+    if root is not None:
+        for write in chosen:
+            if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
+                raise UndoRefused(f"the session log names {write.path}, outside the project {root}; nothing was undone")
     for write in chosen:
         try:
             if root is not None:

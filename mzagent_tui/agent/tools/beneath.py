@@ -13,8 +13,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import stat
 import secrets
+import stat
 import sys
 from pathlib import Path
 from typing import BinaryIO, NoReturn

@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.task_facts import TaskFacts
-from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import EventSink
+from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.task_facts import TaskFacts
 
 
 @dataclass

@@ -18,13 +18,12 @@ import stat
 from pathlib import Path
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.safety.approval import ApprovalRequest
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.tools.syntax_check import syntax_problem
+from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.textfiles import UMASK, lines_label
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
@@ -32,6 +31,7 @@ from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 from mzagent_tui.agent.tools.stubs import stubs_in
+from mzagent_tui.agent.tools.syntax_check import syntax_problem
 
 READ_MAX_CHARS = 60_000
 READ_MAX_LINES = 2_000
@@ -228,8 +228,8 @@ class FileTools:
             self._ctx.changed.add(path)
             self._ctx.failed.pop(path, None)
             self._ctx.crashed.clear()
-            same = previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data
-            change = (previewed[2] if same else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
+            matching = previewed if previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data else None
+            change = (matching[2] if matching is not None else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(
                 str(path), created=not existed, backup=str(backup) if backup else None, sha256=hashlib.sha256(data).hexdigest(),
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,

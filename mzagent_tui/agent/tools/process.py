@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mzagent_tui.agent.safety import own_programs, trusted_path
 from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.safety import own_programs, trusted_path
 
 HEAD_BYTES = 5_000
 TAIL_BYTES = 5_000

@@ -7,6 +7,7 @@ FileTools).
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 
 def stub_functions(source: bytes) -> list[str] | None:
@@ -30,7 +31,7 @@ def stubs_in(name: str, data: bytes) -> list[str]:
     return (stub_functions(data) or []) if name.lower().endswith(".py") else []
 
 
-def _only_raises_not_implemented(node: ast.stmt) -> bool:
+def _only_raises_not_implemented(node: ast.stmt) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     if any("abstract" in ast.unparse(decorator) for decorator in node.decorator_list):

@@ -103,7 +103,8 @@ def _json_problem(exc: json.JSONDecodeError) -> str:
 def _trailing_commas(exc: json.JSONDecodeError) -> list[int]:
     """Where the trailing commas the decoder runs into one after another stand, each found by
     removing the ones before it; at most TRAILING_COMMAS_NAMED."""
-    doc, error = exc.doc, exc
+    doc = exc.doc
+    error: json.JSONDecodeError | None = exc
     commas: list[int] = []
     while error is not None and len(commas) < TRAILING_COMMAS_NAMED:
         before = doc[: error.pos].rstrip()
