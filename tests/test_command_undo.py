@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
+from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.sessions import snapshots
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.snapshots import SnapshotError, Snapshots
