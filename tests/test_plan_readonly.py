@@ -15,7 +15,7 @@ from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.tools.shell import PLAN_READ_ONLY_NOTE
-from tests.attack_helpers import action, command, needs_namespaces, needs_wall
+from tests.attack_helpers import action, command, git, needs_namespaces, needs_wall
 from tests.conftest import Recorder, RecordingApprover, make_agent
 from tests.scripted_server import answer_reply
 
@@ -100,7 +100,7 @@ def changer(project: Path) -> None:
     (project / "keep.txt").write_text("k\n")
     os.chmod(project / "keep.txt", 0o644)
     (project / "change.py").write_text(CHANGER)
-    (project / ".git").mkdir()
+    git(project, "init", "-q")  # a real repository: a .git folder git cannot read makes every command ask (hooks_path)
     (project / ".git" / "config").write_text("[core]\n")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -405,3 +406,25 @@ def test_the_tool_judges_with_the_command_s_path(server, planted: Planted) -> No
     agent.close()
     assert [request.command for request in user.requests] == ["ls"]
     assert planted.planted_ran() == []
+
+
+def test_mzagent_s_own_installation_in_a_temp_folder_is_trusted_but_not_in_a_project(planted: Planted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI makes its virtual environment with mktemp: the interpreter running mzagent (and the MCP
+    servers users start with it) stays usable; the same installation inside a project does not."""
+    venv = Path(tempfile.mkdtemp(prefix="mzagent-own-venv-"))
+    try:
+        (venv / "bin").mkdir()
+        python = venv / "bin" / "python"
+        python.write_text("#!/bin/sh\n")
+        python.chmod(0o755)
+        assert trusted_path.is_untrusted(str(python))  # control: a temp folder, not ours
+        monkeypatch.setattr(sys, "prefix", str(venv))
+        assert not trusted_path.is_untrusted(str(python))
+        assert trusted_path.which(str(python)) == str(python)
+        assert trusted_path.is_untrusted(str(planted.project / ".venv/bin/python"))  # other temp-folder programs stay out
+    finally:
+        shutil.rmtree(venv)
+    inside = planted.project / ".venv"
+    (inside / "bin").mkdir(parents=True)
+    monkeypatch.setattr(sys, "prefix", str(inside))
+    assert trusted_path.is_untrusted(str(inside / "bin" / "python"))  # mzagent installed in the project: the model writes there

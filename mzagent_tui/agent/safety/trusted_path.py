@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable
@@ -45,8 +46,7 @@ def untrusted_folders(*extra: Path) -> tuple[str, ...]:
     temp folders."""
     with _lock:
         projects = tuple(sorted({*_projects, *(os.path.realpath(folder) for folder in extra)}))
-    temp = {os.path.realpath(folder) for folder in (*TEMP_FOLDERS, tempfile.gettempdir())}
-    return (*projects, *sorted(temp))
+    return (*projects, *sorted(_temp_folders()))
 
 
 def _within(path: str, folder: str) -> bool:
@@ -67,12 +67,23 @@ def _toolchains(project: str, home: str) -> tuple[str, ...]:
 
 def is_untrusted(path: str, folders: Iterable[str] | None = None) -> bool:
     """`path`'s real path is in a folder confined commands may write (and not in one of the
-    sandbox's read-only toolchain folders there)."""
+    sandbox's read-only toolchain folders there). mzagent's own installation in a temp folder (a
+    virtual environment made by `mktemp`, as CI makes it) is as trusted as the code running now:
+    a command that could write there could change mzagent itself. In a project it is not."""
     real = os.path.realpath(path)
+    own = _within(real, os.path.realpath(sys.prefix))
+    temp = _temp_folders()
     for folder in untrusted_folders() if folders is None else folders:
-        if _within(real, folder) and not any(_within(real, kept) for kept in _read_only(folder)):
-            return True
+        if not _within(real, folder) or any(_within(real, kept) for kept in _read_only(folder)):
+            continue
+        if own and folder in temp:
+            continue
+        return True
     return False
+
+
+def _temp_folders() -> frozenset[str]:
+    return frozenset(os.path.realpath(folder) for folder in (*TEMP_FOLDERS, tempfile.gettempdir()))
 
 
 @functools.lru_cache(maxsize=64)
