@@ -62,7 +62,7 @@ def load(project: Path, environ: dict[str, str], **flags: object) -> RunConfig:
 def test_the_largest_coding_model_of_a_running_ollama_is_chosen(ollama: ScriptedServer, project: Path) -> None:
     settings = load(project, {"OLLAMA_HOST": host_of(ollama)}).settings
     assert (settings.provider, settings.base_url, settings.model) == ("ollama", ollama.base_url, "qwen2.5-coder:7b")
-    assert "Ollama is running at" in settings.sources["provider"] and "largest coding model" in settings.sources["provider"]
+    assert settings.sources["provider"] == f"detected: qwen2.5-coder:7b on Ollama at {root_of(ollama)} (the largest coding model there)"
     assert not settings.small_model(), "a 7B model gets the full profile"
     assert "/api/tags" in ollama.paths
 
@@ -195,7 +195,7 @@ def test_mzagent_run_with_no_key_uses_the_running_ollama_and_sends_no_key(ollama
     done = mzagent("run", "--project", str(project), "--yes", "write hello.py", env={"OLLAMA_HOST": host_of(ollama), "MZAGENT_DISCOVER": "auto"})
     assert done.returncode == 0, done.stderr
     assert "hello.py written" in done.stdout and (project / "hello.py").read_text() == "print('hi')\n"
-    assert "Model: qwen2.5-coder:7b (Ollama is running at" in done.stderr
+    assert f"Using qwen2.5-coder:7b on Ollama at {root_of(ollama)} (the largest coding model there): with no key set" in done.stderr
     assert "local model" not in done.stderr, "the bundled model was not started"
     assert [r["model"] for r in ollama.requests] == ["qwen2.5-coder:7b"] * 2
     assert {r["_headers"].get("authorization") for r in ollama.requests} == {"Bearer not-needed"}
@@ -205,7 +205,7 @@ def test_mzagent_config_says_which_server_and_why(ollama: ScriptedServer, projec
     done = mzagent("config", "--project", str(project), env={"OLLAMA_HOST": host_of(ollama), "MZAGENT_DISCOVER": "auto"})
     assert done.returncode == 0, done.stderr
     provider_row = next(line for line in done.stdout.splitlines() if line.startswith("provider "))
-    assert "ollama" in provider_row and "detected: Ollama is running at" in provider_row and 'discover = "off"' in provider_row
+    assert "ollama" in provider_row and f"detected: qwen2.5-coder:7b on Ollama at {root_of(ollama)}" in provider_row
     assert "qwen2.5-coder:7b" in done.stdout
     assert json.dumps(ollama.requests) == "[]", "mzagent config asks which models there are, nothing else"
     assert next(line for line in done.stdout.splitlines() if line.startswith("model profile")).split()[2] == "full"

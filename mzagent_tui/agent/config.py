@@ -466,4 +466,9 @@ def withheld_notice(settings: Settings) -> str:
 def discovered_notice(settings: Settings) -> str:
     """One line when the model is a local server's, found running instead of the bundled one."""
     source = settings.sources.get("provider", "")
-    return f"Model: {settings.model} ({source.removeprefix('detected: ')})." if source.startswith("detected: ") else ""
+    if not source.startswith("detected: "):
+        return ""
+    return (
+        f"Using {source.removeprefix('detected: ')}: with no key set, a model running on this machine "
+        'comes before the bundled one (discover = "off" in the user config, or /model local, for the bundled one).'
+    )

@@ -89,6 +89,5 @@ def _with_server_found(settings: Settings, environ: Mapping[str, str] | None) ->
             sources["provider"] += f"; {'; '.join(found.notes)}"
         return dataclasses.replace(settings, sources=sources)
     server = found.found
-    why = f"detected: {server.why} (discover = \"off\" for the bundled model)"
-    sources.update(provider=why, base_url=f"detected ({server.provider})", model=f"detected ({server.provider})")
+    sources.update(provider=f"detected: {server.why}", base_url=f"detected ({server.provider})", model=f"detected ({server.provider})")
     return dataclasses.replace(settings, provider=server.provider, base_url=server.base_url, model=server.model, sources=sources)

@@ -80,7 +80,7 @@ def discover(servers: list[Candidate], timeout: float = PROBE_TIMEOUT) -> Discov
             continue
         best = max(coding, key=lambda m: (m.loaded, m.size))
         reason = "loaded" if best.loaded else "the largest coding model there" if len(coding) > 1 else "its coding model"
-        why = f"{server.label} is running at {server.root} with {best.name} ({reason}); no key set"
+        why = f"{best.name} on {server.label} at {server.root} ({reason})"
         result.found = FoundModel(server.provider, f"{server.root}/v1", best.name, why)
         return result
     return result
