@@ -246,6 +246,7 @@ def _show_config(config: RunConfig) -> int:
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
+    _show_skills(project)
     print(f"\naids ({len(CATALOGUE)}; switch one off with disable_aids = [\"name\"] in the user config or --disable-aid name):")
     for aid in CATALOGUE:
         state = "off" if aid.name in settings.disable_aids else "on "
@@ -271,6 +272,19 @@ def _show_config(config: RunConfig) -> int:
         print(f"\nproblem: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def _show_skills(project: Path) -> None:
+    from mzagent_tui.agent.skills import PROJECT_FOLDER, find_skills, user_folders
+
+    skills = find_skills(project.resolve())
+    where = ", ".join([*(str(f) for f in user_folders()), f"the project's {PROJECT_FOLDER}"])
+    print(f"\nskills ({len(skills.found)}; from {where}; the model reads one when a task matches it):")
+    for skill in skills.found:
+        print(f"  {skill.name:<24} {skill.scope:<8} {skill.location}")
+        print(f"  {'':<24} {skill.description[:100]}{'…' if len(skill.description) > 100 else ''}")
+    for problem in skills.problems:
+        print(f"  left out: {problem}")
 
 
 def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | None) -> int:
