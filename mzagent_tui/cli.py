@@ -167,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     except FileExistsError as exc:
         print(f"mzagent: {exc.filename} exists; choose another file name", file=sys.stderr)
         return EXIT_USAGE
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "mzagent: the app needs a terminal (its input and output); from a script or a pipe run a task "
+            'with `mzagent run "task"` (or `mzagent acp` for an editor)',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     from mzagent_tui.app import run_app
 
     return run_app(config, history, pick_session=args.resume == "")
