@@ -259,7 +259,7 @@ def _show_config(config: RunConfig) -> int:
         state = "off" if aid.name in settings.disable_aids else "on "
         print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
-        from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, server_settings
+        from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, faster_engine_hint, server_settings
         from mzagent_tui.agent.model.providers import local_available, setup_hint
 
         if local_available():
@@ -270,6 +270,8 @@ def _show_config(config: RunConfig) -> int:
                 print(f"\nproblem: {exc}", file=sys.stderr)
                 return EXIT_USAGE
             print(f"\nthe offline model starts when a task runs ({engine}), with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
+            if hint := faster_engine_hint():
+                print(f"faster: {hint}")
             return 0
         print(f"\nproblem: {setup_hint()}", file=sys.stderr)
         return EXIT_USAGE
@@ -295,7 +297,7 @@ def _show_skills(project: Path) -> None:
 
 
 def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | None) -> int:
-    from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
+    from mzagent_tui.agent.model.local import faster_engine_hint, needs_local, pointed_at, start_local
     from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
     from mzagent_tui.agent.user_commands import USAGE, typed_command
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
@@ -315,6 +317,8 @@ def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | 
     if server is not None:
         config = config.with_settings(pointed_at(config.settings, server))
         print(f"\nlocal model ready ({server.model.name}: {server.describe()})", file=sys.stderr)
+        if hint := faster_engine_hint():
+            print(f"faster: {hint}", file=sys.stderr)
     try:
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)
