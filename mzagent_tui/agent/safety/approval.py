@@ -508,7 +508,7 @@ class PolicyApprover:
             verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
             if verdict == DENY:
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if verdict == ALLOW:
+            if verdict == ALLOW and not request.ask_even_if_allowed:
                 return ApprovalDecision(True, note=reason, by_policy=True)
             if planning:
                 return ApprovalDecision(False, note=PLAN_TOOL_NOTE)
