@@ -19,7 +19,7 @@ import pytest
 from mzagent_tui.agent.config import load_settings
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
 from mzagent_tui.agent.safety.secrets import command_env
-from tests.attack_helpers import action, command, git, needs_wall, run
+from tests.attack_helpers import command, git, needs_wall, run
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLF"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
