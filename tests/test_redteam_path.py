@@ -132,3 +132,33 @@ def test_a_safe_list_name_the_project_holds_is_not_read_only(project: Path, comm
 def test_control_the_systems_ls_is_read_only(project: Path) -> None:
     overall, _ = Policy("auto-safe", Rules()).judge(analyse("ls -la", project, os.environ["PATH"]))
     assert overall == "allow"
+
+
+# Writes outside the project -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["hard-link", "linked-folder", "dot-dot", "absolute", "proc-cwd"])
+def test_the_file_tools_write_nothing_outside_the_project(server, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    monkeypatch.chdir(project)  # /proc/self/cwd is the project, as when mzagent starts in it
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "victim.txt"
+    target.write_text("the user's\n")
+    rel = {
+        "hard-link": "notes.txt", "linked-folder": "docs/victim.txt", "dot-dot": "../outside/victim.txt",
+        "absolute": str(target), "proc-cwd": "/proc/self/cwd/../outside/victim.txt",
+    }[how]
+    if how == "hard-link":
+        os.link(target, project / "notes.txt")
+    if how == "linked-folder":
+        (project / "docs").symlink_to(outside)
+    overwrite(server, project, rel, os.environ["PATH"])
+    assert target.read_text() == "the user's\n"
+
+
+def test_control_a_hard_link_in_the_project_is_replaced_not_written_through(server, project: Path, tmp_path: Path) -> None:
+    target = tmp_path / "victim.txt"
+    target.write_text("the user's\n")
+    os.link(target, project / "notes.txt")
+    overwrite(server, project, "notes.txt", os.environ["PATH"])
+    assert (project / "notes.txt").read_text() == EVIL and target.read_text() == "the user's\n"
