@@ -19,7 +19,7 @@ import pytest
 from mzagent_tui.agent.config import load_settings
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
 from mzagent_tui.agent.safety.secrets import command_env
-from tests.attack_helpers import command, git, needs_wall, run
+from tests.attack_helpers import command, git, needs_namespaces, needs_wall, run
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLF"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -199,3 +199,30 @@ def test_a_policy_in_the_project_cannot_allow_reading_a_secret() -> None:
     """No rule of the project's: the gate asks for `.env` in every mode but yolo."""
     overall, _ = Policy("auto-safe", Rules()).evaluate("cat .env", Path(os.getcwd()))
     assert overall == "ask"
+
+
+# The sandbox's view of the home, through what `.git` names ------------------------------------
+
+
+@pytest.fixture
+def users_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(PEM)
+    (home / "notes.md").write_text("the user's notes\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+@needs_namespaces
+@pytest.mark.parametrize("pointer", ["gitdir: {home}/.ssh\n", "link"], ids=["gitdir-file", "git-link"])
+def test_a_git_entry_naming_a_hidden_home_folder_does_not_bring_it_into_view(server, project: Path, users_home: Path, pointer: str) -> None:
+    """The repository's folders are bound read-only into each command's view: one the project's
+    `.git` names in the home (`~/.ssh`) must stay hidden, not become readable."""
+    if pointer == "link":
+        (project / ".git").symlink_to(users_home / ".ssh")
+    else:
+        (project / ".git").write_text(pointer.format(home=users_home))
+    text, _ = model_sees(server, project, command(f"cat {users_home}/.ssh/id_rsa | rev; cat {users_home}/notes.md"), mode="yolo")
+    assert "the user's notes" in text  # control: the home's ordinary files are readable
+    assert KEY_BODY[2][::-1] not in text and KEY_BODY[2] not in text
