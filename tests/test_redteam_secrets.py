@@ -226,3 +226,53 @@ def test_a_git_entry_naming_a_hidden_home_folder_does_not_bring_it_into_view(ser
     text, _ = model_sees(server, project, command(f"cat {users_home}/.ssh/id_rsa | rev; cat {users_home}/notes.md"), mode="yolo")
     assert "the user's notes" in text  # control: the home's ordinary files are readable
     assert KEY_BODY[2][::-1] not in text and KEY_BODY[2] not in text
+
+
+# What a tool server's read-only tool returns ---------------------------------------------------
+
+
+class _ToolCtx:
+    """What McpTool reads of the tool context: the gate, the root, the thought."""
+
+    def __init__(self, approver: object) -> None:
+        self.approver = approver
+        self.root = Path("/p")
+        self.thought = "read it"
+
+
+def mcp_read(mode: str, content: str, user_says: bool = False) -> tuple[str, Answers | None]:
+    """A filesystem server's `read_text_file`, marked read-only, through the real gate in `mode`."""
+    from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
+    from mzagent_tui.agent.safety.approval import PolicyApprover
+    from mzagent_tui.agent.tools.registry import ToolResult
+
+    class User(Answers):
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            self.asked.append(request)
+            return ApprovalDecision(user_says)
+
+    user = User()
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    tool = McpTool(
+        RemoteTool("fs", "read_text_file", "Read a file.", schema, read_only=True),
+        lambda remote, arguments: ToolResult(content),
+        _ToolCtx(PolicyApprover(user, Policy(mode, Rules()))),  # type: ignore[arg-type]
+    )
+    return tool("/home/me/.aws/credentials").text, user
+
+
+@pytest.mark.parametrize("mode", ["auto-safe", "plan"])
+def test_a_read_only_tool_servers_result_holding_a_key_asks_before_the_model_sees_it(mode: str) -> None:
+    text, user = mcp_read(mode, f"[default]\naws_access_key_id = {AWS_KEY}\naws_secret_access_key = {AWS_SECRET}\n")
+    assert [r.kind for r in user.asked] == ["read_sensitive"]
+    assert AWS_KEY not in text and AWS_SECRET not in text and "withheld" in text
+
+
+def test_a_tool_servers_result_shown_in_yolo_is_masked() -> None:
+    text, user = mcp_read("yolo", f"key = {AWS_KEY}\n")
+    assert user.asked == [] and AWS_KEY not in text and "key = " in text
+
+
+def test_control_a_tool_servers_plain_result_is_shown_without_a_question() -> None:
+    text, user = mcp_read("auto-safe", "just some notes\n")
+    assert user.asked == [] and text == "just some notes\n"
