@@ -1,0 +1,219 @@
+"""Rewind and fork: the files (the agent's writes and what its commands changed) and the
+conversation back to the end of an earlier task, headless and in the core."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.events import Rewound, TaskStarted, Undone
+from mzagent_tui.agent.safety.secrets import Redactor
+from mzagent_tui.agent.sessions.history import list_sessions, load_session
+from mzagent_tui.agent.sessions.rewind import fork_session, rewind_session, task_label
+from tests.conftest import make_agent
+from tests.scripted_server import Reply, ScriptedServer, answer_reply, read_reply, write_reply
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "sk-rewind-secret-key-555"
+
+
+def no_redaction(text: str) -> str:
+    return text
+
+
+REDACT: Redactor = no_redaction
+
+
+def command_reply(command: str) -> Reply:
+    return Reply(f"<thought>run it</thought><action>run_terminal_command({json.dumps(command)})</action>")
+
+
+def mzagent(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """The command as a user runs it, importing this checkout (not the editable install)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "mzagent_tui", *args], input=stdin, capture_output=True, text=True, timeout=90, env=env)
+
+
+def endpoint(server: ScriptedServer) -> list[str]:
+    return ["--base-url", server.base_url, "--api-key", KEY, "--model", "m"]
+
+
+@pytest.fixture
+def two_files(project: Path) -> Path:
+    (project / "notes.txt").write_text("my notes\n")
+    (project / "data.txt").write_text("data v1\n")
+    return project
+
+
+def sent_text(request: dict) -> str:
+    return "\n".join(str(message.get("content")) for message in request["messages"])
+
+
+def test_headless_rewind_to_0_puts_both_files_back_and_the_model_sees_neither_task(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "rewritten by the agent\n"), write_reply("new.txt", "made\n"), answer_reply("wrote"))
+    first = mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK rewrite the notes")
+    assert first.returncode == 0, first.stderr
+    server.script(command_reply("echo 'data v2' > data.txt"), answer_reply("ran"))
+    second = mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "SECOND-TASK change the data")
+    assert second.returncode == 0, second.stderr
+    assert (project / "notes.txt").read_text() == "rewritten by the agent\n" and (project / "data.txt").read_text() == "data v2\n"
+
+    listed = mzagent("rewind", "--list", "--project", str(project))
+    assert listed.stdout.splitlines() == ["task 1: FIRST-TASK rewrite the notes", "task 2: SECOND-TASK change the data"]
+    rewound = mzagent("rewind", "--to", "0", "--project", str(project))
+    assert rewound.returncode == 0, rewound.stdout + rewound.stderr
+    assert (project / "notes.txt").read_text() == "my notes\n"
+    assert (project / "data.txt").read_text() == "data v1\n"
+    assert not (project / "new.txt").exists()
+    assert "rewound to before the first task (files and conversation)" in rewound.stdout
+
+    server.script(answer_reply("fresh"))
+    third = mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "THIRD-TASK look again")
+    assert third.returncode == 0, third.stderr
+    sent = sent_text(server.requests[-1])
+    assert "THIRD-TASK" in sent
+    for earlier in ("FIRST-TASK", "SECOND-TASK", "rewritten by the agent", "data v2", "undid"):
+        assert earlier not in sent
+    assert len(server.requests[-1]["messages"]) == 2  # a fresh system prompt and the task
+    assert len(list_sessions(project)) == 1  # the same session went on
+
+
+def test_the_default_takes_back_the_last_task_only(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "v2\n"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "v3\n"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "SECOND-TASK").returncode == 0
+
+    rewound = mzagent("rewind", "--project", str(project))
+    assert rewound.returncode == 0 and (project / "notes.txt").read_text() == "v2\n"
+    server.script(answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "THIRD-TASK").returncode == 0
+    sent = sent_text(server.requests[-1])
+    assert "FIRST-TASK" in sent and "SECOND-TASK" not in sent and "THIRD-TASK" in sent
+
+
+def test_a_file_changed_by_the_user_since_is_never_overwritten_without_asking(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(command_reply("echo 'data v2' > data.txt"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+    (project / "data.txt").write_text("my own edit\n")
+
+    refused = mzagent("rewind", "--to", "0", "--project", str(project))
+    assert refused.returncode == 1
+    assert "data.txt was changed after the agent wrote it" in refused.stderr and "--overwrite" in refused.stderr
+    assert (project / "data.txt").read_text() == "my own edit\n"
+    assert not any(isinstance(e, Rewound) for e in load_session(list_sessions(project)[0].folder).events)  # nor was the conversation cut
+
+    forced = mzagent("rewind", "--to", "0", "--overwrite", "--project", str(project))
+    assert forced.returncode == 0 and (project / "data.txt").read_text() == "data v1\n"
+
+
+def test_conversation_only_leaves_the_files_and_files_only_keeps_the_conversation(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(command_reply("echo 'data v2' > data.txt"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+
+    files_only = mzagent("rewind", "--to", "0", "--files-only", "--project", str(project))
+    assert files_only.returncode == 0 and (project / "data.txt").read_text() == "data v1\n"
+    server.script(answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "SECOND-TASK").returncode == 0
+    sent = sent_text(server.requests[-1])
+    assert "FIRST-TASK" in sent and "restored data.txt" in sent  # the conversation went on, and the model was told
+
+    server.script(command_reply("echo 'data v3' > data.txt"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "THIRD-TASK").returncode == 0
+    conversation_only = mzagent("rewind", "--to", "1", "--conversation-only", "--project", str(project))
+    assert conversation_only.returncode == 0 and (project / "data.txt").read_text() == "data v3\n"
+    server.script(answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "FOURTH-TASK").returncode == 0
+    sent = sent_text(server.requests[-1])
+    assert "FIRST-TASK" in sent and "SECOND-TASK" not in sent and "THIRD-TASK" not in sent
+
+
+def test_bad_points_are_refused_with_the_range_and_change_nothing(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    nothing = mzagent("rewind", "--project", str(project))
+    assert nothing.returncode == 2 and "no sessions yet" in nothing.stderr
+    server.script(answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+    log = load_session(list_sessions(project)[0].folder).folder / "log.jsonl"
+    before = log.read_bytes()
+    for point in ("1", "5", "-1"):
+        refused = mzagent("rewind", "--to", point, "--project", str(project))
+        assert refused.returncode == 1 and "has 1 task: rewind to 0 (before the first) up to 0" in refused.stdout
+    assert log.read_bytes() == before
+
+
+def test_a_fork_keeps_the_original_whole_and_continues_from_the_point(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "v2\n"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+    server.script(command_reply("echo 'data v2' > data.txt"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "SECOND-TASK").returncode == 0
+    [original] = list_sessions(project)
+    original_log = (original.folder / "log.jsonl").read_bytes()
+
+    forked = mzagent("rewind", "--to", "1", "--fork", "--project", str(project))
+    assert forked.returncode == 0, forked.stdout + forked.stderr
+    assert (original.folder / "log.jsonl").read_bytes() == original_log
+    assert (project / "data.txt").read_text() == "data v1\n" and (project / "notes.txt").read_text() == "v2\n"
+    fork = next(s for s in list_sessions(project) if s.folder != original.folder)
+    assert f"forked into session {fork.id}" in forked.stdout
+    assert [t.text for t in load_session(original.folder).tasks] == ["FIRST-TASK", "SECOND-TASK"]
+
+    server.script(answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--continue", "--project", str(project), "THIRD-TASK").returncode == 0
+    sent = sent_text(server.requests[-1])
+    assert "FIRST-TASK" in sent and "SECOND-TASK" not in sent and "THIRD-TASK" in sent
+    assert [t.text for t in load_session(fork.folder).tasks] == ["FIRST-TASK", "THIRD-TASK"]
+    assert (original.folder / "log.jsonl").read_bytes() == original_log
+
+
+def test_a_rewind_counts_user_commands_as_tasks_and_a_second_rewind_agrees(server: ScriptedServer, two_files: Path) -> None:
+    """The cut is made when the log is read, so every later reading (and a rewind of a rewind) agrees."""
+    project = two_files
+    server.script(answer_reply("one"))
+    agent, _ = make_agent(server, project)
+    agent.run("FIRST-TASK")
+    server.script(write_reply("a.txt", "A\n"), answer_reply("two"))
+    agent.run("SECOND-TASK")
+    server.script(write_reply("b.txt", "B\n"), answer_reply("three"))
+    agent.run("!echo THIRD-COMMAND")
+    agent.run("FOURTH-TASK")
+    folder = agent.session.folder
+    assert [task_label(t) for t in load_session(folder).tasks] == ["task 1: FIRST-TASK", "task 2: SECOND-TASK", "task 3: !echo THIRD-COMMAND", "task 4: FOURTH-TASK"]
+
+    outcome = rewind_session(folder, 2, "all", REDACT, agent.session)
+    assert outcome.refused is None and [e.path for e in outcome.done] == [str(project / "b.txt")]
+    history = load_session(folder)
+    assert [t.text for t in history.tasks] == ["FIRST-TASK", "SECOND-TASK"]
+    assert (project / "a.txt").exists() and not (project / "b.txt").exists()
+    assert "THIRD-COMMAND" not in json.dumps(history.messages) and "SECOND-TASK" in json.dumps(history.messages)
+    assert history.messages[-1]["role"] == "assistant"  # the conversation ends where task 2 ended
+    assert isinstance(history.events[-1], Rewound) and not any(isinstance(e, Undone) for e in history.events)
+
+    again = rewind_session(folder, 1, "all", REDACT)
+    assert again.refused is None and not (project / "a.txt").exists()
+    history = load_session(folder)
+    assert [t.text for t in history.tasks] == ["FIRST-TASK"]
+    assert sum(isinstance(e, TaskStarted) for e in history.events) == 1
+    assert history.messages[1]["content"].endswith("<question>FIRST-TASK</question>")
+
+
+def test_a_fork_that_must_ask_leaves_no_session_behind(server: ScriptedServer, two_files: Path) -> None:
+    project = two_files
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "v2\n"), answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("FIRST-TASK")
+    (project / "notes.txt").write_text("mine\n")
+    outcome = fork_session(agent.session.folder, 0, "all", REDACT)
+    assert outcome.conflicts == [f"{project / 'notes.txt'} was changed after the agent wrote it"]
+    assert len(list_sessions(project)) == 1 and (project / "notes.txt").read_text() == "mine\n"
+    assert fork_session(agent.session.folder, 0, "files", REDACT).refused is not None
