@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.events import Rewound, TaskStarted, Undone
+from mzagent_tui.agent.events import Event, Rewound, Stopped, StopReason, TaskStarted, Undone
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.history import list_sessions, load_session
 from mzagent_tui.agent.sessions.rewind import fork_session, rewind_session, task_label
+from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.sessions.undo import undo_session, writes_of
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, ScriptedServer, answer_reply, read_reply, write_reply
 
@@ -217,3 +219,120 @@ def test_a_fork_that_must_ask_leaves_no_session_behind(server: ScriptedServer, t
     assert outcome.conflicts == [f"{project / 'notes.txt'} was changed after the agent wrote it"]
     assert len(list_sessions(project)) == 1 and (project / "notes.txt").read_text() == "mine\n"
     assert fork_session(agent.session.folder, 0, "files", REDACT).refused is not None
+
+
+def logged_session(project: Path, *records: tuple) -> Path:
+    """A session log written record by record: ("message", role, content), ("compacted", [messages]),
+    ("resumed",) or an event."""
+    session = Session.create(project, REDACT)
+    for record in records:
+        if isinstance(record, Event):
+            session.record_event(record)
+        elif record[0] == "message":
+            session.record("message", role=record[1], content=record[2])
+        elif record[0] == "compacted":
+            session.record("compacted", messages=record[1])
+        else:
+            session.record(record[0])
+    session.close()
+    return session.folder
+
+
+def task(number: int, answer: str = "done") -> tuple:
+    """The records of one finished task, as the loop writes them: its question first, then the event."""
+    return (
+        ("message", "user", f"<question>TASK-{number}</question>"), TaskStarted(f"TASK-{number}", number > 1),
+        ("message", "assistant", f"<final_answer>{answer}-{number}</final_answer>"), Stopped(StopReason.FINAL_ANSWER, "", 1),
+    )
+
+
+def test_the_cut_before_a_compaction_brings_back_the_messages_it_replaced(project: Path) -> None:
+    system = ("message", "system", "PROMPT")
+    summary = [{"role": "system", "content": "PROMPT"}, {"role": "user", "content": "SUMMARY of tasks 1 and 2"}]
+    folder = logged_session(project, system, *task(1), *task(2), ("compacted", summary), *task(3), Rewound(2, 1, False))
+    history = load_session(folder)
+    assert [m["content"] for m in history.messages] == [
+        "PROMPT", "<question>TASK-1</question>", "<final_answer>done-1</final_answer>", "<question>TASK-2</question>", "<final_answer>done-2</final_answer>",
+    ]
+    folder = logged_session(project, system, *task(1), *task(2), ("compacted", summary), *task(3), *task(4), Rewound(3, 1, False))
+    assert [m["content"] for m in load_session(folder).messages][-3:] == ["SUMMARY of tasks 1 and 2", "<question>TASK-3</question>", "<final_answer>done-3</final_answer>"]
+
+
+def test_rewinding_past_an_interrupted_task_drops_it_and_a_kept_one_is_still_repaired(project: Path) -> None:
+    interrupted = (("message", "user", "<question>TASK-2</question>"), TaskStarted("TASK-2", True), ("message", "assistant", "<action>half</action>"))
+    repair = ("message", "user", "[interrupted]")
+    folder = logged_session(project, ("message", "system", "PROMPT"), *task(1), *interrupted, ("resumed",), repair, *task(3), Rewound(1, 2, False))
+    history = load_session(folder)
+    assert [t.text for t in history.tasks] == ["TASK-1"] and not history.interrupted
+    assert history.messages[-1]["content"] == "<final_answer>done-1</final_answer>"
+    folder = logged_session(project, ("message", "system", "PROMPT"), *task(1), *interrupted, ("resumed",), repair, *task(3), Rewound(2, 1, False))
+    history = load_session(folder)
+    assert [t.text for t in history.tasks] == ["TASK-1", "TASK-2"] and history.interrupted
+    assert history.messages[-1]["content"] == "<action>half</action>" and history.repairs() != []
+
+
+def test_a_forged_or_damaged_rewind_record_cuts_nothing(project: Path) -> None:
+    folder = logged_session(project, ("message", "system", "PROMPT"), *task(1), *task(2))
+    whole = load_session(folder)
+    with (folder / "log.jsonl").open("a") as log:
+        for to in (-1, 2, 99, "1", True, None, 1.5):
+            log.write(json.dumps({"t": 1, "type": "event", "event": {"type": "rewound", "to": to, "taken_back": 1, "files": False}}) + "\n")
+        log.write('{"t": 1, "type": "event", "event": {"type": "rewound", "to": 0\n')
+    history = load_session(folder)
+    assert history.messages == whole.messages and [t.text for t in history.tasks] == ["TASK-1", "TASK-2"]
+    assert history.bad_lines == 1
+    assert rewind_session(folder, 2, "all", REDACT).refused == f"session {history.id} has 2 tasks: rewind to 0 (before the first) up to 1, not 2"
+
+
+def test_an_undo_made_after_a_kept_task_stays_undone_and_the_model_is_told_again(server: ScriptedServer, project: Path) -> None:
+    server.script(write_reply("a.txt", "A\n"), answer_reply("one"), answer_reply("two"))
+    agent, _ = make_agent(server, project)
+    agent.run("FIRST-TASK")
+    agent.run("SECOND-TASK")
+    assert undo_session(agent.session.folder, "last", REDACT, agent.session).refused is None  # made after task 2
+    assert not (project / "a.txt").exists()
+    assert rewind_session(agent.session.folder, 1, "all", REDACT, agent.session).refused is None
+    history = load_session(agent.session.folder)
+    assert [w.undone for w in writes_of(history.events)] == [True]
+    assert [u.write for u in history.untold_undos()] == [1]
+    server.script(answer_reply("three"))
+    resumed, _ = make_agent(server, project, history=history)
+    resumed.run("THIRD-TASK")
+    sent = sent_text(server.requests[-1])
+    assert "Note: the user undid write 1" in sent and "SECOND-TASK" not in sent
+
+
+def test_overwriting_after_the_question_never_follows_a_link_out_of_the_project(server: ScriptedServer, project: Path, tmp_path: Path) -> None:
+    """A file swapped for a link since the agent wrote it: the rewind asks, and even with yes
+    refuses (undo's check of where the path leads), its target untouched, the conversation kept."""
+    (project / "notes.txt").write_text("my notes\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the project's\n")
+    server.script(read_reply("notes.txt"), write_reply("notes.txt", "agent\n"), answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("FIRST-TASK")
+    (project / "notes.txt").unlink()
+    (project / "notes.txt").symlink_to(outside)
+    asked = rewind_session(agent.session.folder, 0, "all", REDACT)
+    assert asked.conflicts == [f"{project / 'notes.txt'} was changed after the agent wrote it"]
+    refused = rewind_session(agent.session.folder, 0, "all", REDACT, overwrite=True).refused
+    assert refused is not None and "outside the project" in refused and refused.endswith("the conversation was not rewound")
+    assert outside.read_text() == "not the project's\n" and (project / "notes.txt").is_symlink()
+    assert [t.text for t in load_session(agent.session.folder).tasks] == ["FIRST-TASK"]
+
+
+def test_a_folder_swapped_for_a_link_out_of_the_project_is_refused(server: ScriptedServer, project: Path, tmp_path: Path) -> None:
+    (project / "sub").mkdir()
+    (project / "sub" / "f.txt").write_text("v1\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server.script(read_reply("sub/f.txt"), write_reply("sub/f.txt", "v2\n"), answer_reply())
+    agent, _ = make_agent(server, project)
+    agent.run("FIRST-TASK")
+    (project / "sub").rename(project / "moved")
+    (project / "sub").symlink_to(elsewhere)
+    (elsewhere / "f.txt").write_text("v2\n")  # what the agent left, so no question stands in the way
+    outcome = rewind_session(agent.session.folder, 0, "all", REDACT, overwrite=True)
+    assert outcome.refused is not None and "outside the project" in outcome.refused
+    assert (elsewhere / "f.txt").read_text() == "v2\n"
+    assert [t.text for t in load_session(agent.session.folder).tasks] == ["FIRST-TASK"]  # nor was the conversation cut

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent.events import Event, Rewound, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
+from mzagent_tui.agent.events import Event, FileChanged, Rewound, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.sessions.session import project_slug, sessions_root
 
@@ -184,11 +184,17 @@ def load_session(folder: Path) -> SessionHistory:
 
 def _cut(history: SessionHistory, rewound: Rewound) -> None:
     """Take the conversation back to the end of task `rewound.to`: its messages and events as
-    they were when the next task began; the rewind itself stays in the events, for the transcript."""
+    they were when the next task began; the rewind itself stays in the events, for the transcript.
+
+    An undo made later of a write that stays (numbered among the writes kept) stays too: the file
+    is still undone, and the model, which no longer sees the task it was told in, is told again."""
     if 0 <= rewound.to < len(history.tasks):
         start = history.tasks[rewound.to]
+        kept = history.events[: start.events]
+        writes = sum(isinstance(event, FileChanged) for event in kept)
+        undos = [e for e in history.events[start.events :] if isinstance(e, Undone) and e.write <= writes]
+        history.events = [*kept, *undos]
         history.messages = list(start.messages)
-        del history.events[start.events :]
         del history.tasks[rewound.to :]
     history.events.append(rewound)
 
