@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -336,3 +337,24 @@ def test_a_folder_swapped_for_a_link_out_of_the_project_is_refused(server: Scrip
     assert outcome.refused is not None and "outside the project" in outcome.refused
     assert (elsewhere / "f.txt").read_text() == "v2\n"
     assert [t.text for t in load_session(agent.session.folder).tasks] == ["FIRST-TASK"]  # nor was the conversation cut
+
+
+@pytest.mark.parametrize(("answer", "taken_back"), [("n", False), ("y", True)])
+def test_at_a_terminal_the_question_is_asked_and_its_answer_kept(server: ScriptedServer, two_files: Path, answer: str, taken_back: bool) -> None:
+    project = two_files
+    server.script(command_reply("echo 'data v2' > data.txt"), answer_reply())
+    assert mzagent("run", *endpoint(server), "--yes", "--project", str(project), "FIRST-TASK").returncode == 0
+    (project / "data.txt").write_text("my own edit\n")
+    controller, terminal = pty.openpty()
+    try:
+        os.write(controller, f"{answer}\n".encode())
+        done = subprocess.run(
+            [sys.executable, "-m", "mzagent_tui", "rewind", "--to", "0", "--project", str(project)],
+            stdin=terminal, capture_output=True, text=True, timeout=90, env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert "data.txt was changed after the agent wrote it" in done.stderr and "Rewind anyway? [y/N]" in done.stderr
+    assert (done.returncode == 0) is taken_back
+    assert (project / "data.txt").read_text() == ("data v1\n" if taken_back else "my own edit\n")
