@@ -28,6 +28,7 @@ from mzagent_tui.agent.textfiles import UMASK, atomic_write
 from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.registry import ToolError
 
+
 @dataclass(frozen=True)
 class After:
     """Every write of the runs after run `run` (0: all of them): what a rewind takes back."""
