@@ -71,7 +71,9 @@ async def test_esc_esc_rewinds_files_and_conversation_to_before_the_first_task(s
         await wait_for(pilot, lambda: (project / "notes.txt").read_text() == "my notes\n")
         assert (project / "data.txt").read_text() == "data v1\n"
         assert entries(app, "question") == [] and entries(app, "final") == []
-        assert "rewound to before the first task (files and conversation)" in entries(app, "notice")[-1].plain
+        notices = [e.plain for e in entries(app, "notice")]
+        assert "rewound to before the first task (files and conversation)" in notices[-2]
+        assert notices[-1].startswith("Files taken back: data.txt, notes.txt.")
 
         await submit(pilot, "THIRD-TASK")
         await wait_for(pilot, lambda: finished(app) and len(entries(app, "final")) == 1)
@@ -158,7 +160,7 @@ async def test_fork_starts_a_new_session_and_keeps_the_original_log(server, proj
         await wait_for(pilot, lambda: app.conversation.session_folder != original)
         assert not (project / "b.txt").exists() and (project / "a.txt").exists()
         assert [e.plain for e in entries(app, "question")] == ["FIRST-TASK"]
-        assert "forked into session" in entries(app, "notice")[-1].plain
+        assert f"This is a new session, {app.conversation.session_folder.name}" in entries(app, "notice")[-1].plain
         await submit(pilot, "THIRD-TASK")
         await wait_for(pilot, lambda: len(entries(app, "final")) == 2)
         sent = sent_text(server.requests[-1])

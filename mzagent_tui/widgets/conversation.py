@@ -47,6 +47,7 @@ from mzagent_tui.agent.events import (
     Usage,
     UserCommand,
     UserCommandOutput,
+    shown_path,
 )
 from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, parse_slash, resolve_task
@@ -560,8 +561,9 @@ class Conversation(Vertical):
             self.say("notice", outcome.refused, title="rewind refused")
             self.notify(outcome.refused, title="Rewind refused", severity="error", markup=False)
         elif outcome.rewound is not None:
-            what = f"forked into session {outcome.folder.name}; the original stays as it was" if fork else "the log keeps everything"
-            self.open_session(load_session(outcome.folder), ("forked" if fork else "rewound", f"{outcome.rewound.describe()}; {what}."))
+            files = f"Files taken back: {', '.join(shown_path(Path(e.path), self.project) for e in outcome.done)}. " if outcome.done else ""
+            where = f"This is a new session, {outcome.folder.name}; the original stays as it was" if fork else "The log keeps everything"
+            self.open_session(load_session(outcome.folder), ("forked" if fork else "rewound", f"{files}{where}. Your next task continues from here."))
             self.notify(f"{'Forked' if fork else 'Rewound'} to {'before the first task' if to == 0 else f'the end of task {to}'}.")
         else:
             self.notify(f"Took back {len(outcome.done)} file change{'s' if len(outcome.done) != 1 else ''}; the conversation goes on." if outcome.done else "No file to take back: the agent wrote nothing after that task.")
