@@ -539,8 +539,11 @@ class Conversation(Vertical):
         from mzagent_tui.agent.sessions.rewind import fork_session, rewind_session  # the file tools, as for undo
 
         folder = self.session_folder
-        if self.task_running or folder is None:
+        if self.task_running:
             self.notify("Rewinding waits until the run ends (Esc cancels it).", severity="warning")
+            return
+        if folder is None:
+            self.notify("Nothing to rewind: this conversation has no task yet.")
             return
         if fork:
             outcome = fork_session(folder, to, mode, self._redactor(), overwrite)
@@ -561,7 +564,8 @@ class Conversation(Vertical):
             self.say("notice", outcome.refused, title="rewind refused")
             self.notify(outcome.refused, title="Rewind refused", severity="error", markup=False)
         elif outcome.rewound is not None:
-            files = f"Files taken back: {', '.join(shown_path(Path(e.path), self.project) for e in outcome.done)}. " if outcome.done else ""
+            paths = dict.fromkeys(shown_path(Path(e.path), self.project) for e in outcome.done)  # a file written twice is named once
+            files = f"Files taken back: {', '.join(paths)}. " if paths else ""
             where = f"This is a new session, {outcome.folder.name}; the original stays as it was" if fork else "The log keeps everything"
             self.open_session(load_session(outcome.folder), ("forked" if fork else "rewound", f"{files}{where}. Your next task continues from here."))
             self.notify(f"{'Forked' if fork else 'Rewound'} to {'before the first task' if to == 0 else f'the end of task {to}'}.")
