@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
-from mzagent_tui.agent.sessions.history import list_sessions, load_session
+from mzagent_tui.agent.sessions.history import find_session, list_sessions, load_session
 from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
@@ -168,3 +168,24 @@ async def test_fork_starts_a_new_session_and_keeps_the_original_log(server, proj
     assert (original / "log.jsonl").read_bytes() == log
     assert [t.text for t in load_session(original).tasks] == ["FIRST-TASK", "SECOND-TASK"]
     assert len(list_sessions(project)) == 2
+
+
+async def test_a_reopened_session_rewinds_and_continues_from_there(server, project: Path) -> None:
+    (project / "notes.txt").write_text("my notes\n")
+    (project / "data.txt").write_text("data v1\n")
+    server.script(*SCRIPT, answer_reply("after the rewind"))
+    first = make_app(server, project)
+    async with first.run_test(size=SIZE) as pilot:
+        await two_tasks(pilot, first)
+    app = make_app(server, project, history=find_session(project, "last"))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape", "escape")
+        await choose(pilot, downs=0)  # before task 2
+        await choose(pilot, downs=0)
+        await wait_for(pilot, lambda: (project / "data.txt").read_text() == "data v1\n")
+        assert (project / "notes.txt").read_text() == "rewritten by the agent\n"
+        assert [e.plain for e in entries(app, "question")] == ["FIRST-TASK rewrite the notes"]
+        await submit(pilot, "THIRD-TASK")
+        await wait_for(pilot, lambda: len(entries(app, "final")) == 2)
+        sent = sent_text(server.requests[-1])
+        assert "FIRST-TASK" in sent and "SECOND-TASK" not in sent and "echo changed" not in sent and "THIRD-TASK" in sent
