@@ -3,6 +3,7 @@ conversation back to the end of an earlier task, headless and in the core."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pty
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.events import Event, Rewound, Stopped, StopReason, TaskStarted, Undone
+from mzagent_tui.agent.events import Event, FileChanged, Rewound, Stopped, StopReason, TaskStarted, Undone
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.history import list_sessions, load_session
 from mzagent_tui.agent.sessions.rewind import fork_session, rewind_session, task_label
@@ -358,3 +359,24 @@ def test_at_a_terminal_the_question_is_asked_and_its_answer_kept(server: Scripte
     assert "data.txt was changed after the agent wrote it" in done.stderr and "Rewind anyway? [y/N]" in done.stderr
     assert (done.returncode == 0) is taken_back
     assert (project / "data.txt").read_text() == ("data v1\n" if taken_back else "my own edit\n")
+
+
+def test_a_log_naming_a_file_outside_the_project_is_refused_even_with_yes(project: Path, tmp_path: Path) -> None:
+    """A forged log cannot make a rewind (which writes without a sandbox) remove or write outside the project."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me\n")
+    digest = hashlib.sha256(b"keep me\n").hexdigest()
+    for path in (str(outside), str(project / ".." / "outside.txt")):
+        records = (
+            ("message", "user", "<question>TASK-1</question>"), TaskStarted("TASK-1"),
+            FileChanged(path, created=True, sha256=digest), Stopped(StopReason.FINAL_ANSWER, "", 1),
+        )
+        folder = logged_session(project, *records)
+        outcome = rewind_session(folder, 0, "all", REDACT, overwrite=True)
+        assert outcome.refused is not None and "outside the project" in outcome.refused and outcome.done == []
+        assert outside.read_text() == "keep me\n"
+        assert [t.text for t in load_session(folder).tasks] == ["TASK-1"]
+    inside = project / "inside.txt"
+    inside.write_text("keep me\n")
+    folder = logged_session(project, records[0], records[1], FileChanged(str(inside), created=True, sha256=digest), records[3])
+    assert rewind_session(folder, 0, "all", REDACT).refused is None and not inside.exists()  # a positive control: the same log inside is taken back
