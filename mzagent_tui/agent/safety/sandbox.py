@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mzagent_tui.agent.safety.own_install import own_paths_in
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
 from mzagent_tui.agent.sessions import leftovers
 
@@ -576,6 +577,7 @@ class Sandbox:
         view = self._view() if repository is None else replace(self._view(), read_only=repository)
         if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
             view = replace(view, read_only=(self.root, *view.read_only))
+        view = replace(view, read_only=(*view.read_only, *own_paths_in(self.root)))  # mzagent's own installation: as the repository
         enter = enter_namespaces(network, view) if self.namespaces else None
         return restrict(ruleset, enter)
 
