@@ -236,3 +236,47 @@ def test_mzagent_config_says_how_each_server_runs_and_why(place: Place) -> None:
 def test_how_it_runs_without_a_sandbox_object_is_not_started(place: Place) -> None:
     assert how_it_runs(variations(place)["absolute"], None).startswith("is not started")
     assert how_it_runs(McpServerConfig("mine", sys.executable, (MCP_SERVER,)), None).startswith("runs as you")
+
+
+CONFINED_PARENT = """
+import sys, time
+from pathlib import Path
+from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mcp.hub import McpHub
+from mzagent_tui.agent.safety import trusted_path
+from mzagent_tui.agent.safety.sandbox import Sandbox
+project = Path(sys.argv[3])
+trusted_path.note_project(project)
+config = McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]), cwd=str(project))
+hub = McpHub([config], Path(sys.argv[4]), Sandbox(project, "workspace"))
+tools, failures = hub.wait_started()
+pid = next(t for t in tools if t.name == "pid")
+print(hub.call(pid, {}, CancelToken()).text, flush=True)
+time.sleep(300)
+"""
+
+
+@needs_wall
+def test_no_confined_server_outlives_a_kill_9_of_the_agent(place: Place, tmp_path: Path) -> None:
+    """The guard sets the parent-death signal after it confined itself (a new user namespace
+    and Landlock do not clear it)."""
+    marker = f"confined-orphan-{os.getpid()}-{id(tmp_path)}"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", CONFINED_PARENT, MCP_SERVER, marker, str(place.project), str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT,
+    )
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        server = psutil.Process(pid)
+        assert marker in " ".join(server.cmdline())
+        parent.kill()
+        parent.wait(10)
+        _, alive = psutil.wait_procs([server], timeout=10)
+        assert alive == []
+    finally:
+        parent.kill()
+        for process in psutil.process_iter(["cmdline"]):
+            if marker in " ".join(process.info["cmdline"] or []):
+                process.kill()
