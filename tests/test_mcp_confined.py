@@ -14,6 +14,7 @@ user and can write outside.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -37,6 +38,8 @@ from tests.attack_helpers import needs_wall
 MCP_SERVER = str(Path(__file__).with_name("mcp_server.py"))
 SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")
 ROOT = str(Path(__file__).resolve().parents[1])
+STARTUP = 60.0
+"""A server's startup timeout here: a Python server takes over 20 s to start on a loaded 2-core machine."""
 
 
 class Place:
@@ -79,7 +82,7 @@ def variations(place: Place) -> dict[str, McpServerConfig]:
         (link / "server").symlink_to(place.program)
         (place.base / "proj-link").symlink_to(place.project)
     path_first = f"{place.project}/.venv/bin:{SYSTEM_PATH}"
-    return {
+    return {name: dataclasses.replace(config, startup_timeout=STARTUP) for name, config in {
         "absolute": McpServerConfig("absolute", str(place.program)),
         "relative-from-cwd": McpServerConfig("relative", ".venv/bin/server", cwd=str(place.project)),
         "dotdot": McpServerConfig("dotdot", f"{place.outside}/../{place.project.name}/.venv/bin/server"),
@@ -93,7 +96,7 @@ def variations(place: Place) -> dict[str, McpServerConfig]:
         "script-relative-dotdot": McpServerConfig("scriptrel", sys.executable, ("../proj/server.py",), cwd=str(place.outside)),
         "script-option-value": McpServerConfig("scriptopt", sys.executable, ("-X", "utf8", f"{place.project}/server.py")),
         "pythonpath": McpServerConfig("pythonpath", sys.executable, (MCP_SERVER,), env={"PYTHONPATH": f"/usr/lib:{place.project}/src"}),
-    }
+    }.items()}
 
 
 NAMES = [
@@ -166,7 +169,7 @@ def test_a_confined_server_cannot_write_read_secrets_or_reach_the_network(place:
 @needs_wall
 def test_the_same_server_from_the_user_s_program_runs_as_the_user(place: Place, sandbox: Sandbox, tmp_path: Path) -> None:
     """The control for the test above: its writes outside the project go through."""
-    hub = McpHub([McpServerConfig("mine", sys.executable, (MCP_SERVER,))], tmp_path, sandbox)
+    hub = McpHub([McpServerConfig("mine", sys.executable, (MCP_SERVER,), startup_timeout=STARTUP)], tmp_path, sandbox)
     try:
         tools = tools_of(hub)
         assert call(hub, tools, "try_write", path=str(place.outside / "mine"), text="x").startswith("wrote")
@@ -248,7 +251,7 @@ from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.sandbox import Sandbox
 project = Path(sys.argv[3])
 trusted_path.note_project(project)
-config = McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]), cwd=str(project))
+config = McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]), cwd=str(project), startup_timeout=60)
 hub = McpHub([config], Path(sys.argv[4]), Sandbox(project, "workspace"))
 tools, failures = hub.wait_started()
 pid = next(t for t in tools if t.name == "pid")

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.mcp.program import ServerProgram, server_confinement, server_program
+from mzagent_tui.agent.mcp.program import ServerProgram, not_started, server_confinement, server_program
 from mzagent_tui.agent.mcp.tools import RemoteTool, describe_result
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.tools.process import shell_path
@@ -280,9 +280,8 @@ def _launch(config: McpServerConfig, sandbox: Sandbox | None) -> _Launch:
         return _Launch(found, env=env)
     confinement = server_confinement(sandbox)
     saved = sandbox.save_confinement(confinement, f"mcp-{config.name}") if sandbox is not None else None
-    if saved is None:
-        return _Launch(ServerProgram(refused=f"is not started: {found.confined}, and it runs only confined, but the sandbox is {confinement.mode}"))
-    assert sandbox is not None
+    if sandbox is None or saved is None:
+        return _Launch(ServerProgram(refused=not_started(found.confined, confinement.mode)))
     return _Launch(found, str(saved), sandbox.environment(env))
 
 

@@ -85,6 +85,11 @@ def server_confinement(sandbox: Sandbox | None) -> Confinement:
     return sandbox.confinement(project_read_only=True)
 
 
+def not_started(why: str, mode: str) -> str:
+    """Why a server that must run confined is not started where the sandbox is `mode`."""
+    return f"is not started: {why}, and it runs only confined, but the sandbox is {mode}"
+
+
 def how_it_runs(config: McpServerConfig, sandbox: Sandbox | None) -> str:
     """What `mzagent config` says of a server: how it runs and why."""
     if config.url:
@@ -97,4 +102,4 @@ def how_it_runs(config: McpServerConfig, sandbox: Sandbox | None) -> str:
     mode = server_confinement(sandbox).mode
     if mode.startswith("workspace"):
         return f"sandboxed ({CONFINED}): {found.confined}"
-    return f"is not started: {found.confined}, and it runs only confined, but the sandbox is {mode}"
+    return not_started(found.confined, mode)
