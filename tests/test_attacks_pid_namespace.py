@@ -71,7 +71,7 @@ def without_pid_namespace(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _outside_the_sandbox(text: str, folder: Path) -> str:
-    result = run_command(text, folder, {"PATH": os.environ["PATH"]}, 20.0, CancelToken(), folder / "out")
+    run_command(text, folder, {"PATH": os.environ["PATH"]}, 20.0, CancelToken(), folder / "out")
     return (folder / "out").read_text(errors="replace")
 
 
@@ -161,7 +161,7 @@ def test_the_command_cannot_stop_or_kill_its_supervisor(server, project: Path, h
     mark = marked.marker(297)
     text = f"(setsid sleep {mark} </dev/null >/dev/null 2>&1 &); kill -STOP 1; kill -9 1; kill -9 $PPID; sleep 0.2; echo parent=$PPID; ps -o stat= -p 1"
     try:
-        texts, recorder = run(server, project, command(text))
+        texts, _ = run(server, project, command(text))
         assert "parent=1" in texts[0] and "\nS" in texts[0], texts  # still running, not stopped (T)
         assert "timed out" not in texts[0] and not marked.alive(mark), texts
     finally:

@@ -465,3 +465,16 @@ def test_home_allow_reaches_the_sessions_sandbox_from_the_environment_not_from_a
     agent.run("work")
     agent.close()
     assert "npm-token-value" in "".join(o.text for o in recorder.of(Observation))
+
+
+@pytest.mark.parametrize(("user", "pids", "label", "state"), [
+    (True, True, "sandbox", "namespaces: user, mount, IPC, network, PID"),
+    (True, False, "sandbox (processes visible: no PID namespace)", "no PID namespace here: commands see your other processes"),
+    (False, False, "sandbox (TCP only blocked: no user namespaces)", "no namespaces (no user namespaces here)"),
+])
+def test_the_header_and_mzagent_config_say_which_namespaces_commands_get(monkeypatch: pytest.MonkeyPatch, user: bool, pids: bool, label: str, state: str) -> None:
+    monkeypatch.setattr(sandbox_module, "landlock_abi", lambda: 7)
+    monkeypatch.setattr(sandbox_module, "namespaces_work", lambda: user)
+    monkeypatch.setattr(sandbox_module, "pid_namespace_works", lambda: pids)
+    assert sandbox_module.sandbox_label("workspace") == label
+    assert state in sandbox_module.namespaces_state()
