@@ -23,8 +23,10 @@ the user alike):
 - where the kernel lets it, a PID namespace of its own (pid_namespace.py): its `/proc` shows
   only its own processes, and everything in it dies with its first process, the supervisor.
 
-The ruleset is built once per session in the agent (adding rules does not restrict the agent);
-between fork and exec the child enters its namespaces, sets `no_new_privs` and calls
+What commands may reach is worked out once per session in the agent, and the ruleset built from
+it once too (adding rules does not restrict the agent), or, with a PID namespace, by each child
+(it also grants that namespace's `/proc`); between fork and exec the child enters its
+namespaces, sets `no_new_privs` and calls
 `landlock_restrict_self`, so the whole command tree is confined. A small module over a handful
 of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
 """
