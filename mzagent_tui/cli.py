@@ -255,7 +255,7 @@ def _show_config(config: RunConfig) -> int:
     from mzagent_tui.agent.hooks.runner import how_it_runs
     from mzagent_tui.agent.mcp.program import how_it_runs as how_server_runs
     from mzagent_tui.agent.safety import trusted_path
-    from mzagent_tui.agent.safety.sandbox import Sandbox
+    from mzagent_tui.agent.safety.sandbox import Sandbox, namespaces_state
     from mzagent_tui.agent.safety.secrets import command_env
 
     settings, policy, project = config.settings, config.policy, config.project
@@ -263,7 +263,7 @@ def _show_config(config: RunConfig) -> int:
     sandbox = Sandbox(project, settings.sandbox)
     for index, row in enumerate(rows):
         if row[0] == "sandbox" and settings.sandbox == "workspace":
-            state = f"Landlock ABI {sandbox.abi}" if sandbox.available else f"unavailable: {sandbox.unavailable_reason}"
+            state = f"Landlock ABI {sandbox.abi}; {namespaces_state()}" if sandbox.available else f"unavailable: {sandbox.unavailable_reason}"
             rows[index] = (row[0], f"{row[1]} ({state})", row[2])
     rows.append(("approval", policy.mode, "user config [approval] or --approval"))
     rows.append(("writes", policy.writes, "user config [approval] writes or --writes"))

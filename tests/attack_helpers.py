@@ -19,6 +19,7 @@ from tests.scripted_server import Reply, answer_reply
 IDENTITY = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 needs_wall = requires_sandbox(6)
 needs_namespaces = requires_sandbox(6, namespaces=True)
+needs_own_pids = requires_sandbox(6, namespaces=True, pids=True)
 
 
 def git(cwd: Path, *args: str) -> str:

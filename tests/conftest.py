@@ -25,7 +25,7 @@ from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
-from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work
+from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work, pid_namespace_works
 from mzagent_tui.agent.sessions.history import SessionHistory
 from tests.scripted_server import ScriptedServer
 
@@ -118,11 +118,13 @@ class Recorder:
             return [e for e in self.events if isinstance(e, kind)]
 
 
-def requires_sandbox(abi: int = 6, namespaces: bool = False) -> pytest.MarkDecorator:
-    """A test of the sandbox needs Landlock at `abi` (and user namespaces): elsewhere it is
-    skipped, but under CI=true a machine without them fails the test, so a security suite that
-    silently skipped could never pass as green."""
-    missing = [what for what, gone in ((f"Landlock ABI {abi}+", landlock_abi() < abi), ("user namespaces", namespaces and not namespaces_work())) if gone]
+def requires_sandbox(abi: int = 6, namespaces: bool = False, pids: bool = False) -> pytest.MarkDecorator:
+    """A test of the sandbox needs Landlock at `abi` (and user namespaces, and a PID namespace
+    with its own /proc): elsewhere it is skipped, but under CI=true a machine without them fails
+    the test, so a security suite that silently skipped could never pass as green."""
+    wanted = ((f"Landlock ABI {abi}+", landlock_abi() < abi), ("user namespaces", namespaces and not namespaces_work()),
+              ("PID namespaces", pids and not pid_namespace_works()))
+    missing = [what for what, gone in wanted if gone]
     if not missing:
         return pytest.mark.skipif(False, reason="the sandbox is here")
     reason = "needs " + " and ".join(missing)
@@ -133,7 +135,8 @@ def requires_sandbox(abi: int = 6, namespaces: bool = False) -> pytest.MarkDecor
 
 @pytest.fixture
 def _wall_missing_in_ci() -> None:
-    pytest.fail(f"CI machine lacks the sandbox (Landlock ABI {landlock_abi()}, user namespaces {namespaces_work()}): the security tests must run in CI")
+    pytest.fail(f"CI machine lacks the sandbox (Landlock ABI {landlock_abi()}, user namespaces {namespaces_work()}, "
+                f"PID namespaces {pid_namespace_works()}): the security tests must run in CI")
 
 
 class CancelWhen:

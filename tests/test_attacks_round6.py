@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.config import ConfigError, load_settings
-from tests.attack_helpers import Listener, command, needs_namespaces, needs_wall, run
+from tests.attack_helpers import Listener, command, needs_namespaces, needs_own_pids, needs_wall, run
 
 
 @pytest.fixture
@@ -133,14 +133,12 @@ def test_a_confined_command_cannot_read_the_users_keyring(server, project: Path,
 # 3. The command lines of processes outside the sandbox ------------------------------------------
 
 
-@needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: commands share the machine's PID namespace and /proc (sandbox.enter_namespaces has no "
-    "CLONE_NEWPID, the view keeps the host's /proc); /proc/<pid>/cmdline is not ptrace-guarded, so a token on the "
-    "command line of an MCP server mzagent started, or of any program of the user, is readable",
-)
+@needs_own_pids
 def test_a_confined_command_cannot_read_the_command_line_of_a_process_outside(server, project: Path, home: Path) -> None:
+    """Was a hole: commands shared the machine's /proc, and /proc/<pid>/cmdline is not
+    ptrace-guarded, so a token on the command line of an MCP server mzagent started, or of any
+    program of the user, was readable. Commands now have a PID namespace and a /proc of their own
+    (tests/test_attacks_pid_namespace.py has its control)."""
     token = "cmdline-token-r6-77dd"
     outside = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", f"--token={token}"])
     try:
@@ -158,9 +156,14 @@ def test_a_confined_command_cannot_read_the_command_line_of_a_process_outside(se
 
 
 @needs_wall
-def test_the_cwd_root_and_fds_of_a_process_outside_stay_closed(server, project: Path, home: Path) -> None:
+def test_the_cwd_root_and_fds_of_a_process_outside_stay_closed(server, project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Held: /proc/<pid>/{cwd,root,fd} of a process the sandbox did not start are ptrace-guarded,
-    and Landlock refuses ptrace access to a process outside the command's domain."""
+    and Landlock refuses ptrace access to a process outside the command's domain. Run without the
+    PID namespace (where the kernel refuses one), in which the process would not be seen at all,
+    so that this wall is the one tried."""
+    from mzagent_tui.agent.safety import sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "pid_namespace_works", lambda: False)
     secret = home / ".ssh" / "id_rsa"
     holder = subprocess.Popen([sys.executable, "-c", f"import time; f=open({str(secret)!r}); time.sleep(60)"], cwd=home / ".ssh")
     try:

@@ -20,7 +20,7 @@ import pytest
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.tools.process import run_command
 from tests import marked
-from tests.attack_helpers import command, needs_namespaces, run
+from tests.attack_helpers import command, needs_namespaces, needs_own_pids, run
 
 
 @pytest.fixture
@@ -285,7 +285,7 @@ def test_a_first_report_line_naming_a_group_that_is_not_the_supervisors_child_is
         victim.wait()
 
 
-# 7. Stopping the supervisor, then the agent dies: nobody is left to end anything -----------------
+# 7. Stopping the supervisor, then the agent dies: nobody was left to end anything ----------------
 
 
 def _supervisor_of(mark: str) -> psutil.Process | None:
@@ -298,24 +298,32 @@ def _supervisor_of(mark: str) -> psutil.Process | None:
     return None
 
 
-@needs_namespaces
-@pytest.mark.xfail(strict=True, reason="open: a stopped supervisor (SIGSTOP, or a ptrace stop, from the command: same sandbox) never "
-                   "acts on the parent-death signal, which stays pending, and a dead agent cannot end the namespace; the "
-                   "kernel offers no signal a stopped process handles, nor a parent-death signal to the command's own tree")
-def test_a_command_that_stops_its_supervisor_leaves_nothing_when_the_agent_is_killed(server, project: Path, isolated_home: Path) -> None:
+STOPS = {
+    "SIGSTOP": "kill -STOP $PPID;",
+    "a ptrace stop": "S=$PPID setsid python3 -c 'import ctypes, os, time; print(\"traced\", ctypes.CDLL(None).ptrace(16, int(os.environ[\"S\"]), 0, 0), flush=True); time.sleep(300)' {m} </dev/null >traced 2>&1 &",
+}
+
+
+@needs_own_pids
+@pytest.mark.parametrize("stop", list(STOPS.values()), ids=list(STOPS))
+def test_a_command_that_stops_its_supervisor_leaves_nothing_when_the_agent_is_killed(server, project: Path, isolated_home: Path, stop: str) -> None:
+    """Was open without a PID namespace: a stopped supervisor never acts on the parent-death
+    signal, and a dead agent cannot end the namespace. The supervisor is now the namespace's
+    init, which a SIGSTOP from inside does not reach, and the relay outside it kills it when
+    the agent is gone (stopped or traced: SIGKILL ends it all the same), and the kernel then
+    everything in the namespace."""
     from tests.test_supervision import start
 
     mark = _mark()
-    proc = start(server, project, f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & kill -STOP $PPID; sleep {mark}")
+    proc = start(server, project, f"setsid sh -c 'sleep {mark}' </dev/null >/dev/null 2>&1 & {stop.format(m=mark)} sleep 0.5; touch tried; sleep {mark}")
     try:
-        def ready() -> bool:
-            supervisor = _supervisor_of(mark)
-            try:
-                return len(_alive(mark)) >= 2 and supervisor is not None and supervisor.status() == psutil.STATUS_STOPPED
-            except psutil.NoSuchProcess:
-                return False
-
-        assert _wait_for(ready, 30), proc.stderr
+        assert _wait_for(lambda: (project / "tried").exists() and len(_alive(mark)) >= 2, 30), proc.stderr
+        supervisor = _supervisor_of(mark)
+        assert supervisor is not None
+        if stop == STOPS["SIGSTOP"]:
+            assert supervisor.status() != psutil.STATUS_STOPPED  # the kernel dropped it
+        elif "traced 0" not in (project / "traced").read_text():
+            pytest.skip(f"ptrace of the supervisor refused here: {(project / 'traced').read_text()}")
         proc.kill()
         proc.wait()
         assert _wait_for(lambda: not _alive(mark), 5), [p.info for p in _alive(mark)]

@@ -43,6 +43,7 @@ ALLOWED = {
     "agent/model/local.py": "the bundled model's server",
     "agent/mcp/hub.py": "the user's MCP servers, started in the home (not the project) under a guard that confines one running the project's code",
     "agent/safety/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
+    "agent/safety/pid_namespace.py": "a command's child forking once more, between fork and exec, to be its PID namespace's first process",
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}
 

@@ -229,15 +229,18 @@ def test_npm_test_keeps_working(server, project: Path, home: Path) -> None:
     assert "node tests ok" in texts[0] and "Command succeeded" in texts[0]
 
 
-def test_the_ruleset_is_built_once_per_session(project: Path, home: Path) -> None:
+def test_what_a_command_may_reach_is_worked_out_once_per_session(project: Path, home: Path) -> None:
+    """The walk of the home is the costly part; the ruleset itself is made once too where
+    commands have no PID namespace (with one it is made in the child, to grant its /proc)."""
     sandbox = Sandbox(project)
     first = sandbox.preexec(sandbox.confinement())
     second = sandbox.preexec(sandbox.confinement())
-    assert first is not None and second is not None and len(sandbox._rulesets) == 1
+    assert first is not None and second is not None and len(sandbox._grants) == 1
     sandbox.preexec(sandbox.confinement(network=True))
-    assert len(sandbox._rulesets) == 2
+    assert len(sandbox._grants) == 2
+    assert len(sandbox._rulesets) == (0 if sandbox.own_pids else 2)
     sandbox.close()
-    assert sandbox._rulesets == {}
+    assert sandbox._rulesets == {} and sandbox._grants == {}
 
 
 def test_a_command_runs_confined_from_a_thread_as_the_app_runs_it(project: Path, home: Path, outside: Path) -> None:
@@ -462,3 +465,16 @@ def test_home_allow_reaches_the_sessions_sandbox_from_the_environment_not_from_a
     agent.run("work")
     agent.close()
     assert "npm-token-value" in "".join(o.text for o in recorder.of(Observation))
+
+
+@pytest.mark.parametrize(("user", "pids", "label", "state"), [
+    (True, True, "sandbox", "namespaces: user, mount, IPC, network, PID"),
+    (True, False, "sandbox (processes visible: no PID namespace)", "no PID namespace here: commands see your other processes"),
+    (False, False, "sandbox (TCP only blocked: no user namespaces)", "no namespaces (no user namespaces here)"),
+])
+def test_the_header_and_mzagent_config_say_which_namespaces_commands_get(monkeypatch: pytest.MonkeyPatch, user: bool, pids: bool, label: str, state: str) -> None:
+    monkeypatch.setattr(sandbox_module, "landlock_abi", lambda: 7)
+    monkeypatch.setattr(sandbox_module, "namespaces_work", lambda: user)
+    monkeypatch.setattr(sandbox_module, "pid_namespace_works", lambda: pids)
+    assert sandbox_module.sandbox_label("workspace") == label
+    assert state in sandbox_module.namespaces_state()

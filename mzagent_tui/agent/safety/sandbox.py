@@ -19,10 +19,14 @@ the user alike):
   sockets: docker, D-Bus, the user's session bus, tmux, ssh and gpg agents), with the folders
   the command needs bound back (the project, the session's temp folder, the interpreter and the
   folders on PATH, the DNS settings when the network is on);
-- no signals to, and no abstract sockets of, processes outside the command's own tree (ABI 6+).
+- no signals to, and no abstract sockets of, processes outside the command's own tree (ABI 6+);
+- where the kernel lets it, a PID namespace of its own (pid_namespace.py): its `/proc` shows
+  only its own processes, and everything in it dies with its first process, the supervisor.
 
-The ruleset is built once per session in the agent (adding rules does not restrict the agent);
-between fork and exec the child enters its namespaces, sets `no_new_privs` and calls
+What commands may reach is worked out once per session in the agent, and the ruleset built from
+it once too (adding rules does not restrict the agent), or, with a PID namespace, by each child
+(it also grants that namespace's `/proc`); between fork and exec the child enters its
+namespaces, sets `no_new_privs` and calls
 `landlock_restrict_self`, so the whole command tree is confined. A small module over a handful
 of system calls with `ctypes`: the PyPI `landlock` package is a pre-release.
 """
@@ -43,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mzagent_tui.agent.safety.own_install import own_paths_in
+from mzagent_tui.agent.safety.pid_namespace import become_first_process
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
 from mzagent_tui.agent.sessions import leftovers
 
@@ -52,7 +57,7 @@ _RULE_PATH_BENEATH = 1
 _PR_SET_NO_NEW_PRIVS = 38
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine if hasattr(os, "uname") else "")
 _KEYCTL_JOIN_SESSION_KEYRING = 1
-_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
 
 # File system rights by ABI version (include/uapi/linux/landlock.h).
@@ -98,11 +103,23 @@ def namespaces_work() -> bool:
     """Whether a child can enter a user, network and mount namespace of its own here (unprivileged
     user namespaces may be off: a sysctl, an AppArmor rule, a container). Tried once per process
     in a forked child that runs nothing, since only a real child shows every step works."""
+    return _probe(own_pids=False)
+
+
+@functools.cache
+def pid_namespace_works() -> bool:
+    """Whether a command can also have a PID namespace of its own, with a `/proc` of it: the
+    kernel refuses to mount one where the machine's `/proc` is partly covered (Docker covers
+    some of its files), and may have no PID namespaces at all."""
+    return namespaces_work() and _probe(own_pids=True)
+
+
+def _probe(own_pids: bool) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     shm = Path(tempfile.mkdtemp(prefix="mzagent-probe-shm-"))
     try:
-        enter = enter_namespaces(network=False, view=View(shm))
+        enter = enter_namespaces(network=False, view=View(shm), own_pids=own_pids)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.chdir("/")  # in every view: the agent's own folder (a project under /tmp) may not be
@@ -122,7 +139,18 @@ def sandbox_label(mode: str) -> str:
         return "no sandbox"
     if landlock_abi() <= 0:
         return "no sandbox (no Landlock)"
-    return "sandbox" if namespaces_work() else "sandbox (TCP only blocked: no user namespaces)"
+    if not namespaces_work():
+        return "sandbox (TCP only blocked: no user namespaces)"
+    return "sandbox" if pid_namespace_works() else "sandbox (processes visible: no PID namespace)"
+
+
+def namespaces_state() -> str:
+    """What `mzagent config` says of the namespaces commands get, or why they get none."""
+    if not namespaces_work():
+        return "no namespaces (no user namespaces here): TCP blocked by Landlock only, /run and other programs' processes visible"
+    if not pid_namespace_works():
+        return "namespaces: user, mount, IPC, network (no PID namespace here: commands see your other processes)"
+    return "namespaces: user, mount, IPC, network, PID"
 
 
 @dataclass(frozen=True)
@@ -380,13 +408,15 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
     return sorted(hidden)
 
 
-def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
+def enter_namespaces(network: bool, view: View, own_pids: bool = False) -> Callable[[], None]:
     """What a child runs to enter its own user, mount and IPC namespaces (and network namespace,
-    unless `network`): the same uid and gid inside, then the mounts of `view`. Exits 126 on any
-    failure: a command is never run less confined than the session says."""
+    unless `network`): the same uid and gid inside, then the mounts of `view`. `own_pids`: a PID
+    namespace too; `enter` then returns in a new child, the namespace's first process, with its
+    own `/proc` (pid_namespace.py). Exits 126 on any failure: a command is never run less
+    confined than the session says."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET)
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET) | (_CLONE_NEWPID if own_pids else 0)
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
     covered, kept = covered_and_kept(view.keep, network)
     covered_bytes = [p.encode() for p in covered]
@@ -447,6 +477,8 @@ def enter_namespaces(network: bool, view: View) -> Callable[[], None]:
             os.chdir(here)  # into the view: `..` from a folder of the old /tmp would reach all of it
         except OSError:
             os._exit(126)
+        if own_pids:
+            become_first_process(libc)
 
     return enter
 
@@ -519,6 +551,7 @@ class Sandbox:
     shm_dir: Path | None = None
     view_dir: Path | None = None
     _rulesets: dict[tuple[bool, bool], int] = field(default_factory=dict)
+    _grants: dict[tuple[bool, bool], list[tuple[Path, int]]] = field(default_factory=dict)
     _views: list[View] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -533,6 +566,11 @@ class Sandbox:
     def namespaces(self) -> bool:
         """Whether commands get their own network and mount namespaces (else Landlock alone)."""
         return self.available and namespaces_work()
+
+    @property
+    def own_pids(self) -> bool:
+        """Whether commands also get a PID namespace of their own (pid_namespace.py)."""
+        return self.namespaces and pid_namespace_works()
 
     @property
     def unavailable_reason(self) -> str:
@@ -573,13 +611,15 @@ class Sandbox:
         if confinement.mode not in ("workspace", "workspace+network"):
             return None
         network = confinement.mode == "workspace+network"
-        ruleset = self._ruleset(network, confinement.project_read_only)
         view = self._view() if repository is None else replace(self._view(), read_only=repository)
         if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
             view = replace(view, read_only=(self.root, *view.read_only))
         view = replace(view, read_only=(*view.read_only, *own_paths_in(self.root)))  # mzagent's own installation: as the repository
+        if self.own_pids:
+            grants = self._granted(network, confinement.project_read_only)
+            return restrict_with_own_proc(self.abi, grants, network, enter_namespaces(network, view, own_pids=True))
         enter = enter_namespaces(network, view) if self.namespaces else None
-        return restrict(ruleset, enter)
+        return restrict(self._ruleset(network, confinement.project_read_only), enter)
 
     def save_confinement(self, confinement: Confinement, name: str) -> Path | None:
         """`preexec`'s confinement written to a file of the session's private folder, for a
@@ -594,7 +634,7 @@ class Sandbox:
             view = replace(view, read_only=(self.root, *view.read_only))
         spec = {
             "abi": self.abi, "network": network,
-            "grants": [[str(path), access] for path, access in self._grants(network, confinement.project_read_only)],
+            "grants": [[str(path), access] for path, access in self._granted(network, confinement.project_read_only)],
             "view": _view_fields(view) if self.namespaces else None,
         }
         path = self._private("view_dir", "mzagent-view-") / f"confine-{name}.json"
@@ -605,6 +645,7 @@ class Sandbox:
         for fd in self._rulesets.values():
             os.close(fd)
         self._rulesets.clear()
+        self._grants.clear()
         for name in ("temp_dir", "shm_dir", "view_dir"):
             folder = getattr(self, name)
             if folder is not None:
@@ -637,31 +678,34 @@ class Sandbox:
         return {Path(a) for a in allowed if a != root and within(a, root) and os.path.lexists(a)}
 
     def _ruleset(self, network: bool, project_read_only: bool = False) -> int:
-        """The ruleset for a command with or without network; `project_read_only` (plan mode):
-        the project read, only the temp folders written."""
+        """The ruleset for a command with or without network (made once)."""
         key = (network, project_read_only)
         if key not in self._rulesets:
-            self._rulesets[key] = build_ruleset(self.abi, self._grants(network, project_read_only), network)
+            self._rulesets[key] = build_ruleset(self.abi, self._granted(network, project_read_only), network)
         return self._rulesets[key]
 
-    def _grants(self, network: bool, project_read_only: bool) -> list[tuple[Path, int]]:
-        """What a confined program may open, and how."""
-        grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
-        home = Path(os.path.realpath(self.home))
-        secret = {home / entry for entry in SECRET_HOME_ENTRIES}
-        hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
-        toolchains = self._toolchains_in_project()
-        excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
-        split(self.root, excluded, grants, READ if project_read_only else FULL)  # a project at the home: its secrets stay out
-        grants.extend((path, READ) for path in sorted(toolchains))
-        grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
-        if self.namespaces:
-            grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
-            grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
-            grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
-        else:
-            grants.append((Path("/dev/shm"), FULL))
-        return grants
+    def _granted(self, network: bool, project_read_only: bool = False) -> list[tuple[Path, int]]:
+        """What a command with or without network may reach; `project_read_only` (plan mode):
+        the project read, only the temp folders written."""
+        key = (network, project_read_only)
+        if key not in self._grants:
+            grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
+            home = Path(os.path.realpath(self.home))
+            secret = {home / entry for entry in SECRET_HOME_ENTRIES}
+            hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
+            toolchains = self._toolchains_in_project()
+            excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
+            split(self.root, excluded, grants, READ if project_read_only else FULL)  # a project at the home: its secrets stay out
+            grants.extend((path, READ) for path in sorted(toolchains))
+            grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
+            if self.namespaces:
+                grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
+                grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
+                grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
+            else:
+                grants.append((Path("/dev/shm"), FULL))
+            self._grants[key] = grants
+        return self._grants[key]
 
 
 def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> list[tuple[Path, Path]]:
@@ -717,6 +761,31 @@ def confine_from_file(path: str) -> None:  # pragma: no cover - runs in a launch
     except (OSError, ValueError, KeyError, TypeError):
         os._exit(126)
     restrict(ruleset, enter)()
+
+
+def restrict_with_own_proc(abi: int, grants: list[tuple[Path, int]], network: bool, enter: Callable[[], None]) -> Callable[[], None]:
+    """`restrict` for a command in a PID namespace of its own, with its ruleset made in the child:
+    it must also grant the namespace's `/proc`, which exists only once `enter` mounted it (a rule
+    is bound to the mount's own files, and the session's grant of /proc is one on the machine's),
+    and a rule added to the session's ruleset would stay there for every later command. The paths
+    are opened before `enter`, as the agent sees them."""
+    libc = _libc()
+
+    def confine() -> None:  # pragma: no cover - runs in the child
+        _leave_session_keyring(libc)
+        try:
+            ruleset = build_ruleset(abi, grants, network)
+        except OSError:
+            os._exit(126)
+        enter()
+        try:
+            _grant(libc, ruleset, Path("/proc"), READ)
+        except OSError:
+            os._exit(126)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
+            os._exit(126)
+
+    return confine
 
 
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:

@@ -88,6 +88,10 @@ class ProcessResult:
 # still reopen it through /proc/$PPID/fd, so the agent believes only its first line, and checks
 # it: see _read_job). Once the command runs, the supervisor's stderr goes nowhere, so
 # job-control notices never mix with the output.
+# In the sandbox, where the kernel allows it, the supervisor is also the first process (init) of
+# the command's own PID namespace (safety/pid_namespace.py): the command cannot stop or kill it,
+# and when it ends the kernel ends everything left in the namespace. Popen's process is then a
+# relay outside the namespace; the pids the supervisor uses and reports are the namespace's.
 # A job-control shell does not ignore SIGINT and SIGQUIT in its jobs; `env --default-signal` is
 # kept for a shell without job control, whose background jobs start with them ignored (and with
 # stdin from /dev/null: `<&0` passes ours, empty or a hook's event).
@@ -414,7 +418,10 @@ def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[i
     the command can reopen it (/proc/$PPID/fd/N: same user, same sandbox) and write `job <any
     group of the user>` before killing the supervisor, and the agent, unconfined, would end that
     group. So only the first line counts, and only if N is then a child of the supervisor leading
-    its own group; otherwise no group is ended by number (the namespace still is)."""
+    its own group; otherwise no group is ended by number (the namespace still is). In a PID
+    namespace of its own N is a pid of that namespace: it names no child of the relay here (at
+    most, by chance, the relay's own group, which is ended anyway), and none is needed: the
+    namespace ends with its supervisor."""
     data = b""
     deadline = time.monotonic() + seconds
     while b"\n" not in data and len(data) < 4096 and time.monotonic() < deadline:
