@@ -209,7 +209,10 @@ def test_without_landlock_the_app_says_so_and_runs_with_the_analyser_alone(serve
 
 def test_the_projects_tests_git_and_a_venv_keep_working(server, project: Path, home: Path) -> None:
     (project / "test_it.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
-    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b", "PYTHONPATH": os.pathsep.join(sys.path)}
+    env = {
+        "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b", "PYTHONPATH": os.pathsep.join(sys.path),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # the project's pytest, not this suite's dozen plugins: 8 s of imports on a loaded machine
+    }
     commands = [
         f"{sys.executable} -m pytest -q -p no:cacheprovider test_it.py",
         "git init -q && git add -A && git commit -qm first && git status --short && git log --oneline | wc -l",
