@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import Tool, ToolError, ToolResult
 
@@ -92,16 +92,9 @@ class McpTool:
         problem = schema_problem(self.remote.schema, arguments)
         if problem:
             raise ToolError(f"the arguments for {self.remote.full_name} do not fit its schema: {problem}. {self.details()}")
-        shown = json.dumps(arguments, indent=2, ensure_ascii=False)
         decision = self._ctx.approver.approve(
-            ApprovalRequest(
-                "tool",
-                f"{self.remote.full_name} {json.dumps(arguments, ensure_ascii=False)}",
-                str(self._ctx.root),
-                reason=self._ctx.thought,
-                tool=self.remote.full_name,
-                arguments=shown,
-                read_only=self.remote.read_only,
+            ToolCallApproval(
+                cwd=str(self._ctx.root), reason=self._ctx.thought, tool=self.remote.full_name, arguments=arguments, read_only=self.remote.read_only,
             )
         )
         if decision.cancelled:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import FileChanged
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, SecretReadApproval, WriteApproval
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
@@ -82,8 +82,8 @@ class FileTools:
         Whether the user was asked (and allowed it)."""
         if not is_secret(path):
             return False
-        request = ApprovalRequest(
-            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
+        request = SecretReadApproval(
+            what=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
             ask_even_if_allowed=is_private_home_entry(path),
         )
         decision = self._ctx.approver.approve(request)
@@ -104,8 +104,8 @@ class FileTools:
         if not found:
             return
         what = describe(found, first_line)
-        request = ApprovalRequest(
-            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root),
+        request = SecretReadApproval(
+            what=f"read {rel}", cwd=str(self.root),
             reason=f"this file looks like it holds a credential ({what}): show it to the model?",
         )
         if not self._ctx.approver.approve(request).approved:
@@ -253,10 +253,10 @@ class FileTools:
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
         planted = plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None) or _git_runs(self.root, rel)
-        request = ApprovalRequest(
-            kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
-            reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
-            path=rel, diff=self._ctx.redact.exact(change.text) if change else "", content=content,
+        diff = self._ctx.redact.exact(change.text) if change else ""
+        request = (
+            PlantedFileApproval(cwd=str(self.root), reason=f"writing it makes tools run code: {planted}", path=rel, diff=diff, content=content)
+            if planted else WriteApproval(cwd=str(self.root), reason=self._ctx.thought, path=rel, diff=diff, content=content)
         )
         decision = self._ctx.approver.approve(request)
         if decision.cancelled:
