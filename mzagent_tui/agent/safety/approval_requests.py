@@ -122,8 +122,8 @@ class WriteApproval(FileChangeApproval):
 
 @dataclass(frozen=True, kw_only=True)
 class PlantedFileApproval(FileChangeApproval):
-    """A file that makes tools run code (`.envrc`, a git hook): the model's write of one, asked
-    in every mode but yolo, or one a command created or changed, kept or put back."""
+    """A file that makes tools run code (`.envrc`, a git hook): the model's write of one, or one a
+    command created or changed, kept or put back. Asked in every mode but yolo, refused in plan."""
 
     after_command: bool = False
     """A command made the change: the question is whether to keep it."""
@@ -136,7 +136,7 @@ class PlantedFileApproval(FileChangeApproval):
 @dataclass(frozen=True, kw_only=True)
 class GitEntryApproval(FileChangeApproval):
     """A `.git` entry a command made or replaced (a repository git would then use), kept or
-    removed; asked in every mode, yolo too. It has no diff: the reason says what it holds."""
+    removed. Asked in yolo too, refused in plan. It has no diff: the reason says what it holds."""
 
     @property
     def summary(self) -> str:
