@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -63,6 +63,7 @@ from acp.schema import (
     SetSessionModeResponse,
     ToolCallLocation,
     ToolCallUpdate,
+    ToolKind,
     UnstructuredCommandInput,
     UsageUpdate,
 )
@@ -99,8 +100,18 @@ from mzagent_tui.agent.model.local import LocalModelError, LocalServer, faster_e
 from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
 from mzagent_tui.agent.run_config import RunConfig
-from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, offered_rule
+from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, offered_rule
 from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
+from mzagent_tui.agent.safety.approval_requests import (
+    ApprovalRequest,
+    CommandApproval,
+    GitEntryApproval,
+    PartVerdict,
+    PlantedFileApproval,
+    SecretReadApproval,
+    ToolCallApproval,
+    WriteApproval,
+)
 from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 from mzagent_tui.agent.textfiles import read_regular_bytes
@@ -280,26 +291,32 @@ class Updates:
     def permission(self, session_id: str, request: ApprovalRequest) -> _Permission:
         """The request for one approval: what is asked, each part's verdict, the sandbox, and
         allow once / allow always / reject."""
-        lines = []
-        if request.warning:
-            lines.append(f"⚠ {request.warning}")
-        lines.extend(f"{part.verdict}: {part.text} — {part.reason}" + "".join(f" [{r}]" for r in part.risks) for part in request.parts)
-        if request.sandbox:
-            lines.append(request.sandbox)
+        lines: list[str] = []
+        kind: ToolKind
+        match request:
+            case CommandApproval():
+                title, always, kind = f"Run `{request.command}`", f"Always allow `{offered_rule(request)}`", "execute"
+                if request.warning:
+                    lines.append(f"⚠ {request.warning}")
+                lines.extend(_verdicts(request.parts))
+                if request.sandbox:
+                    lines.append(request.sandbox)
+            case ToolCallApproval():
+                title, always, kind = f"Call {request.tool} {request.shown_arguments}", f"Always allow {request.tool}", "other"
+                lines.extend(_verdicts(request.parts))
+            case WriteApproval():
+                title, always, kind = f"Write {request.path}", "Allow all writes in this session", "edit"
+            case PlantedFileApproval() | GitEntryApproval():
+                title, always, kind = request.summary, "", "other"
+            case SecretReadApproval():
+                title, always, kind = request.summary, "", "read"
+            case _:
+                assert_never(request)
         if request.reason:
             lines.append(f"reason: {request.reason}")
         content = [tool_content(text_block("\n\n".join(lines)))] if lines else []
-        if request.kind == "write" and request.path:
+        if isinstance(request, WriteApproval):
             content.insert(0, self._write_asked(request))
-        if request.kind == "command":
-            title, always = f"Run `{request.command}`", f"Always allow `{offered_rule(request)}`"
-        elif request.kind == "tool":
-            title, always = f"Call {request.tool} {request.arguments}", f"Always allow {request.tool}"
-        elif request.kind == "write":
-            title, always = f"Write {request.path}", "Allow all writes in this session"
-        else:
-            title, always = request.command, ""
-        kind = {"command": "execute", "write": "edit", "read_sensitive": "read"}.get(request.kind, "other")
         # a question about the current call leaves its status alone: it is in progress
         status = None if self.current is not None else "pending"
         call = ToolCallUpdate(tool_call_id=self.current or f"ask-{next(self._ids)}", title=title, kind=kind, status=status, content=content or None)
@@ -309,13 +326,18 @@ class Updates:
         options.append(PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"))
         return _Permission(session_id, call, options)
 
-    def _write_asked(self, request: ApprovalRequest) -> Any:
+    def _write_asked(self, request: WriteApproval) -> Any:
         """A gated write's diff, or a note when the file it replaces is binary."""
         path = self.root / request.path
         old = _read(path)
         if old and is_binary(old):
             return tool_content(text_block(f"{request.path}: {binary_text('changed', len(request.content.encode()))}"))
         return tool_diff_content(str(path), request.content, _text(old) or None)
+
+
+def _verdicts(parts: tuple[PartVerdict, ...]) -> list[str]:
+    """Each part's verdict in a line, with its risks."""
+    return [f"{part.verdict}: {part.text} — {part.reason}" + "".join(f" [{r}]" for r in part.risks) for part in parts]
 
 
 def raw_output(text: str, exit_code: int | None) -> dict[str, Any]:
@@ -342,7 +364,7 @@ def decision_for(request: ApprovalRequest, option: str | None) -> ApprovalDecisi
     if option == ALLOW_ONCE:
         return ApprovalDecision(True)
     if option == ALLOW_ALWAYS:
-        if request.kind == "write":
+        if isinstance(request, WriteApproval):
             return ApprovalDecision(True, allow_writes=offered_rule(request))
         return ApprovalDecision(True, always_prefix=offered_rule(request) or None)
     return ApprovalDecision(False)

@@ -255,7 +255,7 @@ class MzAgentApp(App[None]):
 
     @on(ApprovalScreen.Opened)
     def _approval_opened(self, message: ApprovalScreen.Opened) -> None:
-        self._call_attention("mzagent needs approval", message.request.command)
+        self._call_attention("mzagent needs approval", message.request.summary)
 
     @on(TaskInput.Typed)
     def _typing(self) -> None:

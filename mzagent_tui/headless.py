@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, assert_never
 
 from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.cancel import STOP_SIGNALS, CancelToken
@@ -34,7 +34,18 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.loop import RunResult
 from mzagent_tui.agent.model.local import progress_text
 from mzagent_tui.agent.run_config import RunConfig
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, StaticApprover, offered_rule
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Approver, StaticApprover, offered_rule
+from mzagent_tui.agent.safety.approval_requests import (
+    ApprovalRequest,
+    CommandApproval,
+    FileChangeApproval,
+    GitEntryApproval,
+    PartVerdict,
+    PlantedFileApproval,
+    SecretReadApproval,
+    ToolCallApproval,
+    WriteApproval,
+)
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 from mzagent_tui.agent.sessions.history import SessionHistory
 
@@ -125,28 +136,12 @@ class TerminalApprover:
         self.read_line = read_line
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        if request.kind == "tool":
-            self.out.write(f"\nThe agent wants to call the tool {for_display(request.tool)} with:\n{for_display(request.arguments)}\n")
-        else:
-            self.out.write(f"\nThe agent wants to {'run' if request.kind == 'command' else 'do'}:\n  {shown_exactly(request.command, keep=chr(10) if request.kind == 'command' else '')}\n")
-        if request.warning:
-            self.out.write(f"Warning: {request.warning}\n")
-        for part in request.parts:
-            risks = "".join(f" [{risk}]" for risk in part.risks)
-            self.out.write(f"  {part.verdict:>5}: {shown_exactly(part.text)} — {shown_exactly(part.reason)}{risks}\n")
-        if request.reason:
-            self.out.write(f"Reason: {for_display(request.reason)}\n")
-        if request.diff:
-            self.out.write(for_display(request.diff).rstrip("\n") + "\n")
-        sandboxed = request.kind == "command" and request.sandbox.startswith("sandbox:")
-        if sandboxed:
-            self.out.write(f"{request.sandbox} (o: run outside it, w: with network, this command only)\n")
-        self.out.flush()
+        self._show(request)
+        sandboxed = isinstance(request, CommandApproval) and request.sandboxed
         while True:
             try:
                 extra = " / [o]utside sandbox / [w]ith network" if sandboxed else ""
-                choices = {"write": "[a]llow writes like it", "tool": "[a]lways allow this tool"}.get(request.kind, "[e]dit / [a]lways")
-                answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / {choices}{extra}: ").strip().lower()
+                answer = self.read_line(f"Allow? [y]es / [N]o / [r]eject with reason / {_choices(request)}{extra}: ").strip().lower()
             except EOFError:
                 return ApprovalDecision(False, note="no answer from the terminal")
             if answer in ("y", "yes"):
@@ -159,22 +154,75 @@ class TerminalApprover:
                 return ApprovalDecision(True, network=True, note="run with network by the user")
             if answer == "r":
                 return ApprovalDecision(False, note=self.read_line("Reason for the agent: ").strip())
-            if answer == "e" and request.kind == "command":
+            if answer == "e" and isinstance(request, CommandApproval):
                 edited = self.read_line("Command to run instead: ").strip()
                 if edited:
                     return ApprovalDecision(True, command=edited)
-            if answer == "a" and request.kind == "write":
+            if answer == "a" and (always := self._always(request)) is not None:
+                return always
+
+    def _show(self, request: ApprovalRequest) -> None:
+        """What is asked, its warning and its parts' verdicts, the reason, a file's diff and the
+        sandbox a command runs in."""
+        match request:
+            case CommandApproval():
+                self.out.write(f"\nThe agent wants to run:\n  {shown_exactly(request.command, keep=chr(10))}\n")
+                if request.warning:
+                    self.out.write(f"Warning: {request.warning}\n")
+                self._parts(request.parts)
+            case ToolCallApproval():
+                self.out.write(f"\nThe agent wants to call the tool {for_display(request.tool)} with:\n{for_display(request.shown_arguments)}\n")
+                self._parts(request.parts)
+            case WriteApproval() | PlantedFileApproval() | GitEntryApproval() | SecretReadApproval():
+                self.out.write(f"\nThe agent wants to do:\n  {shown_exactly(request.summary, keep='')}\n")
+            case _:
+                assert_never(request)
+        if request.reason:
+            self.out.write(f"Reason: {for_display(request.reason)}\n")
+        if isinstance(request, FileChangeApproval) and request.diff:
+            self.out.write(for_display(request.diff).rstrip("\n") + "\n")
+        if isinstance(request, CommandApproval) and request.sandboxed:
+            self.out.write(f"{request.sandbox} (o: run outside it, w: with network, this command only)\n")
+        self.out.flush()
+
+    def _parts(self, parts: tuple[PartVerdict, ...]) -> None:
+        for part in parts:
+            risks = "".join(f" [{risk}]" for risk in part.risks)
+            self.out.write(f"  {part.verdict:>5}: {shown_exactly(part.text)} — {shown_exactly(part.reason)}{risks}\n")
+
+    def _always(self, request: ApprovalRequest) -> ApprovalDecision | None:
+        """"a": a rule for the rest of the session (None: this kind offers none)."""
+        match request:
+            case CommandApproval():
+                offered = offered_rule(request)
+                prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered
+                return ApprovalDecision(True, always_prefix=prefix, save_rule=self._save_rule())
+            case ToolCallApproval():
+                return ApprovalDecision(True, always_prefix=offered_rule(request), save_rule=self._save_rule())
+            case WriteApproval():
                 offered = offered_rule(request)
                 glob = self.read_line(f"Allow writes for this session to paths matching [{offered}]: ").strip() or offered
                 return ApprovalDecision(True, allow_writes=glob)
-            if answer == "a" and request.kind == "tool":
-                save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
-                return ApprovalDecision(True, always_prefix=offered_rule(request), save_rule=save)
-            if answer == "a" and request.kind == "command":
-                offered = offered_rule(request)
-                prefix = self.read_line(f"Always allow commands starting with [{offered}]: ").strip() or offered
-                save = self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
-                return ApprovalDecision(True, always_prefix=prefix, save_rule=save)
+            case PlantedFileApproval() | GitEntryApproval() | SecretReadApproval():
+                return None
+            case _:
+                assert_never(request)
+
+    def _save_rule(self) -> bool:
+        return self.read_line("Also in every later session (saved to your config)? [y/N]: ").strip().lower() in ("y", "yes")
+
+
+def _choices(request: ApprovalRequest) -> str:
+    """The prompt's kind-specific choices."""
+    match request:
+        case WriteApproval():
+            return "[a]llow writes like it"
+        case ToolCallApproval():
+            return "[a]lways allow this tool"
+        case CommandApproval() | PlantedFileApproval() | GitEntryApproval() | SecretReadApproval():
+            return "[e]dit / [a]lways"
+        case _:
+            assert_never(request)
 
 
 def choose_approver(yes: bool, no: bool, interactive: bool, out: TextIO) -> Approver:

@@ -24,7 +24,8 @@ from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.run_config import RunConfig
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Approver, Policy, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Approver, Policy, StaticApprover
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest
 from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work, pid_namespace_works
 from mzagent_tui.agent.sessions.history import SessionHistory
 from tests.scripted_server import ScriptedServer

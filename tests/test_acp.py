@@ -33,7 +33,8 @@ from acp.schema import (
 from acp.stdio import spawn_agent_process
 
 from mzagent_tui.acp_server import ThoughtStream, decision_for
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, CommandApproval, ToolCallApproval, WriteApproval
 from tests.scripted_server import Reply, answer_reply
 
 SERVER = str(Path(__file__).with_name("mcp_server.py"))
@@ -376,12 +377,12 @@ def test_the_thought_streams_as_it_arrives_and_holds_back_a_partial_tag() -> Non
 @pytest.mark.parametrize(
     ("request_", "option", "decision"),
     [
-        (ApprovalRequest("command", "git status --short", "/p"), "allow-always", ApprovalDecision(True, always_prefix="git status")),
-        (ApprovalRequest("tool", "x", "/p", tool="mcp__a__b"), "allow-always", ApprovalDecision(True, always_prefix="mcp__a__b")),
-        (ApprovalRequest("write", "x", "/p", path="a.py"), "allow-always", ApprovalDecision(True, allow_writes="*")),
-        (ApprovalRequest("command", "ls", "/p"), "allow", ApprovalDecision(True)),
-        (ApprovalRequest("command", "ls", "/p"), "reject", ApprovalDecision(False)),
-        (ApprovalRequest("command", "ls", "/p"), None, ApprovalDecision(False, note="the prompt was cancelled", cancelled=True)),
+        (CommandApproval(command="git status --short", cwd="/p"), "allow-always", ApprovalDecision(True, always_prefix="git status")),
+        (ToolCallApproval(cwd="/p", tool="mcp__a__b", arguments={}), "allow-always", ApprovalDecision(True, always_prefix="mcp__a__b")),
+        (WriteApproval(cwd="/p", path="a.py"), "allow-always", ApprovalDecision(True, allow_writes="*")),
+        (CommandApproval(command="ls", cwd="/p"), "allow", ApprovalDecision(True)),
+        (CommandApproval(command="ls", cwd="/p"), "reject", ApprovalDecision(False)),
+        (CommandApproval(command="ls", cwd="/p"), None, ApprovalDecision(False, note="the prompt was cancelled", cancelled=True)),
     ],
 )
 def test_the_clients_choice_becomes_the_cores_decision(request_: ApprovalRequest, option: str | None, decision: ApprovalDecision) -> None:

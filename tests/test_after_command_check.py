@@ -14,7 +14,8 @@ import pytest
 
 from mzagent_tui.agent.assembly import assemble
 from mzagent_tui.agent.events import FileChanged, Notice, Observation
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, CommandApproval, PlantedFileApproval
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.snapshots import Snapshots
@@ -34,7 +35,7 @@ class User:
         self.commands: list[ApprovalRequest] = []
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        if request.kind == "command":
+        if isinstance(request, CommandApproval):
             self.commands.append(request)
             return ApprovalDecision(True)
         self.asked.append(request)
@@ -321,7 +322,7 @@ def test_writing_a_hook_in_the_hooks_path_folder_asks_and_a_no_writes_nothing(se
     agent, _ = make_agent(server, project, approver=user)
     agent.policy.writes = "auto"
     agent.run("add a hook")
-    assert [(r.kind, r.path) for r in user.requests] == [("write_sensitive", "tools/hooks/post-merge")]
+    assert [(type(r), r.path) for r in user.requests] == [(PlantedFileApproval, "tools/hooks/post-merge")]
     assert "core.hooksPath" in user.requests[0].reason and not (hooks / "post-merge").exists()
     assert (project / "tools" / "notes.txt").read_text() == "x\n"  # the control: beside the hooks, a write is a write
 

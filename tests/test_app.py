@@ -153,13 +153,13 @@ class FakeClock:
 async def test_keys_in_the_grace_period_are_ignored() -> None:
     from textual.app import App
 
-    from mzagent_tui.agent.safety.approval import ApprovalRequest
+    from mzagent_tui.agent.safety.approval_requests import CommandApproval
 
     clock = FakeClock()
     results = []
     app = App()
     async with app.run_test(size=SIZE) as pilot:
-        request = ApprovalRequest("command", "rm -rf build", "/p", "clean", sandbox="sandbox: writes in the project, no network")
+        request = CommandApproval(command="rm -rf build", cwd="/p", reason="clean", sandbox="sandbox: writes in the project, no network")
         app.push_screen(ApprovalScreen(request, clock=clock), callback=results.append)
         await pilot.pause()
         assert app.screen.focused is app.screen.query_one("#reject")

@@ -176,7 +176,7 @@ def test_read_file_asks_for_a_hidden_home_entry_when_home_is_a_symbolic_link(ser
     monkeypatch.setenv("HOME", str(short / "home"))
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, real, 'read_file(".config/gh/hosts.yml")', approver=user)
-    assert "symhome-token-77aa" not in texts[0], [r.command for r in user.requests]
+    assert "symhome-token-77aa" not in texts[0], [r.summary for r in user.requests]
 
 
 @pytest.mark.parametrize("layout", ["project-in-tmp", "project-at-home"])
@@ -189,7 +189,7 @@ def test_read_file_through_a_link_into_a_hidden_home_entry_asks(server, home: Pa
     (project / "folder-link").symlink_to(home / ".config" / "gh")
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, 'read_file("hosts-link.yml")', 'read_file("folder-link/hosts.yml")', approver=user)
-    assert not any("linked-token-77aa" in t for t in texts), (texts, [r.command for r in user.requests])
+    assert not any("linked-token-77aa" in t for t in texts), (texts, [r.summary for r in user.requests])
 
 
 # 10. GIT_* and friends in the agent's environment, and our own git in a planted project -----------

@@ -187,7 +187,7 @@ def test_the_terminal_approval_writes_no_escape_sequence_of_the_command_in_its_r
 
 
 def test_the_dialogs_parts_show_what_an_escape_sequence_would_hide() -> None:
-    from mzagent_tui.agent.safety.approval import PartVerdict
+    from mzagent_tui.agent.safety.approval_requests import PartVerdict
     from mzagent_tui.screens.approval import parts_table
 
     part = PartVerdict("cat notes.txt\x1b] ~/.ssh/id_rsa \x07", "ask", "reads ~/.ssh/id_rsa\x1b]x\x07, outside the project", ())

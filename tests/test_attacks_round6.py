@@ -495,6 +495,7 @@ def test_our_git_reads_no_private_or_secret_folder_a_repository_names(short: Pat
 )
 def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_later(server, project: Path, home: Path, planted: str) -> None:
     from mzagent_tui.agent.safety.approval import ApprovalDecision, Rules
+    from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
     from tests.attack_helpers import git
     from tests.conftest import RecordingApprover
 
@@ -517,7 +518,7 @@ def test_a_test_run_under_an_allow_rule_cannot_plant_code_that_runs_outside_late
     if planted.startswith(".git/"):  # refused by the sandbox: a read-only part of the repository
         assert user.requests == []
     else:  # Landlock cannot refuse one new file at the root: the user is asked after the command
-        assert [(r.kind, r.path) for r in user.requests] == [("write_sensitive", planted)]
+        assert [(type(r), r.path) for r in user.requests] == [(PlantedFileApproval, planted)]
         assert f"The user did not keep {planted}" in texts[0], texts[0]
 
 

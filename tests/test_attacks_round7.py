@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import GitEntryApproval
 from tests.attack_helpers import IDENTITY, command, git, needs_namespaces, run
 from tests.test_planted import run as run_asked
 
@@ -79,7 +80,7 @@ def test_a_repository_made_and_configured_in_one_command_runs_nothing_of_the_mod
     (project / "main.py").write_text("print('hi')\n")
     marker = short / "r7-init-ran"
     _, _, user, text = run_asked(server, project, f"git init -q . && git config core.fsmonitor 'touch {marker}; false' && echo made", ApprovalDecision(False))
-    assert "made" in text and [(r.kind, r.path) for r in user.asked] == [("write_sensitive", ".git")], text
+    assert "made" in text and [(type(r), r.path) for r in user.asked] == [(GitEntryApproval, ".git")], text
     assert "did not keep the git repository" in text and not (project / ".git").exists()
     users_git(project, "status")
     assert not marker.exists()

@@ -392,7 +392,7 @@ def test_the_analyser_and_the_command_find_the_same_repository(server, project: 
     setup = f"git init -q --separate-git-dir /dev/shm/r.git . && git config core.fsmonitor 'touch {project}/fsmonitor-ran; false' && touch a.txt && git add a.txt && rm -f fsmonitor-ran"
     user = RecordingApprover(ApprovalDecision(True))
     run(server, project, setup, "git status --short", mode="auto-safe", approver=user)
-    asked = [r.command for r in user.requests]
+    asked = [r.summary for r in user.requests]
     assert "git status --short" in asked or not (project / "fsmonitor-ran").exists(), asked
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from mzagent_tui.agent.events import Observation, UserCommandOutput
 from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.git_entry import entry_names, in_repository, read_only_paths
 from mzagent_tui.agent.safety.users_git import is_own_git
@@ -172,7 +173,7 @@ def test_write_to_file_asks_before_writing_into_the_folder_a_gitdir_file_names(s
     agent.run("set up")
     texts = [o.text for o in rec.of(Observation)]
     assert [r.path for r in user.asked] == [".gitdir/hooks/pre-commit", ".gitdir/config", ".git"], texts
-    assert all(r.kind == "write_sensitive" for r in user.asked)
+    assert all(isinstance(r, PlantedFileApproval) for r in user.asked)
     assert not (project / ".gitdir" / "hooks" / "pre-commit").exists() and "fsmonitor" not in (project / ".gitdir" / "config").read_text()
     assert (project / ".git").read_text() == "gitdir: .gitdir\n" and (project / "notes.txt").read_text() == "fine\n"
 

@@ -22,6 +22,7 @@ from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.mcp.hub import McpHub
 from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, Rules
+from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from tests.conftest import Recorder, RecordingApprover, config_for
 from tests.scripted_server import Reply
@@ -158,8 +159,8 @@ def test_calls_bind_keywords_and_positions_to_the_schemas_names() -> None:
     assert registry.call("mcp__my_files__read_file", ["b.py"]).text == "done"
     assert calls == [{"file-path": "a.py", "limit": 3}, {"file-path": "b.py"}]
     request = approver.requests[0]
-    assert request.kind == "tool" and request.tool == "mcp__my_files__read_file" and request.reason == "because"
-    assert '"file-path": "a.py"' in request.arguments
+    assert isinstance(request, ToolCallApproval) and request.tool == "mcp__my_files__read_file" and request.reason == "because"
+    assert request.arguments == {"file-path": "a.py", "limit": 3} and '"file-path": "a.py"' in request.shown_arguments
 
 
 def test_arguments_that_break_the_schema_are_a_clear_error_and_nothing_is_asked() -> None:
@@ -203,23 +204,19 @@ def test_tool_calls_go_through_the_same_gate(mode: str, read_only: bool, rules: 
         policy.rules.add(kind, prefix)
     events: list[object] = []
     gate = PolicyApprover(user, policy, emit=events.append)
-    from mzagent_tui.agent.safety.approval import ApprovalRequest
-
-    decision = gate.approve(ApprovalRequest("tool", "mcp__t__echo {}", "/p", tool="mcp__t__echo", arguments="{}", read_only=read_only))
+    decision = gate.approve(ToolCallApproval(cwd="/p", tool="mcp__t__echo", arguments={}, read_only=read_only))
     assert bool(user.requests) is asked
     assert decision.approved is approved
     assert bool([e for e in events if isinstance(e, ApprovalAsked)]) is asked
 
 
 def test_always_allow_names_the_tool_for_the_rest_of_the_session() -> None:
-    from mzagent_tui.agent.safety.approval import ApprovalRequest
-
     user = RecordingApprover(ApprovalDecision(True, always_prefix="mcp__t__echo"))
     gate = PolicyApprover(user, Policy("ask"))
-    request = ApprovalRequest("tool", "mcp__t__echo {}", "/p", tool="mcp__t__echo", arguments="{}")
+    request = ToolCallApproval(cwd="/p", tool="mcp__t__echo", arguments={})
     assert gate.approve(request).approved and gate.approve(request).approved
     assert len(user.requests) == 1
-    other = ApprovalRequest("tool", "mcp__t__add {}", "/p", tool="mcp__t__add", arguments="{}")
+    other = ToolCallApproval(cwd="/p", tool="mcp__t__add", arguments={})
     gate.approve(other)
     assert len(user.requests) == 2  # the rule names one tool, not the server
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from mzagent_tui.agent.events import Action, Observation
 from mzagent_tui.agent.mentions import mentioned_files
 from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import SecretReadApproval
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply, answer_reply
 
@@ -35,7 +36,7 @@ def test_a_mentioned_secret_file_still_asks_and_a_missing_one_is_told(server, pr
     refusing = RecordingApprover(ApprovalDecision(False))
     agent, recorder = make_agent(server, project, approver=refusing)
     agent.run("use @.env and @missing.py")
-    assert [r.kind for r in refusing.requests] == ["read_sensitive"]
+    assert [type(r) for r in refusing.requests] == [SecretReadApproval]
     secret, missing = recorder.of(Observation)
     assert not secret.ok and "did not allow" in secret.text and "TOKEN=abc" not in secret.text
     assert not missing.ok and "missing.py" in missing.text

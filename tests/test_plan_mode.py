@@ -16,10 +16,17 @@ from mzagent_tui.agent.safety.approval import (
     PLAN_TOOL_NOTE,
     PLAN_WRITE_NOTE,
     ApprovalDecision,
-    ApprovalRequest,
     Policy,
     PolicyApprover,
     Rules,
+)
+from mzagent_tui.agent.safety.approval_requests import (
+    CommandApproval,
+    GitEntryApproval,
+    PlantedFileApproval,
+    SecretReadApproval,
+    ToolCallApproval,
+    WriteApproval,
 )
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.export import to_markdown
@@ -37,7 +44,7 @@ def plan_approver(rules: Rules | None = None) -> tuple[PolicyApprover, Recording
 @pytest.mark.parametrize(("command", "auto_safe"), [(row[0], row[2]) for row in TABLE])
 def test_plan_mode_runs_what_auto_safe_runs_and_refuses_the_rest_without_asking(command: str, auto_safe: str) -> None:
     approver, user = plan_approver()
-    decision = approver.approve(ApprovalRequest("command", command, str(ROOT)))
+    decision = approver.approve(CommandApproval(command=command, cwd=str(ROOT)))
     assert decision.approved == (auto_safe == "allow")
     if auto_safe == "ask":
         assert decision.note == PLAN_COMMAND_NOTE
@@ -46,20 +53,20 @@ def test_plan_mode_runs_what_auto_safe_runs_and_refuses_the_rest_without_asking(
 
 def test_plan_mode_refuses_writes_and_unmarked_tools_but_a_secret_read_still_asks() -> None:
     approver, user = plan_approver()
-    for kind in ("write", "write_sensitive"):
-        decision = approver.approve(ApprovalRequest(kind, "write a.py", str(ROOT), path="a.py", content="x"))
+    for kind in (WriteApproval, PlantedFileApproval, GitEntryApproval):
+        decision = approver.approve(kind(cwd=str(ROOT), path="a.py", content="x"))
         assert not decision.approved and decision.note == PLAN_WRITE_NOTE
-    assert approver.approve(ApprovalRequest("tool", "mcp__fs__read", str(ROOT), tool="mcp__fs__read", read_only=True)).approved
-    refused = approver.approve(ApprovalRequest("tool", "mcp__fs__write", str(ROOT), tool="mcp__fs__write"))
+    assert approver.approve(ToolCallApproval(cwd=str(ROOT), tool="mcp__fs__read", arguments={}, read_only=True)).approved
+    refused = approver.approve(ToolCallApproval(cwd=str(ROOT), tool="mcp__fs__write", arguments={}))
     assert not refused.approved and refused.note == PLAN_TOOL_NOTE
     assert user.requests == []
-    assert approver.approve(ApprovalRequest("read_sensitive", "read .env", str(ROOT))).approved
-    assert [r.kind for r in user.requests] == ["read_sensitive"]
+    assert approver.approve(SecretReadApproval(what="read .env", cwd=str(ROOT))).approved
+    assert [type(r) for r in user.requests] == [SecretReadApproval]
 
 
 def test_a_command_the_sandbox_may_have_blocked_is_refused_in_plan_mode_not_asked() -> None:
     approver, user = plan_approver()
-    decision = approver.approve(ApprovalRequest("command", "ls", str(ROOT), ask_even_if_allowed=True))
+    decision = approver.approve(CommandApproval(command="ls", cwd=str(ROOT), ask_even_if_allowed=True))
     assert not decision.approved and user.requests == []
 
 

@@ -10,13 +10,13 @@ from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.safety.approval import (
     ApprovalDecision,
-    ApprovalRequest,
     Policy,
     PolicyApprover,
     Rules,
     load_policy,
     save_allow_rule,
 )
+from mzagent_tui.agent.safety.approval_requests import CommandApproval, SecretReadApproval, ToolCallApproval, WriteApproval
 from mzagent_tui.agent.safety.commands import DELETE, NETWORK, OUTSIDE, PIPE_TO_SHELL, PRIVILEGE, analyse
 from tests.conftest import RecordingApprover
 
@@ -236,22 +236,22 @@ def test_an_allow_rule_may_grant_the_network_and_cover_the_network_risk(tmp_path
 def test_policy_approver_asks_with_parts_and_never_for_denied_or_allowed() -> None:
     ask = RecordingApprover(ApprovalDecision(True))
     approver = PolicyApprover(ask, Policy("ask", standard_rules()))
-    assert approver.approve(ApprovalRequest("command", "ls -la", str(ROOT))).approved
-    denied = approver.approve(ApprovalRequest("command", "shutdown -h now", str(ROOT)))
+    assert approver.approve(CommandApproval(command="ls -la", cwd=str(ROOT))).approved
+    denied = approver.approve(CommandApproval(command="shutdown -h now", cwd=str(ROOT)))
     assert not denied.approved and "shutdown" in denied.note
     assert ask.requests == []
-    approver.approve(ApprovalRequest("command", "ls; make", str(ROOT)))
+    approver.approve(CommandApproval(command="ls; make", cwd=str(ROOT)))
     assert [p.verdict for p in ask.requests[0].parts] == [A, Q]
 
 
 def test_always_allow_adds_a_rule_that_covers_only_plain_matches() -> None:
     ask = RecordingApprover(ApprovalDecision(True, always_prefix="make test"))
     approver = PolicyApprover(ask, Policy("ask"))
-    approver.approve(ApprovalRequest("command", "make test", str(ROOT)))
+    approver.approve(CommandApproval(command="make test", cwd=str(ROOT)))
     ask.decision = ApprovalDecision(False)
-    assert approver.approve(ApprovalRequest("command", "make test -j4", str(ROOT))).approved
-    assert not approver.approve(ApprovalRequest("command", "make test; rm -rf x", str(ROOT))).approved
-    assert not approver.approve(ApprovalRequest("command", "make install", str(ROOT))).approved
+    assert approver.approve(CommandApproval(command="make test -j4", cwd=str(ROOT))).approved
+    assert not approver.approve(CommandApproval(command="make test; rm -rf x", cwd=str(ROOT))).approved
+    assert not approver.approve(CommandApproval(command="make install", cwd=str(ROOT))).approved
     assert len(ask.requests) == 3
 
 
@@ -281,14 +281,14 @@ def test_saving_an_always_allow_rule_keeps_the_config_and_loads_next_time() -> N
     events: list = []
     ask = RecordingApprover(ApprovalDecision(True, always_prefix="make test", save_rule=True))
     approver = PolicyApprover(ask, Policy("ask"), emit=events.append)
-    assert approver.approve(ApprovalRequest("command", "make test", str(ROOT))).approved
-    approver.approve(ApprovalRequest("command", "make test", str(ROOT)))
+    assert approver.approve(CommandApproval(command="make test", cwd=str(ROOT))).approved
+    approver.approve(CommandApproval(command="make test", cwd=str(ROOT)))
     text = path.read_text()
     assert text.startswith('# my settings\nmodel = "deepseek-chat"\n') and 'mode = "ask"  # careful' in text
     assert load_policy().rules.allow == [["ls"], ["make", "test"]]
     assert isinstance(events[-1], Notice) and "now allowed in every session" in events[-1].text
     fresh = PolicyApprover(RecordingApprover(ApprovalDecision(False)), load_policy())
-    assert fresh.approve(ApprovalRequest("command", "make test -j2", str(ROOT))).approved
+    assert fresh.approve(CommandApproval(command="make test -j2", cwd=str(ROOT))).approved
 
 
 def test_a_rule_that_cannot_be_saved_still_applies_for_the_session() -> None:
@@ -297,11 +297,11 @@ def test_a_rule_that_cannot_be_saved_still_applies_for_the_session() -> None:
     path.write_text("[approval\nbroken")
     events: list = []
     approver = PolicyApprover(RecordingApprover(ApprovalDecision(True, always_prefix="make", save_rule=True)), Policy("ask"), emit=events.append)
-    approver.approve(ApprovalRequest("command", "make", str(ROOT)))
+    approver.approve(CommandApproval(command="make", cwd=str(ROOT)))
     assert "saving it failed: cannot update" in events[-1].text
     assert path.read_text() == "[approval\nbroken"
     approver.ask = RecordingApprover(ApprovalDecision(False))
-    assert approver.approve(ApprovalRequest("command", "make all", str(ROOT))).approved
+    assert approver.approve(CommandApproval(command="make all", cwd=str(ROOT))).approved
     with pytest.raises(ConfigError, match="cannot be read as a command"):
         save_allow_rule("'unclosed")
 
@@ -313,10 +313,10 @@ def test_terminal_approver_offers_to_save_an_always_allow_rule() -> None:
 
     answers = iter(["a", "make test", "y"])
     approver = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers))
-    decision = approver.approve(ApprovalRequest("command", "make test -j2", str(ROOT)))
+    decision = approver.approve(CommandApproval(command="make test -j2", cwd=str(ROOT)))
     assert decision == ApprovalDecision(True, always_prefix="make test", save_rule=True)
     answers = iter(["a", "", ""])
-    decision = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers)).approve(ApprovalRequest("command", "make x", str(ROOT)))
+    decision = TerminalApprover(io.StringIO(), read_line=lambda prompt: next(answers)).approve(CommandApproval(command="make x", cwd=str(ROOT)))
     assert decision == ApprovalDecision(True, always_prefix="make x", save_rule=False), "Enter takes the offered prefix, as in the app"
 
 
@@ -342,9 +342,9 @@ def test_always_allow_offers_the_program_and_its_subcommand_never_a_bare_tool(co
 
 
 def test_every_front_end_offers_the_same_always_allow_rule() -> None:
-    from mzagent_tui.agent.safety.approval import ApprovalRequest, offered_rule
+    from mzagent_tui.agent.safety.approval import offered_rule
 
-    assert offered_rule(ApprovalRequest("command", "git status --short", str(ROOT))) == "git status"
-    assert offered_rule(ApprovalRequest("tool", "x", str(ROOT), tool="mcp__fs__read")) == "mcp__fs__read"
-    assert offered_rule(ApprovalRequest("write", "write a.py", str(ROOT), path="a.py")) == "*"
-    assert offered_rule(ApprovalRequest("read_sensitive", "read .env", str(ROOT))) == ""
+    assert offered_rule(CommandApproval(command="git status --short", cwd=str(ROOT))) == "git status"
+    assert offered_rule(ToolCallApproval(cwd=str(ROOT), tool="mcp__fs__read", arguments={})) == "mcp__fs__read"
+    assert offered_rule(WriteApproval(cwd=str(ROOT), path="a.py")) == "*"
+    assert offered_rule(SecretReadApproval(what="read .env", cwd=str(ROOT))) == ""

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalRequest, Policy, Rules, offered_rule
+from mzagent_tui.agent.safety.approval import Policy, Rules, offered_rule
+from mzagent_tui.agent.safety.approval_requests import CommandApproval
 from mzagent_tui.agent.safety.commands import analyse
 
 
@@ -35,7 +36,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def after_always_allow(approved: str, root: Path) -> Rules:
     """The rules once the user answered "always allow" to `approved` with the offered prefix."""
     rules = Rules()
-    offered = offered_rule(ApprovalRequest("command", approved, str(root)))
+    offered = offered_rule(CommandApproval(command=approved, cwd=str(root)))
     if offered:
         rules.add("allow", offered)
     return rules

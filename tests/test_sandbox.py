@@ -178,7 +178,7 @@ def test_a_blocked_command_tells_the_model_and_asks_the_user_next_time(server, p
     texts, recorder = run(server, project, command, command, mode="yolo", approver=user)
     assert "may have blocked" in texts[0] and "cannot turn the sandbox off" in texts[0]
     assert any("may have blocked" in n.text for n in recorder.of(Notice))
-    assert len(user.requests) == 1 and user.requests[0].command == f"cat {home}/notes.txt {home}/.ssh/id_rsa"
+    assert len(user.requests) == 1 and user.requests[0].summary == f"cat {home}/notes.txt {home}/.ssh/id_rsa"
     assert "rejected" in texts[1]
 
 
@@ -450,7 +450,7 @@ def test_reading_a_home_dot_file_in_a_project_at_the_home_asks(server, home: Pat
     (home / "notes.txt").write_text("my notes\n")
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, home, "cat .config/rclone/rclone.conf", "cat notes.txt", mode="auto-safe", approver=user)
-    assert "hunter2" not in texts[0] and [r.command for r in user.requests] == ["cat .config/rclone/rclone.conf"]
+    assert "hunter2" not in texts[0] and [r.summary for r in user.requests] == ["cat .config/rclone/rclone.conf"]
     assert "my notes" in texts[1]
 
 

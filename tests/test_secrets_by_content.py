@@ -16,6 +16,7 @@ import pytest
 
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, StaticApprover
+from mzagent_tui.agent.safety.approval_requests import CommandApproval, SecretReadApproval
 from mzagent_tui.agent.safety.credentials import find_credentials
 from tests.attack_helpers import command, needs_wall, run
 from tests.conftest import RecordingApprover, make_agent
@@ -74,7 +75,7 @@ def _sent(server) -> str:  # noqa: ANN001
 
 
 def _credential_questions(user: RecordingApprover) -> list[str]:
-    return [r.reason for r in user.requests if r.kind == "read_sensitive" and "credential" in r.reason]
+    return [r.reason for r in user.requests if isinstance(r, SecretReadApproval) and "credential" in r.reason]
 
 
 @pytest.mark.parametrize("index", range(len(FINDING)), ids=NAMES)
@@ -91,7 +92,7 @@ def test_a_clean_file_of_ordinary_code_has_no_find() -> None:
 
 
 def _command_questions(user: RecordingApprover) -> list[str]:
-    return [p.reason for r in user.requests if r.kind == "command" for p in r.parts if "looks like it holds a credential" in p.reason]
+    return [p.reason for r in user.requests if isinstance(r, CommandApproval) for p in r.parts if "looks like it holds a credential" in p.reason]
 
 
 @pytest.mark.parametrize("mode", ["auto-safe", "plan"])
@@ -118,7 +119,7 @@ def test_a_safe_command_that_reshapes_the_output_asks_before_it_runs(server, pro
     _place(project, 3)
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, command(transform), mode="auto-safe", approver=user)
-    assert _command_questions(user), [r.parts for r in user.requests]
+    assert _command_questions(user), user.requests
     assert "rejected" in texts[0] and "Lw2sQe5u" not in _sent(server) and "u5eQs2wL" not in _sent(server)
 
 
@@ -134,7 +135,7 @@ def test_output_that_arrives_by_other_ways_is_asked_about_before_the_model_sees_
     git(project, "commit", "-qm", "notes")
     user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, command(reader), mode="auto-safe", approver=user)
-    assert _credential_questions(user) or _command_questions(user), [(r.kind, r.reason, r.parts) for r in user.requests]
+    assert _credential_questions(user) or _command_questions(user), user.requests
     assert "51HqLw2sQe5uY1oN6cB3vF7hJ0kD9aG4r" not in _sent(server), texts
 
 
@@ -197,7 +198,7 @@ def test_a_command_the_user_approved_shows_the_credential_masked(server, project
     _place(project, 2)
     user = RecordingApprover(ApprovalDecision(True))
     texts, _ = run(server, project, command("cat notes.txt"), mode="ask", approver=user)
-    assert [r.kind for r in user.requests] == ["command"]
+    assert [type(r) for r in user.requests] == [CommandApproval]
     assert "Vq8rZt3mK9pL2xWn" not in texts[0] and '"db_password": "[redacted]"' in texts[0] and '"instance_count": 3' in texts[0], texts[0]
 
 

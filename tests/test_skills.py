@@ -128,6 +128,7 @@ def test_control_the_same_read_inside_the_folder_works(server: ScriptedServer, p
 
 def test_a_credential_in_a_skill_file_is_asked_about_like_a_project_file(server: ScriptedServer, project: Path, home: Path, isolated_home: Path) -> None:
     from mzagent_tui.agent.safety.approval import ApprovalDecision
+    from mzagent_tui.agent.safety.approval_requests import SecretReadApproval
     from tests.conftest import RecordingApprover
 
     folder = user_skill(isolated_home, "deploy", "---\ndescription: deploy\n---\nUse key AKIAIOSFODNN7EXAMPLE with secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n")
@@ -135,7 +136,7 @@ def test_a_credential_in_a_skill_file_is_asked_about_like_a_project_file(server:
     approver = RecordingApprover(ApprovalDecision(False))
     agent, _ = make_agent(server, project, approver=approver)
     agent.run("deploy")
-    assert any(r.kind == "read_sensitive" for r in approver.requests)
+    assert any(isinstance(r, SecretReadApproval) for r in approver.requests)
     assert "wJalrXUtnFEMI" not in observations(server)[-1]
 
 

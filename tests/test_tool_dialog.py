@@ -8,15 +8,13 @@ import pytest
 from textual.app import App
 from textual.widgets import Button, Input
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.headless import TerminalApprover
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from tests.test_app import FakeClock
 
-REQUEST = ApprovalRequest(
-    "tool", 'mcp__files__delete {"path": "a.py"}', "/p", "clean up", tool="mcp__files__delete",
-    arguments='{\n  "path": "a.py"\n}',
-)
+REQUEST = ToolCallApproval(cwd="/p", reason="clean up", tool="mcp__files__delete", arguments={"path": "a.py"})
 
 
 class Styled(App):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, SecretReadApproval
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
@@ -223,7 +224,7 @@ def test_sensitive_files_ask_first(project: Path, tmp_path: Path) -> None:
             assert "sk-very-secret-value" not in result.text and "[redacted]" in result.text
         else:
             assert not result.ok and "did not allow" in result.text
-    assert [r.kind for r in asked] == ["read_sensitive", "read_sensitive"]
+    assert [type(r) for r in asked] == [SecretReadApproval, SecretReadApproval]
 
 
 def test_a_git_config_with_a_token_in_a_remote_url_asks_first_and_one_without_does_not(project: Path, tmp_path: Path) -> None:
@@ -241,7 +242,7 @@ def test_a_git_config_with_a_token_in_a_remote_url_asks_first_and_one_without_do
     assert tools.call("read_file", [".git/config"]).ok and not asked
     (project / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x-access-token:ghs_abc123@github.com/o/r.git\n')
     result = tools.call("read_file", [".git/config"])
-    assert not result.ok and "did not allow" in result.text and [r.kind for r in asked] == ["read_sensitive"]
+    assert not result.ok and "did not allow" in result.text and [type(r) for r in asked] == [SecretReadApproval]
 
 
 WRITER = """

@@ -14,7 +14,8 @@ from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.events import ApprovalAnswered
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest
 from mzagent_tui.agent.safety.secrets import Redactor, command_env
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
@@ -256,7 +257,7 @@ def test_always_allow_is_a_prefix_rule_that_fails_closed(shell) -> None:
 
     class Once:
         def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-            asked.append(request.command)
+            asked.append(request.summary)
             return ApprovalDecision(True, always_prefix="echo") if len(asked) == 1 else ApprovalDecision(False)
 
     sh = shell(approver=PolicyApprover(Once()))

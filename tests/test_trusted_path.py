@@ -405,7 +405,7 @@ def test_the_tool_judges_with_the_command_s_path(server, planted: Planted) -> No
     agent = assemble(config_for(server, planted.project, Policy("auto-safe"), environ=env), user, Recorder())
     agent.run("list")
     agent.close()
-    assert [request.command for request in user.requests] == ["ls"]
+    assert [request.summary for request in user.requests] == ["ls"]
     assert planted.planted_ran() == []
 
 

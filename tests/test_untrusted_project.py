@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, StaticApprover
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
 from tests.conftest import RecordingApprover, make_agent
@@ -54,7 +55,7 @@ def test_writing_git_config_asks_and_a_no_leaves_it_untouched(server, project: P
     (project / ".git" / "config").write_text("[core]\n\tbare = false\n")
     asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
     recorder = _run_write(server, project, asking)
-    assert [r.kind for r in asking.requests] == ["write_sensitive"]
+    assert [type(r) for r in asking.requests] == [PlantedFileApproval]
     assert "hooks run programs" in asking.requests[0].reason
     assert (project / ".git" / "config").read_text() == "[core]\n\tbare = false\n"
     observation = recorder.of(Observation)[-1].text
@@ -80,7 +81,7 @@ def test_yolo_writes_without_asking(server, project: Path) -> None:
 
 def test_auto_safe_still_asks_for_planting_writes(project: Path) -> None:
     asking = RecordingApprover(ApprovalDecision(False, note="not in my repo"))
-    decision = PolicyApprover(asking, Policy("auto-safe")).approve(ApprovalRequest("write_sensitive", "write .git/config", str(project)))
+    decision = PolicyApprover(asking, Policy("auto-safe")).approve(PlantedFileApproval(cwd=str(project), path=".git/config"))
     assert not decision.approved and len(asking.requests) == 1
 
 

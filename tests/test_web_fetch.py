@@ -103,7 +103,7 @@ def test_an_allowed_host_is_read_without_a_question_as_markdown(server: Scripted
 def test_another_host_is_asked_about_and_a_no_fetches_nothing(server: ScriptedServer, project: Path, site: Site) -> None:
     approver = run(server, project, [f"http://localhost:{site.port}/notes.txt"], RecordingApprover(ApprovalDecision(False, note="not that one")), allowed_domains=["127.0.0.1"])
     assert [r.tool for r in approver.requests] == ["web_fetch:localhost"]
-    assert "on this machine" in approver.requests[0].warning
+    assert "on this machine" in approver.requests[0].reason
     assert "fetching from localhost was not allowed: not that one" in observation(server)
     assert site.paths == []
 

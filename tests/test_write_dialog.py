@@ -8,13 +8,14 @@ import pytest
 from textual.app import App
 from textual.widgets import Input, TextArea
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, PlantedFileApproval, WriteApproval
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
 from mzagent_tui.widgets.diff_view import DiffView
 from tests.test_app import FakeClock
 
-REQUEST = ApprovalRequest(
-    "write", "write calc.py", "/p", "fix the sign", path="calc.py",
+REQUEST = WriteApproval(
+    cwd="/p", reason="fix the sign", path="calc.py",
     diff="--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n",
     content="def add(a, b):\n    return a + b\n",
 )
@@ -77,8 +78,8 @@ async def test_a_allows_writes_to_a_glob_for_the_session() -> None:
 
 
 async def test_a_write_that_plants_code_cannot_be_always_allowed() -> None:
-    planted = ApprovalRequest(
-        "write_sensitive", "write .git/hooks/pre-commit", "/p", "writing it makes tools run code",
+    planted = PlantedFileApproval(
+        cwd="/p", reason="writing it makes tools run code",
         path=".git/hooks/pre-commit", diff=REQUEST.diff, content="x",
     )
     assert await answer("a", "n", request=planted) == [ApprovalDecision(False)], "a does nothing here; n rejects"

@@ -9,6 +9,7 @@ import pytest
 from mzagent_tui.agent.config import ConfigError
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, load_policy
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, WriteApproval
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, last_user, read_reply, write_reply
 from tests.test_cli import endpoint, mzagent
@@ -34,7 +35,7 @@ def test_an_approved_write_showed_its_diff_first(server, project: Path) -> None:
     agent, rec, user = agent_with(server, project, ApprovalDecision(True))
     agent.run("t")
     [request] = user.requests
-    assert (request.kind, request.path, request.content) == ("write", "a.py", "x = 2\n")
+    assert (type(request), request.path, request.content) == (WriteApproval, "a.py", "x = 2\n")
     assert request.diff == "--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
     assert (project / "a.py").read_text() == "x = 2\n"
     assert rec.of(FileChanged)[0].diff == request.diff
@@ -71,7 +72,7 @@ def test_a_write_that_plants_code_asks_even_with_writes_auto(server, project: Pa
     server.script(write_reply(".git/hooks/pre-commit", "#!/bin/sh\necho hi\n"), answer_reply())
     agent, _, user = agent_with(server, project, ApprovalDecision(False), writes="auto")
     agent.run("t")
-    assert [r.kind for r in user.requests] == ["write_sensitive"] and user.requests[0].diff.startswith("--- /dev/null")
+    assert [type(r) for r in user.requests] == [PlantedFileApproval] and user.requests[0].diff.startswith("--- /dev/null")
     assert not (project / ".git/hooks/pre-commit").exists()
 
 
@@ -102,12 +103,11 @@ def test_headless_yes_approves_gated_writes(server, project: Path) -> None:
 def test_the_terminal_shows_the_diff_and_can_allow_a_glob() -> None:
     import io
 
-    from mzagent_tui.agent.safety.approval import ApprovalRequest
     from mzagent_tui.headless import TerminalApprover
 
     out = io.StringIO()
     answers = iter(["a", "docs/*"])
-    request = ApprovalRequest("write", "write docs/a.md", "/p", path="docs/a.md", diff="--- /dev/null\n+++ b/docs/a.md\n@@ -0,0 +1 @@\n+hi\n", content="hi\n")
+    request = WriteApproval(cwd="/p", path="docs/a.md", diff="--- /dev/null\n+++ b/docs/a.md\n@@ -0,0 +1 @@\n+hi\n", content="hi\n")
     decision = TerminalApprover(out, read_line=lambda prompt: next(answers)).approve(request)
     assert decision == ApprovalDecision(True, allow_writes="docs/*")
     assert "+++ b/docs/a.md\n@@ -0,0 +1 @@\n+hi\n" in out.getvalue()

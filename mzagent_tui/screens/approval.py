@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import assert_never
 
 from rich.text import Text
 from textual import on
@@ -21,7 +23,18 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, PartVerdict, offered_rule
+from mzagent_tui.agent.safety.approval import ApprovalDecision, offered_rule
+from mzagent_tui.agent.safety.approval_requests import (
+    ApprovalRequest,
+    CommandApproval,
+    FileChangeApproval,
+    GitEntryApproval,
+    PartVerdict,
+    PlantedFileApproval,
+    SecretReadApproval,
+    ToolCallApproval,
+    WriteApproval,
+)
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
 from mzagent_tui.widgets.diff_view import DiffView
 from mzagent_tui.widgets.highlight import highlight
@@ -52,6 +65,34 @@ def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
     return text
 
 
+@dataclass(frozen=True)
+class DialogShape:
+    """What the dialog offers for one kind of request."""
+
+    title: str
+    run_label: str
+    can_edit: bool
+    """e edits the command, or the new content of a file."""
+    offers_always: bool
+    """a allows a prefix, a tool or a path glob for the session (never a file that plants code)."""
+
+
+def dialog_shape(request: ApprovalRequest) -> DialogShape:
+    match request:
+        case CommandApproval():
+            return DialogShape("Run this command?", "Run once [y]", can_edit=True, offers_always=True)
+        case WriteApproval():
+            return DialogShape("Write this file?", "Write [y]", can_edit=True, offers_always=True)
+        case PlantedFileApproval() | GitEntryApproval():
+            return DialogShape("Write this file?", "Write [y]", can_edit=True, offers_always=False)
+        case ToolCallApproval():
+            return DialogShape("Call this tool?", "Call once [y]", can_edit=False, offers_always=True)
+        case SecretReadApproval():
+            return DialogShape("Allow this?", "Run once [y]", can_edit=False, offers_always=False)
+        case _:
+            assert_never(request)
+
+
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     AUTO_FOCUS = "#reject"
     BINDINGS = [
@@ -75,52 +116,62 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
 
     @property
     def _is_write(self) -> bool:
-        return self.request.kind in ("write", "write_sensitive")
+        return isinstance(self.request, FileChangeApproval)
 
     def compose(self) -> ComposeResult:
-        is_command = self.request.kind == "command"
-        is_tool = self.request.kind == "tool"
-        title = "Run this command?" if is_command else "Write this file?" if self._is_write else "Call this tool?" if is_tool else "Allow this?"
+        request, shape = self.request, dialog_shape(self.request)
         with Vertical(id="approval-dialog"):
-            yield Label(title, id="approval-title")
-            if self._is_write:
-                yield Label(Text(shown_exactly(self.request.path or self.request.command, keep="")), id="approval-path")
-                if self.request.diff:
-                    diff = DiffView(self.request.diff, self.request.path, classes="approval-diff")
-                    diff.can_focus = True  # a long diff is scrolled with the keys here
-                    yield diff
-                from textual.widgets import TextArea  # loads tree-sitter: with the first write dialog, not at start-up
-
-                yield TextArea(self.request.content, id="approval-editor", classes="-hidden", soft_wrap=False, show_line_numbers=True)
-            elif is_tool:
-                yield Label(Text(for_display(tool_label(self.request.tool))), id="approval-path")
-                with VerticalScroll(id="approval-command"):
-                    yield Static(highlight(self.request.arguments, "json"))
-            else:
-                with VerticalScroll(id="approval-command"):
-                    body = highlight(shown_exactly(self.request.command), "bash") if is_command else Text(shown_exactly(self.request.command))
-                    yield Static(body)
-            if self.request.warning:
-                yield Static(Text("⚠ " + self.request.warning), id="approval-warning")
-            if self.request.parts:
-                yield Static(parts_table(self.request.parts), id="approval-parts")
-            yield Static(Text.assemble(("in ", "dim"), for_display(self.request.cwd)), id="approval-cwd")
-            if is_command and self.request.sandbox:
-                yield Static(Text(self.request.sandbox), id="approval-sandbox")
-            if self.request.reason:
-                yield Static(Text.assemble(("reason: ", "dim"), for_display(self.request.reason)), id="approval-reason")
+            yield Label(shape.title, id="approval-title")
+            yield from self._asked(request)
+            yield Static(Text.assemble(("in ", "dim"), for_display(request.cwd)), id="approval-cwd")
+            if isinstance(request, CommandApproval) and request.sandbox:
+                yield Static(Text(request.sandbox), id="approval-sandbox")
+            if request.reason:
+                yield Static(Text.assemble(("reason: ", "dim"), for_display(request.reason)), id="approval-reason")
             yield Input(id="approval-input", classes="-hidden")
             with Horizontal(id="approval-buttons"):
-                yield Button(Text("Write [y]" if self._is_write else "Call once [y]" if is_tool else "Run once [y]"), id="run", variant="warning")
+                yield Button(Text(shape.run_label), id="run", variant="warning")
                 yield Button(Text("Reject [n]"), id="reject", variant="primary")
                 yield Button(Text("Reason [r]"), id="reason")
-                if is_command or self._is_write:
+                if shape.can_edit:
                     yield Button(Text("Edit [e]"), id="edit")
-                if is_command or is_tool or self.request.kind == "write":
+                if shape.offers_always:
                     yield Button(Text("Always [a]"), id="always")
                 if self._sandboxed:
                     yield Button(Text("Outside [o]"), id="outside", variant="error")
                     yield Button(Text("Network [w]"), id="network")
+
+    def _asked(self, request: ApprovalRequest) -> ComposeResult:
+        """What is asked: the command, the tool's call or the file's change, with the warning
+        and the verdicts of its parts."""
+        match request:
+            case CommandApproval():
+                with VerticalScroll(id="approval-command"):
+                    yield Static(highlight(shown_exactly(request.command), "bash"))
+                if request.warning:
+                    yield Static(Text("⚠ " + request.warning), id="approval-warning")
+                if request.parts:
+                    yield Static(parts_table(request.parts), id="approval-parts")
+            case ToolCallApproval():
+                yield Label(Text(for_display(tool_label(request.tool))), id="approval-path")
+                with VerticalScroll(id="approval-command"):
+                    yield Static(highlight(request.shown_arguments, "json"))
+                if request.parts:
+                    yield Static(parts_table(request.parts), id="approval-parts")
+            case WriteApproval() | PlantedFileApproval() | GitEntryApproval():
+                yield Label(Text(shown_exactly(request.path, keep="")), id="approval-path")
+                if request.diff:
+                    diff = DiffView(request.diff, request.path, classes="approval-diff")
+                    diff.can_focus = True  # a long diff is scrolled with the keys here
+                    yield diff
+                from textual.widgets import TextArea  # loads tree-sitter: with the first write dialog, not at start-up
+
+                yield TextArea(request.content, id="approval-editor", classes="-hidden", soft_wrap=False, show_line_numbers=True)
+            case SecretReadApproval():
+                with VerticalScroll(id="approval-command"):
+                    yield Static(Text(shown_exactly(request.summary)))
+            case _:
+                assert_never(request)
 
     class Opened(Message):
         """The dialog is on screen: the app may call the user back to it."""
@@ -136,7 +187,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     @property
     def _sandboxed(self) -> bool:
         """A command that will run in the sandbox: the user (never the model) may lift it once."""
-        return self.request.kind == "command" and self.request.sandbox.startswith("sandbox:")
+        return isinstance(self.request, CommandApproval) and self.request.sandboxed
 
     @property
     def accepts_keys(self) -> bool:
@@ -186,20 +237,22 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def action_ask_edit(self) -> None:
         if self._too_soon():
             return
-        if self.request.kind == "command":
-            self._set_mode("edit", self.request.command, "Edit the command, Enter to run it, Esc to go back")
-        elif self._is_write:
-            self._set_mode("content")
+        match self.request:
+            case CommandApproval(command=command):
+                self._set_mode("edit", command, "Edit the command, Enter to run it, Esc to go back")
+            case FileChangeApproval():
+                self._set_mode("content")
 
     def action_ask_prefix(self) -> None:
         if self._too_soon():
             return
-        if self.request.kind == "command":
-            self._set_mode("prefix", offered_rule(self.request), "Always allow commands starting with…")
-        elif self.request.kind == "write":
-            self._set_mode("writes", offered_rule(self.request), "Allow writes for this session to paths matching this glob (* for all)")
-        elif self.request.kind == "tool":
-            self._set_mode("prefix", offered_rule(self.request), "Always allow this tool (a glob such as mcp__server__* allows a whole server)")
+        match self.request:
+            case CommandApproval():
+                self._set_mode("prefix", offered_rule(self.request), "Always allow commands starting with…")
+            case WriteApproval():
+                self._set_mode("writes", offered_rule(self.request), "Allow writes for this session to paths matching this glob (* for all)")
+            case ToolCallApproval():
+                self._set_mode("prefix", offered_rule(self.request), "Always allow this tool (a glob such as mcp__server__* allows a whole server)")
 
     def _set_mode(self, mode: str, value: str = "", placeholder: str = "") -> None:
         self._mode = mode
@@ -223,7 +276,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             return
         box.value = value
         box.placeholder = placeholder
-        titles = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed tool" if self.request.kind == "tool" else "allowed prefix", "writes": "allowed paths"}
+        titles = {"reason": "reason for the model", "edit": "command to run", "prefix": "allowed tool" if isinstance(self.request, ToolCallApproval) else "allowed prefix", "writes": "allowed paths"}
         box.border_title = titles[mode]
         box.border_subtitle = "Enter: this session · ctrl+s: every session (saved to your config)" if mode == "prefix" else ""
         box.focus()

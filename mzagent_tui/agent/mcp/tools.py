@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import SecretReadApproval, ToolCallApproval
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import Tool, ToolError, ToolResult
 
@@ -98,16 +98,9 @@ class McpTool:
         problem = schema_problem(self.remote.schema, arguments)
         if problem:
             raise ToolError(f"the arguments for {self.remote.full_name} do not fit its schema: {problem}. {self.details()}")
-        shown = json.dumps(arguments, indent=2, ensure_ascii=False)
         decision = self._ctx.approver.approve(
-            ApprovalRequest(
-                "tool",
-                f"{self.remote.full_name} {json.dumps(arguments, ensure_ascii=False)}",
-                str(self._ctx.root),
-                reason=self._ctx.thought,
-                tool=self.remote.full_name,
-                arguments=shown,
-                read_only=self.remote.read_only,
+            ToolCallApproval(
+                cwd=str(self._ctx.root), reason=self._ctx.thought, tool=self.remote.full_name, arguments=arguments, read_only=self.remote.read_only,
             )
         )
         if decision.cancelled:
@@ -126,8 +119,8 @@ class McpTool:
             return result
         what = describe(found, of=" of the result")
         if unasked:
-            answer = self._ctx.approver.approve(ApprovalRequest(
-                "read_sensitive", f"show the result of {self.remote.full_name}", str(self._ctx.root),
+            answer = self._ctx.approver.approve(SecretReadApproval(
+                what=f"show the result of {self.remote.full_name}", cwd=str(self._ctx.root),
                 reason=f"this result looks like it holds a credential ({what}): show it to the model?",
             ))
             if answer.cancelled:

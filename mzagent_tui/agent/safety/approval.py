@@ -20,10 +20,20 @@ import threading
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, assert_never
 
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
+from mzagent_tui.agent.safety.approval_requests import (
+    ApprovalRequest,
+    CommandApproval,
+    GitEntryApproval,
+    PartVerdict,
+    PlantedFileApproval,
+    SecretReadApproval,
+    ToolCallApproval,
+    WriteApproval,
+)
 from mzagent_tui.agent.safety.effects import denied_option, denied_programs, hidden_git_command
 from mzagent_tui.agent.textfiles import atomic_write
 
@@ -51,55 +61,7 @@ PLAN_TOOL_NOTE = "plan mode is on: only tools their server marks read-only run w
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 
 
-@dataclass(frozen=True)
-class PartVerdict:
-    """What the policy decided for one part of a command, and why."""
-
-    text: str
-    verdict: str
-    reason: str
-    risks: tuple[str, ...] = ()
-    network: bool = False
-    """Allowed by a rule that also grants the network (`{ prefix = "pip install", network = true }`)."""
-
-
-@dataclass(frozen=True)
-class ApprovalRequest:
-    kind: str
-    """"command" for a terminal command, "write" for a write, "tool" for a tool server's tool,
-    "read_sensitive" for a file that may hold secrets."""
-    command: str
-    cwd: str
-    reason: str = ""
-    """Why the model wants it (its thought), shown to the user."""
-    parts: tuple[PartVerdict, ...] = ()
-    sandbox: str = ""
-    """How the command will be confined ("sandbox: writes in the project, no network")."""
-    ask_even_if_allowed: bool = False
-    """The user decides even where the mode or a rule would allow: a command the sandbox may have
-    blocked last time, a read of a home entry the sandbox keeps from commands."""
-    ask_unless_yolo: bool = False
-    """The user decides even where a rule or the safe list would allow, in every mode but yolo:
-    what the command plants cannot be checked after it (tools/planted_scan.py)."""
-    warning: str = ""
-    """Something the user should know before answering ("vim is an interactive editor: it will get no input")."""
-    path: str = ""
-    """A write's file, relative to the project."""
-    diff: str = ""
-    """A write's change as a unified diff (all added for a new file)."""
-    content: str = ""
-    """A write's new content, which the user may edit before it is written."""
-    tool: str = ""
-    """A tool server's tool (`mcp__SERVER__TOOL`)."""
-    arguments: str = ""
-    """That tool's arguments, as indented JSON."""
-    read_only: bool = False
-    """The server marks that tool read-only."""
-    analysis: Analysis | None = field(default=None, compare=False, repr=False)
-    """The command as the tool read it (`commands.analyse`), so the gate does not parse it again."""
-
-
-def analysis_of(request: ApprovalRequest) -> Analysis:
+def analysis_of(request: CommandApproval) -> Analysis:
     """The request's command, read: the tool's reading when it is of this very command."""
     if request.analysis is not None and request.analysis.command == request.command:
         return request.analysis
@@ -192,13 +154,17 @@ def _prefix_of(words: list[str]) -> list[str]:
 def offered_rule(request: ApprovalRequest) -> str:
     """What "always allow" offers for a request, in every front-end: the command's prefix, the
     tool's name, or every path for a write ("" when there is nothing to offer)."""
-    if request.kind == "tool":
-        return request.tool
-    if request.kind == "write":
-        return "*"
-    if request.kind == "command":
-        return suggested_prefix(analysis_of(request))
-    return ""
+    match request:
+        case CommandApproval():
+            return suggested_prefix(analysis_of(request))
+        case ToolCallApproval():
+            return request.tool
+        case WriteApproval():
+            return "*"
+        case PlantedFileApproval() | GitEntryApproval() | SecretReadApproval():
+            return ""
+        case _:
+            assert_never(request)
 
 
 def prefix_words(prefix: str) -> list[str] | None:
@@ -511,33 +477,36 @@ class PolicyApprover:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         planning = self.policy.mode == "plan"
-        if request.kind == "command":
-            overall, parts = self.policy.judge(analysis_of(request))
-            if overall == DENY:
-                reason = next(p.reason for p in parts if p.verdict == DENY)
-                return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if overall == ALLOW and not request.ask_even_if_allowed and not (request.ask_unless_yolo and self.policy.mode != "yolo"):
-                return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts), by_policy=True)
-            if planning:
-                return ApprovalDecision(False, note=PLAN_COMMAND_NOTE)
-            request = dataclasses.replace(request, parts=tuple(parts))
-        elif request.kind == "tool":
-            verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
-            if verdict == DENY:
-                return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if verdict == ALLOW and not request.ask_even_if_allowed:
-                return ApprovalDecision(True, note=reason, by_policy=True)
-            if planning:
-                return ApprovalDecision(False, note=PLAN_TOOL_NOTE)
-            request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
-        elif planning and request.kind in ("write", "write_sensitive"):
-            return ApprovalDecision(False, note=PLAN_WRITE_NOTE)
-        elif self.policy.mode == "yolo" and not request.ask_even_if_allowed:
-            return ApprovalDecision(True, note="yolo mode", by_policy=True)
-        elif request.kind == "write" and (allowed := self.policy.write_allowed(request.path)):
-            return ApprovalDecision(True, note=allowed, by_policy=True)
+        match request:
+            case CommandApproval():
+                overall, parts = self.policy.judge(analysis_of(request))
+                if overall == DENY:
+                    reason = next(p.reason for p in parts if p.verdict == DENY)
+                    return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
+                if overall == ALLOW and not request.ask_even_if_allowed and not (request.ask_unless_yolo and self.policy.mode != "yolo"):
+                    return ApprovalDecision(True, note="; ".join(sorted({p.reason for p in parts})), network=any(p.network for p in parts), by_policy=True)
+                if planning:
+                    return ApprovalDecision(False, note=PLAN_COMMAND_NOTE)
+                request = dataclasses.replace(request, parts=tuple(parts))
+            case ToolCallApproval():
+                verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
+                if verdict == DENY:
+                    return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
+                if verdict == ALLOW and not request.ask_even_if_allowed:
+                    return ApprovalDecision(True, note=reason, by_policy=True)
+                if planning:
+                    return ApprovalDecision(False, note=PLAN_TOOL_NOTE)
+                request = dataclasses.replace(request, parts=(PartVerdict(request.tool, ASK, reason),))
+            case WriteApproval() | PlantedFileApproval() | GitEntryApproval() if planning:
+                return ApprovalDecision(False, note=PLAN_WRITE_NOTE)
+            case GitEntryApproval() | SecretReadApproval(ask_even_if_allowed=True) | PlantedFileApproval(ask_even_if_allowed=True):
+                pass  # asked in every mode, yolo too
+            case _ if self.policy.mode == "yolo":
+                return ApprovalDecision(True, note="yolo mode", by_policy=True)
+            case WriteApproval() if (allowed := self.policy.write_allowed(request.path)):
+                return ApprovalDecision(True, note=allowed, by_policy=True)
         if self._emit is not None:
-            self._emit(ApprovalAsked(request.command, request.cwd, request.reason))
+            self._emit(ApprovalAsked(request.summary, request.cwd, request.reason))
         decision = self.ask.approve(request)
         if decision.approved and decision.allow_writes:
             self.policy.allow_writes(decision.allow_writes)

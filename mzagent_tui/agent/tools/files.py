@@ -20,7 +20,7 @@ from pathlib import Path
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.safety import own_install, trusted_path
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, SecretReadApproval, WriteApproval
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
@@ -110,8 +110,8 @@ class FileTools:
         Whether the user was asked (and allowed it)."""
         if not is_secret(path):
             return False
-        request = ApprovalRequest(
-            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
+        request = SecretReadApproval(
+            what=f"read {rel}", cwd=str(self.root), reason="this file usually holds secrets",
             ask_even_if_allowed=is_private_home_entry(path),
         )
         decision = self._ctx.approver.approve(request)
@@ -132,8 +132,8 @@ class FileTools:
         if not found:
             return
         what = describe(found, first_line)
-        request = ApprovalRequest(
-            kind="read_sensitive", command=f"read {rel}", cwd=str(self.root),
+        request = SecretReadApproval(
+            what=f"read {rel}", cwd=str(self.root),
             reason=f"this file looks like it holds a credential ({what}): show it to the model?",
         )
         if not self._ctx.approver.approve(request).approved:
@@ -285,11 +285,13 @@ class FileTools:
             (own_install.REASON if own else None) or plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
             or _git_runs(self.root, rel) or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
         )
-        request = ApprovalRequest(
-            kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
-            reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
-            path=rel, diff=self._ctx.redact.exact(change.text) if change else "", content=content,
-            ask_even_if_allowed=own,  # yolo too: the next start would run it unconfined
+        diff = self._ctx.redact.exact(change.text) if change else ""
+        request = (
+            PlantedFileApproval(
+                cwd=str(self.root), reason=f"writing it makes tools run code: {planted}", path=rel, diff=diff, content=content,
+                ask_even_if_allowed=own,  # yolo too: the next start would run it unconfined
+            )
+            if planted else WriteApproval(cwd=str(self.root), reason=self._ctx.thought, path=rel, diff=diff, content=content)
         )
         decision = self._ctx.approver.approve(request)
         if decision.cancelled:

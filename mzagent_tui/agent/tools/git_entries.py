@@ -17,7 +17,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import GitEntryApproval
 from mzagent_tui.agent.safety.git_entry import EntryState, entry_names, entry_states, nested_entries, read_only_paths
 from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
@@ -78,9 +78,7 @@ def _target(state: EntryState) -> str:
 
 
 def _ask(ctx: ToolContext, name: str, old: EntryState, new: EntryState, reason: str) -> str:
-    decision = ctx.approver.approve(ApprovalRequest(
-        kind="write_sensitive", command=f"keep {name}", cwd=str(ctx.root), reason=reason, path=name, ask_even_if_allowed=True,
-    ))
+    decision = ctx.approver.approve(GitEntryApproval(cwd=str(ctx.root), reason=reason, path=name))
     if decision.approved:
         return ""
     try:

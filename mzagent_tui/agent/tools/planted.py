@@ -17,7 +17,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
 from mzagent_tui.agent.safety.sensitive import plants_code
 from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.sessions.snapshots import Change
@@ -46,11 +46,10 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
         if new is not None and not change.mode_only and (change.status == "A" or old is not None):
             diff = file_diff(change.path, old if change.old is not None and change.old.kind == "file" else None, new)
         what = _what_it_did(change)
-        decision = ctx.approver.approve(ApprovalRequest(
-            kind="write_sensitive", command=f"keep {change.path}", cwd=str(ctx.root),
-            reason=f"the command {what}, and it makes tools run code: {change.reason}",
+        decision = ctx.approver.approve(PlantedFileApproval(
+            cwd=str(ctx.root), reason=f"the command {what}, and it makes tools run code: {change.reason}",
             path=change.path, diff=ctx.redact.exact(diff.text) if diff else "",
-            content=new.decode("utf-8", "replace") if new is not None else "",
+            content=new.decode("utf-8", "replace") if new is not None else "", after_command=True,
         ))
         try:
             if not decision.approved:

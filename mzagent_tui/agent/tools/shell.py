@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import CommandApproval, SecretReadApproval
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
@@ -71,8 +71,8 @@ class ShellTool:
         unchecked = self._planted_unchecked()
         warnings = [f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else ""]
         warnings.append(f"Files it may plant that make tools run code cannot be checked after it ({unchecked})." if unchecked else "")
-        request = ApprovalRequest(
-            "command", command, str(ctx.root), ctx.thought,
+        request = CommandApproval(
+            command=command, cwd=str(ctx.root), reason=ctx.thought,
             sandbox=ctx.sandbox.confinement(project_read_only=planning).describe(),
             ask_even_if_allowed=command in self._blocked,
             ask_unless_yolo=bool(unchecked),
@@ -126,8 +126,8 @@ class ShellTool:
         """Whether the output of a command that ran without a question, holding a credential, is
         shown, masked or withheld: the user is asked, as for reading a file that holds one; where
         the policy answers instead (yolo), it is masked, since no person saw it."""
-        decision = self._ctx.approver.approve(ApprovalRequest(
-            "read_sensitive", f"show the output of: {command}", str(self._ctx.root),
+        decision = self._ctx.approver.approve(SecretReadApproval(
+            what=f"show the output of: {command}", cwd=str(self._ctx.root),
             reason=f"this output looks like it holds a credential ({what}): show it to the model?",
         ))
         if not decision.approved:

@@ -21,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx2 as httpx
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.errors import ToolError
 
@@ -81,9 +81,9 @@ class WebTool:
         self._ask(host, url, warning)
 
     def _ask(self, host: str, url: str, warning: str) -> None:
-        request = ApprovalRequest(
-            kind="tool", command=f"web_fetch {url}", cwd=str(self._ctx.root), reason=self._ctx.thought,
-            tool=f"web_fetch:{host}", arguments=url, warning=warning, ask_even_if_allowed=bool(warning),
+        request = ToolCallApproval(
+            cwd=str(self._ctx.root), reason=f"{warning}. {self._ctx.thought}" if warning else self._ctx.thought,
+            tool=f"web_fetch:{host}", arguments={"url": url}, ask_even_if_allowed=bool(warning),
         )
         decision = self._ctx.approver.approve(request)
         if decision.cancelled:
