@@ -152,7 +152,7 @@ def test_write_to_file_asks_even_in_yolo_and_a_no_writes_nothing(server, project
     (project / "v").symlink_to(".venv")
     user = RecordingApprover(ApprovalDecision(False))
     run(server, project, f"read_file({path!r})", f"write_to_file({path!r}, 'import os\\n')", mode="yolo", approver=user)
-    assert [r.kind for r in user.requests] == ["write_sensitive"] and "mzagent's own installation" in user.requests[0].reason
+    assert [type(r).__name__ for r in user.requests] == ["PlantedFileApproval"] and "mzagent's own installation" in user.requests[0].reason
     assert untouched(project) and not (project / SITE / "mzagent_tui" / "cli.py").exists()
 
 

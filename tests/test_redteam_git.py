@@ -123,7 +123,7 @@ def test_control_the_fake_git_plants_when_it_runs_with_the_repository_writable(p
 def test_write_to_file_of_a_git_entry_asks(server, project: Path, path: str) -> None:
     (project / ".evil").mkdir()
     user = write(server, project, path, "gitdir: .evil\n")
-    assert [r.kind for r in user.asked] == ["write_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
     assert not (project / path).exists()
 
 
@@ -143,14 +143,14 @@ def test_a_hooks_folder_named_by_the_users_global_config_is_asked_about(server, 
     monkeypatch.setenv("HOME", str(home))
     (home / ".gitconfig").write_text("[core]\n\thooksPath = githooks\n")
     user = write(server, project, "githooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n")
-    assert [r.kind for r in user.asked] == ["write_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
 
 
 def test_control_a_hooks_folder_the_repository_names_is_asked_about(server, project: Path) -> None:
     repository(project)
     git(project, "config", "core.hooksPath", "githooks")
     user = write(server, project, "githooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n")
-    assert [r.kind for r in user.asked] == ["write_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -166,7 +166,7 @@ def test_a_nested_repositorys_hooks_folder_is_asked_about(server, project: Path)
     git(nested, "init", "-q", ".")
     git(nested, "config", "core.hooksPath", "githooks")
     user = write(server, project, "vendor/lib/githooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n")
-    assert [r.kind for r in user.asked] == ["write_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
 
 
 def test_a_project_inside_a_larger_repository_knows_the_outer_hooks_folder(server, tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_a_project_inside_a_larger_repository_knows_the_outer_hooks_folder(serve
     git(outer, "init", "-q", ".")
     git(outer, "config", "core.hooksPath", "proj/githooks")
     user = write(server, project.resolve(), "githooks/pre-commit", "#!/bin/sh\ntouch /tmp/x\n")
-    assert [r.kind for r in user.asked] == ["write_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
 
 
 def test_control_an_ordinary_file_is_written_without_a_question(server, project: Path) -> None:

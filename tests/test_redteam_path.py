@@ -75,14 +75,14 @@ def test_overwriting_a_program_on_path_asks(server, project: Path, folder: str, 
     before = path.read_text()
     path_value = f"{entry.format(project=project)}:{os.environ['PATH']}"
     user = overwrite(server, project, f"{folder}/pip", path_value, mode)
-    assert "write_sensitive" in [r.kind for r in user.asked]
+    assert "PlantedFileApproval" in [type(r).__name__ for r in user.asked]
     assert path.read_text() == before and os.access(path, os.X_OK)
 
 
 def test_control_the_same_file_off_path_is_written_without_a_question(server, project: Path) -> None:
     path = program(project / "scripts", "pip")
     user = overwrite(server, project, "scripts/pip", f"{project}/.venv/bin:{os.environ['PATH']}")
-    assert [r.kind for r in user.asked if r.kind.startswith("write")] == [] and path.read_text() == EVIL
+    assert [r for r in user.asked if type(r).__name__ in ("WriteApproval", "PlantedFileApproval")] == [] and path.read_text() == EVIL
 
 
 def test_a_project_at_the_home_cannot_rewrite_a_trusted_local_bin_program(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +97,7 @@ def test_a_project_at_the_home_cannot_rewrite_a_trusted_local_bin_program(server
     hook = HookSpec("after_tool", 'ruff format "$MZAGENT_FILE"', sandbox=False)
     assert confined_because(hook, home, trusted_path.trusted_path(path_value)) == ""  # control: it runs as the user
     user = overwrite(server, home, ".local/bin/ruff", path_value)
-    assert "write_sensitive" in [r.kind for r in user.asked]
+    assert "PlantedFileApproval" in [type(r).__name__ for r in user.asked]
     assert ruff.read_text() == LAUNCHER
 
 

@@ -33,7 +33,7 @@ def write_asks(server, project: Path, path: str, content: str = "x\n") -> bool: 
     """Whether the model's write_to_file of `path` (auto-safe) asked, and nothing was written unasked."""
     user = Answers()
     run(server, project, f"write_to_file({json.dumps(path)}, {json.dumps(content)})", mode="auto-safe", approver=user)
-    return [r.kind for r in user.asked] == ["write_sensitive"] and not (project / path).exists()
+    return [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"] and not (project / path).exists()
 
 
 # write_to_file: files that run code, by class --------------------------------------------------

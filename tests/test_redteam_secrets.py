@@ -64,14 +64,14 @@ def committed(project: Path, name: str, text: str) -> None:
 def test_a_page_of_a_private_key_that_skips_its_header_is_still_a_credential(server, project: Path, key: str, line: int) -> None:
     (project / "notes.txt").write_text(key)
     text, user = model_sees(server, project, f"read_file('notes.txt', {line})")
-    assert [r.kind for r in user.asked] == ["read_sensitive"], text
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"], text
     assert KEY_BODY[2] not in text
 
 
 def test_control_a_page_that_starts_at_the_header_asks(server, project: Path) -> None:
     (project / "notes.txt").write_text(PEM)
     text, user = model_sees(server, project, "read_file('notes.txt')")
-    assert [r.kind for r in user.asked] == ["read_sensitive"] and KEY_BODY[2] not in text
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and KEY_BODY[2] not in text
 
 
 def test_control_a_plain_page_is_read_without_a_question(server, project: Path) -> None:
@@ -100,7 +100,7 @@ def test_a_committed_key_reversed_by_rev_is_not_shown_without_a_question(server,
 def test_control_a_committed_key_printed_as_it_is_asks_before_the_model_sees_it(server, project: Path) -> None:
     committed(project, "config.py", f"AWS_ACCESS_KEY_ID = '{AWS_KEY}'\n")
     text, user = model_sees(server, project, command("git show HEAD"))
-    assert [r.kind for r in user.asked] == ["read_sensitive"] and AWS_KEY not in text
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and AWS_KEY not in text
 
 
 @needs_wall
@@ -129,21 +129,21 @@ def test_a_key_past_the_scanned_head_of_a_large_file_is_not_reversed_out(server,
 def test_control_the_same_key_in_the_scanned_head_asks_before_the_command_runs(server, project: Path) -> None:
     (project / "big.log").write_text(f"aws_secret_access_key = {AWS_SECRET}\n" + "x" * 300_000 + "\n")
     text, user = model_sees(server, project, command("head -c 200 big.log | rev"))
-    assert [r.kind for r in user.asked] == ["command"] and AWS_SECRET[::-1] not in text
+    assert [type(r).__name__ for r in user.asked] == ["CommandApproval"] and AWS_SECRET[::-1] not in text
 
 
 def test_a_key_in_a_git_config_header_is_a_secret_for_read_file(server, project: Path) -> None:
     git(project, "init", "-q", ".")
     git(project, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:ghs_abcdefghijklmnop").decode())
     text, user = model_sees(server, project, "read_file('.git/config')")
-    assert [r.kind for r in user.asked] == ["read_sensitive"] and "basic" not in text.lower()
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and "basic" not in text.lower()
 
 
 def test_edit_file_cannot_probe_a_renamed_key_for_its_content(server, project: Path) -> None:
     (project / "notes.txt").write_text(f"aws_secret_access_key = {AWS_SECRET}\n")
     call = f"edit_file('notes.txt', {json.dumps(AWS_SECRET[:8])}, 'x')"
     text, user = model_sees(server, project, call)
-    assert [r.kind for r in user.asked] == ["read_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"]
     assert "not found" not in text and AWS_SECRET not in text
 
 
@@ -264,7 +264,7 @@ def mcp_read(mode: str, content: str, user_says: bool = False) -> tuple[str, Ans
 @pytest.mark.parametrize("mode", ["auto-safe", "plan"])
 def test_a_read_only_tool_servers_result_holding_a_key_asks_before_the_model_sees_it(mode: str) -> None:
     text, user = mcp_read(mode, f"[default]\naws_access_key_id = {AWS_KEY}\naws_secret_access_key = {AWS_SECRET}\n")
-    assert [r.kind for r in user.asked] == ["read_sensitive"]
+    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"]
     assert AWS_KEY not in text and AWS_SECRET not in text and "withheld" in text
 
 
