@@ -1,0 +1,2 @@
+"""The ground floor: small utilities every other floor of the core may use and that use nothing
+above them: the error a tool reports (`errors`)."""
