@@ -14,9 +14,9 @@ from typing import Any
 from mzagent_tui import __version__
 from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe
+from mzagent_tui.agent.ground import leftovers
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES
-from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2

@@ -72,7 +72,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path
 def test_without_o_tmpfile_the_kill_leaves_a_named_temp_file_for_the_sweep(tmp_path: Path) -> None:
     """The positive control: the same kill on the fallback path leaves a temp file this test sees,
     noted for the next session's sweep, which removes it."""
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     target = tmp_path / "big.txt"
     target.write_text("old\n")

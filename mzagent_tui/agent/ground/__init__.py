@@ -1,3 +1,3 @@
 """The ground floor: small utilities every other floor of the core may use and that use nothing
-above them: the error a tool reports (`errors`) and the name the app's folders go by
-(`app_name`)."""
+above them: the error a tool reports (`errors`), the journal of temp files a crash may leave
+(`leftovers`) and the name the app's folders go by (`app_name`)."""

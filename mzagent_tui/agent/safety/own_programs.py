@@ -123,7 +123,7 @@ def _folder(kind: str) -> Path:
     """A private folder of this process: an empty `/dev/shm` for our programs (they use none),
     the blanks that cover what they do not see."""
     folder = Path(tempfile.mkdtemp(prefix=f"mzagent-own-{kind}-"))
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     leftovers.note(folder)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
