@@ -86,7 +86,7 @@ AGENT_PACKAGES_MAY_NOT_IMPORT = {
 
 def test_the_core_packages_keep_their_layers() -> None:
     """The gate and the wall do not depend on the model, the tools or the aids; sessions (undo
-    opens files through tools.beneath, with no link followed) do not depend on the aids; the model client does not know the aids or the session log;
+    opens files through ground.beneath, with no link followed) do not depend on the aids; the model client does not know the aids or the session log;
     tools return plain outcomes and the aids act at the loop's points around them, never inside a tool."""
     graph = imports()
     crossings = sorted(
