@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.textfiles import atomic_write
+from mzagent_tui.agent.ground.textfiles import atomic_write
 
 SIZE = 20_000_000
 KILLED_WRITER = """
 import os, sys, time
 from pathlib import Path
-from mzagent_tui.agent.textfiles import atomic_write
+from mzagent_tui.agent.ground.textfiles import atomic_write
 if sys.argv[2] == "no-tmpfile":
     del os.O_TMPFILE  # a kernel or platform without it
 def stall(fd):

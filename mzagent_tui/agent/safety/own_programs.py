@@ -34,8 +34,8 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety import sandbox, trusted_path
-from mzagent_tui.agent.textfiles import read_regular
 
 GIT_HARDENING = (
     "-c", "core.fsmonitor=false",

@@ -22,10 +22,10 @@ from typing import Literal
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, UserCommand, shown_path
 from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.textfiles import UMASK, atomic_write
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.session import Session, project_slug
-from mzagent_tui.agent.textfiles import UMASK, atomic_write
 
 Scope = Literal["last", "run"] | int
 """The last step's writes, the last run's writes, or a write number: that write and every later one."""
