@@ -94,6 +94,7 @@ from mzagent_tui.agent.events import (
     call_text,
     shown_path,
 )
+from mzagent_tui.agent.ground.diffs import binary_text, is_binary
 from mzagent_tui.agent.ground.textfiles import read_regular_bytes
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
@@ -102,7 +103,6 @@ from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_co
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, ApprovalDecision, ApprovalRequest, offered_rule
 from mzagent_tui.agent.safety.approval import MODES as APPROVAL_MODES
-from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}

@@ -20,12 +20,12 @@ from pathlib import Path
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
+from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
