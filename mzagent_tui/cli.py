@@ -251,8 +251,8 @@ def _show_config(config: RunConfig) -> int:
         state = "off" if aid.name in settings.disable_aids else "on "
         print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
+        from mzagent_tui.agent.ground.providers import local_available, setup_hint
         from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, server_settings
-        from mzagent_tui.agent.model.providers import local_available, setup_hint
 
         if local_available():
             try:

@@ -29,7 +29,7 @@ from dotenv import dotenv_values
 
 from mzagent_tui.agent.aids.seam import NAMES as AID_NAMES
 from mzagent_tui.agent.ground.app_name import APP_NAME
-from mzagent_tui.agent.model.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
+from mzagent_tui.agent.ground.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
 
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")

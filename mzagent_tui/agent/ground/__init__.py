@@ -1,5 +1,5 @@
 """The ground floor: small utilities every other floor of the core may use and that use nothing
 above them: opening files beneath a root with no link followed (`beneath`), atomic text writes
 and reads (`textfiles`), the error a tool reports (`errors`), the journal of temp files a crash
-may leave (`leftovers`), unified diffs of a change (`diffs`) and the name the app's folders go
-by (`app_name`)."""
+may leave (`leftovers`), unified diffs of a change (`diffs`), the providers' presets
+(`providers`) and the name the app's folders go by (`app_name`)."""
