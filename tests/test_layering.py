@@ -64,7 +64,7 @@ def test_front_ends_use_the_core_not_the_tools_internals() -> None:
 def test_the_app_leaves_the_run_to_the_conversation() -> None:
     """Tasks, their events and the worker's messages are the conversation's (widgets/conversation.py);
     the app keeps settings, policy, the local model, the palette and the dialogs."""
-    run_machinery = {"mzagent_tui.agent.loop", "mzagent_tui.agent.events", "mzagent_tui.bridge", "mzagent_tui.messages", "mzagent_tui.agent.model.usage"}
+    run_machinery = {"mzagent_tui.agent.loop", "mzagent_tui.agent.events", "mzagent_tui.bridge", "mzagent_tui.messages", "mzagent_tui.agent.usage"}
     assert imports()["mzagent_tui.app"] & run_machinery == set()
     assert run_machinery <= imports()["mzagent_tui.widgets.conversation"]
 
