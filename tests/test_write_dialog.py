@@ -9,8 +9,8 @@ from textual.app import App
 from textual.widgets import Input, TextArea
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.display.diff_view import DiffView
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
-from mzagent_tui.widgets.diff_view import DiffView
 from tests.test_app import FakeClock
 
 REQUEST = ApprovalRequest(
