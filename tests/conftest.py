@@ -39,8 +39,9 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
     for name in list(os.environ):
-        if name.startswith("MZAGENT_") or name in KEY_VARS:
+        if name.startswith("MZAGENT_") or name in KEY_VARS or name == "OLLAMA_HOST":
             monkeypatch.delenv(name)
+    monkeypatch.setenv("MZAGENT_DISCOVER", "off")  # an Ollama on the developer's machine must not change what a test runs
     return home
 
 

@@ -78,6 +78,12 @@ class ScriptedServer:
         self.models: list[dict[str, Any]] = [{"id": "scripted", "object": "model"}]
         """What GET /v1/models lists (add `context_length` or `max_model_len` to a model)."""
         self.model_lookups = 0
+        self.ollama_models: list[dict[str, Any]] | None = None
+        """Set: the server also speaks Ollama's own API (`/api/tags` lists these, `/api/ps` the
+        ones named in `loaded`), as an Ollama server does beside its OpenAI-compatible one."""
+        self.loaded: list[str] = []
+        self.paths: list[str] = []
+        """Every GET's path, in order."""
         self.lock = threading.Lock()
         self.release = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
@@ -132,9 +138,25 @@ def _make_handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             with server.lock:
+                server.paths.append(self.path)
+                if self.path.startswith("/api/"):
+                    self._ollama(self.path)
+                    return
                 server.model_lookups += 1
                 body = json.dumps({"object": "list", "data": server.models}).encode()
             self._send(200, body, "application/json")
+
+        def _ollama(self, path: str) -> None:
+            if server.ollama_models is None or path not in ("/api/tags", "/api/ps", "/api/version"):
+                self._send(404, b"404 page not found", "text/plain")
+                return
+            if path == "/api/version":
+                document: dict[str, Any] = {"version": "0.12.6"}
+            elif path == "/api/tags":
+                document = {"models": server.ollama_models}
+            else:
+                document = {"models": [m for m in server.ollama_models if m.get("name") in server.loaded]}
+            self._send(200, json.dumps(document).encode(), "application/json")
 
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)

@@ -78,7 +78,8 @@ class Settings:
     """The longest Retry-After honoured; a longer one is reported at once."""
     max_step_wait: float = 0.0
     """The longest a stalled or failing endpoint may hold one step, retries included, in seconds
-    (0: 180, or 600 for the bundled model, whose first reply to a long prompt is slow)."""
+    (0: 180, or 600 for the bundled model and the local-server presets (ollama, lmstudio,
+    llamacpp), whose first reply to a long prompt is slow)."""
     pass_env: list[str] = field(default_factory=list)
     """Environment variables commands see beyond the built-in allow-list (secrets.INHERITED),
     secret-looking or not; the password of a URL in them is still removed."""
@@ -111,6 +112,9 @@ class Settings:
     """How the model calls tools. xml: the <thought>/<action> text format; native: the API's
     `tools` and streamed `tool_calls`; auto: native for the hosted presets trained for it, xml
     for local, llama.cpp and unknown endpoints (small local models do worse with JSON calls)."""
+    discover: str = "auto"
+    """auto: with no key and no base URL, an Ollama or LM Studio server already running on this
+    machine with a coding model is used before the bundled model; off: the bundled model."""
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     ignored: list[str] = field(default_factory=list, repr=False, compare=False)
     """Settings a project's `.env` tried to set, which only the user may set ("FILE: VAR")."""
@@ -154,7 +158,8 @@ class Settings:
         return preset is not None and preset.native_tools
 
     def step_wait_limit(self) -> float:
-        return self.max_step_wait or (600.0 if self.provider == "local" else 180.0)
+        """Servers on this machine read a long prompt at CPU speed: they get longer."""
+        return self.max_step_wait or (600.0 if self.provider in ("local", "ollama", "lmstudio", "llamacpp") else 180.0)
 
     def small_model(self) -> bool:
         """The "small" profile: set, or the bundled model, or a model whose name gives a size of
@@ -341,6 +346,8 @@ def _check_ranges(settings: Settings) -> None:
         problems.append(f"notify must be {', '.join(NOTIFY_MODES)}, got {settings.notify!r}")
     if settings.grammar not in GRAMMAR_MODES:
         problems.append(f"grammar must be {', '.join(GRAMMAR_MODES)}, got {settings.grammar!r}")
+    if settings.discover not in ("auto", "off"):
+        problems.append(f"discover must be auto or off, got {settings.discover!r}")
     if settings.protocol not in PROTOCOLS:
         problems.append(f"protocol must be {', '.join(PROTOCOLS)}, got {settings.protocol!r}")
     if settings.profile not in PROFILES:
@@ -450,3 +457,14 @@ def ignored_notice(settings: Settings) -> str:
 def withheld_notice(settings: Settings) -> str:
     """One line for the transcript or stderr when the key is not sent, and why."""
     return f"API key withheld: {settings.key_withheld}." if settings.key_withheld else ""
+
+
+def discovered_notice(settings: Settings) -> str:
+    """One line when the model is a local server's, found running instead of the bundled one."""
+    source = settings.sources.get("provider", "")
+    if not source.startswith("detected: "):
+        return ""
+    return (
+        f"Using {source.removeprefix('detected: ')}: with no key set, a model running on this machine "
+        'comes before the bundled one (discover = "off" in the user config, or /model local, for the bundled one).'
+    )

@@ -21,7 +21,7 @@ from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
-from mzagent_tui.agent.config import Settings, ignored_notice, withheld_notice
+from mzagent_tui.agent.config import Settings, discovered_notice, ignored_notice, withheld_notice
 from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.events import (
     Action,
@@ -208,6 +208,8 @@ class Agent:
             self.emit(Notice(ignored_notice(self.settings)))
         if not follow_up and self.settings.key_withheld:
             self.emit(Notice(withheld_notice(self.settings)))
+        if not follow_up and (found := discovered_notice(self.settings)):
+            self.emit(Notice(found))
         if not follow_up and (instructions := load_instructions(self.root)) is not None:
             self.emit(Notice(instructions.notice()))
         for notice in self.mcp.take_notices():

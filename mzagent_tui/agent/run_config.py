@@ -9,6 +9,7 @@ with the same flags and keeps everything else: what the user chose at start (`--
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from mzagent_tui.agent.aids.seam import NAMES as AID_NAMES
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
+from mzagent_tui.agent.model.discover import candidates, discover
 from mzagent_tui.agent.safety.approval import Policy, load_policy
 
 ENDPOINT_FLAGS = ("base_url", "api_key")
@@ -53,7 +55,7 @@ class RunConfig:
     ) -> RunConfig:
         """Every source, read once; ConfigError on the first bad one (a bad hook stops the start)."""
         given = dict(flags or {})
-        settings = _known_aids(load_settings(project=project, flags=given, environ=environ, cwd=cwd))
+        settings = _with_server_found(_known_aids(load_settings(project=project, flags=given, environ=environ, cwd=cwd)), environ)
         policy = load_policy(approval, writes=writes)
         return cls(settings, project, policy, tuple(load_hooks()), tuple(load_mcp_servers()), given, environ, cwd)
 
@@ -84,3 +86,20 @@ def _known_aids(settings: Settings) -> Settings:
         where = settings.sources.get("disable_aids", "default")
         raise ConfigError(f"disable_aids names no aid called {', '.join(unknown)} (mzagent config --aids lists them) (from {where})")
     return settings
+
+
+def _with_server_found(settings: Settings, environ: Mapping[str, str] | None) -> Settings:
+    """Where the bundled model is the default (no key, no base URL, no provider named), a coding
+    model on a local Ollama or LM Studio server comes first; the sources say which and why."""
+    defaulted = settings.provider == "local" and not settings.base_url and settings.sources.get("provider", "").startswith("default")
+    if not defaulted or settings.discover != "auto":
+        return settings
+    found = discover(candidates(os.environ if environ is None else environ))
+    sources = dict(settings.sources)
+    if found.found is None:
+        if found.notes:
+            sources["provider"] += f"; {'; '.join(found.notes)}"
+        return dataclasses.replace(settings, sources=sources)
+    server = found.found
+    sources.update(provider=f"detected: {server.why}", base_url=f"detected ({server.provider})", model=f"detected ({server.provider})")
+    return dataclasses.replace(settings, provider=server.provider, base_url=server.base_url, model=server.model, sources=sources)
