@@ -97,7 +97,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.ground.diffs import binary_text, is_binary
 from mzagent_tui.agent.ground.textfiles import read_regular_bytes
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
-from mzagent_tui.agent.model.local import LocalModelError, LocalServer, model_path, needs_local, pointed_at, progress_text
+from mzagent_tui.agent.model.local import LocalModelError, LocalServer, faster_engine_hint, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.model.reply_stream import stream_parts
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, resolve_task
 from mzagent_tui.agent.run_config import RunConfig
@@ -564,7 +564,8 @@ class AcpAgent:
             self._local = None
             raise RequestError.internal_error({"message": str(exc)}) from None
         self._local_loaded = True
-        session.post(update_agent_message_text(paragraph(f"[local model ready: {self._local.model.name}]")))
+        hint = faster_engine_hint()
+        session.post(update_agent_message_text(paragraph(f"[local model ready: {self._local.model.name}{f'; faster: {hint}' if hint else ''}]")))
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)

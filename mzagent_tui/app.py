@@ -26,7 +26,7 @@ from textual.widgets import DirectoryTree, Header
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.ground.providers import local_available
-from mzagent_tui.agent.model.local import LocalServer, needs_local, pointed_at, progress_text, start_local
+from mzagent_tui.agent.model.local import LocalServer, faster_engine_hint, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.planning import plan_task
 from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
 from mzagent_tui.agent.run_config import RunConfig
@@ -152,7 +152,8 @@ class MzAgentApp(App[None]):
         conversation = self.conversation
         try:
             server = start_local(self._local_progress, lambda: conversation.token.cancelled, lambda server: self.call_from_thread(self._launch_local, server))
-            self.call_from_thread(self._local_ready, f"ready: {server.model.name} ({server.describe()})", server)
+            hint = faster_engine_hint()
+            self.call_from_thread(self._local_ready, f"ready: {server.model.name} ({server.describe()}){f'; faster: {hint}' if hint else ''}", server)
         except Exception as exc:  # noqa: BLE001 - shown as a notice, never a traceback
             self.call_from_thread(self._local_ready, str(exc) if isinstance(exc, ConfigError) else f"the offline model failed to start: {exc}")
 

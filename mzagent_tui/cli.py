@@ -167,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
     except FileExistsError as exc:
         print(f"mzagent: {exc.filename} exists; choose another file name", file=sys.stderr)
         return EXIT_USAGE
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print(
+            "mzagent: the app needs a terminal (its input and output); from a script or a pipe run a task "
+            'with `mzagent run "task"` (or `mzagent acp` for an editor)',
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     from mzagent_tui.app import run_app
 
     return run_app(config, history, pick_session=args.resume == "")
@@ -246,13 +253,14 @@ def _show_config(config: RunConfig) -> int:
     value_width = min(48, max(len(value) for _, value, _ in rows))
     for name, value, source in rows:
         print(f"{name:<{width}}  {value:<{value_width}}  {source}")
+    _show_skills(project)
     print(f"\naids ({len(CATALOGUE)}; switch one off with disable_aids = [\"name\"] in the user config or --disable-aid name):")
     for aid in CATALOGUE:
         state = "off" if aid.name in settings.disable_aids else "on "
         print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
         from mzagent_tui.agent.ground.providers import local_available, setup_hint
-        from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, server_settings
+        from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, faster_engine_hint, server_settings
 
         if local_available():
             try:
@@ -262,6 +270,8 @@ def _show_config(config: RunConfig) -> int:
                 print(f"\nproblem: {exc}", file=sys.stderr)
                 return EXIT_USAGE
             print(f"\nthe offline model starts when a task runs ({engine}), with {chosen} (set MZAGENT_LOCAL_MODEL to use another GGUF)")
+            if hint := faster_engine_hint():
+                print(f"faster: {hint}")
             return 0
         print(f"\nproblem: {setup_hint()}", file=sys.stderr)
         return EXIT_USAGE
@@ -273,8 +283,21 @@ def _show_config(config: RunConfig) -> int:
     return 0
 
 
+def _show_skills(project: Path) -> None:
+    from mzagent_tui.agent.skills import PROJECT_FOLDER, find_skills, user_folders
+
+    skills = find_skills(project.resolve())
+    where = ", ".join([*(str(f) for f in user_folders()), f"the project's {PROJECT_FOLDER}"])
+    print(f"\nskills ({len(skills.found)}; from {where}; the model reads one when a task matches it):")
+    for skill in skills.found:
+        print(f"  {skill.name:<24} {skill.scope:<8} {skill.location}")
+        print(f"  {'':<24} {skill.description[:100]}{'…' if len(skill.description) > 100 else ''}")
+    for problem in skills.problems:
+        print(f"  left out: {problem}")
+
+
 def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | None) -> int:
-    from mzagent_tui.agent.model.local import needs_local, pointed_at, start_local
+    from mzagent_tui.agent.model.local import faster_engine_hint, needs_local, pointed_at, start_local
     from mzagent_tui.agent.prompt_commands import PromptCommandError, resolve_task
     from mzagent_tui.agent.user_commands import USAGE, typed_command
     from mzagent_tui.headless import ProgressPrinter, choose_approver, run_headless
@@ -294,6 +317,8 @@ def _run(config: RunConfig, args: argparse.Namespace, history: SessionHistory | 
     if server is not None:
         config = config.with_settings(pointed_at(config.settings, server))
         print(f"\nlocal model ready ({server.model.name}: {server.describe()})", file=sys.stderr)
+        if hint := faster_engine_hint():
+            print(f"faster: {hint}", file=sys.stderr)
     try:
         interactive = sys.stdin.isatty() and args.task != "-"
         approver = choose_approver(args.yes, args.no, interactive, sys.stderr)

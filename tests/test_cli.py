@@ -312,3 +312,12 @@ def test_run_in_plan_mode_writes_nothing_even_with_yes_and_prints_the_plan(serve
     as_json = mzagent("run", *endpoint(server), "--json", "--approval", "plan", "--project", str(project), "again")
     [answer] = [e for e in map(json.loads, as_json.stdout.splitlines()) if e["type"] == "final_answer"]
     assert answer == {"type": "final_answer", "text": "1. Nothing else.", "plan": True}
+
+
+@pytest.mark.parametrize("stdin", ["", "piped text"])
+def test_the_app_without_a_terminal_says_so_and_exits(project: Path, stdin: str) -> None:
+    """It used to start and spin at full CPU with nowhere to draw; a pipe gets the way to run a task."""
+    done = mzagent(str(project), "--base-url", "http://127.0.0.1:9/v1", "--model", "m", stdin=stdin, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("mzagent: the app needs a terminal") and "mzagent run" in done.stderr
+    assert done.stdout == ""

@@ -80,7 +80,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary", ("agent/cancel.py", "agent/task_facts.py", "agent/config.py", "agent/events.py", "agent/event_text.py", "agent/usage.py")),
     ("safety", ("agent/safety/",)),
     ("sessions", ("agent/sessions/",)),
-    ("tools", ("agent/tools/", "agent/filelist.py")),
+    ("tools", ("agent/tools/", "agent/filelist.py", "agent/skills.py")),
     ("model", ("agent/model/",)),
     ("around the loop", ("agent/aids/", "agent/hooks/", "agent/mcp/", "agent/planning.py", "agent/mentions.py", "agent/prompt_commands.py", "agent/user_commands.py", "agent/report.py")),
     ("loop", ("agent/loop.py",)),

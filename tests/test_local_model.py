@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import platform
 import signal
 import subprocess
 import sys
@@ -161,3 +162,31 @@ def test_the_compiled_engine_answers_with_the_same_settings_and_cache() -> None:
         assert _complete(server, 'root ::= "yes" | "no"') == 200
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("flags", "compiled", "said"),
+    [
+        ("fpu sse2 avx2 avx512f avx512bw", False, True),
+        ("fpu sse2 avx2", False, False),
+        ("fpu sse2 avx2 avx512f", True, False),
+        ("", False, False),
+        ("avx512fp16", False, False),
+    ],
+    ids=["avx512-prebuilt-only", "avx2-only", "compiled-installed", "unknown-cpu", "a-flag-that-only-starts-alike"],
+)
+def test_the_faster_engine_is_named_only_where_it_is_faster_and_missing(monkeypatch: pytest.MonkeyPatch, flags: str, compiled: bool, said: bool) -> None:
+    from mzagent_tui.agent.model import local
+
+    monkeypatch.setattr(local, "installed_engines", lambda: ["prebuilt", "compiled"] if compiled else ["prebuilt"])
+    hint = local.faster_engine_hint(flags)
+    assert bool(hint) is said
+    if said:
+        assert "AVX-512" in hint and "[local,compiled]" in hint
+
+
+@pytest.mark.skipif(not (Path("/proc/cpuinfo").exists() and platform.machine() == "x86_64"), reason="x86 Linux lists its CPU flags in /proc/cpuinfo")
+def test_the_cpu_flags_are_read_from_the_machine() -> None:
+    from mzagent_tui.agent.model import local
+
+    assert {"fpu", "sse2"} <= set(local._cpu_flags().split())

@@ -70,7 +70,7 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
 
 def test_templates_share_placeholders() -> None:
     names = [set(re.findall(r"\$(\w+)", t.template)) for t in TEMPLATES.values()]
-    assert names[0] == names[1] == {"tool_list", "instructions", "operating_system", "shell", "project_name", "file_list", "edit_rule", "plan_rule"}
+    assert names[0] == names[1] == {"tool_list", "instructions", "skills", "operating_system", "shell", "project_name", "file_list", "edit_rule", "plan_rule"}
 
 
 def test_walk_honours_gitignore_and_skips_noise(project: Path) -> None:

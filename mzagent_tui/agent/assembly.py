@@ -26,6 +26,7 @@ from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import command_env, redactor_for
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.skills import find_skills
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
@@ -57,6 +58,7 @@ def assemble(
     ctx = ToolContext(
         root=root, session=session, emit=report, approver=gate, redact=redact, env=command_env(environ, settings.pass_env),
         command_timeout=settings.command_timeout, sandbox=sandbox, plan_mode=lambda: gate.policy.mode == "plan",
+        skills=find_skills(root),
     )
     files, shell = FileTools(ctx), ShellTool(ctx)
     tools = ToolRegistry([files.read_file, files.write_to_file, *([files.edit_file] if settings.offers_edit_file() else []), shell.run_terminal_command])

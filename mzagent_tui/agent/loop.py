@@ -212,6 +212,8 @@ class Agent:
             self.emit(Notice(found))
         if not follow_up and (instructions := load_instructions(self.root)) is not None:
             self.emit(Notice(instructions.notice()))
+        if not follow_up and self.ctx.skills.found:
+            self.emit(Notice(self.ctx.skills.notice()))
         for notice in self.mcp.take_notices():
             self.emit(Notice(notice))
         if not follow_up and self.ctx.sandbox.mode == "workspace" and not self.ctx.sandbox.available:
@@ -285,7 +287,7 @@ class Agent:
         self.ctx.sandbox.close()
 
     def _system_prompt(self) -> str:
-        return render_system_prompt(self.root, self.tools, self.settings.lang, native=self.native)
+        return render_system_prompt(self.root, self.tools, self.settings.lang, native=self.native, skills=self.ctx.skills)
 
     def _append(self, role: str, content: str) -> None:
         self._add({"role": role, "content": content})

@@ -15,17 +15,18 @@ from string import Template
 
 from mzagent_tui.agent.filelist import format_file_list, project_files
 from mzagent_tui.agent.model.instructions import load_instructions
+from mzagent_tui.agent.skills import Skills
 from mzagent_tui.agent.tools.process import shell_path
 from mzagent_tui.agent.tools.registry import ToolRegistry
 
-ENVIRONMENT_EN = r"""$instructions# Environment
+ENVIRONMENT_EN = r"""$instructions$skills# Environment
 Operating system: $operating_system
 Shell: $shell
 Project folder: $project_name (the current folder of every command; write relative paths, never its full path)
 Files in the project (relative paths):
 $file_list
 """
-ENVIRONMENT_ZH = r"""$instructions# 环境
+ENVIRONMENT_ZH = r"""$instructions$skills# 环境
 操作系统：$operating_system
 Shell：$shell
 项目文件夹：$project_name（每个命令的当前文件夹；请写相对路径，不要写它的完整路径）
@@ -273,12 +274,22 @@ INSTRUCTIONS_HEADING = {
 }
 
 
-def render_system_prompt(root: Path, tools: ToolRegistry, lang: str = "en", files: list[str] | None = None, native: bool = False) -> str:
+SKILLS_HEADING = {
+    "en": "# Skills\nInstructions for particular kinds of task. When the task matches a skill's description, read its SKILL.md with read_file first; the paths in it are relative to the skill's folder.\n",
+    "zh": "# 技能\n针对特定任务的说明。任务符合某个技能的描述时，先用 read_file 读取它的 SKILL.md；其中的路径相对于技能所在文件夹。\n",
+}
+
+
+def render_system_prompt(
+    root: Path, tools: ToolRegistry, lang: str = "en", files: list[str] | None = None, native: bool = False, skills: Skills | None = None
+) -> str:
     files = project_files(root) if files is None else files
     loaded = load_instructions(root)
     instructions = f"{INSTRUCTIONS_HEADING[lang]}{loaded.text}\n\n" if loaded else ""
+    listed = "".join(f"- {s.name}: {s.description} ({s.location})\n" for s in skills.found) if skills else ""
     return (NATIVE_TEMPLATES if native else TEMPLATES)[lang].substitute(
         instructions=instructions,
+        skills=f"{SKILLS_HEADING[lang]}{listed}\n" if listed else "",
         edit_rule=EDIT_RULES[lang] if "edit_file" in tools else "",
         plan_rule=PLAN_RULES[lang] if "update_plan" in tools else "",
         tool_list=tools.describe(),

@@ -12,6 +12,7 @@ from mzagent_tui.agent.safety.approval import Approver
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.skills import Skills
 from mzagent_tui.agent.task_facts import TaskFacts
 
 
@@ -34,6 +35,8 @@ class ToolContext:
     """Whether the approval mode is plan now: commands then run with the project read-only."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
     """How commands are confined; the agent passes the session's (tests may leave it off)."""
+    skills: Skills = field(default_factory=Skills)
+    """The skills the prompt lists: read_file reads a user skill's files from its folder."""
     seen: set[Path] = field(default_factory=set)
     """Files the model has read, written or named in a command in this session: write_to_file
     overwrites an existing file only when it is one of these."""

@@ -26,6 +26,7 @@ from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
+from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
@@ -51,10 +52,13 @@ class FileTools:
 
     def read_file(self, file_path: str, start_line: int = 1) -> str:
         """Read a text file inside the project (path relative to the project root, or absolute). Long files come in pages of 2000 lines: pass start_line to read further."""
-        path = resolve_inside(self.root, file_path)
-        rel = relative(self.root, path)
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
             raise ToolError("start_line must be a whole number, 1 or more")
+        in_skill = self._ctx.skills.user_file(file_path) if isinstance(file_path, str) else None
+        if in_skill is not None:
+            return self._read_skill_file(*in_skill, start_line)
+        path = resolve_inside(self.root, file_path)
+        rel = relative(self.root, path)
         if not path.exists():
             raise ToolError(missing_text(self.root, rel, self._ctx.facts.targets))
         if path.is_dir():
@@ -74,6 +78,28 @@ class FileTools:
         if not asked:
             self._allow_credentials(page, rel, start_line)
         self._ctx.seen.add(path)
+        return self._ctx.redact.exact(page)
+
+    def _read_skill_file(self, skill: Skill, inside: str, start_line: int) -> str:
+        """A file of one of the user's skills (its SKILL.md, a file it names), the one place
+        outside the project read_file reads: from the skill's folder without links, scanned for
+        credentials as a project file is."""
+        shown = f"{skill.folder}/{inside}"
+        try:
+            handle = os.fdopen(open_beneath(skill.folder, inside, os.O_RDONLY | os.O_NONBLOCK), "rb")
+        except OSError as exc:
+            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+        with handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                return _folder_listing(skill.folder / inside, shown)
+            if not stat.S_ISREG(info.st_mode):
+                raise ToolError(_NOT_REGULAR.format(rel=shown))
+            if b"\x00" in handle.read(BINARY_SNIFF):
+                raise ToolError(f"{shown} is a binary file ({info.st_size} bytes); only text files can be read")
+            handle.seek(0)
+            page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), shown, start_line)
+        self._allow_credentials(page, shown, start_line)
         return self._ctx.redact.exact(page)
 
     def _allow_secret(self, path: Path, rel: str) -> bool:
