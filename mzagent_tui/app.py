@@ -58,6 +58,10 @@ SETUP_HELP = (
 )
 
 
+DOUBLE_ESCAPE_SECONDS = 0.8
+"""How soon a second Esc must follow the first to open the rewind (as in Claude Code)."""
+
+
 class MzAgentApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "mzagent"
@@ -94,6 +98,8 @@ class MzAgentApp(App[None]):
         self._attention = Attention(config.settings.notify, clock)
         self._opening = history
         self._pick_session = pick_session
+        self._escaped_at: float | None = None
+        """When Esc was last pressed with no run going: a second one soon after opens the rewind."""
 
     @property
     def settings(self) -> Settings:
@@ -199,6 +205,7 @@ class MzAgentApp(App[None]):
             actions: dict[str, Callable[[], None]] = {
                 "new": self.action_new_conversation, "undo": lambda: self.action_undo("last"), "compact": self.action_compact,
                 "export": self.action_export, "resume": self.action_resume, "model": self.action_switch_model,
+                "rewind": self.action_rewind, "fork": lambda: self.action_rewind(fork=True),
             }
             actions[name]()
 
@@ -280,7 +287,16 @@ class MzAgentApp(App[None]):
     # Actions ----------------------------------------------------------------------------
 
     def action_cancel_run(self) -> None:
-        self.conversation.cancel()
+        """Esc cancels a run; with no run and an empty task box, a second Esc soon after opens the rewind."""
+        if self.conversation.run_active:
+            self.conversation.cancel()
+            return
+        now = time.monotonic()  # key timing is real time (the injected clock times runs)
+        if self.query_one("#task", TaskInput).value or self._escaped_at is None or now - self._escaped_at > DOUBLE_ESCAPE_SECONDS:
+            self._escaped_at = now
+            return
+        self._escaped_at = None
+        self.action_rewind()
 
     def action_new_conversation(self) -> None:
         self.conversation.new()
@@ -324,6 +340,29 @@ class MzAgentApp(App[None]):
     def _undo_to(self, number: str | None) -> None:
         if number is not None:
             self.conversation.undo(int(number))
+
+    def action_rewind(self, fork: bool = False) -> None:
+        """Choose a task to go back to (before it), then what goes back; the conversation does it."""
+        from mzagent_tui.agent.sessions.rewind import task_label
+
+        if self.conversation.task_running:
+            self.notify("A run is going: wait for it to end (Esc cancels it), then rewind.", severity="warning")
+            return
+        tasks = self.conversation.tasks()
+        if not tasks:
+            self.notify("Nothing to rewind: this conversation has no task yet.")
+            return
+        items = [(f"before {task_label(task)}", task.number - 1) for task in reversed(tasks)]
+        title = "Fork a new session from (the original stays whole)" if fork else "Rewind to (this task and every later one are taken back)"
+        self.push_screen(ChooseScreen(title, items), callback=lambda to: self._rewind_point(to, fork))
+
+    def _rewind_point(self, to: int | None, fork: bool) -> None:
+        from mzagent_tui.agent.sessions.rewind import MODES
+
+        if to is None:
+            return
+        items = [(about, mode) for mode, about in MODES.items() if not (fork and mode == "files")]
+        self.push_screen(ChooseScreen("What goes back", items), callback=lambda mode: self.conversation.rewind(to, mode, fork) if mode is not None else None)
 
     def action_export(self) -> None:
         folder = self.conversation.session_folder
@@ -453,6 +492,8 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Undo last write", "Take back the agent's last step: a file write, or the files a command changed (ctrl+z)", lambda: self.action_undo("last"))
         yield SystemCommand("Undo all writes of the last run", "Restore every file the agent's last run wrote", lambda: self.action_undo("run"))
         yield SystemCommand("Undo writes back to…", "Choose a write: it and every later write are taken back", self.action_undo_to)
+        yield SystemCommand("Rewind…", "Take the files and the conversation back to before a task (esc esc)", self.action_rewind)
+        yield SystemCommand("Fork from…", "Start a new session from before a task; this one stays whole", lambda: self.action_rewind(fork=True))
         yield SystemCommand("Compact the conversation", "The model summarises the older steps, which the summary replaces (the log keeps them)", self.action_compact)
         yield SystemCommand("Export session as Markdown", "Save the conversation as a Markdown file", self.action_export)
         yield SystemCommand("Find in transcript", "Search the transcript (ctrl+f)", self.action_find)

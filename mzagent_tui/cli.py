@@ -20,7 +20,7 @@ from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("run", "config", "sessions", "export", "undo", "acp")
+SUBCOMMANDS = ("run", "config", "sessions", "export", "undo", "rewind", "acp")
 DESCRIPTION = """A terminal front-end for a ReAct coding agent.
 
   mzagent [PROJECT_DIR]     open the app on a project folder (default: current folder)
@@ -33,6 +33,9 @@ DESCRIPTION = """A terminal front-end for a ReAct coding agent.
   mzagent undo [--all]      take back the agent's last step (a file write, or the files a
                             command changed) or all of its last run; --list shows the
                             writes, --to N undoes back to write N
+  mzagent rewind [--to N]   take the files and the conversation back to the end of task N
+                            (default: before the last task; 0: before the first); --list
+                            shows the tasks, --fork makes a new session from there
 """
 
 
@@ -123,6 +126,21 @@ def build_parser(command: str | None) -> argparse.ArgumentParser:
         which.add_argument("--list", action="store_true", help="list the session's writes with their numbers")
         parser.add_argument("--session", default="last", help="session id (or a unique prefix); default: the last one")
         parser.add_argument("--project", default=".", help="project folder (default: current folder)")
+    elif command == "rewind":
+        parser = argparse.ArgumentParser(
+            prog="mzagent rewind",
+            description="Take the project's files (the agent's writes and what its commands changed) and the conversation back to the end of an earlier task; asks before overwriting a file you changed since.",
+        )
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--to", type=int, metavar="N", help="keep tasks 1 to N (0: before the first); default: all but the last")
+        which.add_argument("--list", action="store_true", help="list the session's tasks with their numbers")
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--conversation-only", dest="mode", action="store_const", const="conversation", help="cut the conversation, leave the files")
+        what.add_argument("--files-only", dest="mode", action="store_const", const="files", help="take the files back, keep the conversation")
+        parser.add_argument("--fork", action="store_true", help="make a new session from that point; the original stays whole")
+        parser.add_argument("--overwrite", action="store_true", help="take back files you changed since without asking")
+        parser.add_argument("--session", default="last", help="session id (or a unique prefix); default: the last one")
+        parser.add_argument("--project", default=".", help="project folder (default: current folder)")
     else:
         parser = argparse.ArgumentParser(prog="mzagent", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
         parser.add_argument("project", nargs="?", default=".", help="project folder (default: current folder)")
@@ -156,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         config = RunConfig.load(project, _flags(args), getattr(args, "approval", None), getattr(args, "writes", None))
         if command == "config":
             return _show_config(config)
-        if command in ("sessions", "export", "undo"):
+        if command in ("sessions", "export", "undo", "rewind"):
             return _session_command(command, config.settings, project, args)
         history = _history(project, args, command)
         if command == "run":
@@ -204,18 +222,33 @@ def _history(project: Path, args: argparse.Namespace, command: str | None) -> Se
 
 def _session_command(command: str, settings: Settings, project: Path, args: argparse.Namespace) -> int:
     from mzagent_tui.agent.safety.secrets import redactor_for
-    from mzagent_tui.session_commands import export_session, list_writes, show_sessions, undo_writes
+    from mzagent_tui.session_commands import export_session, list_tasks, list_writes, rewind, show_sessions, undo_writes
 
     if command == "sessions":
         return show_sessions(project)
     redact = redactor_for(os.environ, settings.api_key)
     if command == "export":
         return export_session(project, args.session, redact, args.output)
+    if command == "rewind":
+        if args.list:
+            return list_tasks(project, args.session)
+        return rewind(project, args.session, args.to, args.mode or "all", args.fork, redact, lambda changed: args.overwrite or _overwrite_asked(changed))
     if args.list:
         return list_writes(project, args.session)
     if args.to is not None:
         return undo_writes(project, args.session, args.to, redact)
     return undo_writes(project, args.session, "run" if args.all else "last", redact)
+
+
+def _overwrite_asked(changed: list[str]) -> bool:
+    """Rewinding would overwrite files the user changed: ask at a terminal, else say how to force it."""
+    for reason in changed:
+        print(f"  {reason}", file=sys.stderr)
+    if not sys.stdin.isatty():
+        print("mzagent: you changed these files since; run again with --overwrite to take them back anyway", file=sys.stderr)
+        return False
+    print("Rewinding takes these files back and your changes to them are lost. Rewind anyway? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _show_config(config: RunConfig) -> int:

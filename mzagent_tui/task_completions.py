@@ -22,6 +22,8 @@ BUILT_INS: dict[str, str] = {
     "mode": "Set the approval mode (/mode ask | auto-safe | plan | yolo)",
     "resume": "Reopen an earlier session of this project",
     "help": "List the commands",
+    "rewind": "Take the files and the conversation back to before a task (esc esc)",
+    "fork": "Start a new session from before a task; this one stays whole",
 }
 """The app's own slash commands and what each does (the app runs them; a prompt file cannot take their names)."""
 

@@ -62,8 +62,8 @@ async def test_slash_lists_built_ins_and_prompt_files_marking_the_projects(serve
         details = {item.label: item.detail for item in menu.items}
         assert details["/release"] == "Cut a [/x] release (from this project)" and details["/review"] == "Review $ARGUMENTS (your prompt file)"
         await pilot.press("r", "e")
-        assert labels(app) == ["/resume", "/release", "/review"]
-        await pilot.press("down", "down", "tab")
+        assert labels(app) == ["/resume", "/rewind", "/release", "/review"]
+        await pilot.press("down", "down", "down", "tab")
         box = app.query_one(TaskInput)
         assert box.value == "/review " and not menu.is_open
         await pilot.press("escape")  # closed menu: Esc is the app's again, and nothing breaks

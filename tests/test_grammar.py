@@ -31,10 +31,11 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     assert calls == (
         'call ::= "edit_file" "(" space args-0? space ")" | "read_file" "(" space args-1? space ")" '
         '| "run_terminal_command" "(" space args-2? space ")" | "update_plan" "(" space args-3? space ")" '
-        '| "write_to_file" "(" space args-4? space ")"'
+        '| "web_fetch" "(" space args-4? space ")" | "write_to_file" "(" space args-5? space ")"'
     )
     # keywords only from the tool's own parameters: a model wrote json_string= three times in a row
-    assert 'arg-4 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
+    assert 'arg-5 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
+    assert 'arg-4 ::= ( ( "url" ) space "=" space )? value' in grammar
     # only update_plan may be given a list (its steps)
     assert 'arg-3 ::= ( ( "steps" ) space "=" space )? structured' in grammar and grammar.count(")? structured") == 1
     assert 'arg-0 ::= ( ( "file_path" | "old_text" | "new_text" ) space "=" space )? value' in grammar

@@ -32,6 +32,7 @@ from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
+from mzagent_tui.agent.tools.web import WebTool
 from mzagent_tui.agent.usage import Meter
 
 
@@ -66,6 +67,8 @@ def assemble(
     task_list = TaskList(report, lists[-1].steps if lists else ())
     if settings.offers_update_plan():
         tools.add_tool(task_list.tool())
+    if settings.offers_web_fetch():
+        tools.add(WebTool(ctx, settings.allowed_domains).web_fetch)
     for tool in custom:
         tools.add(tool)
     hooks = Hooks(config.hooks, ctx, tools, environ, settings.api_key)

@@ -112,6 +112,9 @@ class Settings:
     """How the model calls tools. xml: the <thought>/<action> text format; native: the API's
     `tools` and streamed `tool_calls`; auto: native for the hosted presets trained for it, xml
     for local, llama.cpp and unknown endpoints (small local models do worse with JSON calls)."""
+    allowed_domains: list[str] = field(default_factory=list)
+    """Hosts web_fetch reads without a question (a name allows its subdomains); others are asked
+    about. From the user config or environment only, like every setting but the endpoint's."""
     discover: str = "auto"
     """auto: with no key and no base URL, an Ollama or LM Studio server already running on this
     machine with a coding model is used before the bundled model; off: the bundled model."""
@@ -179,6 +182,11 @@ class Settings:
         """update_plan (the task list) is offered to every model but a small one: what a tool more
         in the list costs the bundled 1.5B model has not been measured on the held-out half of the
         suite yet, and edit_file, measured, cost it five of fifty tasks."""
+        return not self.small_model()
+
+    def offers_web_fetch(self) -> bool:
+        """web_fetch is offered to every model but a small one (a tool more in its list has cost
+        the bundled model tasks before: see offers_edit_file)."""
         return not self.small_model()
 
     def window(self) -> int:

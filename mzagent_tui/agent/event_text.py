@@ -25,6 +25,7 @@ from mzagent_tui.agent.events import (
     Notice,
     Observation,
     RetryWait,
+    Rewound,
     Stopped,
     StopReason,
     TaskListUpdated,
@@ -107,6 +108,8 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("notice", f"Retry {attempt}/{limit}", f"{reason}; retrying in {seconds:.1f} s")
         case Undone():
             return EventText("notice", "Undo", event.describe(root))
+        case Rewound():
+            return EventText("notice", "Rewind", event.describe())
         case Notice(text=text):
             return EventText("notice", "Notice", text)
         case Error(message=message):

@@ -214,6 +214,25 @@ class Undone(Event):
 
 
 @dataclass(frozen=True)
+class Rewound(Event):
+    """The conversation was taken back to the end of task `to` (0: before the first task); the
+    log keeps everything, and reading it back cuts the conversation and the transcript here."""
+
+    kind: ClassVar[str] = "rewound"
+    to: int
+    taken_back: int
+    """How many tasks the conversation lost."""
+    files: bool
+    """The files went back too (the `Undone` events before this one)."""
+
+    def describe(self) -> str:
+        tasks = f"{self.taken_back} task{'s' if self.taken_back != 1 else ''}"
+        point = "before the first task" if self.to == 0 else f"the end of task {self.to}"
+        what = "files and conversation" if self.files else "conversation only"
+        return f"rewound to {point} ({what}): the model sees none of the {tasks} taken back"
+
+
+@dataclass(frozen=True)
 class UserCommand(Event):
     """The user typed `!command`: it runs without a dialog (they typed it), sandboxed and
     recorded for undo like the model's commands."""

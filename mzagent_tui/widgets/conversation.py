@@ -47,15 +47,17 @@ from mzagent_tui.agent.events import (
     Usage,
     UserCommand,
     UserCommandOutput,
+    shown_path,
 )
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, parse_slash, resolve_task
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
-from mzagent_tui.agent.sessions.history import SessionHistory, load_session
+from mzagent_tui.agent.sessions.history import SessionHistory, TaskStart, load_session
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.task_completions import BUILT_INS, file_completions, slash_completions, token_at
 from mzagent_tui.widgets.completion_menu import CompletionMenu
 from mzagent_tui.widgets.entries import ProgressEntry, entries_for, text_entry
@@ -67,6 +69,7 @@ from mzagent_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.loop import Agent
+    from mzagent_tui.agent.sessions.rewind import RewindMode
     from mzagent_tui.agent.sessions.undo import Scope, Write
 
 STOP_STATES = {StopReason.FINAL_ANSWER: "done", StopReason.CANCELLED: "cancelled", StopReason.USER_COMMAND: "done"}
@@ -453,8 +456,9 @@ class Conversation(Vertical):
         if self._agent is not None:
             threading.Thread(target=self._agent.close, name="mzagent-close", daemon=True).start()
 
-    def open_session(self, history: SessionHistory) -> None:
+    def open_session(self, history: SessionHistory, said: tuple[str, str] | None = None) -> None:
         """Show a logged session and make the next task continue it; nothing of it is re-run.
+        `said`: the notice's (title, text) in place of "reopened" (after a rewind or a fork).
 
         Only the newest entries are built and mounted (both cost); the transcript shows earlier
         ones on request. The export and the log have everything.
@@ -485,8 +489,11 @@ class Conversation(Vertical):
             note += " It ended during a run: nothing of that run is repeated, and the model is told to check what finished."
         if history.bad_lines:
             note += f" {history.bad_lines} damaged line(s) of the log were skipped."
-        self.say("notice", note, title="reopened")
-        self._idle_state = "interrupted" if history.interrupted else "reopened"
+        title = "reopened"
+        if said is not None:
+            title, note = said
+        self.say("notice", note, title=title)
+        self._idle_state = "interrupted" if history.interrupted else title
         self._update(step=step, usage=self._meter.summary(), state=self._idle_state)
 
     # Undo, export, compaction ---------------------------------------------------------------
@@ -519,6 +526,57 @@ class Conversation(Vertical):
             self.notify(problem, title="Undo refused", severity="error", markup=False)
         else:
             self.notify(f"Undid {len(done)} file change{'s' if len(done) > 1 else ''}.")
+
+    def tasks(self) -> list[TaskStart]:
+        """The conversation's tasks as it stands: the points a rewind can go back to."""
+        folder = self.session_folder
+        return load_session(folder).tasks if folder else []
+
+    def rewind(self, to: int, mode: RewindMode, fork: bool = False, overwrite: bool = False) -> None:
+        """Back to the end of task `to`: the files, the conversation or both (sessions/rewind.py);
+        a fork does it in a new session and leaves this one whole. Files the user changed since
+        are overwritten only after the question."""
+        from mzagent_tui.agent.sessions.rewind import fork_session, rewind_session  # the file tools, as for undo
+
+        folder = self.session_folder
+        if self.task_running:
+            self.notify("Rewinding waits until the run ends (Esc cancels it).", severity="warning")
+            return
+        if folder is None:
+            self.notify("Nothing to rewind: this conversation has no task yet.")
+            return
+        if fork:
+            outcome = fork_session(folder, to, mode, self._redactor(), overwrite)
+        else:
+            outcome = rewind_session(folder, to, mode, self._redactor(), self._agent.session if self._agent is not None else None, overwrite)
+        if outcome.conflicts:
+            question = "You changed these files since the agent wrote them:\n" + "\n".join(outcome.conflicts)
+            question += "\n\nRewinding takes them back and your changes to them are lost. Rewind anyway?"
+            self.app.push_screen(ConfirmScreen(question), callback=lambda yes: self._rewind_confirmed(yes, to, mode, fork))
+            return
+        for event in outcome.done:
+            self._transcript.add(*entries_for(event, self.project))
+            if self._agent is not None and outcome.rewound is None:
+                self._agent.tell_undo(event)
+        if outcome.done:
+            self.post_message(self.FilesChanged((), rescan=True))
+        if outcome.refused is not None:
+            self.say("notice", outcome.refused, title="rewind refused")
+            self.notify(outcome.refused, title="Rewind refused", severity="error", markup=False)
+        elif outcome.rewound is not None:
+            paths = dict.fromkeys(shown_path(Path(e.path), self.project) for e in outcome.done)  # a file written twice is named once
+            files = f"Files taken back: {', '.join(paths)}. " if paths else ""
+            where = f"This is a new session, {outcome.folder.name}; the original stays as it was" if fork else "The log keeps everything"
+            self.open_session(load_session(outcome.folder), ("forked" if fork else "rewound", f"{files}{where}. Your next task continues from here."))
+            self.notify(f"{'Forked' if fork else 'Rewound'} to {'before the first task' if to == 0 else f'the end of task {to}'}.")
+        else:
+            self.notify(f"Took back {len(outcome.done)} file change{'s' if len(outcome.done) != 1 else ''}; the conversation goes on." if outcome.done else "No file to take back: the agent wrote nothing after that task.")
+
+    def _rewind_confirmed(self, yes: bool | None, to: int, mode: RewindMode, fork: bool) -> None:
+        if yes:
+            self.rewind(to, mode, fork, overwrite=True)
+        else:
+            self.notify("Not rewound: nothing was changed.")
 
     def undoable_writes(self) -> list[Write]:
         """The writes still to take back, oldest first."""

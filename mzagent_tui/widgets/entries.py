@@ -28,6 +28,7 @@ from mzagent_tui.agent.events import (
     FormatError,
     Observation,
     RetryWait,
+    Rewound,
     Stopped,
     TaskListUpdated,
     Undone,
@@ -436,7 +437,7 @@ def _build_entries(event: Event, root: Path) -> list[Entry]:
             return [final_entry(text, plan)]
         case TaskListUpdated():
             return []  # the checklist above the task box shows the list (widgets/task_list.py)
-        case ApprovalAnswered() | FormatError() | RetryWait() | Undone() | Stopped():
+        case ApprovalAnswered() | FormatError() | RetryWait() | Undone() | Rewound() | Stopped():
             return [text_entry(described.kind, described.text, title=described.label.lower())]
     return [text_entry(described.kind, described.text)]
 

@@ -2,6 +2,12 @@
 
 The loop calls `before_tool`/`after_tool` around its one tool call and `run_end` once a run has
 ended. Every hook that ran is a `HookOutcome` event: logged always, shown when it did not end ok.
+
+A hook's program may run what the model wrote (`python -m black` imports the project's modules,
+`make fmt` runs its Makefile), so a hook gets the checks a command gets: the repository as git
+reads it is read-only to it and a `.git` it made or changed is asked about, the project is
+read-only in plan mode (when it runs confined), and a file it created or changed that makes
+tools run code (`.envrc`, a git hook, `.vscode/tasks.json`) is kept only if the user says so.
 """
 
 from __future__ import annotations
@@ -9,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mzagent_tui.agent.events import HookOutcome
+from mzagent_tui.agent.events import HookOutcome, Notice
 from mzagent_tui.agent.hooks.config import HookSpec
 from mzagent_tui.agent.hooks.runner import HookRun, hook_env, run_hook
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
 from mzagent_tui.agent.tools.paths import resolve_inside
+from mzagent_tui.agent.tools.planted import ask_to_keep
+from mzagent_tui.agent.tools.planted_scan import Kept, PlantedScan, ScanIncomplete, changes_between
 from mzagent_tui.agent.tools.registry import ToolError, ToolRegistry, ToolResult
 
 FILE_TOOLS = ("read_file", "write_to_file", "edit_file")
@@ -27,6 +36,7 @@ class Hooks:
         self._tools = tools
         self._environ = environ
         self._api_key = api_key
+        self._planted = PlantedScan(ctx.root)
 
     def before_tool(self, tool: str, args: list[Any]) -> str | None:
         """None to go on; else the tool is not run and this is what the model is told: the
@@ -57,10 +67,35 @@ class Hooks:
             env = {**hook_env(spec, ctx.env, self._environ, self._api_key), "MZAGENT_EVENT": event, "MZAGENT_TOOL": tool, "MZAGENT_PROJECT": str(ctx.root), "MZAGENT_SESSION": ctx.session.id}
             if (path := self._file(tool, args)) is not None:
                 env["MZAGENT_FILE"] = path
-            run = run_hook(spec, payload, ctx.root, env, ctx.sandbox, ctx.cancel, ctx.session.output_path())
+            run = self._checked(spec, payload, env)
             ctx.emit(self._outcome(spec, tool, run))
             runs.append(run)
         return runs
+
+    def _checked(self, spec: HookSpec, payload: dict[str, Any], env: dict[str, str]) -> HookRun:
+        """The hook run between the checks a command gets (see the module's words). A project
+        the planted scan cannot walk is said once by the command tool; here it only means the
+        hook's files on the list are not asked about."""
+        ctx = self._ctx
+        planted_before = self._scan()
+        entries = before_command(ctx.root)
+        run = run_hook(
+            spec, payload, ctx.root, env, ctx.sandbox, ctx.cancel, ctx.session.output_path(),
+            project_read_only=ctx.plan_mode(), repository=entries.read_only,
+        )
+        notes = ask_about_changes(ctx, entries)
+        planted_after = self._scan()
+        if planted_before is not None and planted_after is not None:
+            notes += ask_to_keep(ctx, changes_between(planted_before, planted_after), {})[1]
+        if notes.strip():
+            ctx.emit(Notice(f"After the hook `{spec.command}`:{notes}"))
+        return run
+
+    def _scan(self) -> dict[str, Kept] | None:
+        try:
+            return self._planted.take()
+        except ScanIncomplete:
+            return None
 
     def _named(self, tool: str, args: list[Any]) -> dict[str, Any] | list[Any]:
         """The arguments by parameter name where the tool's signature is known."""

@@ -91,14 +91,17 @@ def how_it_runs(spec: HookSpec, root: Path, sandbox: Sandbox, path_value: str) -
 
 
 def run_hook(
-    spec: HookSpec, event: Mapping[str, Any], root: Path, env: Mapping[str, str], sandbox: Sandbox, cancel: CancelToken, output_path: Path
+    spec: HookSpec, event: Mapping[str, Any], root: Path, env: Mapping[str, str], sandbox: Sandbox, cancel: CancelToken, output_path: Path,
+    project_read_only: bool = False, repository: tuple[Path, ...] | None = None,
 ) -> HookRun:
     """Run it and say how it ended; a hook that exits 2 before a tool blocks it, any other
     non-zero exit is a failure the run goes on after. One that must run confined where the
-    sandbox is off or missing is not run (a failure that says why)."""
+    sandbox is off or missing is not run (a failure that says why). Confined, it gets the
+    commands' walls: the project read-only in plan mode, and `repository` (the paths of the
+    project's git repository, found as it starts) read-only."""
     trusted = trusted_path.trusted_path(env.get("PATH", os.defpath))
     why = confined_because(spec, root, trusted)
-    confinement = sandbox.confinement() if why else Confinement("off")
+    confinement = sandbox.confinement(project_read_only=project_read_only) if why else Confinement("off")
     if confinement.mode.startswith("workspace"):
         env = sandbox.environment(dict(env))
     elif why and not spec.sandbox:
@@ -108,7 +111,7 @@ def run_hook(
     try:
         result = run_command(
             f"/bin/sh -c {shlex.quote(spec.command)}", root, env, spec.timeout, cancel, output_path,
-            sandbox.preexec(confinement), stdin=json.dumps(event, ensure_ascii=False, default=str).encode(),
+            sandbox.preexec(confinement, repository), stdin=json.dumps(event, ensure_ascii=False, default=str).encode(),
         )
     except OSError as exc:
         return HookRun("failed", None, f"the hook could not start: {exc}")

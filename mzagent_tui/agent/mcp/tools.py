@@ -3,10 +3,16 @@ arguments checked against that schema, the same approval gate, and a plain-text 
 
 Nothing here imports the MCP SDK: `McpTool` calls through a `Caller` (the hub), so the mapping
 is tested with plain data.
+
+A result is scanned for credentials as a command's output is: a server's read-only tool runs
+without a question in auto-safe and plan mode, and a filesystem server reads what it is asked
+(`~/.aws/credentials`), so a result holding a credential asks before the model sees it where
+the call ran without the user's answer, and is masked span by span where they answered.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import keyword
@@ -109,7 +115,32 @@ class McpTool:
         if not decision.approved:
             note = f" Their note: {decision.note}" if decision.note else ""
             return ToolResult(f"The user rejected the call to {self.remote.full_name}.{note} Do something else, or ask in the final answer.", ok=False)
-        return self._caller(self.remote, arguments)
+        return self._screened(self._caller(self.remote, arguments), unasked=decision.by_policy)
+
+    def _screened(self, result: ToolResult, unasked: bool) -> ToolResult:
+        """The result as the model may see it (see the module's words)."""
+        from mzagent_tui.agent.safety.credentials import describe, find_credentials, masked  # loads with the first result
+
+        found = find_credentials(result.text)
+        if not found:
+            return result
+        what = describe(found, of=" of the result")
+        if unasked:
+            answer = self._ctx.approver.approve(ApprovalRequest(
+                "read_sensitive", f"show the result of {self.remote.full_name}", str(self._ctx.root),
+                reason=f"this result looks like it holds a credential ({what}): show it to the model?",
+            ))
+            if answer.cancelled:
+                raise Cancelled()
+            if not answer.approved:
+                return ToolResult(
+                    f"The result of {self.remote.full_name} looks like it holds a credential ({what}); the user did not "
+                    "allow showing it, so it was withheld. Go on without it, or say in your final answer what you need.",
+                    ok=False,
+                )
+            if not answer.by_policy:
+                return result
+        return dataclasses.replace(result, text=masked(result.text, found))
 
 
 def _parameter_names(schema: dict[str, Any]) -> dict[str, str]:

@@ -153,23 +153,40 @@ class StaticApprover:
 TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry", "make", "docker", "kubectl", "pip", "pip3"}
 """Tools whose first argument is a subcommand: "always allow" offers `git status`, never `git`."""
 PYTHONS = {"python", "python3"}
+SCRIPT_RUNNERS = {*PYTHONS, "bash", "sh", "zsh", "dash", "node", "deno", "bun", "perl", "ruby", "php", "Rscript", "pwsh", "npx"}
+"""Programs whose first operand is the script or program they run: "always allow" for `bash
+build.sh` offers `bash build.sh`, never `bash`, which would run any script the model writes."""
+COMMAND_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("npm", "exec"), ("pnpm", "exec"), ("pnpm", "dlx"),
+                   ("yarn", "dlx"), ("yarn", "exec"), ("bundle", "exec"), ("conda", "run")}
+"""Subcommands that run the command after them: `uv run pytest` offers `uv run pytest`, never `uv run`."""
 
 
 def suggested_prefix(analysis: Analysis) -> str:
     """The prefix offered for "always allow": the program of the first part that does the work
     (`cd` and `bash -c` wrappers skipped, git's global options dropped) with its subcommand
-    (`git status`, `npm test`) or module (`python -m pytest`). The app and the terminal offer the
-    same, and never a bare `git` or `python`."""
+    (`git status`, `npm test`), module (`python -m pytest`) or script (`bash build.sh`), and
+    after a runner (`uv run`) the prefix of what it runs. The app and the terminal offer the
+    same, and never a bare `git`, `python` or `uv run`: "" when there is nothing narrower."""
     for part in analysis.parts:
         words = part.rule_words
         if not words or part.wrapper or part.program == "cd":
             continue
-        if words[0] in PYTHONS and words[1:2] == ["-m"] and len(words) > 2:
-            return " ".join(words[:3])
-        if words[0] in TWO_WORD_PROGRAMS | PYTHONS and len(words) > 1 and not words[1].startswith("-"):
-            return " ".join(words[:2])
-        return words[0]
+        return " ".join(_prefix_of(words))
     return ""
+
+
+def _prefix_of(words: list[str]) -> list[str]:
+    if tuple(words[:2]) in COMMAND_RUNNERS:
+        rest = _prefix_of(words[2:]) if len(words) > 2 and not words[2].startswith("-") else []
+        return [*words[:2], *rest] if rest else []
+    if words[0] in PYTHONS and words[1:2] == ["-m"] and len(words) > 2:
+        return words[:3]
+    if words[0] in SCRIPT_RUNNERS:
+        script = next((n for n, word in enumerate(words[1:], 1) if not word.startswith("-")), None)
+        return words[: script + 1] if script is not None else []
+    if words[0] in TWO_WORD_PROGRAMS and len(words) > 1 and not words[1].startswith("-"):
+        return words[:2]
+    return words[:1]
 
 
 def offered_rule(request: ApprovalRequest) -> str:
@@ -508,7 +525,7 @@ class PolicyApprover:
             verdict, reason = self.policy.tool_verdict(request.tool, request.read_only)
             if verdict == DENY:
                 return ApprovalDecision(False, note=f"{reason} (the user's configuration)")
-            if verdict == ALLOW:
+            if verdict == ALLOW and not request.ask_even_if_allowed:
                 return ApprovalDecision(True, note=reason, by_policy=True)
             if planning:
                 return ApprovalDecision(False, note=PLAN_TOOL_NOTE)

@@ -116,6 +116,9 @@ class Part:
     """Its words bash expands as globs: a deny rule matches what they could expand to."""
     programs: list[str] = field(default_factory=list)
     """Every program word it runs, as written: each wrapper's (`env`, `timeout`, `bash`) and the program's."""
+    runs_untrusted: str = ""
+    """The file PATH finds for its program when that is in a folder commands can write
+    (`.venv/bin/git`): not the program its name says."""
 
     @property
     def program(self) -> str:
@@ -214,7 +217,7 @@ def _programs_found(part: Part, state: _State) -> None:
             continue
         why = f"{word} runs {found}, a program in a folder commands can write"
         if word == runs:
-            part.safe, part.not_safe = False, part.not_safe or why
+            part.safe, part.not_safe, part.runs_untrusted = False, part.not_safe or why, found
         elif why not in part.problems:
             part.problems.append(why)
             part.safe = False

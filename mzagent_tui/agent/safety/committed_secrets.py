@@ -8,7 +8,9 @@ secrets file by name (the list `read_file` uses). A pickaxe (`git log -G 'KEY=a'
 answers what the lines hold, one guess at a time. An object named by its id or by a ref that is
 a blob (`git show 3f2a…`, a tag on a blob, `for-each-ref --format=%(raw)`) asks too: which file
 it was is not known. A commit named by its id that no ref or reflog reaches (a dropped stash) is
-looked at with its parents.
+looked at with its parents. A file named at a revision (`git show HEAD:notes.txt`) is read
+from git and scanned for credentials by content, as a file a command names is: the working
+copy the command line also names may have been overwritten since.
 
 The answer comes from running git itself (`log --name-only`, `ls-files`) through own_programs
 (hardened: a planted fsmonitor, hook or partial-clone config runs nothing, and a missing object
@@ -23,6 +25,7 @@ import subprocess
 from pathlib import Path
 
 from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, describe, find_credentials
 from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_repository
 from mzagent_tui.agent.safety.sensitive import is_secret
 
@@ -96,8 +99,33 @@ def committed_secret_concern(words: list[str], cwd: Path) -> str | None:
         return f"git {words[1]} {blob}: prints a file by its object id, so which file it was is not known"
     if named and named[0][1] == "unknown":
         return f"git {words[1]} {named[0][0]}: the objects it names could not be listed"
+    if words[1] in ("show", "cat-file"):
+        held = _credential_at_revision(words[2:], repository)
+        if held:
+            return held
     found = _secret_in_history(top, repository) or _secret_outside_history(top, repository, [name for name, kind in named if kind == "commit"])
     return f"the repository {found}" if found else None
+
+
+def _credential_at_revision(args: list[str], repository: Repository) -> str | None:
+    """Why a `REV:PATH` operand asks: the file git holds there looks like it holds a credential
+    (or git could not show it, so what it holds is not known). The head of the file is scanned,
+    as credential_in_file scans a file on disk."""
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("-") or ":" not in arg or arg.startswith(":/") or not arg.split(":", 1)[1]:
+            continue
+        try:
+            shown = _git(repository, "cat-file", "blob", arg)
+        except (OSError, subprocess.TimeoutExpired):
+            return f"git could not show {arg}, so whether it holds a credential is not known"
+        if shown.returncode != 0:
+            continue  # not a file at that revision (a folder, a missing path): git prints no file's content
+        found = find_credentials(shown.stdout[:FILE_SCAN_BYTES].decode("utf-8", "replace"))
+        if found:
+            return f"{arg} looks like it holds a credential ({describe(found)})"
+    return None
 
 
 def _git(repository: Repository, *args: str, stdin: str = "") -> subprocess.CompletedProcess[bytes]:

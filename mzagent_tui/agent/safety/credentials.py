@@ -170,6 +170,11 @@ _RULES = (
     _Rule("password in a URL", re.compile(r"://[^/\s:@\"']*:(?P<secret>[^/\s@\"']{3,})@[A-Za-z0-9.-]"), _url_password),
     _Rule("conda channel token", re.compile(r"/t/(?P<secret>[A-Za-z0-9_-]{16,})/"), _random_looking),
 )
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Private-MAC: \S+")
+"""Where a private key ends: a PEM or OpenSSH key's last line, a PuTTY key's MAC."""
+_KEY_BODY_LINE = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}")
+_KEY_LINE = re.compile(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z][A-Za-z-]*: .*|")
+"""A line inside a key: its base64 body, a header (`Proc-Type:`, `Private-Lines: 1`), or blank."""
 _LONE_TOKEN = re.compile(r"\A\s*(?P<secret>[^\s]{16,200})\s*\Z")
 """A text that is one token and nothing else (`.vault_pass`, `token.txt`)."""
 
@@ -190,6 +195,7 @@ def find_credentials(text: str) -> list[Credential]:
             if value and rule.accept(value):
                 found.append(_credential(text, rule.kind, start, end))
     found.extend(_assignments(text, lowered))
+    found.extend(_key_tails(text))
     lone = _LONE_TOKEN.match(text)
     if lone and not found and _lone_token(lone["secret"]):
         found.append(_credential(text, "a lone token", lone.start("secret"), lone.end("secret")))
@@ -213,6 +219,29 @@ def _assignments(text: str, lowered: str) -> list[Credential]:
         done = match.end("name")
         if _random_looking(match["secret"]):
             found.append(_credential(text, "secret assignment", match.start("secret"), match.end("secret")))
+    return found
+
+
+def _key_tails(text: str) -> list[Credential]:
+    """A private key's body up to its end, whether or not its first line is there: a page of a
+    file that starts below `-----BEGIN … PRIVATE KEY-----` (`read_file(path, 2)`) holds the
+    whole secret but for one line. The lines above the end are taken back while they look like
+    a key's (base64 or a header); at least one must be a base64 line of a key's width, so a
+    lone `-----END … PRIVATE KEY-----` constant in code is no credential. A key with its
+    header is found whole by the rules; the overlap drops this find then."""
+    found: list[Credential] = []
+    for end in _KEY_END.finditer(text):
+        start = end.start()
+        body = False
+        while start:
+            line_start = text.rfind("\n", 0, start - 1) + 1
+            line = text[line_start:start].rstrip("\r\n")
+            if not _KEY_LINE.fullmatch(line):
+                break
+            body = body or _KEY_BODY_LINE.fullmatch(line) is not None
+            start = line_start
+        if body:
+            found.append(_credential(text, "private key", start, end.end()))
     return found
 
 

@@ -141,6 +141,20 @@ def lookup(name: str, path_value: str, cwd: Path) -> str | None:
     return None
 
 
+def on_path(root: Path, relative_path: str, path_value: str) -> str | None:
+    """The PATH entry (as written) whose folder holds the project file `relative_path` itself,
+    or None. A program there runs by name: in the user's shell with an activated `.venv/bin`,
+    in a hook that runs as the user for a project at the home (`~/.local/bin`), and in every
+    command. A relative entry counts from the project folder, where commands start."""
+    if not path_value:
+        return None  # no PATH at all (not one empty entry): nothing is run by name
+    folder = os.path.realpath(os.path.dirname(os.path.join(root, relative_path)))
+    for entry in path_value.split(os.pathsep):
+        if os.path.realpath(os.path.join(root, entry or ".")) == folder:
+            return entry or "."
+    return None
+
+
 def found_in_untrusted(name: str, path_value: str, cwd: Path, folders: Iterable[str] | None = None) -> str | None:
     """Where `name` would be found, when that is in a folder confined commands may write (the
     folder it is found in, or the file a link there leads to); else None. A name with a slash

@@ -6,7 +6,9 @@ A `!git commit` must write it; a `!pytest` must not, since it runs the project's
 `conftest.py` the model wrote). So a typed command gets `.git` writable only when every part of
 it is git itself, by its name, doing one of its own commands: not a wrapper (`env git`), not an
 assignment (`GIT_EXEC_PATH=x git`), not an alias or a `git-NAME` program found on PATH (either
-may be a shell command), and not a form that runs a program its line names (`bisect run`,
+may be a shell command), not a `git` that PATH finds in a folder commands can write (a
+`.venv/bin/git` an allowed test run left: the user's PATH, as the command runs with it, is
+what the analysis judged), and not a form that runs a program its line names (`bisect run`,
 `rebase --exec`, `submodule foreach`). Settings given with `-c` are
 the user's own words and stay allowed; git's hooks still run in such a command, as they do in
 the user's terminal.
@@ -41,6 +43,8 @@ def is_own_git(analysis: Analysis) -> bool:
 
 def _own_git(part: Part) -> bool:
     if any(not _setting(problem) for problem in part.problems) or part.wrapper or not part.words or part.words[0] != "git" or not _BY_NAME.match(part.text):
+        return False
+    if part.runs_untrusted:
         return False
     if any(word == option or word.startswith(option + "=") for word in part.words for option in UNSAFE_GLOBALS):
         return False

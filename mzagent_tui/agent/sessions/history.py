@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent.events import Event, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
+from mzagent_tui.agent.events import Event, FileChanged, Rewound, StepStarted, Stopped, TaskStarted, Undone, UserCommand, event_from_dict
 from mzagent_tui.agent.safety.textsafe import for_display
 from mzagent_tui.agent.sessions.session import project_slug, sessions_root
 
@@ -28,6 +28,20 @@ class SessionNotFound(LookupError):
     """No session matches what the user asked for (message says what exists)."""
 
 
+@dataclass(frozen=True)
+class TaskStart:
+    """Where a task (or a `!command` of the user's) began: what a rewind goes back to."""
+
+    number: int
+    """1 for the conversation's first task."""
+    text: str
+    """The task as typed, or `!command`."""
+    messages: tuple[dict[str, Any], ...]
+    """The conversation as the previous task left it (before this task's messages)."""
+    events: int
+    """How many events came before this task's first."""
+
+
 @dataclass
 class SessionHistory:
     """Everything a front-end needs to show a past session and the agent needs to continue it."""
@@ -39,6 +53,8 @@ class SessionHistory:
     project: str = ""
     events: list[Event] = field(default_factory=list)
     messages: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[TaskStart] = field(default_factory=list)
+    """The conversation's tasks as it stands (a rewind drops those it took back)."""
     bad_lines: int = 0
 
     @property
@@ -130,6 +146,8 @@ def load_session(folder: Path) -> SessionHistory:
         raise SessionNotFound(f"{folder} is not a session (it has no log.jsonl)")
     records, bad = read_records(log)
     history = SessionHistory(folder=folder, bad_lines=bad)
+    settled: tuple[dict[str, Any], ...] = ()
+    """The conversation as the last task (or a resume) left it: where the next task's messages start."""
     for record in records:
         kind = record.get("type")
         stamp = record.get("t")
@@ -145,11 +163,40 @@ def load_session(folder: Path) -> SessionHistory:
                 history.messages.append(message)
         elif kind == "compacted" and isinstance(record.get("messages"), list):
             history.messages = [m for m in map(_message, record["messages"]) if m is not None]
+        elif kind == "forked" and isinstance(stamp, (int, float)):
+            history.started = float(stamp)  # a fork is listed as the session it became
+        elif kind == "resumed":
+            settled = tuple(history.messages)
         elif kind == "event" and isinstance(record.get("event"), dict):
             event = event_from_dict(record["event"])
-            if event is not None:
+            if isinstance(event, Rewound):
+                _cut(history, event)
+                settled = tuple(history.messages)
+            elif event is not None:
+                if isinstance(event, (TaskStarted, UserCommand)):
+                    text = event.task if isinstance(event, TaskStarted) else f"!{event.command}"
+                    history.tasks.append(TaskStart(len(history.tasks) + 1, text, settled, len(history.events)))
                 history.events.append(event)
+                if isinstance(event, Stopped):
+                    settled = tuple(history.messages)
     return history
+
+
+def _cut(history: SessionHistory, rewound: Rewound) -> None:
+    """Take the conversation back to the end of task `rewound.to`: its messages and events as
+    they were when the next task began; the rewind itself stays in the events, for the transcript.
+
+    An undo made later of a write that stays (numbered among the writes kept) stays too: the file
+    is still undone, and the model, which no longer sees the task it was told in, is told again."""
+    if 0 <= rewound.to < len(history.tasks):
+        start = history.tasks[rewound.to]
+        kept = history.events[: start.events]
+        writes = sum(isinstance(event, FileChanged) for event in kept)
+        undos = [e for e in history.events[start.events :] if isinstance(e, Undone) and e.write <= writes]
+        history.events = [*kept, *undos]
+        history.messages = list(start.messages)
+        del history.tasks[rewound.to :]
+    history.events.append(rewound)
 
 
 def _message(record: object) -> dict[str, Any] | None:

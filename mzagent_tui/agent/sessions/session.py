@@ -11,6 +11,7 @@ import hashlib
 import json
 import re
 import secrets as _random
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -51,10 +52,19 @@ class Session:
 
     @classmethod
     def create(cls, project: Path, redact: Redactor) -> Session:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        folder = sessions_root() / project_slug(project) / f"{stamp}-{_random.token_hex(2)}"
-        session = cls(folder, redact)
+        session = cls(_new_folder(sessions_root() / project_slug(project)), redact)
         session.record("session", project=str(project))
+        return session
+
+    @classmethod
+    def fork(cls, original: Path, redact: Redactor) -> Session:
+        """A new session of the same project whose log starts as a copy of `original`'s, which
+        is not touched (the saved contents its writes name stay in the original's folder)."""
+        folder = _new_folder(original.parent)
+        folder.mkdir(parents=True)
+        shutil.copyfile(original / "log.jsonl", folder / "log.jsonl")
+        session = cls.reopen(folder, redact)
+        session.record("forked", source=original.name)
         return session
 
     @classmethod
@@ -103,6 +113,11 @@ class Session:
     def close(self) -> None:
         with self._lock:
             self._log.close()
+
+
+def _new_folder(parent: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return parent / f"{stamp}-{_random.token_hex(2)}"
 
 
 def _highest_number(folder: Path) -> int:

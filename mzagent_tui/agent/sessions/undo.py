@@ -10,6 +10,7 @@ back newest first, so each step's check sees the content the step before it left
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -24,11 +25,20 @@ from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, wri
 from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.ground.textfiles import UMASK, atomic_write
 from mzagent_tui.agent.safety.secrets import Redactor
-from mzagent_tui.agent.sessions.history import load_session
+from mzagent_tui.agent.sessions.history import SessionHistory, load_session
 from mzagent_tui.agent.sessions.session import Session, project_slug
 
-Scope = Literal["last", "run"] | int
-"""The last step's writes, the last run's writes, or a write number: that write and every later one."""
+
+@dataclass(frozen=True)
+class After:
+    """Every write of the runs after run `run` (0: all of them): what a rewind takes back."""
+
+    run: int
+
+
+Scope = Literal["last", "run"] | int | After
+"""The last step's writes, the last run's writes, a write number (that write and every later
+one), or the writes after a run."""
 
 
 class UndoRefused(Exception):
@@ -81,8 +91,19 @@ def writes_of(events: Iterable[Event]) -> list[Write]:
     return [dataclasses.replace(w, undone=w.number in undone) for w in writes]
 
 
-def plan(writes: list[Write], scope: Scope) -> list[Write]:
-    """The writes to take back, newest first; raise UndoRefused if any would lose work."""
+def plan(writes: list[Write], scope: Scope, overwrite: bool = False) -> list[Write]:
+    """The writes to take back, newest first; raise UndoRefused if any would lose work (unless
+    `overwrite`: the user was asked and agreed that their changes to those files go)."""
+    chosen = _chosen(writes, scope)
+    if not overwrite and (changed := user_changes(writes, chosen)):
+        reason, consequence = changed[0]
+        raise UndoRefused(reason + consequence)
+    for path in dict.fromkeys(w.path for w in chosen):
+        _check_saved(path, chosen)
+    return chosen
+
+
+def _chosen(writes: list[Write], scope: Scope) -> list[Write]:
     pending = [w for w in writes if not w.undone]
     if not writes:
         raise UndoRefused("there is nothing to undo: the agent has not written any file in this session")
@@ -92,38 +113,52 @@ def plan(writes: list[Write], scope: Scope) -> list[Write]:
         chosen = [w for w in pending if w.step == pending[-1].step]
     elif scope == "run":
         chosen = [w for w in pending if w.run == pending[-1].run]
+    elif isinstance(scope, After):
+        chosen = [w for w in pending if w.run > scope.run]
     else:
         if scope not in {w.number for w in pending}:
             raise UndoRefused(f"write {scope} is not one that can be undone (writes not undone yet: {', '.join(str(w.number) for w in pending)})")
         chosen = [w for w in pending if w.number >= scope]
     chosen.reverse()
-    newest: dict[Path, Write] = {}
-    for write in pending:
-        newest[write.path] = write
-    for path in dict.fromkeys(w.path for w in chosen):
-        _check(newest[path], chosen)
     return chosen
 
 
-def _check(write: Write, chosen: list[Write]) -> None:
-    """The file must still hold exactly what the newest write to it left there (or still be gone)."""
+def user_changes(writes: list[Write], chosen: list[Write]) -> list[tuple[str, str]]:
+    """Each file among `chosen` that no longer holds what the agent's newest write to it left:
+    (what happened, what undo would do to it, with its leading punctuation). Empty: taking them back loses nothing of the user's."""
+    newest: dict[Path, Write] = {}
+    for write in writes:
+        if not write.undone:
+            newest[write.path] = write
+    found = (_user_change(newest[path]) for path in dict.fromkeys(w.path for w in chosen))
+    return [change for change in found if change is not None]
+
+
+def _user_change(write: Write) -> tuple[str, str] | None:
+    """The file must still hold exactly what the newest write to it left (or still be gone)."""
     name = str(write.path)
     if write.deleted:
         if write.path.exists() or write.path.is_symlink():
-            raise UndoRefused(f"{name} was created again after a command of the agent deleted it; undo would replace it, so nothing was undone")
+            return f"{name} was created again after a command of the agent deleted it", "; undo would replace it, so nothing was undone"
     elif write.sha256 is None:
-        raise UndoRefused(f"the log has no record of what was written to {write.path}, so undo cannot tell whether you changed it")
+        return f"the log has no record of what was written to {write.path}", ", so undo cannot tell whether you changed it"
     elif not write.path.is_file():
-        raise UndoRefused(f"{write.path} was deleted or moved after the agent wrote it; undo would not know what to restore")
+        return f"{write.path} was deleted or moved after the agent wrote it", "; undo would not know what to restore"
     elif hashlib.sha256(write.path.read_bytes()).hexdigest() != write.sha256:
-        raise UndoRefused(f"{name} was changed after the agent wrote it; undo would discard those changes, so nothing was undone")
+        return f"{name} was changed after the agent wrote it", "; undo would discard those changes, so nothing was undone"
+    return None
+
+
+def _check_saved(path: Path, chosen: list[Write]) -> None:
+    """Every content to restore must still be in the session folder."""
     for earlier in chosen:
-        if earlier.path == write.path and not earlier.created and not earlier.mode_only and (earlier.backup is None or not earlier.backup.is_file()):
-            raise UndoRefused(f"the previous content of {name} was not found in the session folder ({earlier.backup})")
+        if earlier.path == path and not earlier.created and not earlier.mode_only and (earlier.backup is None or not earlier.backup.is_file()):
+            raise UndoRefused(f"the previous content of {path} was not found in the session folder ({earlier.backup})")
 
 
-def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | None = None) -> list[Undone]:
-    """Take back writes and log one `Undone` per file change.
+def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | None = None, overwrite: bool = False) -> list[Undone]:
+    """Take back writes and log one `Undone` per file change (`overwrite`: also files the user
+    changed since, once they agreed).
 
     The checks run before anything is touched; a file-system error part-way stops the undo and
     reports what was done (UndoRefused.done), so the log and the screen stay true. Given the
@@ -131,7 +166,7 @@ def undo(session: Session, events: Iterable[Event], scope: Scope, root: Path | N
     sandbox, so a log forged by anything that could write it must not choose where.
     """
     done: list[Undone] = []
-    chosen = plan(writes_of(events), scope)
+    chosen = plan(writes_of(events), scope, overwrite)
     if root is not None:
         for write in chosen:
             if not os.path.realpath(write.path).startswith(os.path.realpath(root) + os.sep):
@@ -176,7 +211,8 @@ def take_back_beneath(write: Write, root: Path) -> None:
     if write.created:
         folder = open_beneath(real_root, parent, os.O_RDONLY | os.O_DIRECTORY)
         try:
-            os.unlink(name, dir_fd=folder)
+            with contextlib.suppress(FileNotFoundError):  # gone already (the user deleted it, and agreed to the rewind)
+                os.unlink(name, dir_fd=folder)
         finally:
             os.close(folder)
         return
@@ -230,19 +266,25 @@ class UndoOutcome:
     """Why the undo stopped or was refused (None: all of it was done)."""
 
 
-def undo_session(folder: Path, scope: Scope, redact: Redactor, session: Session | None = None) -> UndoOutcome:
+def undo_session(folder: Path, scope: Scope, redact: Redactor, session: Session | None = None, overwrite: bool = False) -> UndoOutcome:
     """Undo in a logged session: the one way both front-ends do it. `session` is the open session of
     a live conversation (its log gets the records); otherwise the log is reopened and closed again."""
     own = session is None
     session = Session.reopen(folder, redact) if session is None else session
     try:
         history = load_session(folder)
-        root = Path(history.project)
-        if folder.parent.name != project_slug(root):
-            raise UndoRefused(f"the session log says its project is {root}, but it is kept with another project's sessions; nothing was undone")
-        return UndoOutcome(undo(session, history.events, scope, root), None)
+        return UndoOutcome(undo(session, history.events, scope, project_of(history), overwrite), None)
     except UndoRefused as exc:
         return UndoOutcome(exc.done, str(exc))
     finally:
         if own:
             session.close()
+
+
+def project_of(history: SessionHistory) -> Path:
+    """The project a session's log names, refused when the log is kept with another project's
+    sessions (a log moved or forged to make undo write elsewhere)."""
+    root = Path(history.project)
+    if history.folder.parent.name != project_slug(root):
+        raise UndoRefused(f"the session log says its project is {root}, but it is kept with another project's sessions; nothing was undone")
+    return root

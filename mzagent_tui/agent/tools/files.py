@@ -22,6 +22,7 @@ from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
+from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
@@ -278,7 +279,10 @@ class FileTools:
         old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
-        planted = plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None) or _git_runs(self.root, rel)
+        planted = (
+            plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None) or _git_runs(self.root, rel)
+            or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
+        )
         request = ApprovalRequest(
             kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
             reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
@@ -304,6 +308,12 @@ def _git_runs(root: Path, rel: str) -> str | None:
         return git_paths(root).reason(rel)
     except GitPathsUnknown as exc:
         return f"git could not say where the repository's hooks are, and this may be one ({exc})"
+
+
+def _on_path(root: Path, rel: str, path_value: str) -> str | None:
+    """Why a file in a folder on the commands' PATH is a program, or None."""
+    entry = trusted_path.on_path(root, rel, path_value)
+    return None if entry is None else f"it is a program in {entry}, a folder on PATH: your shell and your tools run it by name"
 
 
 def _read_beneath(root: Path, rel: str, limit: int) -> bytes:

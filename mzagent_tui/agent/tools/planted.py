@@ -71,10 +71,15 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
 def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, Kept]) -> list[PlantedChange]:
     """The files on the list among the snapshots' changes: what can still be asked about when
     the scan after a command could not be finished (the command made more entries than it may
-    list, or a folder it cannot read). Ignored, nested and linked files are not among them."""
+    list, or a folder it cannot read, or a config git includes it broke). Ignored, nested and
+    linked files are not among them. A file the scan before the command kept for git's sake (a
+    config file the repository includes, a hook in core.hooksPath) is on the list here too: a
+    command that breaks git's reading of the one makes the scan fail, and must not get the other
+    through unasked."""
     found: list[PlantedChange] = []
     for change in changes:
-        reason = plants_code(change.path)
+        kept = before.get(change.path)
+        reason = plants_code(change.path) or (kept.reason if kept is not None and kept.reason else None)
         if reason is None or change.status == "D" or change.mode_only:
             continue
         old = before.get(change.path)

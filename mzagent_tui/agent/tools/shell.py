@@ -141,7 +141,7 @@ class ShellTool:
         saw the output, so nothing asks) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root)))
+        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root, ctx.env.get("PATH", ""))))
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         output = _whole(result.output)
         text = _masked(text, [output[item.start:item.end] for item in _credentials(output)])

@@ -1,0 +1,134 @@
+"""`web_fetch`: a web page as readable text, from the domains the user allows.
+
+A page's host must be on the user's `allowed_domains` (a name matches itself and its subdomains)
+or be allowed in a question, answered once or for the session (a rule `web_fetch:HOST`, which
+the user config can also hold, globs included, and deny). Each redirect is judged the same way.
+A host on this machine or a private network is fetched without a question only when the
+allow-list names it exactly; otherwise the question says where it is, even where a rule or a
+wider allow-list entry would allow it: `*.example.com` must not open the way to a service on
+localhost or a cloud's metadata address through a name that resolves there. The page is untrusted
+text for the model, like a file's: it never changes a setting or a tool.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Sequence
+from urllib.parse import urljoin, urlsplit
+
+import httpx2 as httpx
+
+from mzagent_tui.agent.cancel import Cancelled
+from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.safety.approval import ApprovalRequest
+from mzagent_tui.agent.tools.context import ToolContext
+
+MAX_BYTES = 2_000_000
+MAX_CHARS = 20_000
+MAX_REDIRECTS = 5
+TIMEOUT = 20.0
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/javascript")
+
+
+def domain_allowed(host: str, allowed: Sequence[str]) -> bool:
+    """`host` is an allowed domain or a subdomain of one (`python.org` allows `docs.python.org`)."""
+    host = host.lower().rstrip(".")
+    for entry in allowed:
+        entry = entry.lower().strip().removeprefix("*.").rstrip(".")
+        if entry and (host == entry or host.endswith("." + entry)):
+            return True
+    return False
+
+
+class WebTool:
+    def __init__(self, ctx: ToolContext, allowed_domains: Sequence[str]) -> None:
+        self._ctx = ctx
+        self._allowed = tuple(allowed_domains)
+
+    def web_fetch(self, url: str) -> str:
+        """Fetch a web page (http or https) and return its text, HTML turned into Markdown, at most 20,000 characters. Use it for documentation the task needs; pages outside the user's allowed domains are asked about."""
+        if not isinstance(url, str) or not url.strip():
+            raise ToolError("web_fetch needs a URL such as https://docs.python.org/3/library/json.html")
+        with httpx.Client(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as client:
+            current = url.strip()
+            for _ in range(MAX_REDIRECTS + 1):
+                self._check(current)
+                try:
+                    with client.stream("GET", current, headers={"User-Agent": "mzagent web_fetch", "Accept": "text/html, text/plain, */*"}) as response:
+                        if response.is_redirect and "location" in response.headers:
+                            current = urljoin(current, response.headers["location"])
+                            continue
+                        return self._page(current, response)
+                except httpx.HTTPError as exc:
+                    raise ToolError(f"could not fetch {current}: {exc or type(exc).__name__}") from None
+        raise ToolError(f"more than {MAX_REDIRECTS} redirects from {url}")
+
+    def _check(self, url: str) -> None:
+        """The URL's form, its host's leave (list or question) and where its name resolves."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ToolError(f"{url!r} is not an http or https URL")
+        if parts.username or parts.password:
+            raise ToolError("a URL with a user name or password is not fetched")
+        host = parts.hostname
+        private = _private(host)
+        named = host.lower().rstrip(".") in {d.lower().strip().rstrip(".") for d in self._allowed}
+        if domain_allowed(host, self._allowed) and (named or not private):
+            return
+        warning = f"{host} is on this machine or a private network" if private else ""
+        self._ask(host, url, warning)
+
+    def _ask(self, host: str, url: str, warning: str) -> None:
+        request = ApprovalRequest(
+            kind="tool", command=f"web_fetch {url}", cwd=str(self._ctx.root), reason=self._ctx.thought,
+            tool=f"web_fetch:{host}", arguments=url, warning=warning, ask_even_if_allowed=bool(warning),
+        )
+        decision = self._ctx.approver.approve(request)
+        if decision.cancelled:
+            raise Cancelled()
+        if not decision.approved:
+            note = f": {decision.note}" if decision.note else ""
+            raise ToolError(f"fetching from {host} was not allowed{note}")
+
+    def _page(self, url: str, response: httpx.Response) -> str:
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_BYTES:
+                break
+        if kind and not kind.startswith(TEXT_TYPES):
+            raise ToolError(f"{url} is {kind} ({len(body):,} bytes), not a page of text")
+        text = bytes(body[:MAX_BYTES]).decode(response.encoding or "utf-8", errors="replace")
+        if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:1000].lower()):
+            text = _markdown(text)
+        cut = len(text) - MAX_CHARS
+        shown = text[:MAX_CHARS] + (f"\n[cut: {cut:,} more characters]" if cut > 0 else "")
+        return self._ctx.redact.exact(f"{url} ({response.status_code} {kind or 'no content type'}):\n\n{shown.strip()}")
+
+
+def _markdown(html: str) -> str:
+    """Readable Markdown, without what a browser would not show as text."""
+    from bs4 import BeautifulSoup  # only when a page is fetched
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for hidden in soup(["script", "style", "noscript", "iframe", "svg", "template", "head"]):
+        hidden.decompose()
+    text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
+
+
+def _private(host: str) -> bool:
+    """The host is, or resolves to, an address of this machine or a private network."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, UnicodeError):
+        return False  # the fetch then fails with a clear error
+    for address in addresses:
+        ip = ipaddress.ip_address(str(address).split("%")[0])
+        if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
+            return True
+    return False
