@@ -253,7 +253,7 @@ def _overwrite_asked(changed: list[str]) -> bool:
 
 def _show_config(config: RunConfig) -> int:
     from mzagent_tui.agent.hooks.runner import how_it_runs
-    from mzagent_tui.agent.mcp.program import server_program
+    from mzagent_tui.agent.mcp.program import how_it_runs as how_server_runs
     from mzagent_tui.agent.safety import trusted_path
     from mzagent_tui.agent.safety.sandbox import Sandbox
     from mzagent_tui.agent.safety.secrets import command_env
@@ -275,8 +275,8 @@ def _show_config(config: RunConfig) -> int:
     rows.append(("command_env", passed, "names, never values: the allow-list, pass_env, mzagent's own PAGER, TERM… (and TMPDIR in the sandbox)"))
     trusted_path.note_project(project)
     for server in config.mcp_servers:
-        refused = server_program(server).refused if server.command else ""
-        rows.append((f"mcp_servers.{server.name}", " ".join([server.command, *server.args]), f"user config [mcp_servers]{f' ({refused})' if refused else ''}"))
+        shown = server.url or " ".join([server.command, *server.args])
+        rows.append((f"mcp_servers.{server.name}", shown, f"user config [mcp_servers] ({how_server_runs(server, sandbox)})"))
     for number, hook in enumerate(config.hooks, 1):
         matched = f" {hook.tool}" if hook.tool else ""
         note = how_it_runs(hook, project, sandbox, trusted_path.trusted_path())

@@ -2,8 +2,9 @@
 over stdio, or `--http PORT [--token T]` over streamable HTTP on 127.0.0.1 (with `--token`, a
 request without `Authorization: Bearer T` gets 401).
 
-Tools: add (read-only), echo, write_note (writes a file beside the server's cwd), hang, fail,
-pid, die (the server exits mid-call), picture (image content).
+Tools: add (read-only), echo, write_note (writes a file beside the server's cwd), read_text,
+try_write and connect (say what the server may do), hang, fail, pid, die (the server exits
+mid-call), picture (image content).
 """
 
 from __future__ import annotations
@@ -38,6 +39,37 @@ def write_note(name: str, text: str) -> str:
     """Write a note file in the working folder."""
     Path(name).write_text(text)
     return f"wrote {name}"
+
+
+@app.tool()
+def read_text(path: str) -> str:
+    """Read a file, or say why it cannot be read."""
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        return f"cannot read: {exc}"
+
+
+@app.tool()
+def try_write(path: str, text: str) -> str:
+    """Write a file, or say why it cannot be written."""
+    try:
+        Path(path).write_text(text)
+    except OSError as exc:
+        return f"cannot write: {exc}"
+    return f"wrote {path}"
+
+
+@app.tool()
+def connect(port: int) -> str:
+    """Connect to 127.0.0.1:port, or say why it cannot."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError as exc:
+        return f"cannot connect: {exc}"
+    return "connected"
 
 
 @app.tool()

@@ -399,7 +399,7 @@ def test_the_model_calls_a_server_tool_through_the_loop(server, project: Path) -
     assert not observations[1].ok and "do not fit its schema" in observations[1].text
     assert approver.requests == []  # add is read-only (auto-safe); echo's bad arguments never reached the gate
     notices = [n.text for n in recorder.of(Notice)]
-    assert any(n.startswith("MCP: 8 tools from t") for n in notices)
+    assert any(n.startswith("MCP: 11 tools from t") for n in notices)
     assert any(n.startswith("MCP server 'broken' failed to start") for n in notices)
     assert (agent.session.folder / "mcp-t.log").is_file()
     assert recorder.of(Stopped)[-1].reason is StopReason.FINAL_ANSWER

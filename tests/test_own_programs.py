@@ -41,7 +41,7 @@ ALLOWED = {
     "agent/safety/own_programs.py": "the one way for the agent's own programs",
     "agent/tools/process.py": "the command runner: the model's commands, confined by the sandbox",
     "agent/model/local.py": "the bundled model's server",
-    "agent/mcp/hub.py": "the user's MCP servers, started in the home (not the project) under a guard",
+    "agent/mcp/hub.py": "the user's MCP servers, started in the home (not the project) under a guard that confines one running the project's code",
     "agent/safety/sandbox.py": "a forked child that runs nothing: whether namespaces can be entered here",
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"}

@@ -328,11 +328,12 @@ def test_an_mcp_launcher_is_the_user_s_not_the_project_s(planted: Planted, monke
     assert str(planted.project) not in found.path
 
 
-def test_an_mcp_server_found_only_in_the_project_or_named_there_is_not_started(planted: Planted, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_an_mcp_server_found_only_in_the_project_or_named_there_runs_confined_or_not_at_all(planted: Planted, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without a sandbox it is not started (tests/test_mcp_confined.py runs them confined)."""
     planted.plant(".venv/bin", "uvx")
     monkeypatch.setenv("PATH", poisoned(planted, f"{planted.project}/.venv/bin"))
     only_there = server_program(McpServerConfig("s", "uvx"))
-    assert "not found on PATH outside the project" in only_there.refused and ".venv/bin/uvx" in only_there.refused
+    assert only_there.program == str(planted.project / ".venv/bin/uvx") and ".venv/bin/uvx" in only_there.confined
     named = McpServerConfig("named", str(planted.project / ".venv/bin/uvx"))
     relative = McpServerConfig("relative", ".venv/bin/uvx", cwd=str(planted.project))
     hub = McpHub([McpServerConfig("uvx", "uvx"), named, relative], tmp_path)
@@ -340,7 +341,7 @@ def test_an_mcp_server_found_only_in_the_project_or_named_there_is_not_started(p
         tools, failures = hub.wait_started()
     finally:
         hub.close()
-    assert tools == [] and len(failures) == 3 and all("is not started" in failure for failure in failures)
+    assert tools == [] and len(failures) == 3 and all("is not started" in failure and "runs only confined" in failure for failure in failures)
     assert planted.planted_ran() == []
 
 

@@ -72,7 +72,7 @@ def assemble(
     for tool in custom:
         tools.add(tool)
     hooks = Hooks(config.hooks, ctx, tools, environ, settings.api_key)
-    mcp = McpTools(config.mcp_servers, session.folder)
+    mcp = McpTools(config.mcp_servers, session.folder, sandbox)
     agent = Agent(AgentParts(settings, root, session, report, config.policy, gate, Aids(settings.disable_aids, report), ctx, shell, tools, task_list, mcp, hooks))
     if history is not None:
         agent.resume(history)

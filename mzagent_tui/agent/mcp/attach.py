@@ -11,19 +11,20 @@ from typing import Any
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import INSTALL_HINT, McpHub, mcp_available
 from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
+from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 
 
 class McpTools:
-    def __init__(self, servers: Sequence[McpServerConfig], log_folder: Path) -> None:
+    def __init__(self, servers: Sequence[McpServerConfig], log_folder: Path, sandbox: Sandbox | None = None) -> None:
         self._hub: McpHub | None = None
         self._notices: list[str] = []
         self._pending = bool(servers)
         if servers and not mcp_available():
             self._notices.append(f"MCP servers are configured but the mcp package is missing; install it with {INSTALL_HINT}")
         elif servers:
-            self._hub = McpHub(list(servers), log_folder)
+            self._hub = McpHub(list(servers), log_folder, sandbox)
             atexit.register(self._hub.close)
 
     def register(self, tools: ToolRegistry, ctx: ToolContext) -> bool:

@@ -6,6 +6,12 @@ as `python -c GUARD` → `bash` → the server, in a session of its own. The gua
 asks the kernel for SIGUSR1 when the thread that started it dies (PR_SET_PDEATHSIG, also on
 kill -9 of the agent), and bash's trap then kills the server's whole process group, so no server
 outlives the app. Its stderr goes to `mcp-NAME.log` in the session folder, never to our stdout.
+
+A server that runs what the model can write (program.py) is confined by the guard itself: the
+SDK starts the process and takes no preexec function, so the guard applies the sandbox the
+session wrote down for it (`Sandbox.save_confinement`: the commands' sandbox with the project
+read-only and no network) before it execs bash. Read-only, because a server writes whenever it
+likes, not only during a call, and the check after each command would never see its writes.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from typing import IO, Any
 
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.mcp.program import server_program
+from mzagent_tui.agent.mcp.program import ServerProgram, not_started, server_confinement, server_program
 from mzagent_tui.agent.mcp.tools import RemoteTool, describe_result
+from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.tools.process import shell_path
 from mzagent_tui.agent.tools.registry import ToolResult
 
@@ -33,13 +40,21 @@ STOP_WAIT = 5.0
 SDK_TIMEOUT_MARGIN = 5.0
 _POLL = 0.1
 GUARD = """import ctypes, os, signal, sys
+if sys.argv[2]:
+    sys.path.insert(0, sys.argv[3])
+    from mzagent_tui.agent.safety.sandbox import confine_from_file
+    confine_from_file(sys.argv[2])
 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGUSR1)
 if os.getppid() != int(sys.argv[1]):
     os._exit(1)
-os.execv(sys.argv[2], [sys.argv[2], "-c", "trap 'trap - USR1; kill -KILL 0' USR1; \\"$@\\" <&0 & wait $!", "mcp-server", *sys.argv[3:]])
+os.execv(sys.argv[4], [sys.argv[4], "-c", "trap 'trap - USR1; kill -KILL 0' USR1; \\"$@\\" <&0 & wait $!", "mcp-server", *sys.argv[5:]])
 """
-"""Sets the parent-death signal, then execs bash (its absolute path, from the trusted PATH), which
-runs the server as a job (stdin kept) and kills the group when that signal comes."""
+"""Confines itself when given a confinement file (importing the sandbox from the folder the
+running mzagent was imported from), sets the parent-death signal, then execs bash (its absolute
+path, from the trusted PATH), which runs the server as a job (stdin kept) and kills the group
+when that signal comes."""
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+"""The folder holding the `mzagent_tui` package running now: a confining guard imports it from there."""
 
 
 class McpServerRefused(Exception):
@@ -67,10 +82,23 @@ class _Server:
     """The last HTTP error status of a server reached by `url` (the SDK's own message omits it)."""
 
 
+@dataclass(frozen=True)
+class _Launch:
+    """How a server we start is started: its program, and the confinement file its guard applies
+    ("" when it runs as the user)."""
+
+    found: ServerProgram
+    confinement: str = ""
+    env: dict[str, str] = field(default_factory=dict)
+
+
 class McpHub:
-    def __init__(self, servers: list[McpServerConfig], log_folder: Path) -> None:
-        """Start every server at once, without waiting; `wait_started` collects them."""
+    def __init__(self, servers: list[McpServerConfig], log_folder: Path, sandbox: Sandbox | None = None) -> None:
+        """Start every server at once, without waiting; `wait_started` collects them. `sandbox`:
+        the session's, for servers that must run confined (None: no sandbox, such a server is
+        not started)."""
         self._log_folder = log_folder
+        self._launches = {config.name: _launch(config, sandbox) for config in servers if not config.url}
         self._logs: list[IO[str]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mzagent-mcp", daemon=True)
@@ -131,15 +159,16 @@ class McpHub:
             return streamable_http_client(config.url, http_client=http)
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
-        found = server_program(config)
-        if found.refused:
-            raise McpServerRefused(found.refused)
+        launch = self._launches[config.name]
+        if launch.found.refused:
+            raise McpServerRefused(launch.found.refused)
         log = self.log_path(config.name).open("a", encoding="utf-8")
         self._logs.append(log)
+        site = [] if launch.confinement else ["-S"]  # a confining guard imports our sandbox (and what it imports)
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-I", "-S", "-c", GUARD, str(os.getpid()), shell_path(), found.program, *config.args],
-            env={**config.env, "PATH": found.path},
+            args=["-I", *site, "-c", GUARD, str(os.getpid()), launch.confinement, PACKAGE_ROOT, shell_path(), launch.found.program, *config.args],
+            env=launch.env,
             cwd=config.cwd or str(Path.home()),
         )
         return stdio_client(params, errlog=log)
@@ -240,6 +269,20 @@ class McpHub:
         tasks = [s.task for s in self._servers.values() if s.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=STOP_WAIT)
+
+
+def _launch(config: McpServerConfig, sandbox: Sandbox | None) -> _Launch:
+    """Found and, for a confined server, its confinement written down, on the caller's thread
+    (the sandbox is the session's, not the hub loop's)."""
+    found = server_program(config)
+    env = {**config.env, "PATH": found.path}
+    if found.refused or not found.confined:
+        return _Launch(found, env=env)
+    confinement = server_confinement(sandbox)
+    saved = sandbox.save_confinement(confinement, f"mcp-{config.name}") if sandbox is not None else None
+    if sandbox is None or saved is None:
+        return _Launch(ServerProgram(refused=not_started(found.confined, confinement.mode)))
+    return _Launch(found, str(saved), sandbox.environment(env))
 
 
 def _reason(exc: BaseException) -> str:

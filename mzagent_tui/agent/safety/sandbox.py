@@ -32,6 +32,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import json
 import os
 import shutil
 import stat
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mzagent_tui.agent.ground import leftovers
+from mzagent_tui.agent.safety.own_install import own_paths_in
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
@@ -575,8 +577,29 @@ class Sandbox:
         view = self._view() if repository is None else replace(self._view(), read_only=repository)
         if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
             view = replace(view, read_only=(self.root, *view.read_only))
+        view = replace(view, read_only=(*view.read_only, *own_paths_in(self.root)))  # mzagent's own installation: as the repository
         enter = enter_namespaces(network, view) if self.namespaces else None
         return restrict(ruleset, enter)
+
+    def save_confinement(self, confinement: Confinement, name: str) -> Path | None:
+        """`preexec`'s confinement written to a file of the session's private folder, for a
+        program started by a library that takes no preexec function (the MCP SDK starts its
+        servers itself): the program's launcher applies it with `confine_from_file`, then execs
+        the program. None: not confined."""
+        if confinement.mode not in ("workspace", "workspace+network"):
+            return None
+        network = confinement.mode == "workspace+network"
+        view = self._view()
+        if confinement.project_read_only:
+            view = replace(view, read_only=(self.root, *view.read_only))
+        spec = {
+            "abi": self.abi, "network": network,
+            "grants": [[str(path), access] for path, access in self._grants(network, confinement.project_read_only)],
+            "view": _view_fields(view) if self.namespaces else None,
+        }
+        path = self._private("view_dir", "mzagent-view-") / f"confine-{name}.json"
+        path.write_text(json.dumps(spec))
+        return path
 
     def close(self) -> None:
         for fd in self._rulesets.values():
@@ -618,23 +641,27 @@ class Sandbox:
         the project read, only the temp folders written."""
         key = (network, project_read_only)
         if key not in self._rulesets:
-            grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
-            home = Path(os.path.realpath(self.home))
-            secret = {home / entry for entry in SECRET_HOME_ENTRIES}
-            hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
-            toolchains = self._toolchains_in_project()
-            excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
-            split(self.root, excluded, grants, READ if project_read_only else FULL)  # a project at the home: its secrets stay out
-            grants.extend((path, READ) for path in sorted(toolchains))
-            grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
-            if self.namespaces:
-                grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
-                grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
-                grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
-            else:
-                grants.append((Path("/dev/shm"), FULL))
-            self._rulesets[key] = build_ruleset(self.abi, grants, network)
+            self._rulesets[key] = build_ruleset(self.abi, self._grants(network, project_read_only), network)
         return self._rulesets[key]
+
+    def _grants(self, network: bool, project_read_only: bool) -> list[tuple[Path, int]]:
+        """What a confined program may open, and how."""
+        grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
+        home = Path(os.path.realpath(self.home))
+        secret = {home / entry for entry in SECRET_HOME_ENTRIES}
+        hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
+        toolchains = self._toolchains_in_project()
+        excluded = {*secret, *hidden, *toolchains, *(Path(os.path.realpath(p)) for p in self.private_folders)}
+        split(self.root, excluded, grants, READ if project_read_only else FULL)  # a project at the home: its secrets stay out
+        grants.extend((path, READ) for path in sorted(toolchains))
+        grants.append((self._private("temp_dir", "mzagent-tmp-"), FULL))
+        if self.namespaces:
+            grants.extend(kept_grants(covered_and_kept(self._view().keep, network)[1], self.home, self.private_folders))
+            grants.append((self._private("shm_dir", "mzagent-shm-"), FULL))  # seen as /dev/shm inside
+            grants.extend((copy, READ) for copy, _ in self._view().binds)  # the blanks stay ungranted
+        else:
+            grants.append((Path("/dev/shm"), FULL))
+        return grants
 
 
 def clean_git_configs(home: Path, folder: Path, kept: Callable[[Path], str]) -> list[tuple[Path, Path]]:
@@ -660,6 +687,36 @@ def _leave_session_keyring(libc: ctypes.CDLL) -> None:  # pragma: no cover - run
         return
     if libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
         os._exit(126)
+
+
+def _view_fields(view: View) -> dict[str, object]:
+    return {
+        "shm": str(view.shm), "keep": [str(p) for p in view.keep], "hide": [str(p) for p in view.hide],
+        "blanks": str(view.blanks) if view.blanks is not None else None,
+        "binds": [[str(source), str(target)] for source, target in view.binds], "read_only": [str(p) for p in view.read_only],
+    }
+
+
+def _view_from(fields: dict[str, object]) -> View:
+    def paths(key: str) -> tuple[Path, ...]:
+        return tuple(Path(p) for p in fields[key])  # type: ignore[attr-defined]
+
+    blanks = fields["blanks"]
+    binds = tuple((Path(source), Path(target)) for source, target in fields["binds"])  # type: ignore[attr-defined]
+    return View(Path(str(fields["shm"])), paths("keep"), paths("hide"), Path(str(blanks)) if blanks else None, binds, paths("read_only"))
+
+
+def confine_from_file(path: str) -> None:  # pragma: no cover - runs in a launcher before it execs
+    """Confine this process as `Sandbox.save_confinement` wrote it down; exit 126 when that
+    cannot be done (never run the program less confined than the session says)."""
+    try:
+        spec = json.loads(Path(path).read_text())
+        network = bool(spec["network"])
+        ruleset = build_ruleset(int(spec["abi"]), [(Path(p), int(a)) for p, a in spec["grants"]], network)
+        enter = enter_namespaces(network, _view_from(spec["view"])) if spec["view"] is not None else None
+    except (OSError, ValueError, KeyError, TypeError):
+        os._exit(126)
+    restrict(ruleset, enter)()
 
 
 def restrict(ruleset: int, enter: Callable[[], None] | None) -> Callable[[], None]:

@@ -147,8 +147,9 @@ LOCAL_BIN = ".local/bin"
 _LAUNCHER = re.compile(rb"#![^\n]*python[\d.]*[^\n]*\n(?:#[^\n]*\n)*import re\nimport sys\nfrom [\w.]+ import [\w.]+\n")
 """The launcher pip, pipx and uv write for a package's console script (distlib's template)."""
 _PROGRAM_SNIFF = 2048
-XDG_STAND_INS = (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"))
-"""The XDG folders and the home folder each stands for when the user moves it."""
+XDG_STAND_INS = (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"), ("XDG_CACHE_HOME", ".cache"))
+"""The XDG folders and the home folder each stands for when the user moves it (a cache holds
+tokens too: `huggingface/token`, and whatever a tool caches there)."""
 
 
 def is_toolchain_program(path: Path) -> bool:

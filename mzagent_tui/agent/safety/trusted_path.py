@@ -41,6 +41,12 @@ def note_project(root: Path) -> None:
         _projects.add(os.path.realpath(root))
 
 
+def projects() -> tuple[str, ...]:
+    """The real paths of the projects noted."""
+    with _lock:
+        return tuple(sorted(_projects))
+
+
 def untrusted_folders(*extra: Path) -> tuple[str, ...]:
     """The real paths confined commands may write: the projects noted (and `extra`) and the
     temp folders."""

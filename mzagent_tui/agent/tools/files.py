@@ -22,10 +22,11 @@ from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
-from mzagent_tui.agent.safety import trusted_path
+from mzagent_tui.agent.safety import own_install, trusted_path
 from mzagent_tui.agent.safety.approval import ApprovalRequest
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
+from mzagent_tui.agent.safety.own_install import is_own_installation
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
 from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
@@ -279,14 +280,16 @@ class FileTools:
         old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
+        own = is_own_installation(self.root, rel)
         planted = (
-            plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None) or _git_runs(self.root, rel)
-            or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
+            (own_install.REASON if own else None) or plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
+            or _git_runs(self.root, rel) or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
         )
         request = ApprovalRequest(
             kind="write_sensitive" if planted else "write", command=f"write {rel}", cwd=str(self.root),
             reason=f"writing it makes tools run code: {planted}" if planted else self._ctx.thought,
             path=rel, diff=self._ctx.redact.exact(change.text) if change else "", content=content,
+            ask_even_if_allowed=own,  # yolo too: the next start would run it unconfined
         )
         decision = self._ctx.approver.approve(request)
         if decision.cancelled:
