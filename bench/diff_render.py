@@ -23,7 +23,7 @@ from textual.app import App, ComposeResult  # noqa: E402
 
 from bench.ui_latency import StallMeter  # noqa: E402
 from mzagent_tui.agent.events import FileChanged  # noqa: E402
-from mzagent_tui.agent.sessions.diffs import file_diff  # noqa: E402
+from mzagent_tui.agent.ground.diffs import file_diff  # noqa: E402
 from mzagent_tui.widgets.entries import DiffEntry, entries_for  # noqa: E402
 from mzagent_tui.widgets.transcript import Transcript  # noqa: E402
 

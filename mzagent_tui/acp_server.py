@@ -95,6 +95,8 @@ from mzagent_tui.agent.events import (
     call_text,
     shown_path,
 )
+from mzagent_tui.agent.ground.diffs import binary_text, is_binary
+from mzagent_tui.agent.ground.textfiles import read_regular_bytes
 from mzagent_tui.agent.mcp.config import McpServerConfig, http_url
 from mzagent_tui.agent.model.local import LocalModelError, LocalServer, faster_engine_hint, model_path, needs_local, pointed_at, progress_text
 from mzagent_tui.agent.model.reply_stream import stream_parts
@@ -112,9 +114,7 @@ from mzagent_tui.agent.safety.approval_requests import (
     ToolCallApproval,
     WriteApproval,
 )
-from mzagent_tui.agent.sessions.diffs import binary_text, is_binary
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
-from mzagent_tui.agent.textfiles import read_regular_bytes
 
 STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
 TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}

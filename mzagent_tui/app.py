@@ -25,8 +25,8 @@ from textual.widgets import DirectoryTree, Header
 
 from mzagent_tui.agent.cancel import STOP_SIGNALS
 from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.ground.providers import local_available
 from mzagent_tui.agent.model.local import LocalServer, faster_engine_hint, needs_local, pointed_at, progress_text, start_local
-from mzagent_tui.agent.model.providers import local_available
 from mzagent_tui.agent.planning import plan_task
 from mzagent_tui.agent.prompt_commands import PROJECT_FOLDER, load_prompt_commands, user_commands_folder
 from mzagent_tui.agent.run_config import RunConfig

@@ -14,9 +14,9 @@ from typing import Any
 from mzagent_tui import __version__
 from mzagent_tui.agent.aids.seam import CATALOGUE
 from mzagent_tui.agent.config import PROTOCOLS, SANDBOX_MODES, ConfigError, Settings, check_project, describe
+from mzagent_tui.agent.ground import leftovers
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.approval import MODES, WRITE_MODES
-from mzagent_tui.agent.sessions import leftovers
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
 EXIT_USAGE = 2
@@ -292,8 +292,8 @@ def _show_config(config: RunConfig) -> int:
         state = "off" if aid.name in settings.disable_aids else "on "
         print(f"  {state} {aid.name:<26} {aid.point:<13} {aid.does}")
     if settings.provider == "local" and not settings.base_url:
+        from mzagent_tui.agent.ground.providers import local_available, setup_hint
         from mzagent_tui.agent.model.local import LocalModelError, chosen_engine, engine_version, faster_engine_hint, server_settings
-        from mzagent_tui.agent.model.providers import local_available, setup_hint
 
         if local_available():
             try:

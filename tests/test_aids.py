@@ -14,6 +14,7 @@ import pytest
 from mzagent_tui.agent.aids.seam import CATALOGUE, NAMES, Aids, UnknownAid
 from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.events import AidFired, Observation
+from mzagent_tui.agent.run_config import RunConfig
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 
@@ -63,9 +64,20 @@ def test_a_switched_off_answer_check_lets_the_answer_stand(server, project: Path
 
 
 def test_an_unknown_aid_name_is_a_clear_error_not_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """At start (the run's configuration is read), with where the name came from; again when a model
+    switch reads the user config anew; and by the seam itself."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
-    with pytest.raises(ConfigError, match="disable_aids names no aid called dropped_parametres"):
-        load_settings(tmp_path, flags={"disable_aids": ["dropped_parametres"]}, environ={})
+    server = {"base_url": "http://127.0.0.1:9/v1", "model": "m1"}
+    with pytest.raises(ConfigError, match=r"^disable_aids names no aid called dropped_parametres \(mzagent config --aids lists them\) \(from command line\)$"):
+        RunConfig.load(tmp_path, {**server, "disable_aids": ["dropped_parametres", "stuck"]}, environ={}, cwd=tmp_path)
+    assert RunConfig.load(tmp_path, {**server, "disable_aids": ["stuck"]}, environ={}, cwd=tmp_path).settings.disable_aids == ["stuck"]
+    started = RunConfig.load(tmp_path, server, environ={}, cwd=tmp_path)
+    assert started.with_model(started.settings.provider, "other").settings.model == "other"
+    user_config = tmp_path / "cfg" / "mzagent" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('[aids]\ndisable = ["answer.idle", "nope"]\n')
+    with pytest.raises(ConfigError, match=rf"^disable_aids names no aid called nope .*\(from {re.escape(str(user_config))}\)$"):
+        started.with_model(started.settings.provider, "other")
     with pytest.raises(UnknownAid):
         Aids(["nope"])
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.textfiles import atomic_write
+from mzagent_tui.agent.ground.textfiles import atomic_write
 
 SIZE = 20_000_000
 KILLED_WRITER = """
 import os, sys, time
 from pathlib import Path
-from mzagent_tui.agent.textfiles import atomic_write
+from mzagent_tui.agent.ground.textfiles import atomic_write
 if sys.argv[2] == "no-tmpfile":
     del os.O_TMPFILE  # a kernel or platform without it
 def stall(fd):
@@ -72,7 +72,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_file_and_no_temp_file(tmp_path
 def test_without_o_tmpfile_the_kill_leaves_a_named_temp_file_for_the_sweep(tmp_path: Path) -> None:
     """The positive control: the same kill on the fallback path leaves a temp file this test sees,
     noted for the next session's sweep, which removes it."""
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     target = tmp_path / "big.txt"
     target.write_text("old\n")

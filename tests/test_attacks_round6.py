@@ -370,7 +370,7 @@ def test_a_project_under_the_apps_own_state_folders_neighbours_reaches_none_of_t
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     monkeypatch.setattr(leftovers, "_journal", None)  # the journal of temp files follows the state folder
     project = home / ".local" / "src" / "app"

@@ -124,7 +124,7 @@ def test_config_shows_sources_and_redacts_the_key(project: Path) -> None:
 
 
 def test_with_nothing_configured_the_local_model_is_the_default(project: Path) -> None:
-    from mzagent_tui.agent.model.providers import local_available
+    from mzagent_tui.agent.ground.providers import local_available
 
     done = mzagent("config", "--project", str(project))
     assert "default (no key or base URL set)" in done.stdout

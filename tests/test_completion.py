@@ -9,7 +9,7 @@ import pytest
 
 from mzagent_tui.agent.aids.completion import claimed_files, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
-from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, last_user, read_reply, write_reply

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.ground import beneath
 from mzagent_tui.agent.safety.approval import StaticApprover
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.session import Session
-from mzagent_tui.agent.tools import beneath, files
+from mzagent_tui.agent.tools import files
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import FileTools
 from mzagent_tui.agent.tools.registry import ToolRegistry

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.events import FileChanged, event_from_dict
-from mzagent_tui.agent.sessions.diffs import MAX_DIFF_LINES, file_diff, is_binary
+from mzagent_tui.agent.ground.diffs import MAX_DIFF_LINES, file_diff, is_binary
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply
 

@@ -15,8 +15,8 @@ import pytest
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, Settings, describe, load_settings, user_config_path
 from mzagent_tui.agent.events import Notice
+from mzagent_tui.agent.ground.providers import PROVIDERS
 from mzagent_tui.agent.model.llm import ChatClient, LLMError
-from mzagent_tui.agent.model.providers import PROVIDERS
 from tests.conftest import Recorder
 from tests.scripted_server import Fault, Reply, ScriptedServer
 

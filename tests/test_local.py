@@ -159,7 +159,7 @@ def test_the_cgroup_quota_caps_the_threads_and_its_limit_caps_memory(tmp_path: P
 def test_a_platform_without_a_prebuilt_engine_is_told_what_to_use_instead(monkeypatch: pytest.MonkeyPatch) -> None:
     """Intel macOS and musl get no xllamacpp wheel: the extra skips the engine (its marker) and the app
     says so plainly, rather than suggesting an install that would fail."""
-    from mzagent_tui.agent.model import providers
+    from mzagent_tui.agent.ground import providers
 
     monkeypatch.setattr(providers, "local_available", lambda: False)
     monkeypatch.setattr(providers.sys, "platform", "darwin")
@@ -178,7 +178,7 @@ def test_the_extras_marker_names_the_platforms_the_code_names() -> None:
 
     from packaging.markers import Marker
 
-    from mzagent_tui.agent.model.providers import ENGINE_PLATFORMS
+    from mzagent_tui.agent.ground.providers import ENGINE_PLATFORMS
 
     extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]["local"]
     marker = Marker(next(line for line in extra if line.startswith("xllamacpp")).split(";", 1)[1])

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mzagent_tui.agent.model.parsing import UNCLOSED_STRING_NOTE, call_source, parse_reply
+from mzagent_tui.agent.ground.call_syntax import call_source
+from mzagent_tui.agent.model.parsing import UNCLOSED_STRING_NOTE, parse_reply
 
 SIGS = {
     "read_file": ["file_path", "start_line"],

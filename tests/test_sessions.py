@@ -31,12 +31,12 @@ from mzagent_tui.agent.events import (
     event_from_dict,
     field_types,
 )
-from mzagent_tui.agent.model.usage import Meter, money
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.export import fenced, to_markdown
 from mzagent_tui.agent.sessions.history import INTERRUPTED_AFTER_REPLY, SessionNotFound, find_session, list_sessions, load_session
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.sessions.undo import UndoRefused, undo, writes_of
+from mzagent_tui.agent.usage import Meter, money
 from mzagent_tui.widgets.entries import entries_for
 from tests.conftest import make_agent
 from tests.scripted_server import Reply, answer_reply, read_reply, write_reply

@@ -154,7 +154,7 @@ def test_a_crash_mid_write_leaves_the_old_file_and_the_next_session_clears_the_t
 
 
 def test_the_sweep_spares_live_processes_and_files_that_are_not_its_own(project: Path) -> None:
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     folder = leftovers.journals_folder()
     folder.mkdir(parents=True, exist_ok=True)

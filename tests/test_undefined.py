@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
-from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.ground.call_syntax import call_source
 
 STUB_FILE = 'FIX = """\nAdd more tests.\n"""\n\n\ndef count(s):\n    """How many vowels s has.\n\n    >>> count("abe")\n    2\n    """\n    raise NotImplementedError\n'
 

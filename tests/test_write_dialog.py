@@ -10,8 +10,8 @@ from textual.widgets import Input, TextArea
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, PlantedFileApproval, WriteApproval
+from mzagent_tui.display.diff_view import DiffView
 from mzagent_tui.screens.approval import GRACE_SECONDS, ApprovalScreen
-from mzagent_tui.widgets.diff_view import DiffView
 from tests.test_app import FakeClock
 
 REQUEST = WriteApproval(

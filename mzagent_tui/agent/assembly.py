@@ -18,7 +18,6 @@ from mzagent_tui.agent.events import EventSink, TaskListUpdated
 from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.loop import Agent, AgentParts
 from mzagent_tui.agent.mcp.attach import McpTools
-from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety import git_user_settings, trusted_path
@@ -34,6 +33,7 @@ from mzagent_tui.agent.tools.registry import ToolRegistry, load_custom_tool
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.tools.web import WebTool
+from mzagent_tui.agent.usage import Meter
 
 
 def assemble(

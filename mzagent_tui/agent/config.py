@@ -27,10 +27,9 @@ from typing import Any
 import platformdirs
 from dotenv import dotenv_values
 
-from mzagent_tui.agent.aids.seam import NAMES as AID_NAMES
-from mzagent_tui.agent.model.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
+from mzagent_tui.agent.ground.app_name import APP_NAME
+from mzagent_tui.agent.ground.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
 
-APP_NAME = "mzagent"
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")
 NOTIFY_MODES = ("bell", "osc", "off")
@@ -359,9 +358,6 @@ def _check_ranges(settings: Settings) -> None:
         problems.append(f"discover must be auto or off, got {settings.discover!r}")
     if settings.protocol not in PROTOCOLS:
         problems.append(f"protocol must be {', '.join(PROTOCOLS)}, got {settings.protocol!r}")
-    unknown = sorted(set(settings.disable_aids) - AID_NAMES)
-    if unknown:
-        problems.append(f"disable_aids names no aid called {', '.join(unknown)} (mzagent config --aids lists them)")
     if settings.profile not in PROFILES:
         problems.append(f"profile must be small or full (or empty, to choose by the model), got {settings.profile!r}")
     if settings.sandbox not in SANDBOX_MODES:

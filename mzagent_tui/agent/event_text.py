@@ -36,7 +36,7 @@ from mzagent_tui.agent.events import (
     UserCommandOutput,
     call_text,
 )
-from mzagent_tui.agent.textfiles import lines_label
+from mzagent_tui.agent.ground.textfiles import lines_label
 
 MAX_FORMAT_ERRORS = 3
 """Format errors in a row before a run stops (the loop's limit, said in the label)."""

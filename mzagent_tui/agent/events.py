@@ -17,7 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mzagent_tui.agent.sessions.diffs import binary_text
+from mzagent_tui.agent.ground.diffs import binary_text
 
 
 class StopReason(str, Enum):
@@ -150,7 +150,7 @@ class FileChanged(Event):
     the file (no digest then). `old_mode`: the permission bits before, which undo restores;
     `mode_only`: a command changed only the permissions (`chmod`), no content was saved.
     `diff`: the change as a unified diff ("" for a binary or huge file), with its line counts.
-    `binary_size`: the file is binary (sessions.diffs.is_binary), so it has no diff: its size in
+    `binary_size`: the file is binary (ground.diffs.is_binary), so it has no diff: its size in
     bytes after the change (before it, when deleted).
     """
 

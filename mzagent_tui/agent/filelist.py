@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety import own_programs, trusted_path
-from mzagent_tui.agent.textfiles import read_regular
 
 if TYPE_CHECKING:
     import pathspec

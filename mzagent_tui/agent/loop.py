@@ -53,7 +53,6 @@ from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, R
 from mzagent_tui.agent.model.native import NativeCall, assistant_message, flattened, parse_native, tool_message, tool_schemas
 from mzagent_tui.agent.model.parsing import ParsedReply, parse_reply, wrap_observation
 from mzagent_tui.agent.model.prompt import render_system_prompt
-from mzagent_tui.agent.model.usage import money
 from mzagent_tui.agent.planning import PLAN_MODE_NOTE
 from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
@@ -63,6 +62,7 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
+from mzagent_tui.agent.usage import money
 from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
 
 T = TypeVar("T")

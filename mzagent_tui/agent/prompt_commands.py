@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Literal
 
 from mzagent_tui.agent.config import user_config_path
-from mzagent_tui.agent.textfiles import read_regular
-from mzagent_tui.agent.tools.beneath import open_beneath
-from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.ground.beneath import open_beneath
+from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.textfiles import read_regular
 
 PROJECT_FOLDER = ".mzagent/commands"
 MAX_BYTES = 64 * 1024

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mzagent_tui.agent.events import Event, EventSink, TextDelta, ThinkingDelta
-from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.usage import Meter
 
 _NOT_LOGGED = (TextDelta, ThinkingDelta)
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mzagent_tui.agent.config import Settings, load_settings
+from mzagent_tui.agent.aids.seam import NAMES as AID_NAMES
+from mzagent_tui.agent.config import ConfigError, Settings, load_settings
 from mzagent_tui.agent.hooks.config import HookSpec, load_hooks
 from mzagent_tui.agent.mcp.config import McpServerConfig, load_mcp_servers
 from mzagent_tui.agent.model.discover import candidates, discover
@@ -54,7 +55,7 @@ class RunConfig:
     ) -> RunConfig:
         """Every source, read once; ConfigError on the first bad one (a bad hook stops the start)."""
         given = dict(flags or {})
-        settings = _with_server_found(load_settings(project=project, flags=given, environ=environ, cwd=cwd), environ)
+        settings = _with_server_found(_known_aids(load_settings(project=project, flags=given, environ=environ, cwd=cwd)), environ)
         policy = load_policy(approval, writes=writes)
         return cls(settings, project, policy, tuple(load_hooks()), tuple(load_mcp_servers()), given, environ, cwd)
 
@@ -64,7 +65,7 @@ class RunConfig:
         flags = {**self.flags, "provider": provider, "model": model or None}
         if provider != self.settings.provider:
             flags.update(dict.fromkeys(ENDPOINT_FLAGS))
-        settings = load_settings(project=self.project, flags=flags, environ=self.environ, cwd=self.cwd)
+        settings = _known_aids(load_settings(project=self.project, flags=flags, environ=self.environ, cwd=self.cwd))
         return dataclasses.replace(self, settings=settings, flags=flags)
 
     def with_servers(self, servers: Sequence[McpServerConfig]) -> RunConfig:
@@ -74,6 +75,17 @@ class RunConfig:
     def with_settings(self, settings: Settings) -> RunConfig:
         """The same run with settings changed by the front-end (the bundled model's address)."""
         return dataclasses.replace(self, settings=settings)
+
+
+def _known_aids(settings: Settings) -> Settings:
+    """Every name in `disable_aids` is an aid of the catalogue: a misspelt one is an error at start,
+    not a switch that does nothing. Checked here, where the settings meet the aids: the settings
+    are on a floor below the aids and do not know their names."""
+    unknown = sorted(set(settings.disable_aids) - AID_NAMES)
+    if unknown:
+        where = settings.sources.get("disable_aids", "default")
+        raise ConfigError(f"disable_aids names no aid called {', '.join(unknown)} (mzagent config --aids lists them) (from {where})")
+    return settings
 
 
 def _with_server_found(settings: Settings, environ: Mapping[str, str] | None) -> Settings:

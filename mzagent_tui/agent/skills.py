@@ -21,8 +21,8 @@ from pathlib import Path
 import platformdirs
 import yaml
 
-from mzagent_tui.agent.tools.beneath import open_beneath
-from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.ground.beneath import open_beneath
+from mzagent_tui.agent.ground.errors import ToolError
 
 SKILL_FILE = "SKILL.md"
 PROJECT_FOLDER = ".agents/skills"

@@ -36,8 +36,8 @@ from mzagent_tui.agent.safety.approval_requests import (
     WriteApproval,
 )
 from mzagent_tui.agent.safety.textsafe import for_display, shown_exactly
-from mzagent_tui.widgets.diff_view import DiffView
-from mzagent_tui.widgets.highlight import highlight
+from mzagent_tui.display.diff_view import DiffView
+from mzagent_tui.display.highlight import highlight
 
 GRACE_SECONDS = 0.35
 # Commands whose second word matters for an "always allow" prefix (git status, npm test).

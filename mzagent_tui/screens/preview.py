@@ -19,8 +19,8 @@ from textual.widget import Widget
 from textual.widgets import Label, Log, Static
 
 from mzagent_tui.agent.safety.textsafe import for_display
-from mzagent_tui.widgets.highlight import guess_lexer
-from mzagent_tui.widgets.highlight import highlight as highlight_code
+from mzagent_tui.display.highlight import guess_lexer
+from mzagent_tui.display.highlight import highlight as highlight_code
 
 PREVIEW_MAX_BYTES = 2 * 1024 * 1024
 HIGHLIGHT_MAX_LINES = 2_000

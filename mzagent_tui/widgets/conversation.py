@@ -49,11 +49,11 @@ from mzagent_tui.agent.events import (
     UserCommandOutput,
     shown_path,
 )
-from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_commands, parse_slash, resolve_task
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
 from mzagent_tui.agent.sessions.history import SessionHistory, TaskStart, load_session
+from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen

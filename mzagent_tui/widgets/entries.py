@@ -36,11 +36,11 @@ from mzagent_tui.agent.events import (
     UserCommandOutput,
     call_text,
 )
+from mzagent_tui.agent.ground.textfiles import lines_label
 from mzagent_tui.agent.model.reply_stream import stream_parts, untagged
 from mzagent_tui.agent.safety.textsafe import for_display
-from mzagent_tui.agent.textfiles import lines_label
-from mzagent_tui.widgets.diff_view import DiffView
-from mzagent_tui.widgets.highlight import guess_lexer, highlight, highlighted
+from mzagent_tui.display.diff_view import DiffView
+from mzagent_tui.display.highlight import guess_lexer, highlight, highlighted
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream

@@ -20,7 +20,7 @@ from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
-from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pyflakes import checker, messages
 
-from mzagent_tui.agent.model.parsing import call_source
+from mzagent_tui.agent.ground.call_syntax import call_source
 
 MAX_CHECKED_BYTES = 500_000
 """Larger files are not linted on every write."""

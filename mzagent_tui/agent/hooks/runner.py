@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.ground.providers import PROVIDERS
 from mzagent_tui.agent.hooks.config import HookSpec
-from mzagent_tui.agent.model.providers import PROVIDERS
 from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.sandbox import Confinement, Sandbox

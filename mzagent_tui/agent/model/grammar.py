@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from mzagent_tui.agent.model.parsing import LANGUAGE_CHARS
+from mzagent_tui.agent.ground.call_syntax import LANGUAGE_CHARS
 
 _TEXT_RULES = r"""
 final ::= "<final_answer>" text "</final_answer>"

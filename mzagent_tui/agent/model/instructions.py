@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from mzagent_tui.agent.tools.beneath import open_beneath
+from mzagent_tui.agent.ground.beneath import open_beneath
 from mzagent_tui.agent.tools.registry import ToolError
 
 FILE_NAME = "AGENTS.md"

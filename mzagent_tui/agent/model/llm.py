@@ -26,8 +26,8 @@ import openai
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings
 from mzagent_tui.agent.events import EventSink, Notice, ReplyFinished, RetryWait, TextDelta, ThinkingDelta, Usage
+from mzagent_tui.agent.ground.providers import PROVIDERS
 from mzagent_tui.agent.model.native import NativeCall
-from mzagent_tui.agent.model.providers import PROVIDERS
 from mzagent_tui.agent.safety.secrets import Redactor
 
 STOP_SEQUENCE = "<observation>"

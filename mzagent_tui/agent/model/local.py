@@ -25,8 +25,9 @@ from pathlib import Path
 
 import platformdirs
 
-from mzagent_tui.agent.config import APP_NAME, ConfigError, Settings
-from mzagent_tui.agent.model.providers import COMPILED_HINT, ENGINES, INSTALL_HINT, LOCAL_CONTEXT_TOKENS, installed_engines
+from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.ground.app_name import APP_NAME
+from mzagent_tui.agent.ground.providers import COMPILED_HINT, ENGINES, INSTALL_HINT, LOCAL_CONTEXT_TOKENS, installed_engines
 from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.tools.process import die_with_parent
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mzagent_tui.agent.ground.call_syntax import FENCE, LANGUAGE_CHARS
+
 __all__ = ["ParsedReply", "bind_arguments", "parse_reply", "partial_tag_length", "wrap_observation"]
 
 
@@ -49,16 +51,9 @@ _TOOL_CALL = re.compile(r"<tool_call>", re.IGNORECASE)
 _ACTION_LINE = re.compile(r"^[ \t]*Action[ \t]*:[ \t]*", re.IGNORECASE | re.MULTILINE)
 _JSON_LINE = re.compile(r"^[ \t]*(?:```[A-Za-z]*[ \t]*\n[ \t]*)?(?=\{)", re.MULTILINE)
 _LEFTOVER_TAG = re.compile(r"<(action|observation|final_answer|tool_call)>", re.IGNORECASE)
-FENCE = "```"
-"""Opens and closes a file's content written as it stands, on lines of its own (see the prompt)."""
-LANGUAGE_CHARS = "A-Za-z0-9_+.-"
-"""What a language name after an opening fence (```python, ```c++) is made of, as the body of a
-character class; the reply grammar uses the same, so every call shown to the model can be sent."""
 _LEADING_FENCE = re.compile(rf"^```[{LANGUAGE_CHARS}]*[ \t]*\n?")
 _FENCE_LANGUAGE = re.compile(rf"[{LANGUAGE_CHARS}]*")
 _FENCE_CLOSE = re.compile(r"\n[ \t]*```[ \t]*(?=[ \t\r\n]*[,)])")
-_FENCE_END_LINE = re.compile(rf"^[ \t]*```(?![{LANGUAGE_CHARS}])", re.MULTILINE)
-"""A line the grammar reads as a fenced block's end: ``` not followed by a language name."""
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=(?!=)")
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:\\(?!\\)")
@@ -86,22 +81,6 @@ _LOOSE_NOTES = {-1: UNESCAPED_QUOTES_NOTE, -2: UNCLOSED_STRING_NOTE}
 _CLOSING_TAG = re.compile(r"</(action|tool_call)>", re.IGNORECASE)
 _OWN_TAGS = re.compile(r"<(/?)(observation|final_answer|action|thought|question|think|tool_call)\b", re.IGNORECASE)
 _CLOSING_CALL = re.compile(r"([\"'])[ \t\r\n]*\)[ \t\r\n`]*\Z")
-
-
-def call_source(tool: str, args: Sequence[Any]) -> str:
-    """A call written the way this parser reads it back as exactly `args`, shown to a model as the
-    call to send: text of whole lines as the prompt teaches a file's content, a fenced block,
-    where that holds it as it stands; other strings double-quoted with JSON escapes; other
-    literals as Python writes them."""
-    written = [_string_source(arg) if isinstance(arg, str) else repr(arg) for arg in args]
-    return f"{tool}({', '.join(written)})"
-
-
-def _string_source(text: str) -> str:
-    """Text of whole lines as a fenced block, unless a line of it would end the block."""
-    if text.endswith("\n") and not _FENCE_END_LINE.search(text):
-        return f"{FENCE}\n{text}{FENCE}"
-    return json.dumps(text, ensure_ascii=False)
 
 
 def parse_reply(text: str, signatures: Mapping[str, Sequence[str]] | None = None) -> ParsedReply:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol, assert_never
 
 from mzagent_tui.agent.config import ConfigError, user_config_path
 from mzagent_tui.agent.events import ApprovalAsked, EventSink, Notice
+from mzagent_tui.agent.ground.textfiles import atomic_write
 from mzagent_tui.agent.safety.approval_requests import (
     ApprovalRequest,
     CommandApproval,
@@ -35,7 +36,6 @@ from mzagent_tui.agent.safety.approval_requests import (
     WriteApproval,
 )
 from mzagent_tui.agent.safety.effects import denied_option, denied_programs, hidden_git_command
-from mzagent_tui.agent.textfiles import atomic_write
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.safety.commands import Analysis, Part

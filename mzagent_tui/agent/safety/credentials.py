@@ -26,8 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety.secrets import REDACTED
-from mzagent_tui.agent.textfiles import read_regular
 
 FILE_SCAN_BYTES = 256 * 1024
 """What of a file a command reads is scanned before the command runs."""

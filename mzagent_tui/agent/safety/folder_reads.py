@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pathspec
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety.sensitive import is_secret
-from mzagent_tui.agent.textfiles import read_regular
 
 SCAN_LIMIT = 20_000
 """Entries looked at below one folder; a folder with more asks."""

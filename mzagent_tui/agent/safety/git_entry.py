@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_repository, gitlink_paths
-from mzagent_tui.agent.textfiles import read_regular
 
 ENTRY = ".git"
 POINTER_LIMIT = 4096

@@ -34,8 +34,8 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety import sandbox, trusted_path
-from mzagent_tui.agent.textfiles import read_regular
 
 GIT_HARDENING = (
     "-c", "core.fsmonitor=false",
@@ -123,7 +123,7 @@ def _folder(kind: str) -> Path:
     """A private folder of this process: an empty `/dev/shm` for our programs (they use none),
     the blanks that cover what they do not see."""
     folder = Path(tempfile.mkdtemp(prefix=f"mzagent-own-{kind}-"))
-    from mzagent_tui.agent.sessions import leftovers
+    from mzagent_tui.agent.ground import leftovers
 
     leftovers.note(folder)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)

@@ -46,10 +46,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mzagent_tui.agent.ground import leftovers
 from mzagent_tui.agent.safety.own_install import own_paths_in
 from mzagent_tui.agent.safety.pid_namespace import become_first_process
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED, HOME_GIT_SETTINGS, SECRET_HOME_ENTRIES, toolchain_programs, xdg_outside_home
-from mzagent_tui.agent.sessions import leftovers
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1

@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from mzagent_tui.agent.ground.textfiles import read_regular
 from mzagent_tui.agent.safety.secrets import URL_PASSWORD
-from mzagent_tui.agent.textfiles import read_regular
 
 GIT_CONFIG_READ = 1 << 16
 """Bytes of a repository config looked at for a password in a remote URL."""

@@ -1,4 +1,3 @@
 """What a session leaves behind and how it is taken back: the append-only log (`session`), the
 list and replay of past sessions (`history`), snapshots of what a command changed
-(`snapshots`), undo, the Markdown export, the diffs they all show, and the removal of temp files
-a crash left (`leftovers`)."""
+(`snapshots`), undo and the Markdown export."""

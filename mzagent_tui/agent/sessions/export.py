@@ -28,8 +28,8 @@ from mzagent_tui.agent.events import (
     UserCommand,
     UserCommandOutput,
 )
-from mzagent_tui.agent.model.usage import Meter
 from mzagent_tui.agent.sessions.history import SessionHistory
+from mzagent_tui.agent.usage import Meter
 
 _BACKTICKS = re.compile(r"`+")
 

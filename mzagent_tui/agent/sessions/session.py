@@ -19,8 +19,8 @@ from typing import Any
 
 import platformdirs
 
-from mzagent_tui.agent.config import APP_NAME
 from mzagent_tui.agent.events import Event
+from mzagent_tui.agent.ground.app_name import APP_NAME
 from mzagent_tui.agent.safety.secrets import Redactor
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from mzagent_tui.agent.ground import leftovers
 from mzagent_tui.agent.safety import own_programs
-from mzagent_tui.agent.sessions import leftovers
 
 SNAPSHOT_TIMEOUT = 30.0
 """Seconds one snapshot may take; a project that needs longer is not snapshotted."""

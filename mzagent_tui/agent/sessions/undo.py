@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Literal
 
 from mzagent_tui.agent.events import Action, Event, FileChanged, TaskStarted, Undone, UserCommand, shown_path
+from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
+from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.textfiles import UMASK, atomic_write
 from mzagent_tui.agent.safety.secrets import Redactor
 from mzagent_tui.agent.sessions.history import SessionHistory, load_session
 from mzagent_tui.agent.sessions.session import Session, project_slug
-from mzagent_tui.agent.textfiles import UMASK, atomic_write
-from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
-from mzagent_tui.agent.tools.registry import ToolError
 
 
 @dataclass(frozen=True)
@@ -200,7 +200,7 @@ def _take_back(write: Write) -> None:
 
 def take_back_beneath(write: Write, root: Path) -> None:
     """As `_take_back`, but every step from a descriptor of the project's folder with no link
-    followed (`tools.beneath`): the checks above ran before the first file was touched, and a
+    followed (`ground.beneath`): the checks above ran before the first file was touched, and a
     process left running could swap a folder for a link to one outside in between."""
     real_root = Path(os.path.realpath(root))
     parent = os.path.relpath(os.path.realpath(write.path.parent), real_root)

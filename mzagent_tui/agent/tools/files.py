@@ -19,16 +19,16 @@ from pathlib import Path
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import FileChanged
+from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
+from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
+from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
 from mzagent_tui.agent.safety import own_install, trusted_path
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, SecretReadApproval, WriteApproval
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.skills import Skill
-from mzagent_tui.agent.textfiles import UMASK, lines_label
-from mzagent_tui.agent.tools.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_text
 from mzagent_tui.agent.tools.paths import relative, resolve_inside

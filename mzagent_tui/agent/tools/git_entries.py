@@ -17,9 +17,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from mzagent_tui.agent.ground.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.safety.approval_requests import GitEntryApproval
 from mzagent_tui.agent.safety.git_entry import EntryState, entry_names, entry_states, nested_entries, read_only_paths
-from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolError
 

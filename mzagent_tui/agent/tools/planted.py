@@ -17,11 +17,11 @@ import secrets
 import stat
 from pathlib import Path
 
+from mzagent_tui.agent.ground.beneath import open_beneath, write_atomically_at
+from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
 from mzagent_tui.agent.safety.sensitive import plants_code
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.sessions.snapshots import Change
-from mzagent_tui.agent.tools.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import peek
 from mzagent_tui.agent.tools.planted_scan import Kept, PlantedChange

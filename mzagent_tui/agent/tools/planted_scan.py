@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.sensitive import PLANTING_FOLDERS, PLANTING_NAME, plants_code, plants_code_through
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.tools.files import peek
 
 SCAN_LIMIT = 1_000_000

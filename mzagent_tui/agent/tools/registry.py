@@ -13,8 +13,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from mzagent_tui.agent.cancel import Cancelled
-from mzagent_tui.agent.model.parsing import call_source
-from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.ground.call_syntax import call_source
+from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.tools.process import ProcessResult
 
 if TYPE_CHECKING:

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
+from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, is_binary, read_side
 from mzagent_tui.agent.safety.approval_requests import CommandApproval, SecretReadApproval
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
 from mzagent_tui.agent.safety.textsafe import strip_control
 from mzagent_tui.agent.safety.users_git import is_own_git
-from mzagent_tui.agent.sessions.diffs import MAX_SIDE_BYTES, file_diff, is_binary, read_side
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer

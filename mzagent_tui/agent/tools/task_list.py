@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mzagent_tui.agent.events import TASK_STATUSES, EventSink, TaskListUpdated
-from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.tools.registry import Tool
 
 MAX_STEPS = 30

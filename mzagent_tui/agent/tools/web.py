@@ -21,9 +21,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx2 as httpx
 
 from mzagent_tui.agent.cancel import Cancelled
+from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.errors import ToolError
 
 MAX_BYTES = 2_000_000
 MAX_CHARS = 20_000

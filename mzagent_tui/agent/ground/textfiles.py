@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from mzagent_tui.agent.tools.beneath import write_atomically_at
+from mzagent_tui.agent.ground.beneath import write_atomically_at
 
 UMASK = os.umask(0)
 os.umask(UMASK)

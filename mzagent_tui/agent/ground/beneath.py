@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
-from mzagent_tui.agent.sessions import leftovers
-from mzagent_tui.agent.tools.errors import ToolError
+from mzagent_tui.agent.ground import leftovers
+from mzagent_tui.agent.ground.errors import ToolError
 
 _SYS_OPENAT2 = 437  # the same number on x86_64 and aarch64
 _RESOLVE_NO_MAGICLINKS = 0x02

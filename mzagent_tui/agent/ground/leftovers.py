@@ -15,7 +15,7 @@ from pathlib import Path
 
 import platformdirs
 
-from mzagent_tui.agent.config import APP_NAME
+from mzagent_tui.agent.ground.app_name import APP_NAME
 
 _lock = threading.Lock()
 _journal: Path | None = None
