@@ -21,6 +21,7 @@ from pathlib import Path
 import platformdirs
 import yaml
 
+from mzagent_tui.agent.ground.app_name import APP_NAME
 from mzagent_tui.agent.ground.beneath import open_beneath
 from mzagent_tui.agent.ground.errors import ToolError
 
@@ -73,7 +74,7 @@ class Skills:
 
 
 def user_folders() -> tuple[Path, ...]:
-    return (Path(platformdirs.user_config_dir("mzagent")) / "skills", Path.home() / ".agents" / "skills")
+    return (Path(platformdirs.user_config_dir(APP_NAME)) / "skills", Path.home() / ".agents" / "skills")
 
 
 def find_skills(project: Path, user: Sequence[Path] | None = None) -> Skills:
