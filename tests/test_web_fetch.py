@@ -59,6 +59,8 @@ class Site:
             return 200, {"content-type": "text/plain"}, b"x" * 30_000
         if path == "/to-localhost":
             return 302, {"location": f"http://localhost:{self.port}/notes.txt"}, b""
+        if path == "/odd-charset.txt":
+            return 200, {"content-type": "text/plain; charset=no-such-charset"}, "café\n".encode()
         if path == "/loop":
             return 302, {"location": "/loop"}, b""
         return 404, {"content-type": "text/plain"}, b"no such page"
@@ -154,6 +156,7 @@ def test_in_yolo_a_host_on_this_machine_is_still_asked(server: ScriptedServer, p
         ("/big.txt", "[cut: 10,000 more characters]"),
         ("/missing", "(404 text/plain):\n\nno such page"),
         ("/loop", "more than 5 redirects"),
+        ("/odd-charset.txt", "café"),
     ],
 )
 def test_what_is_not_a_readable_page(server: ScriptedServer, project: Path, site: Site, path: str, expected: str) -> None:
