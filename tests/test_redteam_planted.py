@@ -15,25 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from tests.attack_helpers import needs_namespaces, needs_wall, run
+from tests.conftest import RecordingApprover
 from tests.test_planted import run as run_keeping
-
-
-class Answers:
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return ApprovalDecision(False)
 
 
 def write_asks(server, project: Path, path: str, content: str = "x\n") -> bool:  # noqa: ANN001
     """Whether the model's write_to_file of `path` (auto-safe) asked, and nothing was written unasked."""
-    user = Answers()
+    user = RecordingApprover(ApprovalDecision(False))
     run(server, project, f"write_to_file({json.dumps(path)}, {json.dumps(content)})", mode="auto-safe", approver=user)
-    return [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"] and not (project / path).exists()
+    return [type(r).__name__ for r in user.requests] == ["PlantedFileApproval"] and not (project / path).exists()
 
 
 # write_to_file: files that run code, by class --------------------------------------------------

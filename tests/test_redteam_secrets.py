@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.config import load_settings
-from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest, Policy, Rules
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.secrets import command_env
 from tests.attack_helpers import command, git, needs_namespaces, needs_wall, run
+from tests.conftest import RecordingApprover
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLF"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
@@ -32,20 +33,11 @@ PUTTY = (
 )
 
 
-class Answers:
-    """Says no to every question and remembers them."""
-
-    def __init__(self) -> None:
-        self.asked: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        self.asked.append(request)
-        return ApprovalDecision(False)
 
 
-def model_sees(server, project: Path, call: str, mode: str = "auto-safe") -> tuple[str, Answers]:  # noqa: ANN001
+def model_sees(server, project: Path, call: str, mode: str = "auto-safe") -> tuple[str, RecordingApprover]:  # noqa: ANN001
     """One tool call of the model's through the real agent; what it was sent back, and what was asked."""
-    user = Answers()
+    user = RecordingApprover(ApprovalDecision(False))
     texts, _ = run(server, project, call, mode=mode, approver=user)
     return texts[0], user
 
@@ -64,20 +56,20 @@ def committed(project: Path, name: str, text: str) -> None:
 def test_a_page_of_a_private_key_that_skips_its_header_is_still_a_credential(server, project: Path, key: str, line: int) -> None:
     (project / "notes.txt").write_text(key)
     text, user = model_sees(server, project, f"read_file('notes.txt', {line})")
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"], text
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"], text
     assert KEY_BODY[2] not in text
 
 
 def test_control_a_page_that_starts_at_the_header_asks(server, project: Path) -> None:
     (project / "notes.txt").write_text(PEM)
     text, user = model_sees(server, project, "read_file('notes.txt')")
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and KEY_BODY[2] not in text
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"] and KEY_BODY[2] not in text
 
 
 def test_control_a_plain_page_is_read_without_a_question(server, project: Path) -> None:
     (project / "notes.txt").write_text("line one\n" + "\n".join(f"word {n}" for n in range(10)) + "\n")
     text, user = model_sees(server, project, "read_file('notes.txt', 2)")
-    assert user.asked == [] and "word 9" in text
+    assert user.requests == [] and "word 9" in text
 
 
 # What git holds, reshaped -------------------------------------------------------------------
@@ -100,7 +92,7 @@ def test_a_committed_key_reversed_by_rev_is_not_shown_without_a_question(server,
 def test_control_a_committed_key_printed_as_it_is_asks_before_the_model_sees_it(server, project: Path) -> None:
     committed(project, "config.py", f"AWS_ACCESS_KEY_ID = '{AWS_KEY}'\n")
     text, user = model_sees(server, project, command("git show HEAD"))
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and AWS_KEY not in text
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"] and AWS_KEY not in text
 
 
 @needs_wall
@@ -129,21 +121,21 @@ def test_a_key_past_the_scanned_head_of_a_large_file_is_not_reversed_out(server,
 def test_control_the_same_key_in_the_scanned_head_asks_before_the_command_runs(server, project: Path) -> None:
     (project / "big.log").write_text(f"aws_secret_access_key = {AWS_SECRET}\n" + "x" * 300_000 + "\n")
     text, user = model_sees(server, project, command("head -c 200 big.log | rev"))
-    assert [type(r).__name__ for r in user.asked] == ["CommandApproval"] and AWS_SECRET[::-1] not in text
+    assert [type(r).__name__ for r in user.requests] == ["CommandApproval"] and AWS_SECRET[::-1] not in text
 
 
 def test_a_key_in_a_git_config_header_is_a_secret_for_read_file(server, project: Path) -> None:
     git(project, "init", "-q", ".")
     git(project, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:ghs_abcdefghijklmnop").decode())
     text, user = model_sees(server, project, "read_file('.git/config')")
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"] and "basic" not in text.lower()
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"] and "basic" not in text.lower()
 
 
 def test_edit_file_cannot_probe_a_renamed_key_for_its_content(server, project: Path) -> None:
     (project / "notes.txt").write_text(f"aws_secret_access_key = {AWS_SECRET}\n")
     call = f"edit_file('notes.txt', {json.dumps(AWS_SECRET[:8])}, 'x')"
     text, user = model_sees(server, project, call)
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"]
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"]
     assert "not found" not in text and AWS_SECRET not in text
 
 
@@ -240,18 +232,13 @@ class _ToolCtx:
         self.thought = "read it"
 
 
-def mcp_read(mode: str, content: str, user_says: bool = False) -> tuple[str, Answers | None]:
+def mcp_read(mode: str, content: str, user_says: bool = False) -> tuple[str, RecordingApprover]:
     """A filesystem server's `read_text_file`, marked read-only, through the real gate in `mode`."""
     from mzagent_tui.agent.mcp.tools import McpTool, RemoteTool
     from mzagent_tui.agent.safety.approval import PolicyApprover
     from mzagent_tui.agent.tools.registry import ToolResult
 
-    class User(Answers):
-        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-            self.asked.append(request)
-            return ApprovalDecision(user_says)
-
-    user = User()
+    user = RecordingApprover(ApprovalDecision(user_says))
     schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     tool = McpTool(
         RemoteTool("fs", "read_text_file", "Read a file.", schema, read_only=True),
@@ -264,15 +251,15 @@ def mcp_read(mode: str, content: str, user_says: bool = False) -> tuple[str, Ans
 @pytest.mark.parametrize("mode", ["auto-safe", "plan"])
 def test_a_read_only_tool_servers_result_holding_a_key_asks_before_the_model_sees_it(mode: str) -> None:
     text, user = mcp_read(mode, f"[default]\naws_access_key_id = {AWS_KEY}\naws_secret_access_key = {AWS_SECRET}\n")
-    assert [type(r).__name__ for r in user.asked] == ["SecretReadApproval"]
+    assert [type(r).__name__ for r in user.requests] == ["SecretReadApproval"]
     assert AWS_KEY not in text and AWS_SECRET not in text and "withheld" in text
 
 
 def test_a_tool_servers_result_shown_in_yolo_is_masked() -> None:
     text, user = mcp_read("yolo", f"key = {AWS_KEY}\n")
-    assert user.asked == [] and AWS_KEY not in text and "key = " in text
+    assert user.requests == [] and AWS_KEY not in text and "key = " in text
 
 
 def test_control_a_tool_servers_plain_result_is_shown_without_a_question() -> None:
     text, user = mcp_read("auto-safe", "just some notes\n")
-    assert user.asked == [] and text == "just some notes\n"
+    assert user.requests == [] and text == "just some notes\n"
