@@ -307,3 +307,30 @@ async def test_the_app_on_a_planted_project_runs_nothing_planted(server, planted
         await pilot.press("y")
         await wait_for(pilot, lambda: state(app) == "done", timeout=60)
     assert list(markers.iterdir()) == []
+
+
+@requires_sandbox(abi=1)
+def test_the_rulesets_kept_open_are_bounded_and_the_oldest_is_closed(tmp_path: Path) -> None:
+    """A ruleset per set of folders was kept for the process: an ACP server (a session per folder)
+    or a test worker opened one per project until descriptors ran past 1,024."""
+
+    def open_rulesets() -> int:
+        return sum(os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[landlock-ruleset]" for fd in os.listdir("/proc/self/fd") if _link(fd))
+
+    before = open_rulesets()
+    home = Path.home()
+    for index in range(own_programs.MAX_RULESETS + 5):
+        own_programs._ruleset(home, (), (), (tmp_path / f"p{index}",), ())
+    assert len(own_programs._rulesets) == own_programs.MAX_RULESETS
+    assert not any(key[3] == (tmp_path / "p0",) for key in own_programs._rulesets), "the oldest went first"
+    assert open_rulesets() <= before + own_programs.MAX_RULESETS, "and its descriptor was closed"
+    kept = own_programs._rulesets[(home, (), (), (tmp_path / "p68",), ())]
+    assert own_programs._ruleset(home, (), (), (tmp_path / "p68",), ()) == kept, "a recent one is reused, not made again"
+
+
+def _link(fd: str) -> bool:
+    try:
+        os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return False
+    return True

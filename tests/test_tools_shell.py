@@ -13,7 +13,7 @@ import pytest
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.seam import CATALOGUE, Aids
 from mzagent_tui.agent.cancel import CancelToken
-from mzagent_tui.agent.events import ApprovalAnswered
+from mzagent_tui.agent.events import ApprovalAnswered, Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, PolicyApprover, StaticApprover
 from mzagent_tui.agent.safety.approval_requests import ApprovalRequest
 from mzagent_tui.agent.safety.secrets import Redactor, command_env
@@ -22,7 +22,8 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
 from tests import marked
-from tests.conftest import CancelWhen, Recorder
+from tests.conftest import CancelWhen, Recorder, make_agent
+from tests.scripted_server import Reply, answer_reply
 
 MARK = "MZAGENT_TEST_MARK"
 
@@ -326,3 +327,25 @@ def test_an_answer_keeps_the_user_s_edit_and_what_followed_the_output(shell, pro
         "Command ran (exit code 1: no line matched; for this program that is an answer, not an error).\n(no output)\n"
         "Files changed by the command: made.txt (created)."
     )
+
+
+def test_a_command_starts_when_the_agent_holds_more_than_1024_descriptors(server, project: Path) -> None:  # noqa: ANN001
+    """select() refuses a descriptor numbered 1,024 or more: a long-lived agent (or a test worker)
+    got "filedescriptor out of range" for every command once it held that many."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the descriptor limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200) if hard == resource.RLIM_INFINITY else min(max(soft, 1200), hard), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    try:
+        assert max(held) >= 1024
+        server.script(Reply('<action>run_terminal_command("echo high-fd-ok")</action>'), answer_reply())
+        agent, recorder = make_agent(server, project)
+        agent.run("t")
+        assert "high-fd-ok" in recorder.of(Observation)[0].text
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

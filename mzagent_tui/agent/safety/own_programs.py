@@ -31,6 +31,8 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -105,17 +107,31 @@ def _closed(path: Path) -> bool:
     return any(sandbox.within(real, folder) for folder in closed)
 
 
-@functools.cache
+MAX_RULESETS = 64
+"""Rulesets kept open at once: a session needs a handful, but an ACP server opens a session per
+folder and a test worker thousands, and each is a descriptor until it is closed."""
+_rulesets: OrderedDict[tuple[object, ...], int] = OrderedDict()
+_rulesets_lock = threading.Lock()
+
+
 def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...], kept: tuple[str, ...]) -> int:
-    """One ruleset per home, folders read, folders written and folders kept in the view (a
-    session needs a handful), kept for the process. The folders read are granted by name as
-    well: one made after the home was walked (a project created during the session) is not in
-    the walk."""
-    grants = [
-        *_readable(home, private, (*readable, *writable)), *sandbox.kept_grants(kept, home, private),
-        *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
-    ]
-    return sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
+    """One ruleset per home, folders read, folders written and folders kept in the view, kept
+    for later runs; the least recently used is closed past `MAX_RULESETS`. The folders read are
+    granted by name as well: one made after the home was walked (a project created during the
+    session) is not in the walk."""
+    key = (home, private, readable, writable, kept)
+    with _rulesets_lock:
+        if key in _rulesets:
+            _rulesets.move_to_end(key)
+            return _rulesets[key]
+        grants = [
+            *_readable(home, private, (*readable, *writable)), *sandbox.kept_grants(kept, home, private),
+            *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
+        ]
+        _rulesets[key] = fd = sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
+        if len(_rulesets) > MAX_RULESETS:
+            os.close(_rulesets.popitem(last=False)[1])
+        return fd
 
 
 @functools.cache

@@ -13,7 +13,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
-import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -424,15 +424,16 @@ def _read_job(fd: int, proc: subprocess.Popen[bytes], seconds: float) -> tuple[i
     namespace ends with its supervisor."""
     data = b""
     deadline = time.monotonic() + seconds
-    while b"\n" not in data and len(data) < 4096 and time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], _POLL)
-        if ready:
-            chunk = os.read(fd, 4096)
-            if not chunk:
+    with selectors.DefaultSelector() as selector:  # not select.select: it fails on a descriptor numbered 1024 or more
+        selector.register(fd, selectors.EVENT_READ)
+        while b"\n" not in data and len(data) < 4096 and time.monotonic() < deadline:
+            if selector.select(_POLL):
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                data += chunk
+            elif proc.poll() is not None:
                 break
-            data += chunk
-        elif proc.poll() is not None:
-            break
     line, _, rest = data.partition(b"\n")
     word, _, value = line.decode("ascii", "replace").partition(" ")
     if word != "job" or not value.isdigit():
