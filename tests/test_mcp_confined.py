@@ -14,11 +14,15 @@ user and can write outside.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import os
+import pwd
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,7 +39,21 @@ from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.sandbox import Sandbox, landlock_abi
 from tests.attack_helpers import needs_wall
 
-MCP_SERVER = str(Path(__file__).with_name("mcp_server.py"))
+
+def _server_script() -> str:
+    """tests/mcp_server.py where a confined server can read it: a confined program sees no /tmp
+    but its session's, and CI clones the checkout under /tmp, so there a copy goes beside the
+    attack data (in the real home, outside /tmp), removed at exit."""
+    script = Path(__file__).with_name("mcp_server.py").resolve()
+    if not any(str(script).startswith(p) for p in ("/tmp/", "/var/tmp/")):
+        return str(script)
+    folder = Path(tempfile.mkdtemp(prefix="mzagent-attack-data-", dir=pwd.getpwuid(os.getuid()).pw_dir))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    shutil.copy(script, folder / script.name)
+    return str(folder / script.name)
+
+
+MCP_SERVER = _server_script()
 SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")
 ROOT = str(Path(__file__).resolve().parents[1])
 STARTUP = 60.0

@@ -5,8 +5,8 @@ Servers run outside the sandbox, as the user. With an activated `.venv` (or `./b
 server's program and everything it starts by name are looked up on the trusted PATH
 (safety/trusted_path.py). A server that would run what the model can write anyway — its program
 is in the project (`command = "/proj/.venv/bin/server"`, or found only there), it works in the
-project (`cwd`: `python -m server` imports the project's `server.py`), a script it is given is a
-project file (`python /proj/server.py`), or its `env` points into the project
+project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a script it is given is a
+project file (`python /proj/mcpserve.py`), or its `env` points into the project
 (`PYTHONPATH=/proj/src`) — runs confined, as the model's commands do but with the project
 read-only (see hub.py), or not at all where there is no sandbox.
 """

@@ -117,7 +117,7 @@ TWO_WORD_PROGRAMS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "uv", "poetry"
 PYTHONS = {"python", "python3"}
 SCRIPT_RUNNERS = {*PYTHONS, "bash", "sh", "zsh", "dash", "node", "deno", "bun", "perl", "ruby", "php", "Rscript", "pwsh", "npx"}
 """Programs whose first operand is the script or program they run: "always allow" for `bash
-build.sh` offers `bash build.sh`, never `bash`, which would run any script the model writes."""
+release.sh` offers `bash release.sh`, never `bash`, which would run any script the model writes."""
 COMMAND_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("npm", "exec"), ("pnpm", "exec"), ("pnpm", "dlx"),
                    ("yarn", "dlx"), ("yarn", "exec"), ("bundle", "exec"), ("conda", "run")}
 """Subcommands that run the command after them: `uv run pytest` offers `uv run pytest`, never `uv run`."""
@@ -126,7 +126,7 @@ COMMAND_RUNNERS = {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("npm", 
 def suggested_prefix(analysis: Analysis) -> str:
     """The prefix offered for "always allow": the program of the first part that does the work
     (`cd` and `bash -c` wrappers skipped, git's global options dropped) with its subcommand
-    (`git status`, `npm test`), module (`python -m pytest`) or script (`bash build.sh`), and
+    (`git status`, `npm test`), module (`python -m pytest`) or script (`bash release.sh`), and
     after a runner (`uv run`) the prefix of what it runs. The app and the terminal offer the
     same, and never a bare `git`, `python` or `uv run`: "" when there is nothing narrower."""
     for part in analysis.parts:

@@ -8,7 +8,7 @@ secrets file by name (the list `read_file` uses). A pickaxe (`git log -G 'KEY=a'
 answers what the lines hold, one guess at a time. An object named by its id or by a ref that is
 a blob (`git show 3f2a…`, a tag on a blob, `for-each-ref --format=%(raw)`) asks too: which file
 it was is not known. A commit named by its id that no ref or reflog reaches (a dropped stash) is
-looked at with its parents. A file named at a revision (`git show HEAD:notes.txt`) is read
+looked at with its parents. A file named at a revision (`git show HEAD:journal.txt`) is read
 from git and scanned for credentials by content, as a file a command names is: the working
 copy the command line also names may have been overwritten since.
 

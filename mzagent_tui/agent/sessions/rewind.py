@@ -47,7 +47,7 @@ class RewindOutcome:
 
 
 def task_label(task: TaskStart) -> str:
-    """`task 2: make calc.py` — one point in a list to rewind to (the task is untrusted text)."""
+    """`task 2: make app.py` — one point in a list to rewind to (the task is untrusted text)."""
     first = task.text.strip().splitlines()[0] if task.text.strip() else "(empty task)"
     return f"task {task.number}: {for_display(first)[:80]}"
 
