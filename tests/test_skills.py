@@ -232,3 +232,11 @@ def test_mzagent_config_lists_the_skills_and_what_was_left_out(project: Path, ho
     assert "skills (1;" in done.stdout
     assert "release-notes" in done.stdout and "user" in done.stdout and "Write release notes from the git log." in done.stdout
     assert "left out: .agents/skills/broken/SKILL.md: no front matter" in done.stdout
+
+
+def test_a_user_skill_file_that_is_a_fifo_is_skipped_without_waiting(project: Path, home: Path, isolated_home: Path) -> None:
+    folder = isolated_home / "config" / "mzagent" / "skills" / "pipe"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "SKILL.md")
+    user_skill(isolated_home, "release-notes", RELEASE)
+    assert [s.name for s in find_skills(project).found] == ["release-notes"]

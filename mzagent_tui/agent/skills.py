@@ -24,6 +24,7 @@ import yaml
 from mzagent_tui.agent.ground.app_name import APP_NAME
 from mzagent_tui.agent.ground.beneath import open_beneath
 from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.textfiles import read_regular_bytes
 
 SKILL_FILE = "SKILL.md"
 PROJECT_FOLDER = ".agents/skills"
@@ -122,12 +123,8 @@ def _project_subfolders(project: Path) -> list[str]:
 
 
 def _read_user_skill(folder: Path) -> Skill | str | None:
-    try:
-        with (folder / SKILL_FILE).open("rb") as handle:
-            head = handle.read(MAX_HEAD_BYTES)
-    except OSError:
-        return None
-    return _parse(head, folder, "user", str(folder / SKILL_FILE))
+    head = read_regular_bytes(folder / SKILL_FILE, MAX_HEAD_BYTES)  # a FIFO there must not hang the start
+    return None if head is None else _parse(head, folder, "user", str(folder / SKILL_FILE))
 
 
 def _read_project_skill(project: Path, name: str) -> Skill | str | None:
