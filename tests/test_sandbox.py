@@ -280,6 +280,31 @@ def test_a_script_without_the_execute_permission_is_said_so_not_blamed_on_the_sa
     assert texts[1].startswith("Command succeeded (exit code 0).\nOutput:\nran")
 
 
+
+@pytest.mark.parametrize("how", ["./stat.py", "env ./stat.py"])
+def test_a_script_without_its_interpreter_line_is_said_so_with_the_fix(server, project: Path, home: Path, how: str) -> None:
+    """`./csvstat.py` after chmod: bash reads the Python file as shell ("import: command not
+    found"; execve says "Exec format error"). A small model went on to `sed` the error text into the
+    file. The note names the missing line and the command that adds it, which then works."""
+    (project / "stat.py").write_text('"""Count."""\nimport sys\nprint("rows", 3)\n')
+    (project / "stat.py").chmod(0o755)
+    fix = "perl -pi -e 'print \"#!/usr/bin/env python3\\n\" if $. == 1' stat.py"
+    texts, _ = run(server, project, how, fix, "./stat.py", mode="yolo")
+    assert texts[0].startswith("Command FAILED") and "has no interpreter line" in texts[0], texts[0]
+    assert texts[0].endswith(f"add it and keep the rest: {fix}")
+    assert texts[2].startswith("Command succeeded (exit code 0).\nOutput:\nrows 3"), texts[2]
+    assert (project / "stat.py").stat().st_mode & 0o111 and (project / "stat.py").read_text().startswith("#!/usr/bin/env python3\n\"\"\"Count")
+
+
+def test_a_shell_script_that_fails_for_its_own_reasons_gets_no_such_note(server, project: Path, home: Path) -> None:
+    (project / "go.sh").write_text("nosuchprogram-xyz\n")  # no #! line, and a real "command not found" of its own
+    (project / "go.sh").chmod(0o755)
+    (project / "run.py").write_text("#!/usr/bin/env python3\nimport nosuchmodule_xyz\n")
+    (project / "run.py").chmod(0o755)
+    texts, _ = run(server, project, "./go.sh", "./run.py", mode="yolo")
+    assert "command not found" in texts[0] and "interpreter line" not in texts[0]
+    assert "ModuleNotFoundError" in texts[1] and "interpreter line" not in texts[1]
+
 # The home by allow-list ---------------------------------------------------------------------------
 
 UNLISTED_HOME_FILES = [

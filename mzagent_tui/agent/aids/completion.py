@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.aids.removed import removed_note, removed_parts
+from mzagent_tui.agent.aids.renamed import leftovers, rename_note, renames_in
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
@@ -265,6 +266,9 @@ class CompletionCheck:
     """Those of them that ran successfully since the last change to a file."""
     running: str = ""
     """The command of the last run_terminal_command action, until its observation says how it went."""
+    last_left: int | None = None
+    """How many places of an old name the last rename reminder showed: it is given again while
+    the model makes progress (fewer places), not when it stopped making any."""
     last_missing: set[str] | None = None
     """The files the last reminder about missing files named: it is given again only when some of
     them were made since and some are still missing (a model made one of two modules and answered)."""
@@ -311,6 +315,7 @@ class CompletionCheck:
             ("missing", lambda: self._missing(answer, commands)),
             ("undefined", self._undefined_names),
             ("removed", self._removed_code),
+            ("renamed", self._old_name_left),
             ("command", self._named_command_unproven),  # before "unchanged": its output shows what is wrong (a missing execute bit)
             ("unasked", self._changed_unasked),
             ("computed", self._computed_by_guess),
@@ -318,7 +323,7 @@ class CompletionCheck:
             ("idle", self._idle),
         )
         for kind, check in checks:
-            if kind in self.given and kind != "missing":  # _missing itself says when to remind again
+            if kind in self.given and kind not in ("missing", "renamed"):  # these say themselves when to remind again
                 continue
             if not self.aids.on(f"answer.{kind}"):
                 continue
@@ -452,6 +457,19 @@ class CompletionCheck:
             if parts:
                 rel = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
                 return Reminder(f"the rewrite of {rel} removed code the task did not name", removed_note(rel, parts), (path,))
+        return None
+
+    def _old_name_left(self) -> Reminder | None:
+        """The task renames something, and the old name is still in the project's files (or the
+        old file is still there): answered after the first file of several."""
+        for rename in renames_in(self.task):
+            places = leftovers(self.root, rename)
+            if not places:
+                continue
+            if self.last_left is not None and len(places) >= self.last_left:
+                return None
+            self.last_left = len(places)
+            return Reminder(f"the task renames {rename.old}, which is still used in {len(places)} places", rename_note(self.root, rename, places))
         return None
 
     def _named_command_unproven(self) -> Reminder | None:

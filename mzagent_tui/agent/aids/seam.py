@@ -36,6 +36,7 @@ CATALOGUE: tuple[Aid, ...] = (
             ("unchanged", "the file the task asks to change is unchanged"),
             ("idle", "a task that asks for work answered after only reading"),
             ("removed", "a rewrite of a Python file took away code the task did not name (a function, the main block)"),
+            ("renamed", "the task renames a name or a file, and the old one is still used in the project"),
             ("command", "a command the task names has not run successfully since the last change"),
             ("computed", "a question about what code computes answered without running anything"),
             ("unasked", "a task that says to change nothing answered after files were changed"),

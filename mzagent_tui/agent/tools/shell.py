@@ -27,6 +27,7 @@ from mzagent_tui.agent.tools.planted import ask_to_keep, seen_by_the_snapshots
 from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedScan, ScanIncomplete, changes_between
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
+from mzagent_tui.agent.tools.unrunnable import execute_permission_note, interpreter_line_note, without_execute_permission, without_interpreter_line
 
 if TYPE_CHECKING:
     from mzagent_tui.agent.safety.credentials import Credential
@@ -102,6 +103,8 @@ class ShellTool:
         if not unrunnable and confinement.mode.startswith("workspace") and result.exit_code not in (0, None) and _looks_blocked(output, ctx.root):
             blocked = "\n" + (PLAN_READ_ONLY_NOTE if confinement.project_read_only else self._blocked_by_sandbox({command, to_run}, confinement))
         permission = "\n" + execute_permission_note(unrunnable) if unrunnable else ""
+        unmarked = without_interpreter_line(output, ctx.root) if result.exit_code not in (0, None) else []
+        permission += "\n" + interpreter_line_note(unmarked) if unmarked else ""
         answer = exit_code_answer(ran, result.exit_code)
         outcome = CommandOutcome(
             ran, result, output, _whole(result.stdout), edited=to_run != command, tail=blocked + changes + advice + permission, answer=answer,
@@ -365,32 +368,6 @@ def _looks_blocked(output: str, root: Path) -> bool:
     if _BLOCKED.search(output):
         return True
     return any(os.path.lexists(path) and not Path(path).is_relative_to(root) for path in _MISSING.findall(output))
-
-
-_DENIED = re.compile(r"(?:^|: )([\w./-]+): Permission denied$", re.MULTILINE)
-
-
-def without_execute_permission(output: str, root: Path) -> list[str]:
-    """Project files a shell could not run for want of the execute permission (exit code 126,
-    "./count.sh: Permission denied"), as the command named them: write_to_file makes files without
-    it, and a small model read the refusal as the sandbox's and went on to try sudo."""
-    found = []
-    for name in dict.fromkeys(_DENIED.findall(output)):
-        path = (root / name).resolve()
-        if path.is_relative_to(root) and path.is_file() and not os.access(path, os.X_OK):
-            found.append(name)
-    return found
-
-
-def execute_permission_note(names: list[str]) -> str:
-    """What the report says of those files: the permission, not the sandbox, and two ways to run them."""
-    shown = ", ".join(names)
-    first = names[0].removeprefix("./")
-    return (
-        f"Note: {shown} {'is' if len(names) == 1 else 'are'} not executable: the file has no execute permission (files "
-        f"write_to_file creates have none), not a sandbox rule. Run it through its interpreter (bash {first}, python3 "
-        f"{first}), or make it executable first: chmod +x {first}"
-    )
 
 
 _UNITTEST_FAILURE = re.compile(r"^(?:FAIL|ERROR): (\w+) \(", re.MULTILINE)
