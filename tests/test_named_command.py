@@ -173,3 +173,40 @@ def test_a_change_the_task_asks_for_is_not_sent_back(server, project: Path) -> N
     agent, rec = make_agent(server, project)
     agent.run("mean() in stats.py crashes on an empty list; fix it without changing its output for other lists.")
     assert "answer.unasked" not in [e.name for e in rec.of(AidFired)]
+
+
+SHARDS = "import zlib\n\n\ndef shard_of(customer_id):\n    return zlib.crc32(customer_id.encode()) % 16\n"
+
+
+@pytest.mark.parametrize(
+    ("task", "example"),
+    [
+        ("Which shard number does customer C-20931 map to? Don't change anything.", "python3 -c \"import shards; ...\""),
+        ("What does shard_of return for C-20931 in shards.py?", 'python3 -c "from shards import shard_of; print(shard_of(...))"'),
+        ("How many seconds in total does `shard_of()` take? No code changes please.", 'python3 -c "from shards import shard_of; print(shard_of(...))"'),
+    ],
+)
+def test_a_value_question_gets_a_call_to_run(server, project: Path, task: str, example: str) -> None:
+    """"Which shard number …" is a value even though it starts with "which", and a question that
+    names no file is about the project's code (here the only module)."""
+    (project / "shards.py").write_text(SHARDS)
+    server.script(read_reply("shards.py"), answer_reply("Shard 10."), answer_reply("Shard 10, I am sure."))
+    agent, rec = make_agent(server, project)
+    agent.run(task)
+    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]
+    assert example in last_user(server.requests[2])
+
+
+def test_no_code_changes_please_is_a_question_that_wants_no_change(server, project: Path) -> None:
+    (project / "shards.py").write_text(SHARDS)
+    server.script(
+        read_reply("shards.py"),
+        write_reply("shards.py", SHARDS.replace("% 16", "% 8")),
+        answer_reply("It is on shard 2."),
+        write_reply("shards.py", SHARDS),
+        answer_reply("It is on shard 10."),
+    )
+    agent, rec = make_agent(server, project, disable_aids=["answer.computed"])
+    agent.run("Which shard is customer C-20931 on, according to shards.py? No code changes please, I just need it.")
+    assert [e.name for e in rec.of(AidFired)] == ["answer.unasked"]
+    assert (project / "shards.py").read_text() == SHARDS

@@ -21,6 +21,7 @@ from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.test_files import TEST_FILE
 from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_imports, undefined_note
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
+from mzagent_tui.agent.filelist import project_files
 from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.task_facts import TaskFacts
 
@@ -92,12 +93,19 @@ COMPUTED = re.compile(
 """A question about what code works out: "what does ledger.py print for March?", "how many rows does load() keep?"."""
 NO_CHANGE = re.compile(
     r"\b(?:(?:don'?t|do\s+not|without|never|no\s+need\s+to)\s+(?:\w+\s+){0,2}?(?:chang|modif|edit|touch|fix|writ|rewrit)\w*"
+    r"|no\s+(?:\w+\s+)?(?:changes|edits|modifications)"
     r"|(?:just|only)\s+(?:explain|tell|answer|describe))\b",
     re.IGNORECASE,
 )
-"""A task that wants an answer and no change: "explain why, don't fix it", "just tell me"."""
+"""A task that wants an answer and no change: "explain why, don't fix it", "just tell me", "no
+code changes please"."""
 NOT_A_VALUE = re.compile(r"^\s*(?:which|where|why|explain|describe)\b", re.IGNORECASE)
 """Questions about the code itself ("which function returns the path?"), answered by reading."""
+A_NUMBER = re.compile(r"\b(?:number|how\s+(?:many|much|long|often)|in\s+total|seconds|minutes|percent\w*)\b", re.IGNORECASE)
+"""What makes a question a value question even when it starts with "which": "which shard number
+does C-20931 map to?" is answered by running shard_of, not by reading it."""
+CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
+DEFINED = re.compile(r"^def\s+([A-Za-z]\w*)\s*\(", re.MULTILINE)
 CODE_FILE = re.compile(r"\.(?:py|sh|js|mjs|ts|rb|pl|php|go|rs|java|c|cc|cpp|awk|sql)$")
 MAX_PARSED_BYTES = 1_000_000
 MAX_QUOTED_BYTES = 4000
@@ -510,18 +518,42 @@ class CompletionCheck:
 
     def _computed_by_guess(self) -> Reminder | None:
         """A question about what a file of code computes, answered without running anything: a
-        small model worked the number out in its head, and contradicted its own thought."""
-        code = sorted(name for name in self.facts.existed if CODE_FILE.search(name))
-        asks = (QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task)) and COMPUTED.search(self.task) and not NOT_A_VALUE.search(self.task)
+        small model worked the number out in its head, and contradicted its own thought. The task
+        may name no file ("how long does fetch() sleep?"): the project's code is what computes it."""
+        code = sorted(name for name in self.facts.existed if CODE_FILE.search(name)) or self._project_code()
+        value = COMPUTED.search(self.task) or A_NUMBER.search(self.task)
+        asks = (QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task)) and value and (not NOT_A_VALUE.search(self.task) or A_NUMBER.search(self.task))
         if self.ran or not code or not asks:
             return None
-        example = f'python3 -c "import {Path(code[0]).stem}; ..."' if code[0].endswith(".py") and Path(code[0]).stem.isidentifier() else code[0]
+        example = self._example_call(code) or code[0]
         return Reminder(
             "a question about what the code computes was answered without running it",
             f"Reminder: the task asks what the code computes, and you answered without running anything. Do not work it "
             f"out in your head: run the code (the script itself, or a short script such as {example} that prints the "
             "value), then give the number it printed in your final answer.",
         )
+
+    def _project_code(self) -> list[str]:
+        """The Python files of the project, for a question that names none, at most a few hundred looked at."""
+        return sorted(name for name in project_files(self.root)[:500] if name.endswith(".py") and not TEST_FILE.search(name))
+
+    def _example_call(self, code: list[str]) -> str | None:
+        """`python3 -c "from shards import shard_of; print(shard_of(...))"`: the function the task
+        names (or the file's first), in the first file that defines it. A bare "import shards; ..."
+        left a small model to guess the rest, and it guessed the answer instead."""
+        wanted = CALLED.findall(self.task) + [word.strip("`'\"") for word in self.task.split()]
+        for name in code:
+            module = name.removesuffix(".py").replace("/", ".")
+            if not name.endswith(".py") or not all(part.isidentifier() for part in module.split(".")):
+                continue
+            defined = DEFINED.findall(_short_text(self.root / name, MAX_PARSED_BYTES) or "")
+            chosen = next((word for word in wanted if word in defined), None)
+            if chosen is not None:
+                return f'python3 -c "from {module} import {chosen}; print({chosen}(...))"'
+        first = code[0]
+        if first.endswith(".py") and Path(first).stem.isidentifier() and "/" not in first:
+            return f'python3 -c "import {Path(first).stem}; ..."'
+        return None
 
     def _undefined_names(self) -> Reminder | None:
         """A Python file the model wrote that uses names it never defines or imports (and did not
