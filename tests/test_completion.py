@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.aids.completion import claimed_files, task_targets
+from mzagent_tui.agent.aids.completion import claimed_files, read_task, task_targets
 from mzagent_tui.agent.events import Notice, Observation, StopReason
 from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
@@ -45,6 +45,33 @@ from tests.scripted_server import Reply, answer_reply, last_user, read_reply, wr
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets
+
+
+TRACE = 'Traceback (most recent call last):\n  File "report.py", line 9, in <module>\n    main()\n  File "report.py", line 4, in main\nZeroDivisionError: division by zero'
+
+
+@pytest.mark.parametrize(("task", "targets"), [
+    # what someone did is the story of the bug, not the change asked for
+    ("We added diya to students.txt and now `python3 report.py` fails:\n\n" + TRACE + "\n\nIt should show n/a for her.", ["report.py"]),
+    ("I changed students.txt. Please update report.py to match.", ["report.py"]),
+    # a question that wants no change has no file to change, whatever verbs it uses
+    ("Which addresses in students.txt does report.py reject? Don't change anything.", []),
+    ("With no variables set, how many rows does python3 report.py print? Don't change anything.", []),
+    ("report.py writes it to students.txt (I checked). What's going on? Just explain it, no changes please.", []),
+    # a limit on a change is not a question
+    ("students.txt is not sorted. Fix it without changing any of its names.", ["students.txt"]),
+    ("Write out.txt from students.txt. Please don't touch students.txt, it's the original.", ["out.txt"]),
+    # shorthand and module paths are not files to make
+    ("Add a --json flag (e.g. `report.py --json`) to report.py", ["report.py"]),
+    ("Add a console script that runs pkg.cli:main to pyproject.toml", ["pyproject.toml"]),
+    ("Write the list of pictures in images/ into images.txt", ["images.txt"]),
+])
+def test_what_a_task_asks_to_change_in_a_project(project: Path, task: str, targets: list[str]) -> None:
+    for name in ("students.txt", "report.py", "pyproject.toml", "pkg/cli.py"):
+        (project / name).parent.mkdir(exist_ok=True)
+        (project / name).write_text("x\n")
+    (project / "images").mkdir()
+    assert list(read_task(project, task).targets) == targets
 
 
 @pytest.mark.parametrize(("answer", "claimed"), [

@@ -31,7 +31,7 @@ unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours
 extension has a letter: "VERSION = '2.0'" names no file."""
 CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 WRITING_VERB = re.compile(
-    r"\b(create|write|save|put|store|record|append|add|generate|produce|export|dump|fix|update|change|modify|edit|"
+    r"\b(create|write|save|put|store|record|append|add(?!ress)|generate|produce|export|dump|fix|update|change|modify|edit|"
     r"correct|implement|rewrite|set|bump|repair|replace|remove|delete|insert|sort|convert|translate|format|reformat|"
     r"refactor|increase|decrease|increment|reorder|swap|uppercase|lowercase|capitali[sz]e|comment|uncomment|indent)\w*\b",
     re.IGNORECASE,
@@ -227,19 +227,58 @@ class Reminder:
     files: tuple[Path, ...] = ()
 
 
+REPORTED = re.compile(r"\b(?:I|we|they|he|she|someone|somebody|my\s+\w+)\s+(?:just\s+|recently\s+|have\s+|had\s+|'ve\s+)?\w+ed\b", re.IGNORECASE)
+"""What someone did, told as the story of a bug ("We added a new student to students.txt and now
+report.py fails"): its verb asks for nothing. A small model was sent back to change students.txt."""
+ABBREVIATION = re.compile(r"[A-Za-z]\.[A-Za-z]")
+""""e.g", "i.e": a letter, a dot, a letter is shorthand, not a file to make."""
+
+
+def _could_be_made(root: Path, name: str) -> bool:
+    """A name the task asks for that does not exist is a file to make, unless it is shorthand
+    ("e.g") or a module path ("wordfreq.cli:main" where wordfreq/cli.py is): both were files a
+    small model was told to create."""
+    if (root / name).exists():
+        return True
+    module = name.replace(".", "/")
+    return ABBREVIATION.fullmatch(name) is None and not (root / f"{module}.py").is_file() and not (root / module).is_dir()
+
+
+EVERYTHING = re.compile(
+    r"^(?!without)\S+\s+\S+\s+(?:\w+\s+)?(?:anything|any\s+(?:code|files?)|the\s+code|nothing)\b|^(?:just|only)\b|^no\b", re.IGNORECASE,
+)
+"""A "no change" that covers the whole task ("don't change anything", "no code changes", "just
+explain"), unlike "don't touch the tests", which limits a change, or "without changing anything",
+which limits a fix."""
+FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]{1,300})", line \d+', re.MULTILINE)
+
+
+def failing_frames(task: str) -> list[str]:
+    """The files of a traceback pasted into the task, outermost first, as the traceback names them
+    (the last one of the project is where the error was raised)."""
+    return list(dict.fromkeys(match["path"] for match in FRAME.finditer(task)))
+
+
 def read_task(root: Path, task: str) -> TaskFacts:
     """What the task's words name and ask (see TaskFacts), for the project at `root`."""
     def inside(name: str) -> bool:
         return (root / name).resolve().is_relative_to(root)
 
     named = list(dict.fromkeys(FILE_NAME.findall(task)))
-    wanted = NO_CHANGE.sub(" ", task)  # "explain it, don't change app.py": no target
+    wanted = REPORTED.sub(" ", NO_CHANGE.sub(" ", task))  # "explain it, don't change app.py", "we added diya to students.txt": no target
     asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", wanted)) is not None
     targets = [name for name in task_targets(wanted) if inside(name)]
     existing = [name for name in named if inside(name) and (root / name).is_file()]
+    targets = [name for name in targets if _could_be_made(root, name)]
+    if not targets and (asks_for_change or not QUESTION.search(task)):  # a traceback pasted with "it should show n/a instead"
+        targets = [name for name in failing_frames(task) if inside(name) and (root / name).is_file()][-1:]
     tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
         targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
+    if any(EVERYTHING.search(task[found.start() : found.end() + 20]) for found in NO_CHANGE.finditer(task)) and (
+        "?" in task or ANSWER_REQUEST.search(task) or not asks_for_change
+    ):
+        targets = []  # "which addresses does it reject? Don't change anything": a question, whatever its verbs
     return TaskFacts(tuple(named), tuple(targets), frozenset(existing))
 
 
