@@ -5,6 +5,7 @@ that does not exist, and answered)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,19 @@ def test_switched_off_it_lets_the_answer_through(server, project: Path) -> None:
     result = agent.run("Rename calc_tax to compute_vat everywhere in the project.")
     assert result.final_answer == "Renamed." and result.steps == 1
     assert rec.of(AidFired) == []
+
+
+def test_a_rename_run_twice_is_found_and_undone(project: Path) -> None:
+    """`sed -i s/timeout/timeout_seconds/g` run a second time after a partial failure made
+    `timeout_seconds_seconds`; the old name is gone, so only this finds it."""
+    (project / "config.json").write_text('{"timeout_seconds_seconds": 15}\n')
+    (project / "fetch.py").write_text("TIMEOUT = config['timeout_seconds']\n")
+    rename = renames_in("Rename the config key timeout to timeout_seconds.")[0]
+    places = leftovers(project, rename)
+    assert places == ['config.json:1: {"timeout_seconds_seconds": 15}   <- renamed twice']
+    note = rename_note(project, rename, places)
+    assert "renamed twice, to timeout_seconds_seconds" in note
+    command = "perl -pi -e 's/\\btimeout_seconds_seconds\\b/timeout_seconds/g' config.json"
+    assert f"run_terminal_command({json.dumps(command)})" in note
+    subprocess.run(command, shell=True, cwd=project, check=True)
+    assert (project / "config.json").read_text() == '{"timeout_seconds": 15}\n' and leftovers(project, rename) == []

@@ -33,6 +33,8 @@ MODULE_SUFFIXES = (".py",)
 """Files whose name is also the name code imports them by."""
 MAX_FILES = 2000
 MAX_FILE_BYTES = 1_000_000
+TWICE = "   <- renamed twice"
+"""The mark of a place where the rename ran again on the new name."""
 SHOWN = 12
 """Places quoted in a reminder; the rest are counted."""
 
@@ -71,8 +73,10 @@ def renames_in(task: str) -> list[Rename]:
 def leftovers(root: Path, rename: Rename) -> list[str]:
     """`path:line: text` for each line of a project file that still uses the old name as a whole
     word (not inside a longer name: `calc_tax_rate` is another name), and the old file if it is
-    still there."""
-    word = re.compile(rf"(?<![\w]){re.escape(rename.old)}(?![\w])")
+    still there; and the new name made twice over (`timeout_seconds_seconds`, a `sed` that ran again
+    on a new name containing the old), marked TWICE."""
+    word = _word(rename.old)
+    doubled = _word(twice(rename)) if twice(rename) else None
     places = []
     if rename.old_file and (root / rename.old_file).is_file():
         places.append(f"{rename.old_file}: the file is still there")
@@ -85,12 +89,26 @@ def leftovers(root: Path, rename: Rename) -> list[str]:
         for number, line in enumerate(text.splitlines(), start=1):
             if word.search(line):
                 places.append(f"{name}:{number}: {line.strip()[:160]}")
+            elif doubled is not None and doubled.search(line):
+                places.append(f"{name}:{number}: {line.strip()[:160]}{TWICE}")
     return places
 
 
-def files_of(places: list[str]) -> list[str]:
-    """The files named by `leftovers` lines that are lines of code (not the old file itself)."""
-    return list(dict.fromkeys(place.split(":", 1)[0] for place in places if not place.endswith("the file is still there")))
+def twice(rename: Rename) -> str:
+    """What the old name becomes when the rename runs twice: `timeout_seconds_seconds`."""
+    return rename.new.replace(rename.old, rename.new, 1) if rename.old in rename.new else ""
+
+
+def _word(name: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+
+
+def files_of(places: list[str], marked: bool = False) -> list[str]:
+    """The files named by `leftovers` lines that are lines of code (not the old file itself):
+    those that still use the old name, or with `marked` those where the rename ran twice."""
+    return list(dict.fromkeys(
+        place.split(":", 1)[0] for place in places if not place.endswith("the file is still there") and place.endswith(TWICE) == marked
+    ))
 
 
 def rename_note(root: Path, rename: Rename, places: list[str]) -> str:
@@ -99,6 +117,10 @@ def rename_note(root: Path, rename: Rename, places: list[str]) -> str:
     only when the new one holds the same bytes: neither command loses a line."""
     shown = "\n".join(places[:SHOWN])
     more = f"\n(and {len(places) - SHOWN} more)" if len(places) > SHOWN else ""
+    how = []
+    repeated = files_of(places, marked=True)
+    if repeated:
+        how.append(f"Undo the second rename with {call_source('run_terminal_command', [_substitute(twice(rename), rename.new, repeated)])}")
     steps = []
     if rename.old_file and any(place.endswith("the file is still there") for place in places):
         old, new = root / rename.old_file, root / rename.new_file
@@ -107,14 +129,25 @@ def rename_note(root: Path, rename: Rename, places: list[str]) -> str:
         elif _same_bytes(old, new):
             steps.append(f"rm {shlex.quote(rename.old_file)}")
     files = files_of(places)
-    if files and (rename.code_only or DISTINCT.search(rename.old)):
-        substitution = "s/\\b" + re.escape(rename.old) + "\\b/" + rename.new + "/g"
-        steps.append(f"perl -pi -e {shlex.quote(substitution)} {' '.join(shlex.quote(name) for name in files)}")
-    how = f"Change every one of them, or run {call_source('run_terminal_command', [' && '.join(steps)])}" if steps else "Change every one of them that is the renamed name (read each file, then write it)."
+    if files and not (rename.code_only or DISTINCT.search(rename.old)):
+        how.append("Change each place that uses the old name as the renamed name (read each file, then write it)")
+    elif files:
+        steps.append(_substitute(rename.old, rename.new, files))
+    if steps:
+        how.append(f"Finish the rename with {call_source('run_terminal_command', [' && '.join(steps)])}")
+    elif not how:
+        how.append("Finish the rename (read each file, then write it)")
+    again = f" (or was renamed twice, to {twice(rename)})" if repeated else ""
     return (
-        f"Reminder: the task renames {rename.old_file or rename.old} to {rename.new_file or rename.new}, but the old name is still used:\n"
-        f"{shown}{more}\n{how}\nThen check that the program still works, and give your final answer."
+        f"Reminder: the task renames {rename.old_file or rename.old} to {rename.new_file or rename.new}, but the old name is still used{again}:\n"
+        f"{shown}{more}\n" + ".\n".join(how) + ".\nThen check that the program still works, and give your final answer."
     )
+
+
+def _substitute(old: str, new: str, files: list[str]) -> str:
+    """The command that replaces a whole-word name in files, keeping each file's permissions."""
+    substitution = "s/\\b" + re.escape(old) + "\\b/" + new + "/g"
+    return f"perl -pi -e {shlex.quote(substitution)} {' '.join(shlex.quote(name) for name in files)}"
 
 
 def _same_bytes(one: Path, other: Path) -> bool:
