@@ -210,3 +210,21 @@ def test_no_code_changes_please_is_a_question_that_wants_no_change(server, proje
     agent.run("Which shard is customer C-20931 on, according to shards.py? No code changes please, I just need it.")
     assert [e.name for e in rec.of(AidFired)] == ["answer.unasked"]
     assert (project / "shards.py").read_text() == SHARDS
+
+
+def test_running_something_else_than_the_code_is_not_running_it(server, project: Path) -> None:
+    """The bundled model summed an order's prices with `python3 -c "import json; ..."` and quoted
+    that, never running the shipping code the question was about."""
+    (project / "stats.py").write_text(STATS)
+    (project / "data.json").write_text("[3, 5, 8]\n")
+    server.script(
+        command_reply('python3 -c "print(3 + 5 + 8)"'),
+        answer_reply("It prints 16."),
+        command_reply('python3 -c "from stats import mean; print(mean([3, 5, 8]))"'),
+        answer_reply("It prints 5.333333333333333."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("What does stats.py print for data.json? Don't change anything.")
+    assert result.final_answer == "It prints 5.333333333333333." and result.steps == 4
+    assert "you answered without running the code" in last_user(server.requests[2])
+    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]

@@ -259,6 +259,13 @@ def failing_frames(task: str) -> list[str]:
     return list(dict.fromkeys(match["path"] for match in FRAME.finditer(task)))
 
 
+def _runs(command: str, code: list[str]) -> bool:
+    """Whether a command runs one of these files of code: names it (`python3 shipping.py`) or its
+    module (`python3 -c "from shipping import cost; ..."`). A small model summed an order's prices
+    with `python3 -c "import json; ..."` and answered that, never running the shipping code."""
+    return any(name in command or re.search(rf"\b{re.escape(Path(name).stem)}\b", command) for name in code)
+
+
 def read_task(root: Path, task: str) -> TaskFacts:
     """What the task's words name and ask (see TaskFacts), for the project at `root`."""
     def inside(name: str) -> bool:
@@ -299,6 +306,8 @@ class CompletionCheck:
     """The backup of each written file's content before the run's first write to it (None: the run created it)."""
     ran: bool = False
     """The model ran a command in this run (whether or not it succeeded)."""
+    ran_commands: list[str] = field(default_factory=list)
+    """Those commands, to tell running the project's code from running `python3 -c` on its data."""
     tests_ran: bool = False
     """The model ran a command that runs tests in this run."""
     read: set[Path] = field(default_factory=set)
@@ -350,6 +359,7 @@ class CompletionCheck:
         if isinstance(event, Action) and event.tool == "run_terminal_command":
             self.ran = True
             command = str(event.args[0]) if event.args else ""
+            self.ran_commands.append(command)
             self.tests_ran = self.tests_ran or TEST_COMMAND.search(command) is not None
             self.running = " ".join(command.split())
 
@@ -562,12 +572,12 @@ class CompletionCheck:
         code = sorted(name for name in self.facts.existed if CODE_FILE.search(name)) or self._project_code()
         value = COMPUTED.search(self.task) or A_NUMBER.search(self.task)
         asks = (QUESTION.search(self.task) or ANSWER_REQUEST.search(self.task)) and value and (not NOT_A_VALUE.search(self.task) or A_NUMBER.search(self.task))
-        if self.ran or not code or not asks:
+        if not code or not asks or any(_runs(command, code) for command in self.ran_commands):
             return None
         example = self._example_call(code) or code[0]
         return Reminder(
             "a question about what the code computes was answered without running it",
-            f"Reminder: the task asks what the code computes, and you answered without running anything. Do not work it "
+            f"Reminder: the task asks what the code computes, and you answered without running {'the code' if self.ran else 'anything'}. Do not work it "
             f"out in your head: run the code (the script itself, or a short script such as {example} that prints the "
             "value), then give the number it printed in your final answer.",
         )
