@@ -228,3 +228,23 @@ def test_running_something_else_than_the_code_is_not_running_it(server, project:
     assert result.final_answer == "It prints 5.333333333333333." and result.steps == 4
     assert "you answered without running the code" in last_user(server.requests[2])
     assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]
+
+
+def test_a_script_the_task_asks_for_is_run_as_named_once_it_exists(server, project: Path) -> None:
+    """`./count.sh data.txt` names a file that does not exist when the task starts: once the model
+    made it, the named command is what shows whether it works (here: the execute bit)."""
+    (project / "data.txt").write_text("a\nb\n")
+    script = "#!/bin/sh\nwc -l < \"$1\"\n"
+    server.script(
+        write_reply("count.sh", script),
+        answer_reply("count.sh is written."),
+        command_reply("./count.sh data.txt"),
+        command_reply("chmod +x count.sh"),
+        command_reply("./count.sh data.txt"),
+        answer_reply("./count.sh data.txt prints 2."),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("Write count.sh so that `./count.sh data.txt` prints how many lines data.txt has.")
+    assert result.final_answer == "./count.sh data.txt prints 2." and result.steps == 6
+    assert 'run_terminal_command("./count.sh data.txt")' in last_user(server.requests[2])
+    assert [e.name for e in rec.of(AidFired)] == ["answer.command"]

@@ -316,8 +316,6 @@ class CompletionCheck:
     """Files the model wrote with write_to_file or edit_file (not those a command changed, such as caches)."""
     stubs: list[str] = field(default_factory=list)
     """Targets that raised NotImplementedError when the task started: stubs the task asks to fill in."""
-    commands: list[str] = field(default_factory=list)
-    """The commands the task quotes for running (named_commands)."""
     proven: set[str] = field(default_factory=set)
     """Those of them that ran successfully since the last change to a file."""
     running: str = ""
@@ -334,18 +332,22 @@ class CompletionCheck:
         targets = self.facts.targets
         self.before = {name: _digest(self.root / name) for name in targets}
         self.stubs = [name for name in targets if _is_stub(self.root / name)]
-        self.commands = named_commands(self.root, self.task)
+
+    def _commands(self) -> list[str]:
+        """The commands the task quotes for running (named_commands), read again each time: a
+        script the task asks for ("make `./count_errors.sh service.log` print …") is one once made."""
+        return named_commands(self.root, self.task)
 
     def _inside(self, name: str) -> bool:
         path = (self.root / name).resolve()
         return path.is_relative_to(self.root)
 
     def observe(self, event: Event) -> None:
-        if isinstance(event, FileChanged) and not any(named in self.running for named in self.commands):
+        if isinstance(event, FileChanged) and not any(named in self.running for named in self._commands()):
             self.proven.clear()  # what ran before a change does not show that the changed code works (its own output files do not count)
         if isinstance(event, Observation) and event.tool == "run_terminal_command" and self.running:
             if event.ok:
-                self.proven.update(named for named in self.commands if named in self.running)
+                self.proven.update(named for named in self._commands() if named in self.running)
             self.running = ""
         if isinstance(event, FileChanged) and not event.deleted:
             self.written.add(Path(event.path))
@@ -533,7 +535,7 @@ class CompletionCheck:
         """The task quotes a command that must work, or whose output it asks about, and it has not
         run successfully since the last change: a small model checked `./x.py` with `python3 x.py`
         (the missing execute bit stayed missing), or answered what a script prints by guessing."""
-        unproven = [command for command in self.commands if command not in self.proven]
+        unproven = [command for command in self._commands() if command not in self.proven]
         if not unproven:
             return None
         command = unproven[0]
