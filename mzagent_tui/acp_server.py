@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any, assert_never, cast
 from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
@@ -45,28 +45,34 @@ from acp import (
     update_user_message_text,
 )
 from acp.helpers import update_available_commands
-from acp.interfaces import Client
+from acp.interfaces import Agent, Client
 from acp.schema import (
     AgentCapabilities,
     AllowedOutcome,
     AvailableCommand,
     AvailableCommandInput,
+    ContentToolCallContent,
     CurrentModeUpdate,
+    FileEditToolCallContent,
     HttpMcpServer,
     Implementation,
     McpCapabilities,
     McpServerStdio,
     PermissionOption,
+    PlanEntryStatus,
     PromptCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    TerminalToolCallContent,
     ToolCallLocation,
+    ToolCallStatus,
     ToolCallUpdate,
     ToolKind,
     UnstructuredCommandInput,
     UsageUpdate,
 )
+from acp.schema import StopReason as AcpStopReason
 
 from mzagent_tui import __version__
 from mzagent_tui.acp_transport import stdio_transport
@@ -116,9 +122,11 @@ from mzagent_tui.agent.safety.approval_requests import (
 )
 from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, find_session
 
-STOP_REASONS = {StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests"}
-TOOL_KINDS = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}
-PLAN_STATUSES = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+STOP_REASONS: dict[StopReason, AcpStopReason] = {
+    StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests",
+}
+TOOL_KINDS: dict[str, ToolKind] = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}
+PLAN_STATUSES: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 """A task-list step's status as ACP's plan entry says it."""
 FILE_TITLES = {"read_file": "Read", "write_to_file": "Write", "edit_file": "Edit"}
 ALLOW_ONCE, ALLOW_ALWAYS, REJECT = "allow", "allow-always", "reject"
@@ -314,11 +322,11 @@ class Updates:
                 assert_never(request)
         if request.reason:
             lines.append(f"reason: {request.reason}")
-        content = [tool_content(text_block("\n\n".join(lines)))] if lines else []
+        content: list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent] = [tool_content(text_block("\n\n".join(lines)))] if lines else []
         if isinstance(request, WriteApproval):
             content.insert(0, self._write_asked(request))
         # a question about the current call leaves its status alone: it is in progress
-        status = None if self.current is not None else "pending"
+        status: ToolCallStatus | None = None if self.current is not None else "pending"
         call = ToolCallUpdate(tool_call_id=self.current or f"ask-{next(self._ids)}", title=title, kind=kind, status=status, content=content or None)
         options = [PermissionOption(option_id=ALLOW_ONCE, name="Allow once", kind="allow_once")]
         if always:
@@ -449,7 +457,7 @@ class AcpSession:
         if self._asking is not None:
             self._asking.cancel()
 
-    async def prompt(self, text: str) -> str:
+    async def prompt(self, text: str) -> AcpStopReason:
         self.token = CancelToken()
         result = await asyncio.to_thread(self.agent.run, text, self.token)
         await self.queue.join()
@@ -695,9 +703,12 @@ def _read(path: Path) -> bytes:
 
 
 async def serve(flags: dict[str, Any] | None = None, approval: str | None = None, writes: str | None = None) -> None:
+    """Serve ACP on stdio. AcpAgent is not the library's whole `Agent` protocol: the router looks
+    each method up by name and answers those it lacks (session/list, fork, resume, close, config
+    options) with "method not found", which clients read as "not supported"."""
     agent = AcpAgent(flags, approval, writes)
     try:
-        await run_agent(agent, await stdio_transport())
+        await run_agent(cast(Agent, agent), await stdio_transport())
     finally:
         await agent.close()
 
