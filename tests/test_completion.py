@@ -54,6 +54,10 @@ TRACE = 'Traceback (most recent call last):\n  File "report.py", line 9, in <mod
     # what someone did is the story of the bug, not the change asked for
     ("We added diya to students.txt and now `python3 report.py` fails:\n\n" + TRACE + "\n\nIt should show n/a for her.", ["report.py"]),
     ("I changed students.txt. Please update report.py to match.", ["report.py"]),
+    # a traceback from the user's machine names their paths; library frames are not the project's
+    ('The first `python3 report.py` gives:\n  File "/home/ines/proj/report.py", line 3, in <module>\n'
+     '  File "/usr/lib/python3.11/pathlib.py", line 1058, in read_text\nFileNotFoundError: students.txt. It should not crash.', ["report.py"]),
+    ('It fails:\n  File "/home/ines/proj/pkg/cli.py", line 3, in main\n  File "<frozen runpy>", line 88\nKeyError. It should not.', ["pkg/cli.py"]),
     # a question that wants no change has no file to change, whatever verbs it uses
     ("Which addresses in students.txt does report.py reject? Don't change anything.", []),
     ("With no variables set, how many rows does python3 report.py print? Don't change anything.", []),

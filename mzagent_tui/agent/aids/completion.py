@@ -251,12 +251,25 @@ EVERYTHING = re.compile(
 explain"), unlike "don't touch the tests", which limits a change, or "without changing anything",
 which limits a fix."""
 FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]{1,300})", line \d+', re.MULTILINE)
+LIBRARY_FRAME = re.compile(r"^<|[/\\](?:site-packages|dist-packages|lib/python\d[\d.]*)[/\\]")
 
 
-def failing_frames(task: str) -> list[str]:
-    """The files of a traceback pasted into the task, outermost first, as the traceback names them
-    (the last one of the project is where the error was raised)."""
-    return list(dict.fromkeys(match["path"] for match in FRAME.finditer(task)))
+def failing_frames(root: Path, task: str) -> list[str]:
+    """The project files of a traceback pasted into the task, outermost first. A traceback from
+    the user's machine names their paths ("/home/ines/todo/todo.py"): the project file is the
+    longest end of the path that is one ("todo.py"). Library frames are not the project's."""
+    found = []
+    for match in FRAME.finditer(task):
+        path = match["path"]
+        if LIBRARY_FRAME.search(path):
+            continue
+        parts = Path(path).parts
+        for start in range(len(parts)):
+            name = Path(*parts[start:])
+            if not name.is_absolute() and (root / name).is_file() and (root / name).resolve().is_relative_to(root):
+                found.append(name.as_posix())
+                break
+    return list(dict.fromkeys(found))
 
 
 def _runs(command: str, code: list[str]) -> bool:
@@ -278,7 +291,7 @@ def read_task(root: Path, task: str) -> TaskFacts:
     existing = [name for name in named if inside(name) and (root / name).is_file()]
     targets = [name for name in targets if _could_be_made(root, name)]
     if not targets and (asks_for_change or not QUESTION.search(task)):  # a traceback pasted with "it should show n/a instead"
-        targets = [name for name in failing_frames(task) if inside(name) and (root / name).is_file()][-1:]
+        targets = failing_frames(root, task)[-1:]
     tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
         targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
