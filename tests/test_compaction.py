@@ -41,6 +41,19 @@ def test_past_80_percent_the_older_steps_become_a_summary(server, project: Path)
     assert compaction.summary == "Read a.txt (alpha), ran echo one and echo two. Left: answer." and compaction.replaced == 3
 
 
+def test_where_compaction_starts_is_a_setting(server, project: Path) -> None:
+    """compact_at 0.9: a request that filled 85 % of the window is not compacted yet."""
+    (project / "a.txt").write_text("alpha\n")
+    server.script(
+        step('read_file("a.txt")', 300),
+        step('run_terminal_command("echo one")', 850),
+        Reply("<thought>done</thought><final_answer>alpha</final_answer>", usage=(870, 10)),
+    )
+    agent, rec = make_agent(server, project, context_window=1000, compact_at=0.9)
+    assert agent.run("What does the text file say?").final_answer == "alpha"
+    assert rec.of(Compacted) == [] and len(server.requests) == 3
+
+
 def test_the_log_keeps_every_message_and_a_resumed_session_continues_compacted(server, project: Path) -> None:
     server.script(
         *(step(f'run_terminal_command("echo {n}")', 900) for n in range(3)),

@@ -6,7 +6,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from mzagent_tui.agent.cancel import CancelToken
+from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
@@ -72,6 +75,28 @@ def test_three_format_errors_in_a_row_stop_the_run(server, project: Path) -> Non
     result = agent.run("t")
     assert result.reason is StopReason.FORMAT_ERRORS and "3 times in a row" in result.message
     assert rec.of(Stopped)[0].reason is StopReason.FORMAT_ERRORS
+
+
+def test_the_limits_of_a_run_are_settings(server, project: Path) -> None:
+    """max_format_errors and stuck_repeats are the user's, like max_steps (config, environment)."""
+    server.script(*[Reply("I refuse to use tags.")] * 5)
+    agent, rec = make_agent(server, project, max_format_errors=5)
+    result = agent.run("t")
+    assert result.reason is StopReason.FORMAT_ERRORS and "5 times in a row" in result.message
+    assert [(e.count, e.limit) for e in rec.of(FormatError)][-1] == (5, 5)
+    (project / "a.txt").write_text("same")
+    server.script(*[Reply('<action>read_file("a.txt")</action>')] * 5)
+    agent, rec = make_agent(server, project, stuck_repeats=4)
+    result = agent.run("t")
+    assert result.reason is StopReason.STUCK and result.steps == 4 and "4 times" in result.message
+    assert "done exactly this 4 times" in last_user(server.requests[-1])
+
+
+def test_limits_out_of_range_are_refused(project: Path) -> None:
+    for name, value in (("MZAGENT_MAX_FORMAT_ERRORS", "0"), ("MZAGENT_STUCK_REPEATS", "1"), ("MZAGENT_COMPACT_AT", "0.99")):
+        with pytest.raises(ConfigError, match=name.removeprefix("MZAGENT_").lower()):
+            load_settings(project, environ={name: value, "MZAGENT_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert load_settings(project, environ={"MZAGENT_COMPACT_AT": "0.6", "MZAGENT_BASE_URL": "http://127.0.0.1:9/v1"}).compact_at == 0.6
 
 
 def test_format_error_count_resets_after_a_good_reply(server, project: Path) -> None:

@@ -62,6 +62,13 @@ class Settings:
     max_tokens: int = 4096
     """Maximum tokens per reply."""
     max_steps: int = 30
+    max_format_errors: int = 3
+    """Replies in a row that cannot be used (no action, a broken call) before the run stops."""
+    stuck_repeats: int = 3
+    """The same call with the same result this many times (within twice as many steps) is
+    "stuck": the model is asked for its final answer (the `stuck` aid)."""
+    compact_at: float = 0.8
+    """How full the context window may get (0.5 to 0.95 of it) before the older steps are compacted."""
     command_timeout: float = 120.0
     lang: str = "en"
     """Prompt language: en or zh."""
@@ -338,6 +345,10 @@ def _check_ranges(settings: Settings) -> None:
         problems.append(f"lang must be en or zh, got {settings.lang!r}")
     if settings.max_steps < 1:
         problems.append("max_steps must be at least 1")
+    if settings.max_format_errors < 1 or settings.stuck_repeats < 2:
+        problems.append("max_format_errors must be at least 1 and stuck_repeats at least 2")
+    if not 0.5 <= settings.compact_at <= 0.95:
+        problems.append("compact_at must be between 0.5 and 0.95")
     if settings.max_tokens < 16:
         problems.append("max_tokens must be at least 16")
     if not 0 < settings.command_timeout <= 3600:

@@ -38,9 +38,6 @@ from mzagent_tui.agent.events import (
 )
 from mzagent_tui.agent.ground.textfiles import lines_label
 
-MAX_FORMAT_ERRORS = 3
-"""Format errors in a row before a run stops (the loop's limit, said in the label)."""
-
 
 @dataclass(frozen=True)
 class EventText:
@@ -102,8 +99,8 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("tasks", "Task list", task_list_text(steps))
         case FinalAnswer(text=text, plan=plan):
             return EventText("final", "Plan" if plan else "Final answer", text)
-        case FormatError(message=message, count=count):
-            return EventText("notice", f"Format error {count}/{MAX_FORMAT_ERRORS}, the model was told", message)
+        case FormatError(message=message, count=count, limit=limit):
+            return EventText("notice", f"Format error {count}/{limit}, the model was told", message)
         case RetryWait(seconds=seconds, attempt=attempt, max_attempts=limit, reason=reason):
             return EventText("notice", f"Retry {attempt}/{limit}", f"{reason}; retrying in {seconds:.1f} s")
         case Undone():

@@ -308,6 +308,8 @@ class FormatError(Event):
     kind: ClassVar[str] = "format_error"
     message: str
     count: int
+    limit: int = 3
+    """Settings.max_format_errors: the count at which the run stops."""
 
 
 @dataclass(frozen=True)

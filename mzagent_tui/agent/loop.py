@@ -17,12 +17,11 @@ from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
-from mzagent_tui.agent.aids.repeats import STUCK_NOTE, STUCK_REPEATS, Repeats
+from mzagent_tui.agent.aids.repeats import Repeats, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings, discovered_notice, ignored_notice, withheld_notice
-from mzagent_tui.agent.event_text import MAX_FORMAT_ERRORS
 from mzagent_tui.agent.events import (
     Action,
     Compacted,
@@ -46,7 +45,7 @@ from mzagent_tui.agent.events import (
 from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mentions import mentioned_files
-from mzagent_tui.agent.model.compaction import COMPACT_AT, clean_summary, compacted, split, summary_request
+from mzagent_tui.agent.model.compaction import clean_summary, compacted, split, summary_request
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.model.instructions import load_instructions
 from mzagent_tui.agent.model.llm import ChatClient, ContextOverflow, LLMError, Reply
@@ -331,7 +330,7 @@ class Agent:
 
     def _loop(self, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         """Step after step until a final answer or a stop."""
-        run = _Run(completion, cancel, planning, self.meter.cost)
+        run = _Run(completion, cancel, planning, self.meter.cost, repeats=Repeats(window=2 * self.settings.stuck_repeats))
         limit = self.settings.max_steps
         for step in range(1, limit + 1):
             if (stop := self._limit_reached(cancel, run.cost_before, step - 1)) is not None:
@@ -391,7 +390,7 @@ class Agent:
         if run.cancel.cancelled:
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         if stuck:
-            why = f"the model ran {parsed.tool} with the same arguments and got the same result {STUCK_REPEATS} times"
+            why = f"the model ran {parsed.tool} with the same arguments and got the same result {self.settings.stuck_repeats} times"
             return self._closing_answer(run.cancel, step, why, run.planning)
         return None
 
@@ -426,9 +425,10 @@ class Agent:
         return parsed.error
 
     def _format_error(self, problem: str, count: int, step: int) -> RunResult | None:
-        """Tell the model what was wrong with its reply; stop after MAX_FORMAT_ERRORS in a row."""
-        self.emit(FormatError(problem, count))
-        if count >= MAX_FORMAT_ERRORS:
+        """Tell the model what was wrong with its reply; stop after `max_format_errors` in a row."""
+        limit = self.settings.max_format_errors
+        self.emit(FormatError(problem, count, limit))
+        if count >= limit:
             return RunResult(StopReason.FORMAT_ERRORS, f"the model's reply could not be used {count} times in a row (last: {problem})", None, step)
         again = "Call one tool, or answer in plain text when the task is done." if self.native else "Reply again with a <thought> and then one <action> or a <final_answer>."
         self._observe(f"Format error: {problem}. {again}")
@@ -464,9 +464,9 @@ class Agent:
         if result.command is not None:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
-        stuck = repeated + 1 >= STUCK_REPEATS and aids.on("stuck")
+        stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
         if stuck:
-            text += aids.note("stuck", f"\nNote: {STUCK_NOTE}")
+            text += aids.note("stuck", f"\nNote: {stuck_note(self.settings.stuck_repeats)}")
         for note in parsed.notes:
             self.emit(Notice(note))
             text += f"\nNote: {note}."
@@ -515,7 +515,7 @@ class Agent:
 
     def _ask_model(self, cancel: CancelToken, final_only: bool = False) -> Reply:
         fill = self.meter.fill
-        if fill is not None and fill >= COMPACT_AT and not self._compacted:
+        if fill is not None and fill >= self.settings.compact_at and not self._compacted:
             try:
                 self.compact(cancel)
             except LLMError as exc:

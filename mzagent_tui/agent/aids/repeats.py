@@ -8,13 +8,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-STUCK_REPEATS = 3
-STUCK_WINDOW = 6
-"""Stuck: the same action with the same result 3 times within the last 6 steps (catches A, B, A, B, A)."""
-STUCK_NOTE = (
-    f"you have now done exactly this {STUCK_REPEATS} times with the same result, and it will not change. "
-    "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
-)
+
+def stuck_note(repeats: int) -> str:
+    """What the model is told when it is stuck (Settings.stuck_repeats)."""
+    return (
+        f"you have now done exactly this {repeats} times with the same result, and it will not change. "
+        "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
+    )
 
 _VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|command-\d+\.log")
 """What differs between two runs of one command with the same outcome: object addresses in
@@ -28,13 +28,15 @@ def comparable(result: str) -> str:
 
 @dataclass
 class Repeats:
+    window: int = 6
+    """Stuck: the same action with the same result N times within the last 2N steps (catches A, B, A, B, A)."""
     recent: list[tuple[str, str, str]] = field(default_factory=list)
-    """(tool, arguments, comparable result) of the last STUCK_WINDOW calls."""
+    """(tool, arguments, comparable result) of the last `window` calls."""
 
     def call_done(self, tool: str, args: list[Any], result: str) -> int:
         """Record a call's outcome; how often the same call with the same result was seen before,
         within the window."""
         key = (tool, repr(args), comparable(result))
         seen = self.recent.count(key)
-        self.recent = (self.recent + [key])[-STUCK_WINDOW:]
+        self.recent = (self.recent + [key])[-self.window :]
         return seen

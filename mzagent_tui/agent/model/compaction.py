@@ -13,8 +13,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-COMPACT_AT = 0.8
-"""Compact once the last request used this share of the window."""
 KEEP_RECENT = 4
 """Messages kept verbatim at the end: the step in progress and the one before it."""
 SUMMARY_REQUEST = (
