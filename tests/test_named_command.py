@@ -248,3 +248,16 @@ def test_a_script_the_task_asks_for_is_run_as_named_once_it_exists(server, proje
     assert result.final_answer == "./count.sh data.txt prints 2." and result.steps == 6
     assert 'run_terminal_command("./count.sh data.txt")' in last_user(server.requests[2])
     assert [e.name for e in rec.of(AidFired)] == ["answer.command"]
+
+
+def test_a_file_named_like_an_order_is_not_one(server, project: Path) -> None:
+    """"report.py crashes …" starts with the word "report" but asks for a fix, not an answer."""
+    (project / "report.py").write_text(STATS)
+    server.script(read_reply("report.py"), answer_reply("It divides by the count."), answer_reply("Done."))
+    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle"])
+    agent.run("report.py crashes on an empty list. Print n/a as the average instead.")
+    assert "answer.computed" not in [e.name for e in rec.of(AidFired)]
+    server.script(read_reply("report.py"), answer_reply("It is 5."), answer_reply("It is 5.33."))
+    agent, rec = make_agent(server, project)
+    agent.run("Report the average report.py prints.")  # the order itself still asks for a value
+    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]

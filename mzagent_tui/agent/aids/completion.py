@@ -39,12 +39,13 @@ WRITING_VERB = re.compile(
 CLAIM_VERB = re.compile(f"{WRITING_VERB.pattern}|{CHANGE_CLAIM.pattern}", re.IGNORECASE)
 TEST_COMMAND = re.compile(r"test|\btox\b|\bnox\b|\bmake\s+check\b", re.IGNORECASE)
 """A command that runs tests, by its words: pytest, unittest, test_x.py, npm test, go test, tox, make check."""
-QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b", re.IGNORECASE)
+QUESTION = re.compile(r"\?\s*$|^\s*(which|what|how|does|do|is|are|why)\b(?![.\w/-])", re.IGNORECASE)
 ANSWER_REQUEST = re.compile(
-    r"^\s*(?:please\s+)?(tell|show|list|find|count|explain|describe|summari[sz]e|give|report|check|look|read|say|name|compare)\b",
+    r"^\s*(?:please\s+)?(tell|show|list|find|count|explain|describe|summari[sz]e|give|report|check|look|read|say|name|compare)\b(?![.\w/-])",
     re.IGNORECASE,
 )
-"""A task worded as an order that only asks for an answer ("Tell me the port", "List the files")."""
+"""A task worded as an order that only asks for an answer ("Tell me the port", "List the files"),
+not a file named like one ("report.py crashes on …")."""
 ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
