@@ -64,6 +64,9 @@ def slash_completions(prefix: str, prompts: Mapping[str, PromptCommand]) -> list
     items = [Completion(f"/{name} ", f"/{name}", about) for name, about in BUILT_INS.items() if name.startswith(prefix)]
     for name, command in prompts.items():
         if name.startswith(prefix) and name not in BUILT_INS:
+            if command.source == "skill":
+                items.append(Completion(f"/{name} ", f"/{name}", command.description))
+                continue
             where = "from this project" if command.source == "project" else "your prompt file"
             items.append(Completion(f"/{name} ", f"/{name}", f"{command.description} ({where})".strip()))
     items.sort(key=lambda item: item.label != f"/{prefix}")  # the name typed in full first (`/mode` before `/model`)

@@ -240,3 +240,34 @@ def test_a_user_skill_file_that_is_a_fifo_is_skipped_without_waiting(project: Pa
     os.mkfifo(folder / "SKILL.md")
     user_skill(isolated_home, "release-notes", RELEASE)
     assert [s.name for s in find_skills(project).found] == ["release-notes"]
+
+
+# A skill as a slash command --------------------------------------------------------------------
+
+
+def test_a_skill_is_a_slash_command_that_has_the_model_read_it_first(server: ScriptedServer, project: Path, home: Path, isolated_home: Path) -> None:
+    from mzagent_tui.agent.prompt_commands import load_prompt_commands, resolve_task
+
+    folder = user_skill(isolated_home, "release-notes", RELEASE)
+    project_skill(project, "lint-fix", "---\nname: lint-fix\ndescription: Fix what the linter says.\n---\nRun ruff.\n")
+    commands = load_prompt_commands(project)
+    assert commands["release-notes"].description == "Write release notes from the git log. Use when the user asks for a cha (skill)"
+    assert commands["lint-fix"].description == "Fix what the linter says. (skill, this project)"
+    task = resolve_task("/release-notes for v2.1", project)
+    assert task == f"Use the skill release-notes: first read {folder / 'SKILL.md'} with read_file and follow it.\n\nfor v2.1"
+    assert resolve_task("/lint-fix", project).startswith("Use the skill lint-fix: first read .agents/skills/lint-fix/SKILL.md with read_file")
+    server.script(read_reply(str(folder / "SKILL.md")), answer_reply("Release notes for v2.1: a new export, a faster start."))
+    agent, _ = make_agent(server, project)
+    assert agent.run(task).final_answer == "Release notes for v2.1: a new export, a faster start."
+    assert "Group the changes as Added, Changed, Fixed." in observations(server)[-1]
+
+
+def test_a_prompt_file_of_the_same_name_wins_over_a_skill(project: Path, home: Path, isolated_home: Path) -> None:
+    from mzagent_tui.agent.prompt_commands import load_prompt_commands, resolve_task
+
+    user_skill(isolated_home, "release-notes", RELEASE)
+    prompts = isolated_home / "config" / "mzagent" / "commands"
+    prompts.mkdir(parents=True)
+    (prompts / "release-notes.md").write_text("Write the notes my way: $ARGUMENTS\n")
+    assert load_prompt_commands(project)["release-notes"].source == "user"
+    assert resolve_task("/release-notes v3", project) == "Write the notes my way: v3"

@@ -6,6 +6,9 @@ never read as configuration, so a project's file cannot change settings, approva
 sandbox. A project's file is read beneath the project without following symlinks (a planted link
 to a private file must not send it to the model), and a user's file of the same name wins.
 `$ARGUMENTS` becomes everything after the name, `$1`…`$9` its words.
+
+A skill (agent/skills.py) is a command too, under its own name when no prompt file has it:
+`/release-notes v2.1` asks the model to read the skill's SKILL.md first and follow it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from mzagent_tui.agent.config import user_config_path
 from mzagent_tui.agent.ground.beneath import open_beneath
 from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.ground.textfiles import read_regular
+from mzagent_tui.agent.skills import SKILL_FILE, find_skills
 
 PROJECT_FOLDER = ".mzagent/commands"
 MAX_BYTES = 64 * 1024
@@ -41,15 +45,21 @@ class PromptCommandError(Exception):
 @dataclass(frozen=True)
 class PromptCommand:
     name: str
-    source: Literal["user", "project"]
+    source: Literal["user", "project", "skill"]
     path: Path
     description: str
     """Its front matter's `description:`, else its first line (for the completion list only)."""
+    skill_location: str = ""
+    """For a skill: where the model reads its SKILL.md (Skill.location)."""
 
     def expand(self, arguments: str, root: Path) -> str:
         """The task this command sends with `arguments` (raises PromptCommandError). A prompt
         file is text for the model: one that would start with `!` would run a command without a
-        dialog (a project's file could pick it), so it is refused."""
+        dialog (a project's file could pick it), so it is refused. A skill's task is written here,
+        not read from a file: the model reads the skill itself, through read_file."""
+        if self.source == "skill":
+            wanted = arguments or "Do what the skill is for, in this project."
+            return f"Use the skill {self.name}: first read {self.skill_location} with read_file and follow it.\n\n{wanted}"
         text = expand(self.read(root), arguments)
         if text.lstrip().startswith("!"):
             raise PromptCommandError(f"/{self.name}: {self.path} starts with `!`; a prompt file is text for the model, not a command to run")
@@ -76,7 +86,7 @@ def parse_slash(task: str) -> tuple[str, str] | None:
     return (found["name"], (found["args"] or "").strip()) if found else None
 
 
-def resolve_task(task: str, root: Path, user_folder: Path | None = None) -> str:
+def resolve_task(task: str, root: Path, user_folder: Path | None = None, skill_folders: tuple[Path, ...] | None = None) -> str:
     """The task to send for what the user typed: a slash command becomes its prompt file's text,
     `//text` sends `/text` as it is, anything else is unchanged. Raises PromptCommandError for a
     name no prompt file has."""
@@ -86,10 +96,10 @@ def resolve_task(task: str, root: Path, user_folder: Path | None = None) -> str:
     if parsed is None:
         return task
     name, arguments = parsed
-    command = load_prompt_commands(root, user_folder).get(name)
+    command = load_prompt_commands(root, user_folder, skill_folders).get(name)
     if command is None:
         raise PromptCommandError(
-            f"/{name} is not a prompt file in {user_folder or user_commands_folder()} or {PROJECT_FOLDER}/ "
+            f"/{name} is not a prompt file in {user_folder or user_commands_folder()} or {PROJECT_FOLDER}/, nor a skill "
             "(start the task with // to send it as it is)"
         )
     return command.expand(arguments, root)
@@ -110,13 +120,17 @@ def expand(template: str, arguments: str) -> str:
     return text
 
 
-def load_prompt_commands(root: Path, user_folder: Path | None = None) -> dict[str, PromptCommand]:
-    """Every usable prompt file by name, the user's first (a project's of the same name is dropped)."""
+def load_prompt_commands(root: Path, user_folder: Path | None = None, skill_folders: tuple[Path, ...] | None = None) -> dict[str, PromptCommand]:
+    """Every usable prompt file by name, the user's first (a project's of the same name is dropped),
+    then every skill whose name no prompt file has (`skill_folders`: the user's, for tests)."""
     found: dict[str, PromptCommand] = {}
     for command in _listed(user_folder or user_commands_folder(), "user", None):
         found[command.name] = command
     for command in _listed(root / PROJECT_FOLDER, "project", root):
         found.setdefault(command.name, command)
+    for skill in find_skills(root, skill_folders).found:
+        about = f"{skill.description[:70]} (skill{', this project' if skill.scope == 'project' else ''})"
+        found.setdefault(skill.name, PromptCommand(skill.name, "skill", skill.folder / SKILL_FILE, about, skill.location))
     return dict(sorted(found.items()))
 
 
