@@ -130,12 +130,6 @@ def test_write_to_file_of_a_git_entry_asks(server, project: Path, path: str) -> 
 # Hooks folders git reads from configs other than the repository's ------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: hooks_path.git_paths reads core.hooksPath from the repository's own config only. A relative "
-    "core.hooksPath in the user's global config (`git config --global core.hooksPath githooks`, a common team "
-    "setup) names a folder of every work tree: write_to_file('githooks/pre-commit') asks nothing, and the "
-    "user's next commit runs it"
-))
 def test_a_hooks_folder_named_by_the_users_global_config_is_asked_about(server, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repository(project)
     home = tmp_path / "home"  # never the real home: its .gitconfig is the machine's
@@ -153,12 +147,6 @@ def test_control_a_hooks_folder_the_repository_names_is_asked_about(server, proj
     assert [type(r).__name__ for r in user.asked] == ["PlantedFileApproval"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a repository kept in a folder of the project (vendor/lib/.git, read-only to commands) may name a "
-    "hooks folder in its own work tree (core.hooksPath = githooks): hooks_path looks at the root repository "
-    "only, so write_to_file('vendor/lib/githooks/pre-commit') asks nothing, and the user's next commit in "
-    "vendor/lib runs it"
-))
 def test_a_nested_repositorys_hooks_folder_is_asked_about(server, project: Path) -> None:
     repository(project)
     nested = project / "vendor" / "lib"
