@@ -26,10 +26,9 @@ from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_
 from mzagent_tui.agent.safety.git_entry import ENTRY, entry_names, leads_nowhere, nested_entries
 
 ASK_TIMEOUT = 5.0
-INCLUDE_DEPTH = 10
-"""Rounds of includes followed (git's own limit): each round lets our git read the files the last named."""
-ASKED = r"^(core\.hookspath|include(if\..*)?\.path)$"
-HOOKS_KEY = "core.hookspath"
+FILE_LIMIT = 100
+"""Config files one repository's answer may read (git follows includes 10 deep)."""
+INCLUDES = r"^include(if\..*)?\.path$"
 HOOKS_REASON = "git hooks (the folder core.hooksPath names)"
 INCLUDE_REASON = "git reads it as config: the repository's config, or yours, includes it (hooks, fsmonitor and filters set there run programs)"
 
@@ -98,21 +97,19 @@ def _repositories(root: Path) -> list[Repository]:
 def _paths_of(root: Path, repository: Repository) -> GitPaths:
     assert repository.work_tree is not None
     env = own_programs.user_config_env()
-    key = (str(root), str(repository.git_dir), str(repository.work_tree), tuple(sorted(env.items())))
+    key = (str(root), str(repository.git_dir), str(repository.work_tree), tuple(sorted(env.items())), tuple(own_programs.user_config_files()))
     known = _known.get(key)
     if known is not None and all(_signature(Path(path)) == signature for path, signature in known[1]):
         return known[0]
     entries, read = _ask(repository)
-    own = {repository.git_dir / "config", repository.common_dir / "config", repository.git_dir / "config.worktree"}
     hooks: set[str] = set()
-    for _, name, value in entries:
-        if name == HOOKS_KEY:
-            hooks |= _inside(root, repository.work_tree, value)
+    for value in entries:
+        hooks |= _inside(root, repository.work_tree, value)
     configs: set[str] = set()
-    for path in read - own:
+    for path in read - set(_own_configs(repository)):
         configs |= _inside(root, root, str(path))
     found = GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)))
-    watched = sorted({*read, *own, repository.git_dir / "HEAD"})  # HEAD: an `onbranch:` include
+    watched = sorted({*read, repository.git_dir / "HEAD"})  # HEAD: an `onbranch:` include
     _known[key] = (found, tuple((str(path), _signature(path)) for path in watched))
     return found
 
@@ -120,53 +117,74 @@ def _paths_of(root: Path, repository: Repository) -> GitPaths:
 _known: dict[tuple[object, ...], tuple[GitPaths, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
 
 
-def _ask(repository: Repository) -> tuple[list[tuple[str, str, str]], set[Path]]:
-    """Every hooks and include setting git reads for the repository, as (origin, name, value),
-    and every config file it reads or was named. Our confined git only reads the files it is
-    granted, so the files an answer includes are granted and it is asked again, until none is new."""
-    assert repository.work_tree is not None
-    files = {*own_programs.user_config_files()}
-    for _ in range(INCLUDE_DEPTH + 1):
-        entries = _entries(repository, files)
-        named = _included(entries, repository.work_tree)
-        if named <= files:
-            return entries, files
-        files |= named
-    raise GitPathsUnknown(f"the config of {repository.work_tree} includes files more than {INCLUDE_DEPTH} deep")
+def _ask(repository: Repository) -> tuple[list[str], set[Path]]:
+    """Every value of core.hooksPath git reads for the repository, and every config file it
+    may read. Our confined git reads only the files it is granted, and stops at one it may not
+    (a hidden `~/.gitconfig.local`), so every file an include may name is found first and
+    granted; then git answers as the user's git would, conditions and all."""
+    files = _config_files([*own_programs.user_config_files(), *_own_configs(repository)])
+    return _entries(repository, files), files
 
 
-def _entries(repository: Repository, granted: set[Path]) -> list[tuple[str, str, str]]:
-    assert repository.work_tree is not None
-    env = {"GIT_DIR": str(repository.git_dir)}
+def _own_configs(repository: Repository) -> list[Path]:
+    return [repository.git_dir / "config", repository.common_dir / "config", repository.git_dir / "config.worktree"]
+
+
+def _config_files(start: list[Path]) -> set[Path]:
+    """`start` and every file their includes name, and theirs, conditions aside (a condition
+    git finds false reads nothing more, and costs only a grant)."""
+    found: set[Path] = set()
+    pending = list(start)
+    while pending:
+        path = pending.pop()
+        if path in found:
+            continue
+        found.add(path)
+        if len(found) > FILE_LIMIT:
+            raise GitPathsUnknown(f"git's config includes more than {FILE_LIMIT} files")
+        pending.extend(_includes_of(path))
+    return found
+
+
+def _includes_of(path: Path) -> list[Path]:
+    """The files one config file's includes name (relative to it: git's rule), kept while it is unchanged."""
+    signature = _signature(path)
+    if not signature:
+        return []
+    known = _includes.get(path)
+    if known is not None and known[0] == signature:
+        return known[1]
     try:
         done = own_programs.git(
-            "config", "--includes", "--show-origin", "-z", "--get-regexp", ASKED, cwd=repository.work_tree, timeout=ASK_TIMEOUT,
-            env=env, readable=[repository.common_dir, *(path for path in granted if path.exists())], user_config=True,
+            "config", "--file", str(path), "--no-includes", "-z", "--get-regexp", INCLUDES, cwd=path.parent, timeout=ASK_TIMEOUT, readable=[path],
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        raise GitPathsUnknown(f"git could not read {path} in {ASK_TIMEOUT:.0f} s") from None
+    if done.returncode not in (0, 1):  # 1: none set
+        raise GitPathsUnknown(f"git could not read {path}: {done.stderr.decode('utf-8', 'replace').strip() or 'no answer'}")
+    values = [item.partition("\n")[2] for item in done.stdout.decode("utf-8", "surrogateescape").split("\0") if item.partition("\n")[2].strip()]
+    named = [Path(os.path.normpath(path.parent / os.path.expanduser(value))) for value in values]
+    _includes[path] = (signature, named)
+    return named
+
+
+_includes: dict[Path, tuple[tuple[int, ...], list[Path]]] = {}
+
+
+def _entries(repository: Repository, granted: set[Path]) -> list[str]:
+    """Every value of core.hooksPath git reads for the repository, from every scope."""
+    assert repository.work_tree is not None
+    try:
+        done = own_programs.git(
+            "config", "--includes", "-z", "--get-all", "core.hooksPath", cwd=repository.work_tree, timeout=ASK_TIMEOUT,
+            env={"GIT_DIR": str(repository.git_dir)}, readable=[repository.common_dir, *(path for path in granted if path.exists())], user_config=True,
         )
     except (OSError, subprocess.TimeoutExpired):
         raise GitPathsUnknown(f"git could not read the config of {repository.work_tree} in {ASK_TIMEOUT:.0f} s") from None
-    if done.returncode not in (0, 1):  # 1: none set
+    if done.returncode not in (0, 1):  # 1: not set
         message = done.stderr.decode("utf-8", "replace").strip()
         raise GitPathsUnknown(f"git could not read the config of {repository.work_tree}: {message or 'no answer'}")
-    items = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    found = []
-    for origin, setting in zip(items[0::2], items[1::2], strict=False):
-        name, _, value = setting.partition("\n")
-        if value.strip():
-            found.append((origin, name, value))
-    return found
-
-
-def _included(entries: list[tuple[str, str, str]], work_tree: Path) -> set[Path]:
-    """The files the include settings name: each relative to the config file that names it
-    (git's rule); a relative one given on the command line names none (git refuses it)."""
-    found: set[Path] = set()
-    for origin, name, value in entries:
-        path = Path(os.path.expanduser(value))
-        if name == HOOKS_KEY or not (path.is_absolute() or origin.startswith("file:")):
-            continue
-        found.add(Path(os.path.normpath(work_tree / origin.removeprefix("file:") / ".." / path)))
-    return found
+    return [value for value in done.stdout.decode("utf-8", "surrogateescape").split("\0") if value.strip()]
 
 
 def _signature(path: Path) -> tuple[int, ...]:
