@@ -119,9 +119,11 @@ _known: dict[tuple[object, ...], tuple[GitPaths, tuple[tuple[str, tuple[int, ...
 
 def _ask(repository: Repository) -> tuple[list[str], set[Path]]:
     """Every value of core.hooksPath git reads for the repository, and every config file it
-    may read. Our confined git reads only the files it is granted, and stops at one it may not
-    (a hidden `~/.gitconfig.local`), so every file an include may name is found first and
-    granted; then git answers as the user's git would, conditions and all."""
+    may read. Our confined git reads only the files it is granted, and git reads the user's
+    config, includes followed, as it starts (whatever it is asked), stopping at a file it may
+    not read (a hidden `~/.gitconfig.local`). So every file an include may name is found
+    first, one file at a time, and granted; then git answers as the user's git would,
+    conditions and all."""
     files = _config_files([*own_programs.user_config_files(), *_own_configs(repository)])
     return _entries(repository, files), files
 
