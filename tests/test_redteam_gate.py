@@ -96,14 +96,68 @@ def test_control_yolo_runs_what_no_deny_rule_names(root: Path) -> None:
     assert verdict("touch b.txt", root, deny("rm"), mode="yolo") == "allow"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE (list): a deny rule for `rm` means 'nothing deletes files', and git's own `git rm`/`git clean` are "
-    "denied with it, but `git worktree remove --force DIR` (deletes a linked worktree's files, uncommitted "
-    "changes included) and `git submodule deinit -f PATH` (empties the submodule's work tree) run in yolo"
-))
-@pytest.mark.parametrize("command", ["git worktree remove --force ../wt", "git submodule deinit -f vendor/lib"])
+GITS_DELETES = [
+    "git worktree remove --force ../wt", "git worktree remove ../wt", "git submodule deinit -f vendor/lib",
+    "git submodule --quiet deinit --all", "git sparse-checkout set src", "git sparse-checkout init", "git sparse-checkout reapply",
+    "git stash -u", "git stash --all", "git stash push --include-untracked", "git stash save -a", "git stash --incl",
+    "git stash push -qu", "git stash -m wip -a",
+]
+"""git's commands whose work is to take files out of the work tree, besides `git rm` and `git clean`."""
+
+
+@pytest.mark.parametrize("command", GITS_DELETES)
 def test_gits_other_deleting_subcommands_are_denied_with_rm(root: Path, command: str) -> None:
-    assert verdict(command, root, deny("rm"), mode="yolo") in ("ask", "deny")
+    assert verdict(command, root, deny("rm"), mode="yolo") == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "git -C . worktree remove ../wt", "git -c core.pager=cat submodule deinit x", "GIT_DIR=.git GIT_WORK_TREE=. git worktree remove x",
+    "git 'worktree' re''move x", '"git" submodule "deinit" x', "/usr/lib/git-core/git-worktree remove x", "env git worktree remove x",
+    "command git submodule deinit x", "nice git stash -u", "timeout 5 git sparse-checkout set a", "sh -c 'git worktree remove x'",
+    "git status; git worktree remove x", "git submodule foreach 'git worktree remove x'",
+], ids=[
+    "dash-C", "dash-c", "env-git-dir", "quoted", "double-quoted", "git-core-program", "env", "command", "nice", "timeout", "sh-c",
+    "second-part", "submodule-foreach",
+])
+def test_a_deleting_git_subcommand_in_another_form_is_denied_with_rm(root: Path, command: str) -> None:
+    assert verdict(command, root, deny("rm"), mode="yolo") == "deny"
+
+
+@pytest.mark.parametrize("command", ["flock f git worktree remove x", "xvfb-run git submodule deinit x", "xargs git worktree remove < list"])
+def test_a_program_that_may_run_a_deleting_git_subcommand_asks(root: Path, command: str) -> None:
+    assert verdict(command, root, deny("rm"), mode="yolo") == "ask"
+
+
+@pytest.mark.parametrize("command", ["git x", "git wtr ../wt", "git clen -fdx"], ids=["alias", "alias-with-arguments", "autocorrected-typo"])
+def test_a_git_alias_asks_under_a_deny_for_rm(root: Path, command: str) -> None:
+    """An alias (`wtr = worktree remove`, the user's, kept in the commands' copy of their
+    config) or a typo `help.autocorrect` runs as `git clean` cannot be checked against the rule."""
+    assert verdict(command, root, deny("rm"), mode="yolo") == "ask"
+
+
+@pytest.mark.parametrize("rule", ["rmdir", "unlink", "shred"])
+def test_every_rule_naming_the_effect_denies_them(root: Path, rule: str) -> None:
+    assert verdict("git worktree remove ../wt", root, deny(rule), mode="yolo") == "deny"
+
+
+def test_a_deleting_git_subcommand_is_denied_in_ask_mode_too(root: Path) -> None:
+    assert verdict("git submodule deinit -f vendor/lib", root, deny("rm"), mode="ask") == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "git worktree list", "git worktree add ../wt2", "git worktree prune", "git worktree move ../wt ../wt3", "git submodule update --init",
+    "git submodule status", "git sparse-checkout list", "git sparse-checkout disable", "git stash", "git stash pop", "git stash list --all",
+    'git stash push -m "all -u"', "git stash push -- -u", "git stash show -u", "git reset --hard", "git restore .", "git checkout -f main",
+    "git status", "flock f git worktree list",
+])
+def test_control_gits_commands_that_delete_no_files_run_in_yolo_under_a_deny_for_rm(root: Path, command: str) -> None:
+    """Switching the work tree to a recorded state (`reset --hard`, `restore`, `checkout -f`)
+    overwrites, and is not deleting (docs/approval-and-sandbox.md): deny those by name."""
+    assert verdict(command, root, deny("rm"), mode="yolo") == "allow"
+
+
+def test_control_the_deleting_git_subcommands_run_in_yolo_without_a_deny_rule(root: Path) -> None:
+    assert all(verdict(command, root, deny("git push"), mode="yolo") == "allow" for command in GITS_DELETES)
 
 
 # Read-only commands that would show a secret ------------------------------------------------------

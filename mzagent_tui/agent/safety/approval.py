@@ -248,9 +248,11 @@ class Rules:
     def deny_run_inside(self, part: Part) -> str | None:
         """A deny rule whose program appears among the part's arguments, followed by the rule's
         other words (`flock x rm f`, `xvfb-run git -C . push`, `script -c 'rm f'`): a program
-        that runs another may run the denied one, so the part asks. Arguments are split at
-        spaces and shell operators, with quotes and backslashes removed. A part on the safe list
-        (`echo rm`, `cd s*`, `ls s*`) runs nothing, whatever its arguments name."""
+        that runs another may run the denied one, so the part asks; so does one naming a use
+        the rule's effect denies (`flock x find . -delete`, `xvfb-run git worktree remove d`
+        under a deny for `rm`). Arguments are split at spaces and shell operators, with quotes
+        and backslashes removed. A part on the safe list (`echo rm`, `cd s*`, `ls s*`) runs
+        nothing, whatever its arguments name."""
         if not self.deny or part.safe:
             return None
         denied = [*self.deny, *(found.prefix for found in denied_programs(self.deny))]
@@ -265,6 +267,10 @@ class Rules:
                 name = token if "/" in prefix[0] else os.path.basename(token)
                 if _could_be(name, prefix[0]) and _in_order(prefix[1:], tokens[index + 1:]):
                     return " ".join(prefix)
+        for index, token in enumerate(tokens):
+            option = denied_option(self.deny, [os.path.basename(token), *tokens[index + 1:]])
+            if option is not None:
+                return " ".join(option.prefix)
         return None
 
     def verdict(self, part: Part) -> tuple[str, str] | None:

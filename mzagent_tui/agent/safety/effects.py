@@ -68,6 +68,51 @@ def _zip_deletes(args: list[str]) -> bool:
     return False
 
 
+def _git_subcommand(args: list[str]) -> str:
+    """The first word that is no option: the subcommand of `git worktree`, `git submodule`
+    (`git submodule --quiet deinit`) and `git sparse-checkout`, none of which takes a valued
+    option before it."""
+    return next((word for word in args if not word.startswith("-")), "")
+
+
+def _worktree_deletes(args: list[str]) -> bool:
+    """`git worktree remove`: the linked worktree's folder goes, its changes too with `--force`."""
+    return _git_subcommand(args) == "remove"
+
+
+def _submodule_deletes(args: list[str]) -> bool:
+    """`git submodule deinit`: the submodule's work tree is emptied."""
+    return _git_subcommand(args) == "deinit"
+
+
+def _sparse_checkout_deletes(args: list[str]) -> bool:
+    """`git sparse-checkout set`/`add`/`reapply`/`init`: files outside the patterns leave the work tree."""
+    return _git_subcommand(args) in ("set", "add", "reapply", "init")
+
+
+_STASH_VALUED = "m"
+
+
+def _stash_deletes(args: list[str]) -> bool:
+    """`git stash [push|save]` with `-u`/`--include-untracked` or `-a`/`--all` (the letters also
+    in a cluster, the long names abbreviated as git allows): untracked files leave the work tree
+    for the stash, as `trash-put` moves them to the trash."""
+    if args and args[0] in ("push", "save"):
+        args = args[1:]
+    elif args and not args[0].startswith("-"):
+        return False  # list, show, apply, pop, drop, …: none takes these options
+    for word in args:
+        if word == "--":
+            return False
+        name = word.split("=")[0]
+        if name.startswith("--"):
+            if len(name) > 2 and any(full.startswith(name) for full in ("--all", "--include-untracked")):
+                return True
+        elif word.startswith("-") and set(_letters(word[1:], _STASH_VALUED)) & {"u", "a"}:
+            return True
+    return False
+
+
 GIT_COMMANDS = frozenset(
     """add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr check-ignore check-mailmap
     check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph commit-tree
@@ -105,7 +150,9 @@ EFFECTS = (
         rules=(("rm",), ("rmdir",), ("unlink",), ("shred",)),
         programs=(("rm",), ("rmdir",), ("unlink",), ("shred",), ("srm",), ("wipe",), ("trash",), ("trash-put",), ("gio", "remove"),
                   ("gio", "trash"), ("git", "clean"), ("git", "rm")),
-        options=((("find",), _find_deletes), (("rsync",), _rsync_deletes), (("tar",), _tar_deletes), (("zip",), _zip_deletes)),
+        options=((("find",), _find_deletes), (("rsync",), _rsync_deletes), (("tar",), _tar_deletes), (("zip",), _zip_deletes),
+                 (("git", "worktree"), _worktree_deletes), (("git", "submodule"), _submodule_deletes),
+                 (("git", "sparse-checkout"), _sparse_checkout_deletes), (("git", "stash"), _stash_deletes)),
     ),
     Effect(
         PUBLISHES,
@@ -148,11 +195,25 @@ def denied_option(deny: list[list[str]], rule_words: list[str]) -> Denied | None
 
 
 def hidden_git_command(deny: list[list[str]], rule_words: list[str]) -> str | None:
-    """Why a git argv asks when a deny rule names git: its subcommand is no git command, so it
-    is an alias (`git p` for push) or another program, which the rule cannot be checked against."""
-    if not any(words[0] == "git" for words in deny) or rule_words[:1] != ["git"] or len(rule_words) < 2:
+    """Why a git argv asks when a deny rule names git, or an effect git commands have (`rm`:
+    `git clean`): its subcommand is no git command, so it is an alias (`git p` for push, `git c`
+    for clean), another program, or a typo git corrects to a command (`help.autocorrect`),
+    which the rule cannot be checked against."""
+    if not _names_git(deny) or rule_words[:1] != ["git"] or len(rule_words) < 2:
         return None
     command = rule_words[1]
     if command in GIT_COMMANDS or command.startswith("-"):
         return None
     return f"git {command} is not a git command: an alias or a git-{command} program, which a deny rule cannot be checked against"
+
+
+def _names_git(deny: list[list[str]]) -> bool:
+    """A deny rule names git, or an effect some git commands have."""
+    if any(words[0] == "git" for words in deny):
+        return True
+    for effect in EFFECTS:
+        if any(tuple(words) in effect.rules for words in deny):
+            prefixes = [*effect.programs, *(prefix for prefix, _ in effect.options)]
+            if any(prefix[0] == "git" for prefix in prefixes):
+                return True
+    return False

@@ -136,6 +136,13 @@ def in_repository(root: Path, relative: str) -> bool:
     return any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 
+def leads_nowhere(entry: Path) -> bool:
+    """Whether git gives up on this `.git` entry (a file without a `gitdir:` line, or one
+    naming no folder): git run beside it fails there, so it runs nothing of the entry's."""
+    git_dir = _git_dir(entry)
+    return git_dir is None or not git_dir.is_dir()
+
+
 def _pointed_folders(entry: Path) -> list[Path]:
     """The git dir an entry leads to (the folder itself, a link's target, a `gitdir:` file's
     folder) and the common dir its `commondir` names."""

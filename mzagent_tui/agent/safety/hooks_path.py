@@ -1,11 +1,17 @@
-"""Files in the work tree that the project's git runs or reads as its config.
+"""Files in the work tree that the user's git runs or reads as its config.
 
-The sandbox keeps `.git/config` and `.git/hooks` read-only, but the repository may keep its hooks
-in the work tree (`core.hooksPath`: husky's `.husky/_`, a team's `tools/hooks`) and may include
-a config file from there (`[include] path = ../tools/gitconfig`). A command could write either,
-and the user's next `git commit` would run it. Asked of our confined git (own_programs), includes
-followed as the user's git follows them, and kept while the repository's config files and the
-included ones are unchanged.
+The sandbox keeps `.git/config` and `.git/hooks` read-only, but git may find its hooks in the
+work tree (`core.hooksPath`: husky's `.husky/_`, a team's `tools/hooks`) and may include a
+config file from there (`[include] path = ../tools/gitconfig`). A command could write either,
+and the user's next `git commit` would run it.
+
+Where the hooks are is read the way the user's git reads it, not from one file: every scope it
+uses (system, user and XDG config as the user's environment names them, the repository's, the
+worktree's, `GIT_CONFIG_KEY_n`) with includes followed, for every repository with a work tree
+in the project — the root's (which may hold the project) and each one a `.git` entry inside it
+leads to (a nested repository, a submodule, a linked worktree): a relative `core.hooksPath` in
+the user's `~/.gitconfig` names a folder of each of them. Asked of our confined git
+(own_programs), and kept while the config files it read, and those it would read, are unchanged.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mzagent_tui.agent.safety import own_programs
-from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
+from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_repository
+from mzagent_tui.agent.safety.git_entry import ENTRY, entry_names, leads_nowhere, nested_entries
 
 ASK_TIMEOUT = 5.0
+FILE_LIMIT = 100
+"""Config files one repository's answer may read (git follows includes 10 deep)."""
+INCLUDES = r"^include(if\..*)?\.path$"
 HOOKS_REASON = "git hooks (the folder core.hooksPath names)"
-INCLUDE_REASON = "the repository's git config includes it (hooks, fsmonitor and filters set there run programs)"
+INCLUDE_REASON = "git reads it as config: the repository's config, or yours, includes it (hooks, fsmonitor and filters set there run programs)"
 
 
 class GitPathsUnknown(Exception):
@@ -32,7 +42,7 @@ class GitPaths:
     hook_folders: tuple[str, ...] = ()
     """Project-relative folders whose files git runs as hooks."""
     config_files: tuple[str, ...] = ()
-    """Project-relative files git reads as part of the repository's config."""
+    """Project-relative files git reads as config, besides the repositories' own."""
 
     def reason(self, relative_path: str) -> str | None:
         """Why git runs or reads this project file, or None."""
@@ -52,36 +62,131 @@ class GitPaths:
 
 
 def git_paths(root: Path) -> GitPaths:
-    """The hook folders and included config files of the repository `root` is in, those inside
-    `root`. Raises GitPathsUnknown when git cannot tell."""
+    """The hook folders and config files inside `root` of every repository with a work tree
+    there. Raises GitPathsUnknown when git cannot tell."""
     try:
-        repository = find_repository(root)
+        repositories = _repositories(root)
     except GitUnanswered as exc:
         raise GitPathsUnknown(str(exc)) from None
-    if repository is None or repository.work_tree is None:
-        return GitPaths()
-    configs = [path for path in (repository.common_dir / "config", repository.git_dir / "config.worktree") if path.is_file()]
-    key = (str(root), *(_signature(path) for path in configs))
+    hooks: set[str] = set()
+    configs: set[str] = set()
+    for repository in repositories:
+        found = _paths_of(root, repository)
+        hooks.update(found.hook_folders)
+        configs.update(found.config_files)
+    return GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)))
+
+
+def _repositories(root: Path) -> list[Repository]:
+    """The root's repository and each other one a `.git` entry in the project leads to, as git
+    finds them from there. An entry git gives up on (no `gitdir:` line, a folder that is not
+    there) runs nothing: git run beside it fails."""
+    found: dict[Path, Repository] = {}
+    for name in [ENTRY, *(n for n in entry_names(root, nested_entries(root)) if n != ENTRY)]:
+        try:
+            repository = find_repository((root / name).parent)
+        except GitUnanswered:
+            if name != ENTRY and leads_nowhere(root / name):
+                continue
+            raise
+        if repository is not None and repository.work_tree is not None:
+            found.setdefault(repository.git_dir, repository)
+    return list(found.values())
+
+
+def _paths_of(root: Path, repository: Repository) -> GitPaths:
+    assert repository.work_tree is not None
+    env = own_programs.user_config_env()
+    key = (str(root), str(repository.git_dir), str(repository.work_tree), tuple(sorted(env.items())), tuple(own_programs.user_config_files()))
     known = _known.get(key)
     if known is not None and all(_signature(Path(path)) == signature for path, signature in known[1]):
         return known[0]
+    entries, read = _ask(repository)
     hooks: set[str] = set()
-    includes: set[str] = set()
-    watched: list[tuple[str, tuple[int, ...]]] = []
-    for config in configs:
-        for value in _values(config, "core.hooksPath"):
-            hooks |= _inside(root, repository.work_tree, value)
-        for value in _values(config, r"^include(if\..*)?\.path$", regexp=True):
-            included = Path(os.path.expanduser(value))
-            included = included if included.is_absolute() else config.parent / included
-            includes |= _inside(root, root, str(included))
-            watched.append((str(included), _signature(included)))
-    found = GitPaths(tuple(sorted(hooks)), tuple(sorted(includes)))
-    _known[key] = (found, tuple(watched))
+    for value in entries:
+        hooks |= _inside(root, repository.work_tree, value)
+    configs: set[str] = set()
+    for path in read - set(_own_configs(repository)):
+        configs |= _inside(root, root, str(path))
+    found = GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)))
+    watched = sorted({*read, repository.git_dir / "HEAD"})  # HEAD: an `onbranch:` include
+    _known[key] = (found, tuple((str(path), _signature(path)) for path in watched))
     return found
 
 
 _known: dict[tuple[object, ...], tuple[GitPaths, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
+
+
+def _ask(repository: Repository) -> tuple[list[str], set[Path]]:
+    """Every value of core.hooksPath git reads for the repository, and every config file it
+    may read. Our confined git reads only the files it is granted, and git reads the user's
+    config, includes followed, as it starts (whatever it is asked), stopping at a file it may
+    not read (a hidden `~/.gitconfig.local`). So every file an include may name is found
+    first, one file at a time, and granted; then git answers as the user's git would,
+    conditions and all."""
+    files = _config_files([*own_programs.user_config_files(), *_own_configs(repository)])
+    return _entries(repository, files), files
+
+
+def _own_configs(repository: Repository) -> list[Path]:
+    return [repository.git_dir / "config", repository.common_dir / "config", repository.git_dir / "config.worktree"]
+
+
+def _config_files(start: list[Path]) -> set[Path]:
+    """`start` and every file their includes name, and theirs, conditions aside (a condition
+    git finds false reads nothing more, and costs only a grant)."""
+    found: set[Path] = set()
+    pending = list(start)
+    while pending:
+        path = pending.pop()
+        if path in found:
+            continue
+        found.add(path)
+        if len(found) > FILE_LIMIT:
+            raise GitPathsUnknown(f"git's config includes more than {FILE_LIMIT} files")
+        pending.extend(_includes_of(path))
+    return found
+
+
+def _includes_of(path: Path) -> list[Path]:
+    """The files one config file's includes name (relative to it: git's rule), kept while it is unchanged."""
+    signature = _signature(path)
+    if not signature:
+        return []
+    known = _includes.get(path)
+    if known is not None and known[0] == signature:
+        return known[1]
+    try:
+        done = own_programs.git(
+            "config", "--file", str(path), "--no-includes", "-z", "--get-regexp", INCLUDES, cwd=path.parent, timeout=ASK_TIMEOUT, readable=[path],
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        raise GitPathsUnknown(f"git could not read {path} in {ASK_TIMEOUT:.0f} s") from None
+    if done.returncode not in (0, 1):  # 1: none set
+        raise GitPathsUnknown(f"git could not read {path}: {done.stderr.decode('utf-8', 'replace').strip() or 'no answer'}")
+    values = [item.partition("\n")[2] for item in done.stdout.decode("utf-8", "surrogateescape").split("\0") if item.partition("\n")[2].strip()]
+    named = [Path(os.path.normpath(path.parent / os.path.expanduser(value))) for value in values]
+    _includes[path] = (signature, named)
+    return named
+
+
+_includes: dict[Path, tuple[tuple[int, ...], list[Path]]] = {}
+
+
+def _entries(repository: Repository, granted: set[Path]) -> list[str]:
+    """Every value of core.hooksPath git reads for the repository, from every scope."""
+    assert repository.work_tree is not None
+    try:
+        done = own_programs.git(
+            "config", "--includes", "-z", "--get-all", "core.hooksPath", cwd=repository.work_tree, timeout=ASK_TIMEOUT,
+            env={"GIT_DIR": str(repository.git_dir)}, readable=[repository.common_dir, *(path for path in granted if path.exists())], user_config=True,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        raise GitPathsUnknown(f"git could not read the config of {repository.work_tree} in {ASK_TIMEOUT:.0f} s") from None
+    if done.returncode not in (0, 1):  # 1: not set
+        message = done.stderr.decode("utf-8", "replace").strip()
+        raise GitPathsUnknown(f"git could not read the config of {repository.work_tree}: {message or 'no answer'}")
+    return [value for value in done.stdout.decode("utf-8", "surrogateescape").split("\0") if value.strip()]
 
 
 def _signature(path: Path) -> tuple[int, ...]:
@@ -90,19 +195,6 @@ def _signature(path: Path) -> tuple[int, ...]:
     except OSError:
         return ()
     return (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-def _values(config: Path, name: str, regexp: bool = False) -> list[str]:
-    """Every value of a setting (or of the settings a regular expression names), includes followed."""
-    asking = ("--get-regexp", name) if regexp else ("--get-all", name)
-    try:
-        done = own_programs.git("config", "--file", str(config), "--includes", "-z", *asking, cwd=config.parent, timeout=ASK_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired):
-        raise GitPathsUnknown(f"git could not read {config} in {ASK_TIMEOUT:.0f} s") from None
-    if done.returncode not in (0, 1):  # 1: not set
-        raise GitPathsUnknown(f"git could not read {config}: {done.stderr.decode('utf-8', 'replace').strip() or 'no answer'}")
-    items = [item for item in done.stdout.decode("utf-8", "surrogateescape").split("\0") if item]
-    return [item.partition("\n")[2] if regexp else item for item in items if (item.partition("\n")[2] if regexp else item).strip()]
 
 
 def _inside(root: Path, base: Path, value: str) -> set[str]:

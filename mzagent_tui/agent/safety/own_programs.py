@@ -77,8 +77,34 @@ GIT_ENV = {
 }
 """No system or user config (a private, empty global one), no lazy fetch of a partial clone, no
 transport, no prompt, no locks taken by commands that only read."""
+USER_CONFIG_NAMES = ("XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_COUNT")
+"""Where the user's git finds its system and user config (HOME is in every program's
+environment), and the settings the environment itself adds (`GIT_CONFIG_KEY_n`)."""
 BASE_ENV_NAMES = ("PATH", "HOME", "TZ")
 """The only variables a program of ours inherits; everything else is set here."""
+
+
+def user_config_env() -> dict[str, str]:
+    """GIT_ENV for a question about the user's own git: the system and user config are the
+    ones the user's environment names (`GIT_CONFIG_KEY_n` included), not none."""
+    env = {name: value for name, value in GIT_ENV.items() if name not in ("GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL")}
+    env.update((name, os.environ[name]) for name in USER_CONFIG_NAMES if name in os.environ)
+    count = os.environ.get("GIT_CONFIG_COUNT", "")
+    for index in range(int(count) if count.isdigit() else 0):
+        env.update((name, os.environ[name]) for name in (f"GIT_CONFIG_KEY_{index}", f"GIT_CONFIG_VALUE_{index}") if name in os.environ)
+    return env
+
+
+def user_config_files() -> list[Path]:
+    """The system and user config files the user's git reads, as its environment names them.
+    The system one is git's compiled-in `/etc/gitconfig` unless GIT_CONFIG_SYSTEM says
+    otherwise (a git built with another prefix reads its own: it is not looked for)."""
+    home = Path(os.environ.get("HOME", "/"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    user = [Path(os.environ["GIT_CONFIG_GLOBAL"])] if "GIT_CONFIG_GLOBAL" in os.environ else [xdg / "git" / "config", home / ".gitconfig"]
+    no_system = os.environ.get("GIT_CONFIG_NOSYSTEM", "").lower() in ("1", "true", "yes", "on")
+    system = [] if no_system else [Path(os.environ.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]
+    return [path for path in (*system, *user) if str(path) != os.devnull]
 
 
 def base_env() -> dict[str, str]:
@@ -212,12 +238,16 @@ def git(
     env: Mapping[str, str] | None = None,
     readable: Iterable[Path] = (),
     writable: Iterable[Path] = (),
+    user_config: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
     """`git ARGS` with the hardening. `env` may name the repository (GIT_DIR, GIT_WORK_TREE,
     GIT_INDEX_FILE), which is then readable too. `readable` comes from a repository's answers
-    (its git dir, its common dir), so a private or secret folder there is not granted."""
-    env = {**GIT_ENV, **(env or {})}
+    (its git dir, its common dir), so a private or secret folder there is not granted.
+    `user_config`: git also reads the system and user config, as the user's git does (where
+    the user's next `git commit` finds its hooks); the hardening still outranks them."""
+    env = {**(user_config_env() if user_config else GIT_ENV), **(env or {})}
     named, seen = _git_paths(cwd, env)
+    readable = [*readable, *(path for path in user_config_files() if user_config and path.exists())]
     return run(
         ["git", *GIT_HARDENING, *args], cwd, timeout=timeout, input=input, env=env,
         readable=[*(path for path in readable if not _closed(path)), *named], writable=writable, seen=seen,
