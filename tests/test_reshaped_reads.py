@@ -46,9 +46,8 @@ def reshaped_finding(project: Path, text: str) -> str:
 # What git holds -----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def history(project: Path) -> Path:
-    """A repository whose last commit adds a key to an ordinary file (config.py), then a clean file."""
+def _history(project: Path) -> Path:
+    """A repository whose last commit adds a key to an ordinary file (config.py)."""
     git(project, "init", "-q", ".")
     (project / "README.md").write_text("a project\n")
     git(project, "add", "README.md")
@@ -57,6 +56,18 @@ def history(project: Path) -> Path:
     git(project, "add", "config.py")
     git(project, "commit", "-qm", "config")
     return project
+
+
+@pytest.fixture(scope="module")
+def shared_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One repository for the attempts that only read it (built once: each is a policy question)."""
+    return _history(tmp_path_factory.mktemp("history").resolve())
+
+
+@pytest.fixture
+def history(project: Path) -> Path:
+    """A repository of its own, for a test that commits more."""
+    return _history(project)
 
 
 HISTORY_ATTEMPTS = [
@@ -94,17 +105,23 @@ HISTORY_ATTEMPTS = [
     "git archive HEAD | tar -xO",
     "git archive --format=zip HEAD",
     "git bundle create - HEAD | rev",
+    "git grep --color=always AKIA HEAD",
+    "git log -p --color | cat",
 ]
 
 
 @pytest.mark.parametrize("attempt", HISTORY_ATTEMPTS)
-@pytest.mark.parametrize("mode", ["auto-safe", "plan"])
-def test_a_committed_key_reshaped_on_its_way_out_asks(history: Path, attempt: str, mode: str) -> None:
-    assert verdict(history, attempt, mode) == "ask", findings(history, attempt)
+def test_a_committed_key_reshaped_on_its_way_out_asks(shared_history: Path, attempt: str) -> None:
+    assert verdict(shared_history, attempt) == "ask", findings(shared_history, attempt)
 
 
-def test_the_reason_names_what_git_prints_and_what_reshapes_it(history: Path) -> None:
-    reason = reshaped_finding(history, "git log -p | od -c")
+@pytest.mark.parametrize("attempt", HISTORY_ATTEMPTS[:4])
+def test_plan_mode_asks_too(shared_history: Path, attempt: str) -> None:
+    assert verdict(shared_history, attempt, "plan") == "ask", findings(shared_history, attempt)
+
+
+def test_the_reason_names_what_git_prints_and_what_reshapes_it(shared_history: Path) -> None:
+    reason = reshaped_finding(shared_history, "git log -p | od -c")
     assert "git log prints what looks like a credential (AWS access key on line" in reason and "od does not print" in reason
     assert AWS_KEY not in reason
 
@@ -118,8 +135,8 @@ def test_the_reason_names_what_git_prints_and_what_reshapes_it(history: Path) ->
     "git log --stat | sort",
     "git status | rev",
 ])
-def test_control_the_ordinary_git_commands_are_not_asked_about(history: Path, control: str) -> None:
-    assert findings(history, control) == [] and verdict(history, control) == "allow"
+def test_control_the_ordinary_git_commands_are_not_asked_about(shared_history: Path, control: str) -> None:
+    assert findings(shared_history, control) == [] and verdict(shared_history, control) == "allow"
 
 
 @pytest.mark.parametrize("reshaped", ["git show HEAD | rev", "git log -p | od -c", "git diff HEAD~1 | xxd", "git grep -h . HEAD | sort"])
@@ -141,6 +158,16 @@ def test_a_key_removed_from_the_tree_is_still_in_the_history_it_prints(history: 
     assert verdict(history, "git show HEAD | rev") == "ask", "the removal's diff prints the key as a removed line"
 
 
+def test_a_key_in_a_commit_message_or_an_old_revision_asks_when_reshaped(history: Path) -> None:
+    """Not a file's patch: a message (`git log --oneline`), a file as blame prints it at a
+    revision while the working copy was cleaned since."""
+    (history / "config.py").write_text("REGION = 'eu-west-1'\n")
+    git(history, "commit", "-qam", f"rotate {AWS_KEY}")
+    for attempt in ("git log --oneline | rev", "git log --format=%B | od -c", "git blame HEAD~1 -- config.py | rev", "git show -s HEAD | rev"):
+        assert verdict(history, attempt) == "ask", (attempt, findings(history, attempt))
+    assert verdict(history, "git log --oneline | head -3") == "allow", "control: as it is, the output scan reads it"
+
+
 def test_history_larger_than_the_bound_asks_without_being_read_whole(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mzagent_tui.agent.safety import reshaped_reads
 
@@ -157,9 +184,13 @@ def test_history_larger_than_the_bound_asks_without_being_read_whole(project: Pa
 # A file past the head scanned before a command runs ----------------------------------------
 
 
-@pytest.fixture
-def big_log(project: Path) -> Path:
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """300 KB of log lines, then a key: past the FILE_SCAN_BYTES scanned before a command runs."""
+    return _big_log(tmp_path_factory.mktemp("big").resolve())
+
+
+def _big_log(project: Path) -> Path:
     lines = "".join(f"2026-12-07 10:00:{n % 60:02d} INFO request {n} ok\n" for n in range(8000))
     (project / "big.log").write_text(lines + SECRET_LINE + "2026-12-07 10:01:00 INFO done\n")
     assert (project / "big.log").stat().st_size > FILE_SCAN_BYTES
@@ -187,13 +218,15 @@ FILE_ATTEMPTS = [
     "bash -c 'tail -n 3 big.log' | base64",
     "rev *.log",
     "strings -n 2 big.log | rev",
+    "grep --color=always secret big.log",
 ]
 
 
 @pytest.mark.parametrize("attempt", FILE_ATTEMPTS)
-@pytest.mark.parametrize("mode", ["auto-safe", "plan"])
-def test_a_key_past_the_scanned_head_reshaped_asks(big_log: Path, attempt: str, mode: str) -> None:
-    assert verdict(big_log, attempt, mode) == "ask", findings(big_log, attempt)
+def test_a_key_past_the_scanned_head_reshaped_asks(big_log: Path, attempt: str) -> None:
+    assert verdict(big_log, attempt) == "ask", findings(big_log, attempt)
+    if attempt in FILE_ATTEMPTS[:3]:
+        assert verdict(big_log, attempt, "plan") == "ask"
 
 
 def test_the_reason_says_which_file_holds_what_and_what_reshapes_it(big_log: Path) -> None:
@@ -286,8 +319,18 @@ def test_a_file_just_under_the_bound_is_scanned_whole(project: Path, monkeypatch
 # A folder walked by a command -----------------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def shared_docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _docs(tmp_path_factory.mktemp("docs").resolve())
+
+
 @pytest.fixture
 def docs(project: Path) -> Path:
+    return _docs(project)
+
+
+def _docs(project: Path) -> Path:
+    """A key two folders below docs/, in a file no name list knows."""
     (project / "docs" / "deep" / "er").mkdir(parents=True)
     (project / "docs" / "intro.md").write_text("# Intro\nhello\n")
     (project / "empty").mkdir()
@@ -309,23 +352,25 @@ FOLDER_ATTEMPTS = [
     "grep -rh . . | tr a-z A-Z",
     "bash -c 'grep -rh . docs' | rev",
     "grep -rh . docs | cut -c 1-10",
+    "grep --color=always -rh live docs",
 ]
 
 
 @pytest.mark.parametrize("attempt", FOLDER_ATTEMPTS)
-@pytest.mark.parametrize("mode", ["auto-safe", "plan"])
-def test_a_key_in_a_walked_folder_reshaped_asks(docs: Path, attempt: str, mode: str) -> None:
-    assert verdict(docs, attempt, mode) == "ask", findings(docs, attempt)
+def test_a_key_in_a_walked_folder_reshaped_asks(shared_docs: Path, attempt: str) -> None:
+    assert verdict(shared_docs, attempt) == "ask", findings(shared_docs, attempt)
+    if attempt in FOLDER_ATTEMPTS[:2]:
+        assert verdict(shared_docs, attempt, "plan") == "ask"
 
 
-def test_the_reason_names_the_file_below_the_folder(docs: Path) -> None:
-    reason = reshaped_finding(docs, "grep -rh . docs | rev")
+def test_the_reason_names_the_file_below_the_folder(shared_docs: Path) -> None:
+    reason = reshaped_finding(shared_docs, "grep -rh . docs | rev")
     assert "reads every file below docs, and deep/er/notes.txt looks like it holds a credential (Stripe key on line 2)" in reason
 
 
 @pytest.mark.parametrize("control", ["grep -rh . docs", "grep -rn hello docs | head", "rg -c . docs", "grep -rn . docs | wc -l"])
-def test_control_ordinary_folder_reads_are_not_asked_about(docs: Path, control: str) -> None:
-    assert findings(docs, control) == [] and verdict(docs, control) == "allow"
+def test_control_ordinary_folder_reads_are_not_asked_about(shared_docs: Path, control: str) -> None:
+    assert findings(shared_docs, control) == [] and verdict(shared_docs, control) == "allow"
 
 
 def test_control_the_same_reshaping_of_a_clean_folder_runs_unasked(docs: Path) -> None:
@@ -372,8 +417,8 @@ def model_sees(server, project: Path, call: str, mode: str = "auto-safe") -> tup
 
 
 @needs_wall
-def test_a_committed_key_in_base64_does_not_reach_the_model(server, history: Path) -> None:
-    text, asked = model_sees(server, history, command("git log -p | base64"))
+def test_a_committed_key_dumped_by_od_does_not_reach_the_model(server, history: Path) -> None:
+    text, asked = model_sees(server, history, command("git log -p | od -c"))
     assert asked == ["CommandApproval"] and "so it was not run" in text, text
 
 
@@ -388,15 +433,15 @@ def test_control_a_clean_history_reshaped_runs_and_prints(server, project: Path)
 
 
 @needs_wall
-def test_a_key_in_a_large_file_reversed_does_not_reach_the_model_in_plan_mode(server, big_log: Path) -> None:
-    text, asked = model_sees(server, big_log, command("rev big.log | tail -n 3"), mode="plan")
+def test_a_key_in_a_large_file_reversed_does_not_reach_the_model_in_plan_mode(server, project: Path) -> None:
+    text, asked = model_sees(server, _big_log(project), command("rev big.log | tail -n 3"), mode="plan")
     assert AWS_SECRET[::-1] not in text and AWS_SECRET not in text, text
     assert asked in ([], ["CommandApproval"]), asked
 
 
 @needs_wall
-def test_control_the_large_files_key_read_as_it_is_asks_at_the_output(server, big_log: Path) -> None:
-    text, asked = model_sees(server, big_log, command("tail -n 3 big.log"))
+def test_control_the_large_files_key_read_as_it_is_asks_at_the_output(server, project: Path) -> None:
+    text, asked = model_sees(server, _big_log(project), command("tail -n 3 big.log"))
     assert asked == ["SecretReadApproval"] and AWS_SECRET not in text
 
 

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.safety import safe_commands, safe_git, trusted_path
-from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern, prints_contents
+from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, credential_in_file
 from mzagent_tui.agent.safety.effects import GIT_COMMANDS
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern, folders_read
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
-from mzagent_tui.agent.safety.reshaped_reads import FolderWalk, LargeFile, PrintedHistory, UnscannedRead, passes_on, reshapes
+from mzagent_tui.agent.safety.reshaped_reads import FolderWalk, GitOutput, LargeFile, UnscannedRead, passes_on, reshapes
 from mzagent_tui.agent.safety.sensitive import is_secret
 from mzagent_tui.agent.safety.shell_parse import MAX_DEPTH, Redirect, Script, SimpleCommand, Word, parse
 
@@ -576,8 +576,8 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             concern = committed_secret_concern(part.rule_words, cwd)
             if concern and concern not in part.concerns:
                 part.concerns.append(concern)
-            elif len(part.rule_words) > 1 and prints_contents(part.rule_words):
-                part.unscanned.append(PrintedHistory(part.rule_words, cwd))
+            else:
+                part.unscanned.append(GitOutput(part.rule_words, cwd))
     if result.safe:
         operands = [found for path in result.operands for found in matches.get(path, [path])]
         concern = folder_read_concern(part.rule_words, operands, result.options, cwds, state.root)

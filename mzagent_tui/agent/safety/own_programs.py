@@ -245,7 +245,7 @@ def git_head(*args: str, cwd: Path, limit: int, timeout: float, readable: Iterab
         assert process.stdin is not None and process.stdout is not None
         process.stdin.close()
         while len(data) <= limit:
-            piece = process.stdout.read1(1 << 16)
+            piece = os.read(process.stdout.fileno(), 1 << 16)
             if not piece:
                 break
             data += piece

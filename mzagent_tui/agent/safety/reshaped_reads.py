@@ -2,17 +2,24 @@
 be free of credentials before the command runs.
 
 A command's output is scanned for credentials, and a file it names is scanned before it runs,
-but only in its first FILE_SCAN_BYTES; what git holds is checked by file name, and a folder a
-command walks (`grep -r`) by the names of its files. The output scan covers the rest while
-the output is the read text as it is. `rev`, `base64`, `xxd`, `tr`, `sort`, `cut` and every
+but only in its first FILE_SCAN_BYTES; what git holds is checked by file name (and a file named
+at a revision by content), and a folder a command walks (`grep -r`) by the names of its files.
+The output scan covers the rest while the output is the read text as it is. `rev`, `base64`,
+`xxd`, `tr`, `sort`, `cut` and every
 program not on a short list print it in a shape no rule reads back: `git show HEAD | rev`
 prints a committed key reversed. So when a part of a command reads such content and the part
 itself, or a part after it in a pipe, is not on the list of programs that print what they read
 line by line as it is (`KEEPS_LINES`), the content is scanned first, whole, up to
 DEEP_SCAN_BYTES: a credential asks, and so does content past the bound (what is not scanned is
-not known to be free of credentials). A large file is read in pieces; git's output is made by
-running the same git command ourselves (hardened, confined, read-only); a folder's files are
-read one by one, as the walk that checks their names finds them.
+not known to be free of credentials). A large file is read in pieces; what a git command
+prints (a patch, a file at a revision, a commit message) is made by running the same command
+ourselves (hardened, confined, read-only, without external diff or text conversion); a
+folder's files are read one by one, as the walk that checks their names finds them.
+
+Not covered: a line filter on the list that leaves out the first and last lines of a private
+key (`grep -v -- -----`) prints its body, which no rule knows without them; a folder walk's
+files under `.git` (but its config), `node_modules` and `__pycache__`, which the walk that
+checks names does not enter either.
 """
 
 from __future__ import annotations
@@ -55,9 +62,11 @@ PRINTS_NO_CONTENT = frozenset(
     "ls stat du file tree find realpath readlink basename dirname test wc pwd true false "
     "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum".split()
 )
-"""Programs that print about files, not what they hold (names, sizes, counts, a digest): what they read reaches nobody."""
+"""Programs that print about files, not what they hold (names, sizes, counts, a digest): what
+they read reaches nobody."""
 _GIT_RESHAPES = {"--word-diff", "--word-diff-regex", "--color-words", "--binary"}
-"""Git options that print changes word by word, or binary files as base85."""
+"""Git options that print changes word by word, or binary files as base85 (and `--color`,
+below, which for git means always)."""
 _GIT_RESHAPES_GREP = {"-o", "--only-matching"}
 _ANSI = re.compile(rb"\x1b\[[0-9;]*[mK]")
 """Colour codes (`--color=always`), taken out before the scan."""
@@ -75,8 +84,13 @@ def reshapes(words: list[str], options: list[tuple[str, str]], understood: bool)
         return f"{program} does not print what it reads as it is" if program else ""
     if not understood:
         return f"{program}: its options are not all understood"
-    changing = next((name for name, _ in options if name in KEEPS_LINES[program]), None)
+    changing = next((name for name, value in options if name in KEEPS_LINES[program] or _colours(name, value)), None)
     return f"{program} {changing} does not print what it reads as it is" if changing else ""
+
+
+def _colours(name: str, value: str) -> bool:
+    """`grep --color=always` puts colour codes inside a line, around what matched."""
+    return name in ("--color", "--colour") and value == "always"
 
 
 def passes_on(words: list[str]) -> bool:
@@ -85,12 +99,16 @@ def passes_on(words: list[str]) -> bool:
 
 
 def _git_reshapes(words: list[str]) -> str:
-    """Git prints a file's lines as they are, but word by word or in base85 with some options."""
+    """Git prints a file's lines as they are, but word by word, coloured inside a line or in
+    base85 with some options."""
+    if len(words) < 2:
+        return ""
     for word in words[2:]:
         if word == "--":
             break
         name = word.split("=", 1)[0]
-        if name in _GIT_RESHAPES or (words[1:2] == ["grep"] and (name in _GIT_RESHAPES_GREP or _cluster_has(word, "o"))):
+        only_matching = words[1] == "grep" and (name in _GIT_RESHAPES_GREP or _cluster_has(word, "o"))
+        if name in _GIT_RESHAPES or word in ("--color", "--color=always") or only_matching:
             return f"git {words[1]} {name} does not print the lines as they are"
     return ""
 
@@ -121,15 +139,17 @@ class LargeFile:
 
 
 @dataclass(frozen=True)
-class PrintedHistory:
-    """A git command that prints what the repository holds (`git show`, `git log -p`, `git
-    diff`, `git grep`, `git cat-file -p`), run in `cwd`."""
+class GitOutput:
+    """A read-only git command run in `cwd`: what it prints is what the repository holds (`git
+    show`, `git log -p`, `git grep`, `git blame REV`, a commit message), known to git only."""
 
     words: list[str]
     cwd: Path
 
     def concern(self, why: str) -> str | None:
         shown = " ".join(self.words[:2])
+        if len(self.words) < 2:
+            return None
         try:
             repository = find_repository(self.cwd)
         except GitUnanswered as exc:
@@ -185,7 +205,7 @@ class FolderWalk:
         return None
 
 
-UnscannedRead = LargeFile | PrintedHistory | FolderWalk
+UnscannedRead = LargeFile | GitOutput | FolderWalk
 """Content a part reads that was not scanned for credentials before the command runs."""
 
 
