@@ -454,3 +454,36 @@ def test_the_precheck_of_an_ordinary_command_stays_fast(docs: Path) -> None:
     for _ in range(20):
         analyse("grep -rn return src | head -20", docs)
     assert (time.perf_counter() - started) / 20 < 0.5
+
+
+# Text the scan reads only without its NULs or colour codes ------------------------------------
+
+
+def test_a_utf16_file_is_read_for_credentials_before_a_command_reshapes_it(project: Path) -> None:
+    """Windows PowerShell's `>` writes UTF-16: every letter of the key is followed by a NUL."""
+    (project / "notes16.txt").write_bytes(SECRET_LINE.encode("utf-16"))
+    (project / "clean16.txt").write_bytes("region = eu-west-1\n".encode("utf-16"))
+    assert verdict(project, "rev notes16.txt") == "ask", findings(project, "rev notes16.txt")
+    assert verdict(project, "rev clean16.txt") == "allow", "control"
+
+
+@needs_wall
+def test_a_utf16_key_git_prints_as_text_asks_before_the_model_sees_it(server, project: Path) -> None:
+    """`git log -p --text` prints the UTF-16 bytes as they are; the model is shown them without
+    the NULs, so the output is scanned as it is shown too."""
+    git(project, "init", "-q", ".")
+    (project / "notes.txt").write_bytes(SECRET_LINE.encode("utf-16"))
+    git(project, "add", "notes.txt")
+    git(project, "commit", "-qm", "notes")
+    text, asked = model_sees(server, project, command("git log -p --text"))
+    assert asked == ["SecretReadApproval"] and AWS_SECRET not in text, (asked, text)
+
+
+@needs_wall
+def test_control_a_utf16_file_without_a_key_is_shown(server, project: Path) -> None:
+    git(project, "init", "-q", ".")
+    (project / "notes.txt").write_bytes("region = marker-r9\n".encode("utf-16"))
+    git(project, "add", "notes.txt")
+    git(project, "commit", "-qm", "notes")
+    text, asked = model_sees(server, project, command("git log -p --text"))
+    assert asked == [] and "marker-r9" in text, (asked, text)

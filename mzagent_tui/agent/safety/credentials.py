@@ -299,8 +299,18 @@ def credential_in_file(path: Path) -> str | None:
     output is scanned too, but `rev`, `od -c`, `xxd`, `fold -w 4` on the safe list print a
     credential in a shape no rule knows: the file is looked at before the command runs."""
     text = read_regular(path, FILE_SCAN_BYTES)
-    found = find_credentials(text) if text else []
+    found = _found_as_read(text) if text else []
     return describe(found) if found else None
+
+
+def _found_as_read(text: str) -> list[Credential]:
+    """find_credentials, and in a text with NULs also without them: a UTF-16 file (Windows
+    PowerShell's `>` writes one) interleaves every letter with a NUL, which a terminal and the
+    model's view of an output drop."""
+    found = find_credentials(text)
+    if not found and "\x00" in text:
+        found = find_credentials(text.replace("\x00", ""))
+    return found
 
 
 def credential_in_pieces(pieces: Iterable[bytes]) -> str | None:
@@ -314,7 +324,7 @@ def credential_in_pieces(pieces: Iterable[bytes]) -> str | None:
         if not new:
             continue
         text = carry + new
-        found = find_credentials(text)
+        found = _found_as_read(text)
         if found:
             return describe(found, first_line)
         keep = max(0, len(text) - SCAN_OVERLAP)
