@@ -300,7 +300,7 @@ def test_a_50_mb_file_past_the_bound_asks_quickly_and_says_why(project: Path) ->
     started = time.perf_counter()
     reason = reshaped_finding(project, "tail -c 200 huge.log | rev")
     assert time.perf_counter() - started < 5, "past the bound the file is not read"
-    assert "reads huge.log (50 MB), of which only the first 16 MB can be checked for credentials" in reason
+    assert "reads huge.log (50 MB), of which only the first 8 MB can be checked for credentials" in reason
     assert verdict(project, "tail -n 5 huge.log") == "allow", "control: read as it is"
     assert verdict(project, "sha256sum huge.log") == "allow", "control: a digest prints nothing of it"
 
@@ -381,7 +381,7 @@ def test_control_the_same_reshaping_of_a_clean_folder_runs_unasked(docs: Path) -
 def test_a_folder_past_the_bound_asks(project: Path) -> None:
     (project / "data").mkdir()
     _sparse(project / "data" / "blob.bin", DEEP_SCAN_BYTES + 1, "end\n")
-    assert "more than the 16 MB that can be checked" in reshaped_finding(project, "grep -rh . data | rev")
+    assert "more than the 8 MB that can be checked" in reshaped_finding(project, "grep -rh . data | rev")
     assert verdict(project, "grep -rh end data") == "allow", "control"
 
 

@@ -35,9 +35,10 @@ from mzagent_tui.agent.safety.credentials import credential_in_pieces
 from mzagent_tui.agent.safety.folder_reads import FolderRead, files_read_below
 from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
 
-DEEP_SCAN_BYTES = 16 << 20
-"""What of one read is scanned before a command that reshapes it runs (about 0.1 s a megabyte
-here); past it, the rest asks."""
+DEEP_SCAN_BYTES = 8 << 20
+"""What of one read is scanned before a command that reshapes it runs: 0.1 s a megabyte of logs,
+up to 1 s a megabyte of source full of secret words under load (bench/reshaped_reads.py), and
+this check stands before a command runs; past it, the command asks."""
 GIT_SCAN_TIMEOUT = 10.0
 """Seconds our copy of a git command may take to print what the command would print."""
 _PIECE = 1 << 20
