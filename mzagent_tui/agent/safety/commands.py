@@ -574,10 +574,10 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
         for cwd in cwds if not part.concerns else ():  # the scan runs git: never where its config runs programs
             concern = committed_secret_concern(part.rule_words, cwd)
-            if concern and concern not in part.concerns:
-                part.concerns.append(concern)
-            else:
+            if concern is None:
                 part.unscanned.append(GitOutput(part.rule_words, cwd))
+            elif concern not in part.concerns:
+                part.concerns.append(concern)
     if result.safe:
         operands = [found for path in result.operands for found in matches.get(path, [path])]
         concern = folder_read_concern(part.rule_words, operands, result.options, cwds, state.root)
