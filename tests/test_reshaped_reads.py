@@ -469,13 +469,13 @@ def test_a_utf16_file_is_read_for_credentials_before_a_command_reshapes_it(proje
 
 @needs_wall
 def test_a_utf16_key_git_prints_as_text_asks_before_the_model_sees_it(server, project: Path) -> None:
-    """`git log -p --text` prints the UTF-16 bytes as they are; the model is shown them without
+    """`git log -p -a` (as text) prints the UTF-16 bytes as they are; the model is shown them without
     the NULs, so the output is scanned as it is shown too."""
     git(project, "init", "-q", ".")
     (project / "notes.txt").write_bytes(SECRET_LINE.encode("utf-16"))
     git(project, "add", "notes.txt")
     git(project, "commit", "-qm", "notes")
-    text, asked = model_sees(server, project, command("git log -p --text"))
+    text, asked = model_sees(server, project, command("git log -p -a"))
     assert asked == ["SecretReadApproval"] and AWS_SECRET not in text, (asked, text)
 
 
@@ -485,5 +485,5 @@ def test_control_a_utf16_file_without_a_key_is_shown(server, project: Path) -> N
     (project / "notes.txt").write_bytes("region = marker-r9\n".encode("utf-16"))
     git(project, "add", "notes.txt")
     git(project, "commit", "-qm", "notes")
-    text, asked = model_sees(server, project, command("git log -p --text"))
+    text, asked = model_sees(server, project, command("git log -p -a"))
     assert asked == [] and "marker-r9" in text, (asked, text)
