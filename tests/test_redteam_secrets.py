@@ -76,12 +76,6 @@ def test_control_a_plain_page_is_read_without_a_question(server, project: Path) 
 
 
 @needs_wall
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a credential committed in an ordinary file (config.py) reaches the model reversed: `git show HEAD | rev` "
-    "runs without a question in auto-safe (both are on the safe list), committed_secrets knows history by file "
-    "name only, and the output scan cannot read the reversed key. The docs' 'output reshaped' limit names folder "
-    "walks; history is the same class and is not named"
-))
 def test_a_committed_key_reversed_by_rev_is_not_shown_without_a_question(server, project: Path) -> None:
     committed(project, "config.py", f"AWS_ACCESS_KEY_ID = '{AWS_KEY}'\n")
     text, user = model_sees(server, project, command("git show HEAD | rev"))
@@ -105,12 +99,6 @@ def test_a_committed_key_whose_working_copy_was_overwritten_is_still_asked_about
 
 
 @needs_wall
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a file a command names is scanned before the command runs only in its first 256 KB "
-    "(credentials.FILE_SCAN_BYTES); `tail -c 200 big.log | rev` prints a key that lies past it, reversed, "
-    "and the output scan cannot read it. The rule it needs: what of a file is not scanned is not known "
-    "to be free of credentials"
-))
 def test_a_key_past_the_scanned_head_of_a_large_file_is_not_reversed_out(server, project: Path) -> None:
     (project / "big.log").write_text("x" * 300_000 + f"\naws_secret_access_key = {AWS_SECRET}\n")
     text, user = model_sees(server, project, command("tail -c 200 big.log | rev"))

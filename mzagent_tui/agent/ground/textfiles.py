@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from mzagent_tui.agent.ground.beneath import write_atomically_at
@@ -51,6 +52,29 @@ def read_regular_bytes(path: Path, limit: int) -> bytes | None:
         return b"".join(chunks)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def read_regular_chunks(path: Path, limit: int, chunk: int = 1 << 20) -> Iterator[bytes]:
+    """The first `limit` bytes of a regular file in pieces of `chunk` bytes, opened as
+    `read_regular_bytes` opens it (nothing for a missing, unreadable or special file): a large
+    file is scanned without being held whole."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        while limit > 0:
+            piece = os.read(fd, min(limit, chunk))
+            if not piece:
+                return
+            limit -= len(piece)
+            yield piece
+    except OSError:
+        return
     finally:
         os.close(fd)
 

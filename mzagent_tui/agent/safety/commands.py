@@ -27,10 +27,11 @@ from pathlib import Path
 
 from mzagent_tui.agent.safety import safe_commands, safe_git, trusted_path
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
-from mzagent_tui.agent.safety.credentials import credential_in_file
+from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, credential_in_file
 from mzagent_tui.agent.safety.effects import GIT_COMMANDS
-from mzagent_tui.agent.safety.folder_reads import folder_read_concern
+from mzagent_tui.agent.safety.folder_reads import folder_read_concern, folders_read
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
+from mzagent_tui.agent.safety.reshaped_reads import FolderWalk, GitOutput, LargeFile, UnscannedRead, passes_on, reshapes
 from mzagent_tui.agent.safety.sensitive import is_secret
 from mzagent_tui.agent.safety.shell_parse import MAX_DEPTH, Redirect, Script, SimpleCommand, Word, parse
 
@@ -119,6 +120,11 @@ class Part:
     runs_untrusted: str = ""
     """The file PATH finds for its program when that is in a folder commands can write
     (`.venv/bin/git`): not the program its name says."""
+    reshapes: str = ""
+    """Why its output is not what it reads as it is (`rev`, `base64`, `sort`), "" when it is."""
+    unscanned: list[UnscannedRead] = field(default_factory=list)
+    """What it reads that was not scanned for credentials before the command runs (a file past
+    its first FILE_SCAN_BYTES, what git prints, a folder's files): scanned when a part reshapes it."""
 
     @property
     def program(self) -> str:
@@ -167,7 +173,28 @@ def analyse(command: str, root: Path, path: str | None = None) -> Analysis:
     problems.extend(script.problems)
     if not parts:
         parts.append(Part(command, problems=["empty command"]))
+    _reshaped_reads(parts, problems)
     return Analysis(command, parts, problems, script)
+
+
+def _reshaped_reads(parts: list[Part], problems: list[str]) -> None:
+    """A read not scanned before the command runs, reshaped past the output scan by its own
+    part or a part after it in a pipe (`git show HEAD | rev`), is scanned now, whole up to a
+    bound (reshaped_reads). Only for a command that would otherwise run without a question: one
+    that asks anyway is not made slower."""
+    if problems or any(part.problems or part.concerns or part.risks for part in parts):
+        return
+    for index, part in enumerate(parts):
+        if not part.unscanned or not passes_on(part.rule_words):
+            continue
+        why = part.reshapes or next((later.reshapes for later in parts[index + 1:] if later.piped_into and later.reshapes), "")
+        if not why:
+            continue
+        concern = next(filter(None, (read.concern(why) for read in part.unscanned)), None)
+        if concern:
+            part.concerns.append(concern)
+            part.safe = False
+            return
 
 
 def _parts(script: Script, state: _State, depth: int) -> list[Part]:
@@ -488,6 +515,7 @@ def _nested(script: str, label: str, part: Part, state: _State, depth: int, nest
     part.problems.extend(f"{label}: {p}" for p in parsed.problems)
     for inner in parts:
         inner.text = f"{label}: {inner.text}"
+        inner.piped_into = inner.piped_into or part.piped_into  # `… | sh -c rev`: the script's commands read the pipe
     nested.extend(parts or [Part(f"{label}: {script}", problems=["empty command"])])
 
 
@@ -533,6 +561,7 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
     result = safe_commands.check(words)
     part.concerns.extend(result.concerns)
     part.problems.extend(result.hidden)
+    part.reshapes = reshapes(part.rule_words, result.options, result.safe)
     cwds = {_join(cwd, result.folders[-1]) for cwd in state.cwds} if result.folders else state.cwds
     for folder in result.folders:
         for found in matches.get(folder, [folder]):
@@ -545,13 +574,17 @@ def _judge(part: Part, state: _State, matches: dict[str, list[str]]) -> None:
             part.concerns.extend(c for c in repository_config_concerns(cwd) if c not in part.concerns)
         for cwd in cwds if not part.concerns else ():  # the scan runs git: never where its config runs programs
             concern = committed_secret_concern(part.rule_words, cwd)
-            if concern and concern not in part.concerns:
+            if concern is None:
+                part.unscanned.append(GitOutput(part.rule_words, cwd))
+            elif concern not in part.concerns:
                 part.concerns.append(concern)
     if result.safe:
         operands = [found for path in result.operands for found in matches.get(path, [path])]
         concern = folder_read_concern(part.rule_words, operands, result.options, cwds, state.root)
         if concern:
             part.concerns.append(concern)
+        else:
+            part.unscanned.extend(FolderWalk(*read) for read in folders_read(part.rule_words, operands, result.options, cwds))
     part.safe = result.safe and not (part.problems or part.concerns or part.risks)
     part.not_safe = result.why
 
@@ -651,6 +684,15 @@ def _check_read(path: str, part: Part, state: _State, relative_to: set[Path]) ->
         if credential:
             part.concerns.append(f"reads {path}, which looks like it holds a credential ({credential})")
             return
+        if _size(resolved) > FILE_SCAN_BYTES:
+            part.unscanned.append(LargeFile(path, resolved))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _change_folder(part: Part, state: _State, matches: dict[str, list[str]]) -> None:

@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 
 from mzagent_tui.agent.safety import own_programs
-from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, describe, find_credentials
+from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, credential_in_pieces
 from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_repository
 from mzagent_tui.agent.safety.sensitive import is_secret
 
@@ -122,9 +122,9 @@ def _credential_at_revision(args: list[str], repository: Repository) -> str | No
             return f"git could not show {arg}, so whether it holds a credential is not known"
         if shown.returncode != 0:
             continue  # not a file at that revision (a folder, a missing path): git prints no file's content
-        found = find_credentials(shown.stdout[:FILE_SCAN_BYTES].decode("utf-8", "replace"))
+        found = credential_in_pieces([shown.stdout[:FILE_SCAN_BYTES]])
         if found:
-            return f"{arg} looks like it holds a credential ({describe(found)})"
+            return f"{arg} looks like it holds a credential ({found})"
     return None
 
 

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,10 @@ from mzagent_tui.agent.safety.secrets import REDACTED
 
 FILE_SCAN_BYTES = 256 * 1024
 """What of a file a command reads is scanned before the command runs."""
+SCAN_OVERLAP = 16 * 1024
+"""Characters at the end of one piece of a long text scanned again with the next: a credential
+that crosses the boundary is whole in one of the two (a private key longer than this is found
+by its header, which its rule matches up to the end of the piece)."""
 MASK = REDACTED
 """What a masked credential reads as: the word the redaction of logs and outputs already uses."""
 
@@ -294,5 +299,43 @@ def credential_in_file(path: Path) -> str | None:
     output is scanned too, but `rev`, `od -c`, `xxd`, `fold -w 4` on the safe list print a
     credential in a shape no rule knows: the file is looked at before the command runs."""
     text = read_regular(path, FILE_SCAN_BYTES)
-    found = find_credentials(text) if text else []
+    found = _found_as_read(text) if text else []
     return describe(found) if found else None
+
+
+def _found_as_read(text: str) -> list[Credential]:
+    """find_credentials, and in a text with NULs also without them: a UTF-16 file (Windows
+    PowerShell's `>` writes one) interleaves every letter with a NUL, which a terminal and the
+    model's view of an output drop."""
+    found = find_credentials(text)
+    if not found and "\x00" in text:
+        found = find_credentials(text.replace("\x00", ""))
+    return found
+
+
+def credential_in_pieces(pieces: Iterable[bytes]) -> str | None:
+    """What credential a text that arrives in pieces holds (a large file, git's output), or
+    None: each piece is scanned with the end of the one before it, so the text is never held
+    whole and a credential cut by a piece's end is still seen."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    carry, first_line = "", 1
+    for piece in _then_end(pieces):
+        new = decoder.decode(piece, final=not piece)
+        if not new:
+            continue
+        text = carry + new
+        found = _found_as_read(text)
+        if found:
+            return describe(found, first_line)
+        keep = max(0, len(text) - SCAN_OVERLAP)
+        line_start = text.rfind("\n", 0, keep) + 1
+        keep = line_start if keep - line_start <= SCAN_OVERLAP else keep  # from a line's start, unless that line is huge
+        first_line += text.count("\n", 0, keep)
+        carry = text[keep:]
+    return None
+
+
+def _then_end(pieces: Iterable[bytes]) -> Iterable[bytes]:
+    """The pieces, then an empty one that flushes the decoder."""
+    yield from (piece for piece in pieces if piece)
+    yield b""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,38 +161,55 @@ def _in_cluster(word: str, letter: str) -> bool:
     return word.startswith("-") and not word.startswith("--") and letter in word[1:]
 
 
-def folder_read_concern(words: list[str], paths: list[str], options: list[tuple[str, str]], cwds: set[Path], root: Path) -> str | None:
-    """Why a command that reads whole folders should ask, or None when it reads none or only
-    harmless files. `paths` are its path operands (option values are not walked, but diff's
-    `--from-file`/`--to-file` are operands by another name). Every path is looked at from every
-    folder the command may run in."""
+def folders_read(words: list[str], paths: list[str], options: list[tuple[str, str]], cwds: set[Path]) -> list[tuple[str, Path, FolderRead]]:
+    """Each folder a command that reads whole folders reads, as (the path as written, the
+    folder from one of the folders the command may run in, how it reads it); empty when it
+    reads none. `paths` are its path operands (option values are not walked, but diff's
+    `--from-file`/`--to-file` are operands by another name)."""
     reads = folder_read(words, paths, options)
     if reads is None:
-        return None
+        return []
     if words[0] == "diff":
         paths = paths + [value for name, value in options if name in ("--from-file", "--to-file")]
-    for path in paths or ["."]:
-        for cwd in cwds:
-            folder = Path(path) if os.path.isabs(path) else cwd / path
-            found = _reached_below(folder, root, reads)
-            if found:
-                return f"reads every file below {path}, which holds {found}"
+    return [(path, Path(path) if os.path.isabs(path) else cwd / path, reads) for path in paths or ["."] for cwd in cwds]
+
+
+def folder_read_concern(words: list[str], paths: list[str], options: list[tuple[str, str]], cwds: set[Path], root: Path) -> str | None:
+    """Why a command that reads whole folders should ask, or None when it reads none or only
+    harmless files. Every path is looked at from every folder the command may run in."""
+    for path, folder, reads in folders_read(words, paths, options, cwds):
+        found = _reached_below(folder, root, reads)
+        if found:
+            return f"reads every file below {path}, which holds {found}"
     return None
 
 
-def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
-    """A secret file below `folder` the read reaches, or a link out of the project it would
-    follow. When links are followed, a folder already looked at is not walked again (`a -> ..`
-    would loop); otherwise every folder is reached once anyway. A read that skips hidden files
-    reads those an ignore file's `!` line names."""
-    follows_links = reads.follows_links
+def files_read_below(folder: Path, reads: FolderRead) -> Iterator[Path]:
+    """The files below `folder` the read reads (as `_reached_below` walks them), and a
+    repository's `.git/config`, where a token is kept (`http.extraheader`): their content is
+    what the command may print. A link is read through only when the read follows links."""
+    for current, dirs, files, _ in _walk(folder, reads):
+        for name in files:
+            path = Path(current) / name
+            if reads.follows_links or not path.is_symlink():
+                yield path
+        if ".git" in dirs:
+            yield Path(current) / ".git" / "config"
+
+
+def _walk(folder: Path, reads: FolderRead) -> Iterator[tuple[str, list[str], list[str], int]]:
+    """The folders below `folder` the read goes into: each with the subfolders and files the
+    read takes there (filtered as the program filters them) and how many entries it holds. The
+    walk goes on into the subfolders yielded: when links are followed, a folder already looked
+    at is not walked again (`a -> ..` would loop); otherwise every folder is reached once anyway,
+    but for those no secret of the user's is kept in (_NOT_SCANNED). A read that skips hidden
+    files reads those an ignore file's `!` line names."""
     whitelist = _Whitelist()
     if reads.skips_hidden:
         whitelist.add_outside(folder)
-    seen = 0
     walked = {os.path.realpath(folder)}
-    for current, dirs, files in os.walk(folder, followlinks=follows_links):
-        seen += len(dirs) + len(files)
+    for current, dirs, files in os.walk(folder, followlinks=reads.follows_links):
+        entries = len(dirs) + len(files)
         if reads.skips_hidden:
             for name in files:
                 if name in _IGNORE_FILES:
@@ -200,6 +218,19 @@ def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
             files = [f for f in files if not f.startswith(".") or whitelist.names(Path(current) / f, is_dir=False)]
         dirs[:] = [d for d in dirs if not any(fnmatch.fnmatchcase(d, glob) for glob in reads.excluded_folders)]
         files = [f for f in files if _grep_reads(f, reads.filters)]
+        yield current, dirs, files, entries
+        if reads.follows_links:
+            dirs[:] = [d for d in dirs if _first_visit(os.path.join(current, d), walked)]
+        else:
+            dirs[:] = [d for d in dirs if d not in _NOT_SCANNED]
+
+
+def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
+    """A secret file below `folder` the read reaches, or a link out of the project it would follow."""
+    follows_links = reads.follows_links
+    seen = 0
+    for current, dirs, files, entries in _walk(folder, reads):
+        seen += entries
         for name in [*dirs, *files]:
             path = Path(current) / name
             shown = os.path.relpath(path, folder)
@@ -218,10 +249,6 @@ def _reached_below(folder: Path, root: Path, reads: FolderRead) -> str | None:
             return f"{os.path.relpath(Path(current) / '.git' / 'config', folder)} (a password in a remote URL)"
         if seen > SCAN_LIMIT:
             return f"more than {SCAN_LIMIT} files (not all checked)"
-        if follows_links:
-            dirs[:] = [d for d in dirs if _first_visit(os.path.join(current, d), walked)]
-        else:
-            dirs[:] = [d for d in dirs if d not in _NOT_SCANNED]
     return None
 
 

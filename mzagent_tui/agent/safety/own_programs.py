@@ -254,6 +254,44 @@ def git(
     )
 
 
+def git_head(*args: str, cwd: Path, limit: int, timeout: float, readable: Iterable[Path] = ()) -> tuple[bytes, int | None]:
+    """The first `limit` bytes `git ARGS` prints (hardened, read-only, as `git` runs it) and its
+    exit code; None instead of a code when it printed more than `limit` or ran past `timeout`
+    (it is killed then): a caller scanning the output knows whether it saw all of it, and never
+    holds more than `limit`."""
+    env = dict(GIT_ENV)
+    named, seen = _git_paths(cwd, env)
+    process = start(["git", *GIT_HARDENING, *args], cwd, env=env, readable=[*(path for path in readable if not _closed(path)), *named], seen=seen)
+    late = threading.Event()
+
+    def stop() -> None:
+        late.set()
+        process.kill()
+
+    timer = threading.Timer(timeout, stop)
+    timer.start()
+    data = bytearray()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.close()
+        while len(data) <= limit:
+            piece = os.read(process.stdout.fileno(), 1 << 16)
+            if not piece:
+                break
+            data += piece
+        if len(data) > limit:
+            process.kill()
+        process.wait()
+    finally:
+        timer.cancel()
+        if process.returncode is None:  # an error above: it must not outlive the call
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+    return bytes(data[:limit]), None if late.is_set() or len(data) > limit else process.returncode
+
+
 def git_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
     """A long-running `git ARGS` (`cat-file --batch`) with the hardening, read-only."""
     env = {**GIT_ENV, **(env or {})}

@@ -111,14 +111,13 @@ class ShellTool:
         )
         ok = result.exit_code == 0 or bool(answer)
         report = _report(outcome, ctx.command_timeout, str(output_path))
-        found = _credentials(output)
+        found, secrets = _credentials_as_shown(output)
         if found:
             what = _describe_credentials(found)
             answer = self._credential_answer(to_run, what) if decision.by_policy else MASK_IT
             if answer == WITHHOLD:
                 return ToolResult(_withheld(result.exit_code, what, outcome.tail), ok=ok, exit_code=result.exit_code, output_path=str(output_path))
             if answer == MASK_IT:
-                secrets = [output[item.start:item.end] for item in found]
                 report = _masked(report, secrets)
                 outcome = dataclasses.replace(outcome, output=_masked(outcome.output, secrets), stdout=_masked(outcome.stdout, secrets))
         return ToolResult(
@@ -147,7 +146,7 @@ class ShellTool:
         result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root, ctx.env.get("PATH", ""))))
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         output = _whole(result.output)
-        text = _masked(text, [output[item.start:item.end] for item in _credentials(output)])
+        text = _masked(text, _credentials_as_shown(output)[1])
         return result, ctx.redact.command_output(text), str(output_path)
 
     def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool, own_git: bool = False) -> tuple[ProcessResult, str]:
@@ -318,6 +317,21 @@ def _credentials(output: str) -> list[Credential]:
     from mzagent_tui.agent.safety.credentials import find_credentials
 
     return find_credentials(output)
+
+
+def _credentials_as_shown(output: str) -> tuple[list[Credential], list[str]]:
+    """The credentials in a command's output and each secret's text, found in the output as it
+    came and as the model is shown it, without colour codes and control characters: `grep
+    --color=always` splits a key with codes, a UTF-16 file interleaves it with NULs, and both
+    are taken out before the model reads it."""
+    found = _credentials(output)
+    secrets = [output[item.start:item.end] for item in found]
+    shown = strip_control(output)
+    if shown != output:
+        found_shown = _credentials(shown)
+        found = found or found_shown
+        secrets += [shown[item.start:item.end] for item in found_shown]
+    return found, secrets
 
 
 def _describe_credentials(found: list[Credential]) -> str:

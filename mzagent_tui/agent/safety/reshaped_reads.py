@@ -1,0 +1,239 @@
+"""Reads whose output a command reshapes past the output scan: what they read must be known to
+be free of credentials before the command runs.
+
+A command's output is scanned for credentials, and a file it names is scanned before it runs,
+but only in its first FILE_SCAN_BYTES; what git holds is checked by file name (and a file named
+at a revision by content), and a folder a command walks (`grep -r`) by the names of its files.
+The output scan covers the rest while the output is the read text as it is. `rev`, `base64`,
+`xxd`, `tr`, `sort`, `cut` and every
+program not on a short list print it in a shape no rule reads back: `git show HEAD | rev`
+prints a committed key reversed. So when a part of a command reads such content and the part
+itself, or a part after it in a pipe, is not on the list of programs that print what they read
+line by line as it is (`KEEPS_LINES`), the content is scanned first, whole, up to
+DEEP_SCAN_BYTES: a credential asks, and so does content past the bound (what is not scanned is
+not known to be free of credentials). A large file is read in pieces; what a git command
+prints (a patch, a file at a revision, a commit message) is made by running the same command
+ourselves (hardened, confined, read-only, without external diff or text conversion); a
+folder's files are read one by one, as the walk that checks their names finds them.
+
+Not covered: a line filter on the list that leaves out the first and last lines of a private
+key (`grep -v -- -----`) prints its body, which no rule knows without them; a folder walk's
+files under `.git` (but its config), `node_modules` and `__pycache__`, which the walk that
+checks names does not enter either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from mzagent_tui.agent.ground.textfiles import read_regular_chunks
+from mzagent_tui.agent.safety import own_programs
+from mzagent_tui.agent.safety.credentials import credential_in_pieces
+from mzagent_tui.agent.safety.folder_reads import FolderRead, files_read_below
+from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
+
+DEEP_SCAN_BYTES = 8 << 20
+"""What of one read is scanned before a command that reshapes it runs: 0.1 s a megabyte of logs,
+up to 1 s a megabyte of source full of secret words under load (bench/reshaped_reads.py), and
+this check stands before a command runs; past it, the command asks."""
+GIT_SCAN_TIMEOUT = 10.0
+"""Seconds our copy of a git command may take to print what the command would print."""
+_PIECE = 1 << 20
+
+KEEPS_LINES: dict[str, frozenset[str]] = {
+    "cat": frozenset("-A -E -T -v -e -t --show-all --show-ends --show-tabs --show-nonprinting".split()),
+    "head": frozenset("-c --bytes".split()),
+    "tail": frozenset("-c --bytes -r".split()),
+    "grep": frozenset("-o --only-matching".split()),
+    "egrep": frozenset("-o --only-matching".split()),
+    "fgrep": frozenset("-o --only-matching".split()),
+    "rg": frozenset("-o --only-matching -r --replace --json -E --encoding".split()),
+    "uniq": frozenset(),
+    "nl": frozenset(),
+    "diff": frozenset("-y --side-by-side -W --width --left-column".split()),
+}
+"""Programs that print what they read line by line as it is (or only counts), with the options
+that make them print it otherwise (`cat -A` writes a tab as `^I`, `head -c` cuts inside a line,
+`grep -o` prints a piece of a line, `rg -r` replaces it). They may leave lines out; what they
+print, the output scan reads."""
+PRINTS_NO_CONTENT = frozenset(
+    "ls stat du file tree find realpath readlink basename dirname test wc pwd true false "
+    "md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum cksum".split()
+)
+"""Programs that print about files, not what they hold (names, sizes, counts, a digest): what
+they read reaches nobody."""
+_GIT_RESHAPES = {"--word-diff", "--word-diff-regex", "--color-words", "--binary"}
+"""Git options that print changes word by word, or binary files as base85 (and `--color`,
+below, which for git means always)."""
+_GIT_RESHAPES_GREP = {"-o", "--only-matching"}
+_ANSI = re.compile(rb"\x1b\[[0-9;]*[mK]")
+"""Colour codes (`--color=always`), taken out before the scan."""
+
+
+def reshapes(words: list[str], options: list[tuple[str, str]], understood: bool) -> str:
+    """Why a part's output is not what it reads as it is ("" when it is): `words` as rules see
+    them, `options` as the safe list read them (`understood`: all of them)."""
+    program = words[0] if words else ""
+    if program == "git":
+        return _git_reshapes(words)
+    if program in PRINTS_NO_CONTENT:
+        return ""
+    if program not in KEEPS_LINES:
+        return f"{program} does not print what it reads as it is" if program else ""
+    if not understood:
+        return f"{program}: its options are not all understood"
+    changing = next((name for name, value in options if name in KEEPS_LINES[program] or _colours(name, value)), None)
+    return f"{program} {changing} does not print what it reads as it is" if changing else ""
+
+
+def _colours(name: str, value: str) -> bool:
+    """`grep --color=always` puts colour codes inside a line, around what matched."""
+    return name in ("--color", "--colour") and value == "always"
+
+
+def passes_on(words: list[str]) -> bool:
+    """Whether a part prints any of what it reads (`ls big.log` and `sha256sum` do not)."""
+    return not words or words[0] not in PRINTS_NO_CONTENT
+
+
+def _git_reshapes(words: list[str]) -> str:
+    """Git prints a file's lines as they are, but word by word, coloured inside a line or in
+    base85 with some options."""
+    if len(words) < 2:
+        return ""
+    for word in words[2:]:
+        if word == "--":
+            break
+        name = word.split("=", 1)[0]
+        only_matching = words[1] == "grep" and (name in _GIT_RESHAPES_GREP or _cluster_has(word, "o"))
+        if name in _GIT_RESHAPES or word in ("--color", "--color=always") or only_matching:
+            return f"git {words[1]} {name} does not print the lines as they are"
+    return ""
+
+
+def _cluster_has(word: str, letter: str) -> bool:
+    return word.startswith("-") and not word.startswith("--") and letter in word[1:]
+
+
+@dataclass(frozen=True)
+class LargeFile:
+    """A file a part reads that is larger than the scan before a command runs."""
+
+    shown: str
+    path: Path
+
+    def concern(self, why: str) -> str | None:
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return None
+        if size > DEEP_SCAN_BYTES:
+            return (f"reads {self.shown} ({_megabytes(size)}), of which only the first {_megabytes(DEEP_SCAN_BYTES)} can be "
+                    f"checked for credentials, and {why}: the output scan would not read them")
+        found = credential_in_pieces(read_regular_chunks(self.path, DEEP_SCAN_BYTES, _PIECE))
+        if found:
+            return f"reads {self.shown}, which looks like it holds a credential ({found}), and {why}: the output scan would not read it"
+        return None
+
+
+@dataclass(frozen=True)
+class GitOutput:
+    """A read-only git command run in `cwd`: what it prints is what the repository holds (`git
+    show`, `git log -p`, `git grep`, `git blame REV`, a commit message), known to git only."""
+
+    words: list[str]
+    cwd: Path
+
+    def concern(self, why: str) -> str | None:
+        shown = " ".join(self.words[:2])
+        if len(self.words) < 2:
+            return None
+        try:
+            repository = find_repository(self.cwd)
+        except GitUnanswered as exc:
+            return f"{shown}: {exc}"
+        if repository is None:
+            return None
+        top = repository.work_tree or repository.git_dir
+        words = _scan_words(self.words)
+        if words is None:
+            return f"{shown} prints what the repository holds in a shape the scan cannot read, and {why}"
+        try:
+            printed, code = own_programs.git_head(
+                *words, cwd=self.cwd, limit=DEEP_SCAN_BYTES, timeout=GIT_SCAN_TIMEOUT,
+                readable=[top, repository.git_dir, repository.common_dir],
+            )
+        except OSError as exc:
+            return f"{shown}: what it prints could not be checked for credentials (git: {exc.strerror}), and {why}"
+        if code is None:
+            return (f"{shown} prints more than {_megabytes(DEEP_SCAN_BYTES)} (or takes more than {GIT_SCAN_TIMEOUT:.0f} s), "
+                    f"which is not checked for credentials, and {why}: the output scan would not read it")
+        if code > 1:  # 1 is an answer (`git diff --exit-code`, `git grep` without a match)
+            return f"{shown}: what it prints could not be checked for credentials (git ended with {code}), and {why}"
+        found = credential_in_pieces(_pieces(_ANSI.sub(b"", printed)))
+        if found:
+            return f"{shown} prints what looks like a credential ({found} of what it prints), and {why}: the output scan would not read it"
+        return None
+
+
+@dataclass(frozen=True)
+class FolderWalk:
+    """A folder a part reads every file of (`grep -r`, `rg`, `diff -r`)."""
+
+    shown: str
+    folder: Path
+    reads: FolderRead
+
+    def concern(self, why: str) -> str | None:
+        budget = DEEP_SCAN_BYTES
+        for path in files_read_below(self.folder, self.reads):
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            if size > budget:
+                return (f"reads every file below {self.shown}, more than the {_megabytes(DEEP_SCAN_BYTES)} that can be checked "
+                        f"for credentials, and {why}: the output scan would not read them")
+            budget -= size
+            found = credential_in_pieces(read_regular_chunks(path, size, _PIECE))
+            if found:
+                shown = os.path.relpath(path, self.folder)
+                return (f"reads every file below {self.shown}, and {shown} looks like it holds a credential ({found}), "
+                        f"and {why}: the output scan would not read it")
+        return None
+
+
+UnscannedRead = LargeFile | GitOutput | FolderWalk
+"""Content a part reads that was not scanned for credentials before the command runs."""
+
+
+def _scan_words(words: list[str]) -> list[str] | None:
+    """The git command to run for the scan: the part's own, with no external diff or text
+    conversion (the repository names those programs), and printing lines as they are where
+    it asked for words (`--word-diff`, `--color-words`, `git grep -o`: the same content).
+    None where that cannot be undone: `--binary` (base85), `-o` among other letters."""
+    sub, args = words[1], words[2:]
+    safe = ["--no-ext-diff", "--no-textconv"] if sub in ("show", "log", "diff", "whatchanged") else ["--no-textconv"] if sub == "grep" else []
+    kept: list[str] = []
+    for index, word in enumerate(args):
+        if word == "--":
+            kept.extend(args[index:])
+            break
+        name = word.split("=", 1)[0]
+        if name in ("--word-diff", "--word-diff-regex", "--color-words") or (sub == "grep" and word in _GIT_RESHAPES_GREP):
+            continue
+        if name == "--binary" or (sub == "grep" and _cluster_has(word, "o")):
+            return None
+        kept.append(word)
+    return [sub, *safe, *kept]
+
+
+def _pieces(data: bytes) -> list[bytes]:
+    return [data[start:start + _PIECE] for start in range(0, len(data), _PIECE)]
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1 << 20):.0f} MB" if size >= 1 << 20 else f"{size // 1024} KB"
