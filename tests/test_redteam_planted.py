@@ -150,6 +150,23 @@ def test_control_without_pythonpath_a_subfolder_module_does_not_ask(server, proj
     assert not write_asks(server, project, "lib/json.py", "import os\n") and (project / "lib" / "json.py").exists()
 
 
+@pytest.mark.parametrize(("link", "target", "path"), [
+    ("notes.txt", ".irbrc", "notes.txt"), ("cfg", ".gemini/", "cfg/settings.json"), ("util.py", "logging.py", "util.py"),
+])
+def test_a_write_through_a_link_to_a_rule_s_name_asks(server, project: Path, link: str, target: str, path: str) -> None:
+    """The write lands where the link leads, and that is what is judged."""
+    if target.endswith("/"):
+        target = target.rstrip("/")
+        (project / target).mkdir()
+    (project / link).symlink_to(target)
+    assert write_asks(server, project, path)
+
+
+def test_control_a_write_through_a_link_to_an_ordinary_name_does_not_ask(server, project: Path) -> None:
+    (project / "notes.txt").symlink_to("data.txt")
+    assert not write_asks(server, project, "notes.txt") and (project / "data.txt").read_text() == "x\n"
+
+
 @pytest.mark.parametrize(("path", "asks"), [
     # rule 1 and the folders tools fill: only down to the first hidden folder
     ("node_modules/pkg/.eslintrc", False), (".venv/bin/ruff", False), (".pytest_cache/v/cache/lastfailed", False),
