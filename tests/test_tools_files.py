@@ -355,14 +355,14 @@ def test_the_same_content_as_the_models_own_earlier_write_is_a_step_done(tools, 
 
 def test_a_file_the_model_never_read_is_not_overwritten(tools, project: Path) -> None:
     """A small model wrote the test file's content over the code it had never looked at."""
-    (project / "code.py").write_text("def f():\n    return 1\n")
-    text, ok = write(tools, "code.py", "import unittest\n")
-    assert not ok and 'code.py already exists and you have not read it' in text and 'call read_file("code.py") first' in text
-    assert (project / "code.py").read_text() == "def f():\n    return 1\n"
+    (project / "solver.py").write_text("def f():\n    return 1\n")
+    text, ok = write(tools, "solver.py", "import unittest\n")
+    assert not ok and 'solver.py already exists and you have not read it' in text and 'call read_file("solver.py") first' in text
+    assert (project / "solver.py").read_text() == "def f():\n    return 1\n"
     assert not tools[1].of(FileChanged)
-    read(tools, "./code.py")
-    text, ok = write(tools, "code.py", "def f():\n    return 2\n")
-    assert ok and (project / "code.py").read_text() == "def f():\n    return 2\n"
+    read(tools, "./solver.py")
+    text, ok = write(tools, "solver.py", "def f():\n    return 2\n")
+    assert ok and (project / "solver.py").read_text() == "def f():\n    return 2\n"
 
 
 def test_new_empty_and_already_written_files_need_no_read(tools, project: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from mzagent_tui.agent.events import Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, PolicyApprover, StaticApprover
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
-from mzagent_tui.agent.safety.sensitive import plants_code
+from mzagent_tui.agent.safety.planting import plants_code
 from mzagent_tui.agent.tools.registry import load_custom_tool
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, read_reply, write_reply
@@ -65,7 +65,7 @@ def test_writing_git_config_asks_and_a_no_leaves_it_untouched(server, project: P
 def test_headless_without_an_approver_refuses_the_write_and_tells_the_model(server, project: Path) -> None:
     recorder = _run_write(server, project, StaticApprover(False, note="no terminal to ask"), path=".envrc")
     assert not (project / ".envrc").exists()
-    assert "direnv runs it" in recorder.of(Observation)[0].text
+    assert "a hidden name is, by convention, configuration" in recorder.of(Observation)[0].text
 
 
 def test_an_approved_write_goes_through(server, project: Path) -> None:

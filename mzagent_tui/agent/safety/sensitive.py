@@ -1,8 +1,8 @@
-"""Which paths hold secrets (reading them asks) and which make tools run code (writing them asks).
+"""Which paths hold secrets: reading them asks.
 
-One list for `read_file`, `write_to_file` and the command analyser, so a file the agent must
-ask to read cannot be read by `cat` without asking, and a file that plants code cannot be
-written without asking by either route.
+One list for `read_file` and the command analyser, so a file the agent must ask to read cannot
+be read by `cat` without asking. Which files make tools run code (writing them asks) is
+safety/planting.py.
 """
 
 from __future__ import annotations
@@ -74,74 +74,6 @@ HOME_GIT_SETTINGS = (".gitconfig", ".config/git/config")
 """Readable by commands as an allow-listed copy (git_user_settings); the originals may hold
 tokens, so reading them by name (`read_file`, `cat`) asks."""
 _PROC_SECRET = re.compile(r"^/proc/[^/]+/(task/[^/]+/)?(environ|cmdline|mem|auxv|maps|smaps|pagemap|fd(/.*)?)$")
-
-# Files a tool reads as configuration and obeys by running code: writing one is planting code.
-# (glob on the project-relative path, reason shown in the dialog)
-#
-# Where the line is: a file is listed when a tool runs what it says on an act that is not
-# "run this project's code" (entering the folder, opening it in an editor, starting Python or
-# node, any git, npm or yarn command, a debugger). The project's own build and test files
-# (`Makefile`, `package.json` scripts, `conftest.py`, `setup.py`, `pyproject.toml`'s build
-# backend, `build.rs`, `*.config.js`) are not: running them is running the project, which the
-# user does on purpose, and a command's changes to them are listed after it like any file's.
-# Looked at and left out: `.editorconfig` (indentation only), `.nvmrc`/`.python-version` (a
-# version name from the tool's own list), `.gitmodules` (git refuses its `!command` updates and
-# its program-running transports are off), `.lfsconfig` (git-lfs reads only URLs and fetch
-# lists from it), `.clangd` (clangd runs a compiler only where the user's `--query-driver` allows).
-CODE_PLANTING = (
-    (".git", "the repository's own folder: its config and hooks run programs in git commands"),
-    (".env", "environment settings that tools load"),
-    (".env.*", "environment settings that tools load"),
-    (".flaskenv", "environment settings that flask loads"),
-    (".envrc", "direnv runs it when you enter the folder"),
-    (".mise.toml", "mise runs its hooks and tasks when you enter the folder"),
-    ("mise.toml", "mise runs its hooks and tasks when you enter the folder"),
-    (".mise/*", "mise runs its hooks and tasks when you enter the folder"),
-    (".tool-versions", "asdf and mise put the tools it names on PATH (a `path:` version is any folder)"),
-    (".claude/*", "another agent's settings: hooks and tool servers that run programs"),
-    (".cursor/*", "another agent's settings: hooks and tool servers that run programs"),
-    (".mcp.json", "tool servers an agent or editor starts"),
-    ("*.code-workspace", "editor settings and tasks that run programs"),
-    (".zed/*", "editor settings and tasks that run programs (language servers)"),
-    (".helix/*", "editor settings that name language servers to run"),
-    (".nvim.lua", "Neovim runs it in a trusted folder"),
-    (".exrc", "Vim and Neovim run it in a trusted folder"),
-    (".vimrc", "Vim runs it in a folder where 'exrc' is set"),
-    (".vscode/*", "editor settings and tasks that run programs"),
-    (".idea/*", "editor settings and run configurations"),
-    (".devcontainer/*", "a container definition an editor builds and runs"),
-    (".husky/*", "git hooks"),
-    (".githooks/*", "git hooks"),
-    (".hg/hgrc", "Mercurial runs the hooks and extensions it names"),
-    (".gitattributes", "chooses the filter, diff and merge drivers git runs on each file (those your git config defines, such as git-lfs)"),
-    (".pre-commit-config.yaml", "pre-commit hooks that run on every commit"),
-    (".github/workflows/*", "CI workflows that run with the repository's secrets"),
-    (".gitlab-ci.yml", "CI jobs that run with the repository's secrets"),
-    (".circleci/*", "CI jobs that run with the repository's secrets"),
-    (".buildkite/*", "CI jobs that run with the repository's secrets"),
-    ("bitbucket-pipelines.yml", "CI jobs that run with the repository's secrets"),
-    ("azure-pipelines.yml", "CI jobs that run with the repository's secrets"),
-    (".travis.yml", "CI jobs that run with the repository's secrets"),
-    ("jenkinsfile", "CI jobs that run with the repository's secrets"),
-    (".npmrc", "npm and pnpm obey it in every command: node-options can --require a file, script-shell and git name programs"),
-    (".yarnrc", "yarn 1 runs the file its yarn-path names instead of itself"),
-    (".yarnrc.yml", "yarn runs the file its yarnPath names and loads its plugins"),
-    (".yarn/releases/*", "yarn runs the release its yarnPath names on every command"),
-    (".yarn/plugins/*", "yarn loads its plugins on every command"),
-    (".pnpmfile.cjs", "pnpm runs its hooks on every install"),
-    (".pdbrc", "pdb runs its commands (Python included) when a debugger starts here"),
-    (".pdbrc.py", "pdb++ runs it when a debugger starts here"),
-    (".ipython/profile_*/startup/*", "IPython runs its startup files when its folder is here (IPYTHONDIR)"),
-    (".cargo/config", "cargo and rust-analyzer run the programs it names (rustc wrapper, runner, linker)"),
-    (".cargo/config.toml", "cargo and rust-analyzer run the programs it names (rustc wrapper, runner, linker)"),
-    (".bazelrc", "bazel obeys its options on every build (--workspace_status_command runs a program)"),
-    ("*.pth", "Python runs .pth files at every start"),
-    ("*sitecustomize.py", "Python imports it at every start"),
-    ("*usercustomize.py", "Python imports it at every start"),
-    ("pyvenv.cfg", "Python reads it at start: its home chooses the standard library it imports"),
-    ("bin/activate*", "your shell runs it when you activate the virtual environment"),
-)
-
 
 LOCAL_BIN = ".local/bin"
 _LAUNCHER = re.compile(rb"#![^\n]*python[\d.]*[^\n]*\n(?:#[^\n]*\n)*import re\nimport sys\nfrom [\w.]+ import [\w.]+\n")
@@ -247,48 +179,3 @@ def _holds_url_password(config: Path) -> bool:
     `http.extraheader = AUTHORIZATION: basic …` a CI checkout leaves)."""
     text = read_regular(config, GIT_CONFIG_READ)
     return text is not None and (URL_PASSWORD.search(text) is not None or _EXTRA_HEADER.search(text) is not None)
-
-
-def plants_code(relative_path: str) -> str | None:
-    """Why writing this project file makes a tool run code, or None. Compared in lower case:
-    on a case-insensitive file system `.GIT/config` is `.git/config`. A folder's pattern
-    (`.vscode/*`) matches at any depth: an editor opened on `web/` runs `web/.vscode/tasks.json`."""
-    path = relative_path.replace("\\", "/").lower()
-    while path.startswith("./"):
-        path = path[2:]
-    parts = path.split("/")
-    tails = ["/".join(parts[i:]) for i in range(len(parts))]
-    for pattern, reason in CODE_PLANTING:
-        if pattern == ".git" and ".git" in parts:
-            return reason
-        targets = tails if "/" in pattern else [parts[-1]]
-        if any(fnmatch.fnmatchcase(target, pattern) for target in targets):
-            return reason
-    return None
-
-
-def plants_code_through(relative_path: str) -> str | None:
-    """Why a link at this path makes tools run code, or None: one named like a file of the list
-    (`.envrc -> setup.sh`, read through by direnv), or like one of its folders, or a folder on
-    the way to one (`.vscode -> d`, `.github -> d`: `d/tasks.json` is then the editor's task file)."""
-    planted = plants_code(relative_path)
-    if planted is not None:
-        return planted
-    path = relative_path.replace("\\", "/").lower().removeprefix("./")
-    parts = path.split("/")
-    tails = ["/".join(parts[i:]) for i in range(len(parts))]
-    for pattern, reason in CODE_PLANTING:
-        folders = pattern.split("/")[:-1]
-        prefixes = ["/".join(folders[: i + 1]) for i in range(len(folders))]
-        if any(fnmatch.fnmatchcase(tail, prefix) for tail in tails for prefix in prefixes):
-            return reason
-    return None
-
-
-PLANTING_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in CODE_PLANTING if "/" not in pattern))
-"""Matches (`match`) a lower-case file name that `plants_code` names by itself (`.envrc`, `x.pth`)."""
-PLANTING_FOLDERS = frozenset(pattern.split("/")[0] for pattern, _ in CODE_PLANTING if "/" in pattern)
-"""The first folder of each folder pattern (`.vscode`, `.github`), all plain names: a path
-`plants_code` names is either a name `PLANTING_NAME` matches or below one of these. A walk that
-looks at every path of a project checks only those with `plants_code` (one regular expression of
-every pattern cost ~0.2 ms a path)."""

@@ -27,7 +27,8 @@ from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, Secr
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
-from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret, plants_code
+from mzagent_tui.agent.safety.planting import plants_code, python_first_folders
+from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret
 from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing_text
@@ -282,7 +283,7 @@ class FileTools:
         change = file_diff(rel, old, data)
         own = is_own_installation(self.root, rel)
         planted = (
-            (own_install.REASON if own else None) or plants_code(rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
+            (own_install.REASON if own else None) or plants_code(rel, python_first(self._ctx)) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
             or _git_runs(self.root, rel) or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
         )
         diff = self._ctx.redact.exact(change.text) if change else ""
@@ -304,6 +305,12 @@ class FileTools:
         if decision.content is not None and decision.content != content:
             return decision.content, True, None
         return content, False, (old, data, change)
+
+
+def python_first(ctx: ToolContext) -> tuple[str, ...]:
+    """The project folders Python puts first on sys.path: the root, and those on the PYTHONPATH
+    of the user's shell (mzagent's own environment) or of the commands."""
+    return python_first_folders(ctx.root, os.environ.get("PYTHONPATH", ""), ctx.env.get("PYTHONPATH", ""))
 
 
 def _git_runs(root: Path, rel: str) -> str | None:

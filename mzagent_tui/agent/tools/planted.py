@@ -20,7 +20,7 @@ from pathlib import Path
 from mzagent_tui.agent.ground.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
-from mzagent_tui.agent.safety.sensitive import plants_code
+from mzagent_tui.agent.safety.planting import plants_code
 from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import peek
@@ -67,7 +67,7 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
     return put_back, notes
 
 
-def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, Kept]) -> list[PlantedChange]:
+def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, Kept], python_first: tuple[str, ...]) -> list[PlantedChange]:
     """The files on the list among the snapshots' changes: what can still be asked about when
     the scan after a command could not be finished (the command made more entries than it may
     list, or a folder it cannot read, or a config git includes it broke). Ignored, nested and
@@ -78,7 +78,7 @@ def seen_by_the_snapshots(root: Path, changes: list[Change], before: dict[str, K
     found: list[PlantedChange] = []
     for change in changes:
         kept = before.get(change.path)
-        reason = plants_code(change.path) or (kept.reason if kept is not None and kept.reason else None)
+        reason = plants_code(change.path, python_first) or (kept.reason if kept is not None and kept.reason else None)
         if reason is None or change.status == "D" or change.mode_only:
             continue
         old = before.get(change.path)

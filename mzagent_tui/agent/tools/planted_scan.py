@@ -4,8 +4,8 @@ The snapshots (sessions/snapshots.py) follow git's view of the project: its `.gi
 nested repositories, and they leave links out. A planted `.envrc` must not hide behind any of
 that, so the question after a command (tools/planted.py) asks this scan instead: a walk of the
 whole project with `lstat`, never following a link and never reading `.gitignore` or
-`.gitattributes`, that keeps each file whose path is on the list (`sensitive.plants_code`), each
-link named like one of them or like one of their folders, and what git runs or reads from the
+`.gitattributes`, that keeps each file that makes tools run code (`planting.plants_code`: its
+rules and its list), each link named like one of them or like one of their folders, and what git runs or reads from the
 work tree (safety/hooks_path.py: the folder `core.hooksPath` names, an included config file).
 `.git` folders are not walked (the repository's own checks cover them).
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
-from mzagent_tui.agent.safety.sensitive import PLANTING_FOLDERS, PLANTING_NAME, plants_code, plants_code_through
+from mzagent_tui.agent.safety.planting import QUICK_NAME, every_name_counts, plants_code, plants_code_through
 from mzagent_tui.agent.tools.files import peek
 
 SCAN_LIMIT = 1_000_000
@@ -95,6 +95,8 @@ class _Listing:
 @dataclass
 class PlantedScan:
     root: Path
+    python_first: tuple[str, ...] = ("",)
+    """The project folders (lower case) Python puts first on sys.path (planting.python_first_folders)."""
     _listings: dict[str, _Listing] = field(default_factory=dict)
     _kept: dict[str, Kept] = field(default_factory=dict)
     """The last scan's entries, whose content is reused while the signature holds."""
@@ -155,7 +157,7 @@ class PlantedScan:
         folders: list[str] = []
         kept: list[str] = []
         count = 0
-        below_listed = any(part.lower() in PLANTING_FOLDERS for part in folder.split("/"))
+        every_entry = every_name_counts(folder.lower(), self.python_first)
         try:
             with os.scandir(full) as entries:
                 for entry in entries:
@@ -166,13 +168,17 @@ class PlantedScan:
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(path)
                     elif entry.is_symlink():
-                        if plants_code_through(path) is not None or self._git.leads_to(path):
+                        if plants_code_through(path, self.python_first) is not None or self._git.leads_to(path):
                             kept.append(path)
-                    elif PLANTING_NAME.match(entry.name.lower()) or (below_listed and plants_code(path)) or self._git.reason(path):
+                    elif self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path):
                         kept.append(path)
         except OSError as exc:
             raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
         return _Listing(None, folders, kept), count
+
+    def _plants(self, path: str, name: str, every_entry: bool) -> bool:
+        """`plants_code`, asked only where it may say yes (planting.every_name_counts, QUICK_NAME)."""
+        return (every_entry or name.startswith(".") or QUICK_NAME.match(name) is not None) and plants_code(path, self.python_first) is not None
 
     def _look_at(self, path: str, started: int, budget: int) -> Kept | None:
         try:
@@ -188,13 +194,13 @@ class PlantedScan:
         racy = info.st_ctime_ns >= started - RACY_NS
         mode = stat.S_IMODE(info.st_mode)
         if stat.S_ISLNK(info.st_mode):
-            reason = plants_code_through(path) or self._git.leads_to(path) or ""
+            reason = plants_code_through(path, self.python_first) or self._git.leads_to(path) or ""
             try:
                 target = os.readlink(f"{self.root}/{path}")
             except OSError:
                 target = "?"
             return Kept(reason, "link", signature, mode, target=target, racy=racy)
-        reason = plants_code(path) or self._git.reason(path) or ""
+        reason = plants_code(path, self.python_first) or self._git.reason(path) or ""
         if not stat.S_ISREG(info.st_mode):
             return Kept(reason, "other", signature, mode, racy=racy)
         content = peek(self.root, path) if info.st_size <= min(MAX_SIDE_BYTES, budget) else None

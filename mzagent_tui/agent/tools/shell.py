@@ -22,6 +22,7 @@ from mzagent_tui.agent.safety.users_git import is_own_git
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
+from mzagent_tui.agent.tools.files import python_first
 from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
 from mzagent_tui.agent.tools.planted import ask_to_keep, seen_by_the_snapshots
 from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedScan, ScanIncomplete, changes_between
@@ -51,7 +52,7 @@ class ShellTool:
         """The snapshot taken after the last command: the next one starts from its modes."""
         self._blocked: set[str] = set()
         """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
-        self._planted = PlantedScan(ctx.root)
+        self._planted = PlantedScan(ctx.root, python_first(ctx))
         self._planted_last: dict[str, Kept] | None = None
         """The last scan of the files that make tools run code; None before the first or after
         one that failed: then the next command asks first, in every mode but yolo."""
@@ -253,7 +254,7 @@ class ShellTool:
         if planted is not None:
             planted_after = self._planted_scan(planted)
             if planted_before is None or planted_after is None:  # what the snapshots saw is still asked about
-                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before or {}), backups)
+                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before or {}, self._planted.python_first), backups)
                 notes += "\nNote: files that make tools run code could not all be checked after this command; the user was told."
             else:
                 put_back, notes = ask_to_keep(self._ctx, changes_between(planted_before, planted_after), backups)

@@ -1,0 +1,249 @@
+"""Which project files make tools run code: writing one asks (tools/files.py), and one a command
+created or changed is asked about after it (tools/planted.py, found by tools/planted_scan.py).
+
+Rules, not names: a list of the files tools obey always misses the next tool (lefthook, R's
+`.Rprofile`, another agent's settings), so three rules find them by their form, and a short
+list (`NAMED`) keeps what no rule can find.
+
+1. Configuration by convention: a hidden name — a dot-file, or anything in a dot-folder — at any
+   depth is what tools read when they start in that folder (direnv's `.envrc`, an editor's
+   `.vscode/`, a git hook manager's `.lefthook.yml`, a REPL's `.irbrc`, an agent's `.gemini/`),
+   and such files name programs to run. Left out: the hidden names that are data only
+   (`DATA_ONLY`), and whatever lies in a folder tools fill themselves (`FILLED_BY_TOOLS`:
+   installed packages, environments, caches, build output), where nobody starts a tool.
+2. The rc and config forms, hidden or not: `*rc`, `*.rc`, `*.config.{js,cjs,mjs,ts,mts,cts}`
+   (an editor's ESLint, Prettier or Tailwind extension runs them on opening the folder),
+   `*.local.toml`.
+3. What Python imports first: in a folder Python puts first on `sys.path` (the project's root,
+   where `python -m pip` starts; a project folder on PYTHONPATH), a module named like a standard
+   module (`logging.py`, `json/__init__.py`, `json.pyc`, `json.cpython-312-….so`), or
+   `sitecustomize`/`usercustomize`, is imported in place of the real one.
+
+Where the line is: a file counts when a tool runs what it says on an act that is not "run this
+project's code" (entering the folder, opening it in an editor, starting Python or a REPL, any
+git, npm or yarn command, a debugger). The project's own build and test files (`Makefile`,
+`package.json` scripts, `conftest.py`, `setup.py`, `pyproject.toml`, `build.rs`) are not:
+running them is running the project, and a command's changes to them are listed after it like
+any file's. A name a rule misses costs a hole; one a rule catches wrongly costs a question.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import sys
+from collections.abc import Collection
+from pathlib import Path
+
+HIDDEN_REASON = (
+    "a hidden name is, by convention, configuration that a tool reads when it starts in that folder "
+    "(direnv's .envrc, editors' .vscode/, git hook managers, REPL startup files, other agents' settings), "
+    "and it may name programs to run"
+)
+RC_REASON = "a name of the rc or config form (*rc, *.rc, *.config.js, *.local.toml) is a tool's configuration, read when it starts"
+SHADOW_REASON = (
+    "Python imports it in place of the standard module of that name when it starts here "
+    "(this folder comes first on sys.path: `python -m pip`, a REPL)"
+)
+STARTUP_REASON = "Python imports it at every start from a folder first on sys.path"
+
+DATA_ONLY = frozenset({
+    ".editorconfig",  # indentation and line endings
+    ".nvmrc",  # a version name; nvm's aliases live in its own folder, not the project
+    ".gitmodules",  # git refuses its `!command` updates and its program-running transports are off
+    ".lfsconfig",  # git-lfs reads only URLs and fetch lists from it
+    ".clangd",  # clangd runs a compiler only where the user's --query-driver allows
+    ".gitkeep", ".keep",  # empty placeholders that keep a folder in git
+    ".coverage",  # coverage.py's SQLite data, written by every test run with coverage
+})
+"""Hidden names a tool reads as data only: writing one does not ask. Also every hidden name
+ending in `ignore` (`.gitignore`, `.dockerignore`, `.npmignore`, `.prettierignore`): a list of
+paths for a tool to leave out, in which nothing runs (the after-command check does not read
+`.gitignore`; the analyser reads ignore files where they decide what `rg` shows).
+Not here: `.python-version` — uv takes an interpreter's path from it and runs that program."""
+FILLED_BY_TOOLS = frozenset({
+    "node_modules", "site-packages", "dist-packages", "__pycache__",  # installed packages, compiled modules
+    ".venv", ".tox", ".nox", ".yarn",  # environments and yarn's own folder (its releases and plugins are in NAMED)
+    "target", ".next", ".nuxt", ".svelte-kit", ".turbo", ".angular", ".gradle", ".dart_tool",  # build output
+    ".hypothesis", ".ipynb_checkpoints",  # test and notebook state
+})
+"""Folders tools fill themselves, which nobody starts a tool in: the convention rules (1, 2) do
+not look below one, nor below any folder whose name ends in `cache` (`.pytest_cache`,
+`.mypy_cache`, `.ruff_cache`, `.cache`, `node_modules/.cache`). For a hidden path only the
+folders down to its first hidden one count (`node_modules/x/.eslintrc`, `.venv/bin/ruff`), so a
+folder named `cache` inside a dot-folder (`.github/actions/cache/action.yml`) still asks. `NAMED`
+applies everywhere (`.venv/…/x.pth`). A folder missing here costs questions after a command that
+fills it, not a hole."""
+NAMED = (
+    (".git", "the repository's own folder: its config and hooks run programs in git commands"),
+    ("mise.toml", "mise runs its hooks and tasks when you enter the folder"),
+    ("mise.*.toml", "mise runs its hooks and tasks when you enter the folder (mise.local.toml, mise.$MISE_ENV.toml)"),
+    ("mise/config.toml", "mise runs its hooks and tasks when you enter the folder"),
+    ("mise/conf.d/*", "mise runs its hooks and tasks when you enter the folder"),
+    ("lefthook.*", "lefthook runs the commands it names on every git commit"),
+    ("lefthook-local.*", "lefthook runs the commands it names on every git commit"),
+    ("simple-git-hooks.*", "simple-git-hooks installs the commands it names as git hooks"),
+    ("opencode.json", "another agent's settings: tool servers and commands it runs"),
+    ("opencode.jsonc", "another agent's settings: tool servers and commands it runs"),
+    ("*.code-workspace", "editor settings and tasks that run programs"),
+    ("bitbucket-pipelines.yml", "CI jobs that run with the repository's secrets"),
+    ("azure-pipelines.yml", "CI jobs that run with the repository's secrets"),
+    ("jenkinsfile", "CI jobs that run with the repository's secrets"),
+    (".yarn/releases/*", "yarn runs the release its yarnPath names on every command"),
+    (".yarn/plugins/*", "yarn loads its plugins on every command"),
+    ("*.pth", "Python runs .pth files at every start"),
+    ("*sitecustomize.py", "Python imports it at every start"),
+    ("*usercustomize.py", "Python imports it at every start"),
+    ("pyvenv.cfg", "Python reads it at start: its home chooses the standard library it imports"),
+    ("bin/activate*", "your shell runs it when you activate the virtual environment"),
+)
+"""The residue: names no rule finds (not hidden, not of the rc form), and the few a rule leaves
+out on purpose (`.git` and Python's start-up files inside installed packages and environments,
+`.yarn`'s releases and plugins). A glob on the project-relative path, lower case; a pattern
+with a folder matches at any depth."""
+
+_RC_FORM = ("*rc", "*.rc", "*.config.js", "*.config.cjs", "*.config.mjs", "*.config.ts", "*.config.mts", "*.config.cts", "*.local.toml")
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyw")
+_EXTENSION_SUFFIXES = (".so", ".pyd")
+STANDARD_MODULES = frozenset(name.lower() for name in sys.stdlib_module_names) - {"test"}
+"""The standard library's top-level names. Less `test`, the interpreter's own regression tests,
+which no tool imports at start and whose name is a common one for a project's tests."""
+_STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
+
+_NAMED_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in NAMED if "/" not in pattern))
+_RC_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in _RC_FORM))
+QUICK_NAME = re.compile(f"{_NAMED_NAME.pattern}|{_RC_NAME.pattern}|__init__\\..*")
+"""Matches (`match`) the lower-case file names, other than dot-names, that `plants_code` may name
+outside the folders where every name counts (`every_name_counts`): a walk that looks at every
+path of a project checks only those with `plants_code` (one regular expression of every
+pattern cost ~0.2 ms a path)."""
+NAMED_FOLDERS = frozenset(pattern.split("/")[0] for pattern, _ in NAMED if "/" in pattern)
+"""The first folder of each folder pattern of `NAMED` (`mise`, `.yarn`, `bin`), all plain names."""
+
+
+def _parts(relative_path: str) -> list[str]:
+    path = relative_path.replace("\\", "/").lower()
+    while path.startswith("./"):
+        path = path[2:]
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def plants_code(relative_path: str, python_first: Collection[str] = ("",)) -> str | None:
+    """Why writing this project file makes a tool run code, or None. Compared in lower case: on
+    a case-insensitive file system `.GIT/config` is `.git/config`. `python_first`: the
+    project-relative folders (lower case, "" the root) Python puts first on `sys.path`."""
+    parts = _parts(relative_path)
+    if not parts:
+        return None
+    return _named(parts) or _by_convention(parts) or _imported_first(parts, python_first)
+
+
+def plants_code_through(relative_path: str, python_first: Collection[str] = ("",)) -> str | None:
+    """Why a link at this path makes tools run code, or None: one named like a file that does
+    (`.envrc -> setup.sh`, read through by direnv), or like a folder on the way to one (`.vscode
+    -> d`, `mise -> d`, `json -> d` at the root: `d/__init__.py` is then the standard `json`)."""
+    planted = plants_code(relative_path, python_first)
+    if planted is not None:
+        return planted
+    parts = _parts(relative_path)
+    if parts and _imported_first([*parts, "__init__.py"], python_first):
+        return SHADOW_REASON
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    for pattern, reason in NAMED:
+        folders = pattern.split("/")[:-1]
+        prefixes = ["/".join(folders[: i + 1]) for i in range(len(folders))]
+        if any(fnmatch.fnmatchcase(tail, prefix) for tail in tails for prefix in prefixes):
+            return reason
+    return None
+
+
+def python_first_folders(root: Path, *pythonpaths: str) -> tuple[str, ...]:
+    """The project-relative folders (lower case) Python puts first on `sys.path`: the root
+    (`python -m` and the REPL start there) and each PYTHONPATH entry inside the project, a
+    relative one counted from the root, an empty one being the root."""
+    found = {""}
+    real_root = os.path.realpath(root)
+    for value in pythonpaths:
+        for entry in value.split(os.pathsep) if value else ():
+            inside = os.path.relpath(os.path.realpath(os.path.join(real_root, entry or ".")), real_root)
+            if inside != ".." and not inside.startswith("../"):
+                found.add("" if inside == "." else inside.lower())
+    return tuple(sorted(found))
+
+
+def every_name_counts(folder: str, python_first: Collection[str] = ("",)) -> bool:
+    """Whether `plants_code` may name a file in this project folder (lower case) whatever the
+    file is called: a folder Python puts first, one below a `NAMED_FOLDERS` folder, or one below
+    a hidden folder that tools do not fill. Elsewhere it names only a file whose name starts with
+    a dot or matches `QUICK_NAME`, which is all a walk of every path need check."""
+    parts = _parts(folder)
+    hidden = next((index for index, part in enumerate(parts) if _is_hidden(part)), None)
+    return (
+        folder in python_first or any(part in NAMED_FOLDERS for part in parts)
+        or (hidden is not None and not any(_filled_by_tools(part) for part in parts[: hidden + 1]))
+    )
+
+
+def _named(parts: list[str]) -> str | None:
+    if ".git" in parts:
+        return NAMED[0][1]
+    if _NAMED_NAME.match(parts[-1]):
+        return next(reason for pattern, reason in NAMED if "/" not in pattern and fnmatch.fnmatchcase(parts[-1], pattern))
+    if any(part in NAMED_FOLDERS for part in parts[:-1]):
+        tails = ["/".join(parts[i:]) for i in range(len(parts))]
+        for pattern, reason in NAMED:
+            if "/" in pattern and any(fnmatch.fnmatchcase(tail, pattern) for tail in tails):
+                return reason
+    return None
+
+
+def _by_convention(parts: list[str]) -> str | None:
+    """Rules 1 and 2: a hidden name, or a name of the rc or config form, outside the folders
+    tools fill."""
+    hidden = next((index for index, part in enumerate(parts) if _is_hidden(part)), None)
+    folders = parts[:-1] if hidden is None else parts[: min(hidden + 1, len(parts) - 1)]
+    if any(_filled_by_tools(folder) for folder in folders):
+        return None
+    if hidden is not None:
+        return None if hidden == len(parts) - 1 and _data_only(parts[-1]) else HIDDEN_REASON
+    return RC_REASON if _RC_NAME.match(parts[-1]) and parts[-1] != "src" else None  # `src`: a source folder's name, a link's too
+
+
+def _is_hidden(part: str) -> bool:
+    return part.startswith(".") and part != ".."
+
+
+def _filled_by_tools(folder: str) -> bool:
+    return folder in FILLED_BY_TOOLS or folder.endswith("cache")
+
+
+def _data_only(name: str) -> bool:
+    """A hidden file name a tool reads as data: `DATA_ONLY`, an ignore list, a tool's cache file (`.eslintcache`)."""
+    return name in DATA_ONLY or name.endswith(("ignore", "cache"))
+
+
+def _imported_first(parts: list[str], python_first: Collection[str]) -> str | None:
+    """Rule 3: a module file in a folder Python puts first, or the `__init__` of a package
+    there, named like a standard module or one of Python's start-up hooks."""
+    module = _module_name(parts[-1])
+    if module == "__init__" and len(parts) >= 2:
+        module, folder = parts[-2], "/".join(parts[:-2])
+    else:
+        folder = "/".join(parts[:-1])
+    if module is None or folder not in python_first:
+        return None
+    if module in STANDARD_MODULES:
+        return SHADOW_REASON
+    return STARTUP_REASON if module in _STARTUP_MODULES else None
+
+
+def _module_name(name: str) -> str | None:
+    """The module a file of this name is imported as, or None: `json.py`, `json.pyc` → json;
+    an extension module `json.cpython-312-x86_64-linux-gnu.so` → json."""
+    if name.endswith(_EXTENSION_SUFFIXES):
+        return name.split(".", 1)[0]
+    for suffix in _MODULE_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return None
