@@ -131,12 +131,12 @@ class MzAgentApp(App[None]):
             self.conversation.open_session(self._opening)
         if self._pick_session:
             self.action_resume()
+        if self._theme_problem:
+            self.conversation.say("error", self._theme_problem, title="theme")
         if needs_local(self.settings) and local_available():
             self.conversation.hold("starting the offline model…", "starting the local model")
             self._start_local()
             return
-        if self._theme_problem:
-            self.conversation.say("error", self._theme_problem, title="theme")
         try:
             self.settings.endpoint()
         except ConfigError as exc:

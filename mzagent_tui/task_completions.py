@@ -21,10 +21,10 @@ BUILT_INS: dict[str, str] = {
     "model": "Switch provider and model (/model PROVIDER MODEL)",
     "mode": "Set the approval mode (/mode ask | auto-safe | plan | yolo)",
     "resume": "Reopen an earlier session of this project",
-    "theme": "Choose the colours, saved in your config (/theme NAME)",
     "help": "List the commands",
     "rewind": "Take the files and the conversation back to before a task (esc esc)",
     "fork": "Start a new session from before a task; this one stays whole",
+    "theme": "Choose the colours, saved in your config (/theme NAME)",
 }
 """The app's own slash commands and what each does (the app runs them; a prompt file cannot take their names)."""
 

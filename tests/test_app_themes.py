@@ -155,6 +155,17 @@ async def test_theme_with_a_name_applies_and_saves_it_and_a_bad_name_is_refused(
     assert text.startswith("# my settings\n") and tomllib.loads(text) == {"max_steps": 12, "theme": "gruvbox", "approval": {"allow": ["pytest"]}}
 
 
+async def test_a_config_that_cannot_be_saved_keeps_the_theme_for_the_session_and_says_so(server, project: Path) -> None:
+    app = make_app(server, project)
+    async with app.run_test(size=SIZE) as pilot:
+        user_config_path().parent.mkdir(parents=True)
+        user_config_path().write_text("max_steps = [broken\n")  # edited by hand while the app runs
+        await submit(pilot, "/theme nord")
+        await wait_for(pilot, lambda: app.theme == "nord")
+        assert any("Theme nord for this session only: cannot update" in str(n.message) for n in app._notifications)
+    assert user_config_path().read_text() == "max_steps = [broken\n"
+
+
 async def test_a_bad_theme_in_the_config_is_said_in_the_transcript_and_the_default_is_used(server, project: Path) -> None:
     user_config_path().parent.mkdir(parents=True)
     user_config_path().write_text('theme = "solarised-light"\n')
