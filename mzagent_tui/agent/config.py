@@ -28,8 +28,8 @@ import platformdirs
 from dotenv import dotenv_values
 
 from mzagent_tui.agent.ground.app_name import APP_NAME
-from mzagent_tui.agent.ground.textfiles import atomic_write
 from mzagent_tui.agent.ground.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
+from mzagent_tui.agent.ground.textfiles import atomic_write
 
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")

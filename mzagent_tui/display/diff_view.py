@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from mzagent_tui.agent.safety.textsafe import for_display
 
+
 @dataclass(frozen=True)
 class DiffStyles:
     """The diff's own colours, read from the theme through app.tcss (`DiffView.COMPONENT_CLASSES`);
