@@ -10,6 +10,7 @@ server, the palette, the dialogs and the user's attention. The run itself lives 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -24,7 +25,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DirectoryTree, Header
 
 from mzagent_tui.agent.cancel import STOP_SIGNALS
-from mzagent_tui.agent.config import ConfigError, Settings
+from mzagent_tui.agent.config import ConfigError, Settings, save_user_setting
 from mzagent_tui.agent.ground.providers import local_available
 from mzagent_tui.agent.model.local import LocalServer, faster_engine_hint, needs_local, pointed_at, progress_text, start_local
 from mzagent_tui.agent.planning import plan_task
@@ -38,6 +39,7 @@ from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
 from mzagent_tui.screens.confirm import ConfirmScreen
+from mzagent_tui.screens.theme import ThemeScreen
 from mzagent_tui.task_completions import BUILT_INS
 from mzagent_tui.widgets.conversation import Conversation
 from mzagent_tui.widgets.entries import ObservationEntry
@@ -100,6 +102,8 @@ class MzAgentApp(App[None]):
         self._pick_session = pick_session
         self._escaped_at: float | None = None
         """When Esc was last pressed with no run going: a second one soon after opens the rewind."""
+        self._theme_problem = self._use_configured_theme()
+        """Why the configured theme is not on (said in the transcript at start), or ""."""
 
     @property
     def settings(self) -> Settings:
@@ -127,6 +131,8 @@ class MzAgentApp(App[None]):
             self.conversation.open_session(self._opening)
         if self._pick_session:
             self.action_resume()
+        if self._theme_problem:
+            self.conversation.say("error", self._theme_problem, title="theme")
         if needs_local(self.settings) and local_available():
             self.conversation.hold("starting the offline model…", "starting the local model")
             self._start_local()
@@ -199,6 +205,8 @@ class MzAgentApp(App[None]):
             self._mode_command(arguments)
         elif name == "model" and arguments:
             self._switch_model(arguments)
+        elif name == "theme":
+            self._theme_command(arguments)
         elif name == "help":
             self.conversation.say("notice", self._slash_help(), title="commands")
         else:
@@ -221,6 +229,48 @@ class MzAgentApp(App[None]):
     def _mode_chosen(self, mode: str | None) -> None:
         if mode is not None:
             self.action_approval_mode(mode)
+
+    # Themes -----------------------------------------------------------------------------
+
+    def _use_configured_theme(self) -> str:
+        """Put on the theme of the settings; a name Textual does not know leaves the default on
+        and says why (a typo in the config must not stop the app)."""
+        name = self.settings.theme
+        if name in self.available_themes:
+            self.theme = name
+            return ""
+        source = self.settings.sources.get("theme", "default")
+        close = difflib.get_close_matches(name, self.available_themes, n=1)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        return f"No theme {name!r}{guess} in {source}; using {self.theme}. The themes are {', '.join(sorted(self.available_themes))}: /theme chooses one and saves it."
+
+    def _theme_command(self, name: str) -> None:
+        if not name:
+            self.action_change_theme()
+        elif name in self.available_themes:
+            self._theme_chosen(name)
+        else:
+            self.notify(f"No theme {name!r}: /theme lists them.", severity="error", markup=False)
+
+    def action_change_theme(self) -> None:
+        """`/theme` and the palette's "Theme" (Textual's action, replaced): the picker, then saved."""
+        self.push_screen(ThemeScreen(sorted(self.available_themes)), callback=self._theme_chosen)
+
+    def _theme_chosen(self, name: str | None) -> None:
+        """Put the theme on and save it in the user config, so the next start has it too."""
+        if name is None:
+            return
+        self.theme = name
+        try:
+            where = save_user_setting("theme", name)
+        except ConfigError as exc:
+            self.notify(f"Theme {name} for this session only: {exc}", severity="error", markup=False)
+            return
+        source = self.settings.sources.get("theme", "")
+        if source.startswith("environment"):
+            self.notify(f"Theme {name} saved in {where}, but {source} still comes first at the next start.", severity="warning", markup=False)
+        else:
+            self.notify(f"Theme {name} (saved in {where}).", markup=False)
 
     def _slash_help(self) -> str:
         lines = [f"/{name} — {about}" for name, about in BUILT_INS.items()]

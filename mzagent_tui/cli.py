@@ -265,6 +265,8 @@ def _show_config(config: RunConfig) -> int:
         if row[0] == "sandbox" and settings.sandbox == "workspace":
             state = f"Landlock ABI {sandbox.abi}; {namespaces_state()}" if sandbox.available else f"unavailable: {sandbox.unavailable_reason}"
             rows[index] = (row[0], f"{row[1]} ({state})", row[2])
+        if row[0] == "theme" and (problem := _theme_problem(settings.theme)):
+            rows[index] = (row[0], f"{row[1]} ({problem})", row[2])
     rows.append(("approval", policy.mode, "user config [approval] or --approval"))
     rows.append(("writes", policy.writes, "user config [approval] writes or --writes"))
     for kind in ("allow", "ask", "deny"):
@@ -314,6 +316,13 @@ def _show_config(config: RunConfig) -> int:
         print(f"\nproblem: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return 0
+
+
+def _theme_problem(name: str) -> str:
+    """Why the app will not use this theme ("" when it will): Textual's themes are the app's."""
+    from textual.theme import BUILTIN_THEMES  # only `mzagent config` asks
+
+    return "" if name in BUILTIN_THEMES else "unknown: the app uses textual-dark; /theme lists the themes"
 
 
 def _show_skills(project: Path) -> None:

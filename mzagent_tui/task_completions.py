@@ -24,6 +24,7 @@ BUILT_INS: dict[str, str] = {
     "help": "List the commands",
     "rewind": "Take the files and the conversation back to before a task (esc esc)",
     "fork": "Start a new session from before a task; this one stays whole",
+    "theme": "Choose the colours, saved in your config (/theme NAME)",
 }
 """The app's own slash commands and what each does (the app runs them; a prompt file cannot take their names)."""
 

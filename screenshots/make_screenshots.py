@@ -20,6 +20,8 @@ from tests.scripted_server import ScriptedServer  # noqa: E402
 
 SHOTS = {
     "main-screen.svg": (scenarios.full_run, "auto", "ask", scenarios.full_run_script),
+    "light-theme.svg": (scenarios.full_run, "auto", "ask", scenarios.full_run_script, scenarios.LIGHT_THEME),
+    "theme-picker.svg": (scenarios.theme_picker, "auto", "ask", scenarios.full_run_script),
     "approval-dialog.svg": (scenarios.to_approval, "auto", "ask", scenarios.full_run_script),
     "write-dialog.svg": (scenarios.to_approval, "ask", "ask", scenarios.full_run_script),
     "diff-entry.svg": (scenarios.diff_entry, "auto", "ask", scenarios.full_run_script),
@@ -29,13 +31,13 @@ SHOTS = {
     "plan-dialog.svg": (scenarios.plan_dialog, "auto", "plan", scenarios.plan_script),
     "task-list.svg": (scenarios.task_list, "auto", "ask", scenarios.task_list_script),
 }
-"""File name: (how to drive the demo there, writes setting, approval mode, the model's script)."""
+"""File name: (how to drive the demo there, writes setting, approval mode, the model's script[, theme])."""
 
 
-async def shoot(name: str, drive, writes: str, mode: str, script) -> None:  # noqa: ANN001
+async def shoot(name: str, drive, writes: str, mode: str, script, theme: str = "textual-dark") -> None:  # noqa: ANN001
     scenarios.make_demo_project()
     with ScriptedServer(script()) as server:
-        app = scenarios.demo_app(server, writes, mode)
+        app = scenarios.demo_app(server, writes, mode, theme)
         async with app.run_test(size=(120, 40)) as pilot:
             await drive(pilot)
             await pilot.wait_for_scheduled_animations()
@@ -46,9 +48,9 @@ async def shoot(name: str, drive, writes: str, mode: str, script) -> None:  # no
 
 async def main() -> None:
     only = set(sys.argv[1:])
-    for name, (drive, writes, mode, script) in SHOTS.items():
+    for name, shot in SHOTS.items():
         if not only or name in only:
-            await shoot(name, drive, writes, mode, script)
+            await shoot(name, *shot)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from mzagent_tui.app import MzAgentApp
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.plan import PlanScreen
 from mzagent_tui.screens.preview import PreviewScreen
+from mzagent_tui.screens.theme import ThemeScreen
 from mzagent_tui.widgets.entries import DiffEntry
 from mzagent_tui.widgets.project_tree import ProjectTree
 from mzagent_tui.widgets.run_status import RunStatus
@@ -93,11 +94,11 @@ def _quote_list(steps: list[dict[str, str]]) -> str:
     return "[" + ", ".join("{" + ", ".join(f'"{k}": "{_quote(v)}"' for k, v in step.items()) + "}" for step in steps) + "]"
 
 
-def demo_app(server: ScriptedServer, writes: str = "auto", mode: str = "ask") -> MzAgentApp:
+def demo_app(server: ScriptedServer, writes: str = "auto", mode: str = "ask", theme: str = "textual-dark") -> MzAgentApp:
     """The demo; `writes="ask"` gates writes, so the first dialog is the write of greet.py with its diff."""
     settings = Settings(
         provider="deepseek", base_url=server.base_url, api_key="sk-demo", model="deepseek-chat", idle_timeout=5, command_timeout=10,
-        price_in=0.27, price_out=1.10, context_window=65536, protocol="xml",
+        price_in=0.27, price_out=1.10, context_window=65536, protocol="xml", theme=theme,
     )
     return MzAgentApp(RunConfig(settings, DEMO_PROJECT, Policy(mode, writes=writes), environ={"PATH": "/usr/bin:/bin"}), clock=lambda: 0.0)
 
@@ -177,6 +178,23 @@ async def completion_list(pilot) -> None:  # noqa: ANN001
     await tree_loaded(pilot)
     pilot.app.query_one(TaskInput).focus()
     await pilot.press("/", "r", "e")
+    await pilot.pause(0.3)
+
+
+LIGHT_THEME = "catppuccin-latte"
+"""The light theme the demo shows: every transcript kind reaches 4.5:1 in it (tests/test_app_themes.py)."""
+
+
+async def theme_picker(pilot) -> None:  # noqa: ANN001
+    """The finished run, `/theme` open and moved up to the light theme, shown behind the list (not chosen, nothing saved)."""
+    await full_run(pilot)
+    box = pilot.app.query_one(TaskInput)
+    box.value = "/theme"
+    await pilot.press("enter")
+    await _until(pilot, lambda: isinstance(pilot.app.screen, ThemeScreen))
+    names = pilot.app.screen.names
+    await pilot.press(*["up"] * (names.index(pilot.app.theme) - names.index(LIGHT_THEME)))
+    await _until(pilot, lambda: pilot.app.theme == LIGHT_THEME)
     await pilot.pause(0.3)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from textual.theme import BUILTIN_THEMES
 
 from tests import scenarios
 from tests.scripted_server import ScriptedServer
@@ -25,6 +26,16 @@ def test_main_screen_idle(snap_compare, demo_server: ScriptedServer) -> None:
 
 def test_finished_run_with_every_entry_kind(snap_compare, demo_server: ScriptedServer) -> None:
     assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.full_run)
+
+
+@pytest.mark.parametrize("theme", sorted(set(BUILTIN_THEMES) - {"textual-dark"}))
+def test_finished_run_in_each_theme(snap_compare, demo_server: ScriptedServer, theme: str) -> None:
+    """The main screen with every entry kind in each of Textual's themes (textual-dark is the test above)."""
+    assert snap_compare(scenarios.demo_app(demo_server, theme=theme), terminal_size=SIZE, run_before=scenarios.full_run)
+
+
+def test_theme_picker_shows_the_highlighted_theme_behind_it(snap_compare, demo_server: ScriptedServer) -> None:
+    assert snap_compare(scenarios.demo_app(demo_server), terminal_size=SIZE, run_before=scenarios.theme_picker)
 
 
 def test_approval_dialog(snap_compare, demo_server: ScriptedServer) -> None:

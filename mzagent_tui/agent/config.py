@@ -29,6 +29,7 @@ from dotenv import dotenv_values
 
 from mzagent_tui.agent.ground.app_name import APP_NAME
 from mzagent_tui.agent.ground.providers import AUTO_DETECT_ORDER, LOCAL_CONTEXT_TOKENS, PROVIDERS, setup_hint
+from mzagent_tui.agent.ground.textfiles import atomic_write
 
 SANDBOX_MODES = ("workspace", "off")
 GRAMMAR_MODES = ("auto", "on", "off")
@@ -107,6 +108,10 @@ class Settings:
     """Stop a run once it has cost this many dollars (0: no limit; needs prices)."""
     context_window: int = 0
     """The model's context window in tokens, to show how full it is (0: unknown)."""
+    theme: str = "textual-dark"
+    """The app's colours: one of Textual's themes by name (`/theme` chooses one and saves it here).
+    The app checks the name (the themes are Textual's, which this layer does not import): an
+    unknown one is reported there and the default is used."""
     notify: str = "bell"
     """How the app gets attention when a dialog opens or a run ends: bell, osc (desktop notification), off."""
     grammar: str = "auto"
@@ -211,6 +216,25 @@ PROJECT_SETTABLE = {"provider", "base_url", "api_key", "model"}
 
 def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def save_user_setting(name: str, value: str, path: Path | None = None) -> Path:
+    """Set a top-level `name = "value"` in the user config, keeping its comments and layout: a
+    choice made in the app (the theme) lasts. Only the user's own file is written, never a project's."""
+    import tomlkit  # only needed when the user saves a choice
+    from tomlkit.exceptions import TOMLKitError
+
+    if name not in _FIELDS:
+        raise ConfigError(f"no setting named {name!r}")
+    path = path or user_config_path()
+    try:
+        document = tomlkit.parse(path.read_text(encoding="utf-8") if path.is_file() else "")
+        document[name] = value
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, tomlkit.dumps(document).encode("utf-8"))
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise ConfigError(f"cannot update {path}: {exc}") from None
+    return path
 
 
 def check_project(project: Path) -> None:

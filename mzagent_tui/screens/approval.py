@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
 
+from rich.style import Style
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -41,7 +42,18 @@ from mzagent_tui.display.highlight import highlight
 
 GRACE_SECONDS = 0.35
 # Commands whose second word matters for an "always allow" prefix (git status, npm test).
-VERDICT_STYLE = {"allow": ("✓ allowed ", "green"), "ask": ("? asks    ", "yellow"), "deny": ("✗ denied  ", "red")}
+VERDICT_LABEL = {"allow": "✓ allowed ", "ask": "? asks    ", "deny": "✗ denied  "}
+
+
+@dataclass(frozen=True)
+class VerdictStyles:
+    """The verdicts' colours, read from the theme through app.tcss (`PartsTable`); the plain
+    defaults draw the table without a screen."""
+
+    allow: Style = Style(bold=True)
+    ask: Style = Style(bold=True)
+    deny: Style = Style(bold=True)
+    risk: Style = Style(bold=True)
 
 
 def tool_label(name: str) -> str:
@@ -50,19 +62,35 @@ def tool_label(name: str) -> str:
     return f'{tool}  (MCP server "{server}")' if tool else name
 
 
-def parts_table(parts: tuple[PartVerdict, ...]) -> Text:
+def parts_table(parts: tuple[PartVerdict, ...], styles: VerdictStyles = VerdictStyles()) -> Text:
     """One line per part: verdict, the part, why; risks in bold."""
     text = Text()
     for index, part in enumerate(parts):
         if index:
             text.append("\n")
-        label, colour = VERDICT_STYLE[part.verdict]
-        text.append(label, style=f"bold {colour}")
+        text.append(VERDICT_LABEL[part.verdict], style=getattr(styles, part.verdict))
         text.append(shown_exactly(part.text))
         text.append(f"  — {shown_exactly(part.reason)}", style="dim")
         for risk in part.risks:
-            text.append(f"  ⚠ {risk}", style="bold red")
+            text.append(f"  ⚠ {risk}", style=styles.risk)
     return text
+
+
+class PartsTable(Static):
+    """The verdicts of a command's parts in the theme's colours, drawn again when it changes
+    (its content is the same table without them)."""
+
+    COMPONENT_CLASSES = {"parts-table--allow", "parts-table--ask", "parts-table--deny", "parts-table--risk"}
+
+    def __init__(self, parts: tuple[PartVerdict, ...], *, id: str | None = None) -> None:  # noqa: A002 - Textual's name
+        super().__init__(parts_table(parts), id=id)
+        self.parts = parts
+
+    def render(self) -> Text:
+        def style(verdict: str) -> Style:
+            return self.get_component_rich_style(f"parts-table--{verdict}", partial=True)
+
+        return parts_table(self.parts, VerdictStyles(style("allow"), style("ask"), style("deny"), style("risk")))
 
 
 @dataclass(frozen=True)
@@ -151,13 +179,13 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                 if request.warning:
                     yield Static(Text("⚠ " + request.warning), id="approval-warning")
                 if request.parts:
-                    yield Static(parts_table(request.parts), id="approval-parts")
+                    yield PartsTable(request.parts, id="approval-parts")
             case ToolCallApproval():
                 yield Label(Text(for_display(tool_label(request.tool))), id="approval-path")
                 with VerticalScroll(id="approval-command"):
                     yield Static(highlight(request.shown_arguments, "json"))
                 if request.parts:
-                    yield Static(parts_table(request.parts), id="approval-parts")
+                    yield PartsTable(request.parts, id="approval-parts")
             case WriteApproval() | PlantedFileApproval() | GitEntryApproval():
                 yield Label(Text(shown_exactly(request.path, keep="")), id="approval-path")
                 if request.diff:

@@ -31,13 +31,25 @@ EARLIER_BATCH = 60
 REVEAL_CONTEXT = 6
 """Events shown on each side of a search hit found behind a marker."""
 
+KEY_HINTS = (
+    ("ctrl+p", "commands"),
+    ("ctrl+b", "files"),
+    ("ctrl+f", "find"),
+    ("ctrl+z", "undo the last step"),
+    ("shift+tab", "approval mode"),
+    ("esc", "cancel a run"),
+    ("esc esc", "rewind (task box empty)"),
+    ("ctrl+q", "quit"),
+)
+"""The keys the welcome text names, each one of the app's bindings (a test holds them to it)."""
+
 FIRST_HINT = Text.assemble(
     ("Type a task below and press Enter", "bold"),
     ", for example: add a --verbose flag to the command line and run the tests.\n\n",
     "The agent reads and writes the files of this project. Every command it wants to run asks you first: "
     "y runs it, n rejects it, e edits it, a always allows commands like it.\n\n",
     ("Keys: ", "bold"),
-    "ctrl+p commands · ctrl+b files · ctrl+f find · ctrl+z undo a write · esc cancel a run · ctrl+q quit",
+    " · ".join(f"{key} {what}" for key, what in KEY_HINTS),
 )
 
 class EarlierEntry(Entry):
