@@ -45,7 +45,7 @@ ANSWER_REQUEST = re.compile(
     re.IGNORECASE,
 )
 """A task worded as an order that only asks for an answer ("Tell me the port", "List the files"),
-not a file named like one ("report.py crashes on …")."""
+not a file named like one ("grades_report.py crashes on …")."""
 ASKS_FOR_CHANGE = re.compile(WRITING_VERB.pattern.replace(r")\w*\b", r")(?:e?s|e?d|ing)?\b"), re.IGNORECASE)
 """The same verbs as whole words ("set", not "setup.ini" or "settings"), for a task read as a whole."""
 VERB_WINDOW = 12
@@ -103,8 +103,8 @@ code changes please"."""
 NOT_A_VALUE = re.compile(r"^\s*(?:which|where|why|explain|describe)\b", re.IGNORECASE)
 """Questions about the code itself ("which function returns the path?"), answered by reading."""
 A_NUMBER = re.compile(r"\b(?:number|how\s+(?:many|much|long|often)|in\s+total|seconds|minutes|percent\w*)\b", re.IGNORECASE)
-"""What makes a question a value question even when it starts with "which": "which shard number
-does C-20931 map to?" is answered by running shard_of, not by reading it."""
+"""What makes a question a value question even when it starts with "which": "which bucket number
+does order A-17 land in?" is answered by running bucket_of, not by reading it."""
 CALLED = re.compile(r"\b([A-Za-z_]\w{2,})\s*\(")
 DEFINED = re.compile(r"^def\s+([A-Za-z]\w*)\s*\(", re.MULTILINE)
 CODE_FILE = re.compile(r"\.(?:py|sh|js|mjs|ts|rb|pl|php|go|rs|java|c|cc|cpp|awk|sql)$")
@@ -229,15 +229,15 @@ class Reminder:
 
 
 REPORTED = re.compile(r"\b(?:I|we|they|he|she|someone|somebody|my\s+\w+)\s+(?:just\s+|recently\s+|have\s+|had\s+|'ve\s+)?\w+ed\b", re.IGNORECASE)
-"""What someone did, told as the story of a bug ("We added a new student to students.txt and now
-report.py fails"): its verb asks for nothing. A small model was sent back to change students.txt."""
+"""What someone did, told as the story of a bug ("We added a new student to roster.txt and now
+grades_report.py fails"): its verb asks for nothing. A small model was sent back to change roster.txt."""
 ABBREVIATION = re.compile(r"[A-Za-z]\.[A-Za-z]")
 """"e.g", "i.e": a letter, a dot, a letter is shorthand, not a file to make."""
 
 
 def _could_be_made(root: Path, name: str) -> bool:
     """A name the task asks for that does not exist is a file to make, unless it is shorthand
-    ("e.g") or a module path ("wordfreq.cli:main" where wordfreq/cli.py is): both were files a
+    ("e.g") or a module path ("wordcount.entry:main" where wordcount/entry.py is): both were files a
     small model was told to create."""
     if (root / name).exists():
         return True
@@ -257,8 +257,8 @@ LIBRARY_FRAME = re.compile(r"^<|[/\\](?:site-packages|dist-packages|lib/python\d
 
 def failing_frames(root: Path, task: str) -> list[str]:
     """The project files of a traceback pasted into the task, outermost first. A traceback from
-    the user's machine names their paths ("/home/ines/todo/todo.py"): the project file is the
-    longest end of the path that is one ("todo.py"). Library frames are not the project's."""
+    the user's machine names their paths ("/home/ines/work/notes_app.py"): the project file is the
+    longest end of the path that is one ("notes_app.py"). Library frames are not the project's."""
     found = []
     for match in FRAME.finditer(task):
         path = match["path"]
@@ -274,7 +274,7 @@ def failing_frames(root: Path, task: str) -> list[str]:
 
 
 def _runs(command: str, code: list[str]) -> bool:
-    """Whether a command runs one of these files of code: names it (`python3 shipping.py`) or its
+    """Whether a command runs one of these files of code: names it (`python3 freight.py`) or its
     module (`python3 -c "from shipping import cost; ..."`). A small model summed an order's prices
     with `python3 -c "import json; ..."` and answered that, never running the shipping code."""
     return any(name in command or re.search(rf"\b{re.escape(Path(name).stem)}\b", command) for name in code)
@@ -286,7 +286,7 @@ def read_task(root: Path, task: str) -> TaskFacts:
         return (root / name).resolve().is_relative_to(root)
 
     named = list(dict.fromkeys(FILE_NAME.findall(task)))
-    wanted = REPORTED.sub(" ", NO_CHANGE.sub(" ", task))  # "explain it, don't change app.py", "we added diya to students.txt": no target
+    wanted = REPORTED.sub(" ", NO_CHANGE.sub(" ", task))  # "explain it, don't change app.py", "we added diya to roster.txt": no target
     asks_for_change = ASKS_FOR_CHANGE.search(FILE_NAME.sub(" ", wanted)) is not None
     targets = [name for name in task_targets(wanted) if inside(name)]
     existing = [name for name in named if inside(name) and (root / name).is_file()]
@@ -349,7 +349,7 @@ class CompletionCheck:
 
     def _commands(self) -> list[str]:
         """The commands the task quotes for running (named_commands), read again each time: a
-        script the task asks for ("make `./count_errors.sh service.log` print …") is one once made."""
+        script the task asks for ("make `./count_errors.sh server.log` print …") is one once made."""
         return named_commands(self.root, self.task)
 
     def _inside(self, name: str) -> bool:
@@ -603,8 +603,8 @@ class CompletionCheck:
         return sorted(name for name in project_files(self.root)[:500] if name.endswith(".py") and not TEST_FILE.search(name))
 
     def _example_call(self, code: list[str]) -> str | None:
-        """`python3 -c "from shards import shard_of; print(shard_of(...))"`: the function the task
-        names (or the file's first), in the first file that defines it. A bare "import shards; ..."
+        """`python3 -c "from buckets import bucket_of; print(bucket_of(...))"`: the function the task
+        names (or the file's first), in the first file that defines it. A bare "import buckets; ..."
         left a small model to guess the rest, and it guessed the answer instead."""
         wanted = CALLED.findall(self.task) + [word.strip("`'\"") for word in self.task.split()]
         for name in code:

@@ -1,7 +1,7 @@
 """A rename the task asks for, and where the old name is still used.
 
 "Rename calc_tax to compute_vat everywhere" was answered by a small model after one `sed` on a
-file that does not exist, and "rename helpers.py to textutils.py and fix the imports" after the
+file that does not exist, and "rename common.py to names.py and fix the imports" after the
 first of two importing files. Both are found the same way a careful colleague would check: search
 the project for the old name before saying it is done.
 """
@@ -22,7 +22,7 @@ RENAME = re.compile(
     r"[`'\"]?(?P<old>[A-Za-z_][\w.-]{2,120})[`'\"]?\s+(?:to|into|as)\s+[`'\"]?(?P<new>[A-Za-z_][\w.-]{1,120})[`'\"]?",
     re.IGNORECASE,
 )
-""""rename calc_tax to compute_vat", "Rename `helpers.py` to `textutils.py`", "rename the config key
+""""rename calc_tax to compute_vat", "Rename `common.py` to `names.py`", "rename the config key
 timeout to timeout_seconds" (up to three words between the verb and the old name). Only the
 order: "I renamed it to x and now it fails" reports a rename, it does not ask for one. Names of
 fewer than three characters are not searched for: `x` is in every file."""
@@ -48,12 +48,12 @@ class Rename:
     """For a file rename: the old file, which must be gone."""
     new_file: str = ""
     code_only: bool = False
-    """A module's name is looked for in code only: "helpers" in the README's prose is a word."""
+    """A module's name is looked for in code only: "common" in the README's prose is a word."""
 
 
 def renames_in(task: str) -> list[Rename]:
     """The renames a task asks for. For a file rename the word searched for is the module name
-    (`helpers` for helpers.py), which is how other files refer to it; other files are looked for
+    (`common` for common.py), which is how other files refer to it; other files are looked for
     by their whole name."""
     found = []
     for match in RENAME.finditer(task):

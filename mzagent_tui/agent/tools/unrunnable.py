@@ -50,7 +50,7 @@ A name is resolved from the project's root, as the command named it (`cd sub && 
 
 def without_interpreter_line(output: str, root: Path) -> list[str]:
     """Project scripts, named as the command named them, that were run directly and have no `#!`
-    line: a small model chmod-ed csvstat.py, saw "import: command not found" and went on to `sed`
+    line: a small model chmod-ed colstats.py, saw "import: command not found" and went on to `sed`
     the error message into the file."""
     found = []
     for match in _READ_AS_SHELL.finditer(output):
