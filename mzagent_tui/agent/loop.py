@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
-from mzagent_tui.agent.aids.repeats import Repeats, stuck_note
+from mzagent_tui.agent.aids.repeats import PLAN_IDLE_NOTE, Repeats, idle_plan, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
@@ -97,6 +97,8 @@ class _Run:
     commands: list[str] = field(default_factory=list)
     """The commands that succeeded, as their arguments' repr."""
     repeats: Repeats = field(default_factory=Repeats)
+    stuck_checked: bool = False
+    """A stuck run's closing answer went through the answer checks once (the next is taken as it is)."""
 
 
 @dataclass(frozen=True)
@@ -383,15 +385,16 @@ class Agent:
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
+        previous = run.repeats.last_tool()
         repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
-        text, stuck = self._observation(parsed, result, repeated)
+        text, stuck = self._observation(parsed, result, repeated, previous)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         if stuck:
             why = f"the model ran {parsed.tool} with the same arguments and got the same result {self.settings.stuck_repeats} times"
-            return self._closing_answer(run.cancel, step, why, run.planning)
+            return self._closing_answer(run, step, why)
         return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
@@ -456,14 +459,17 @@ class Agent:
             self.emit(Notice(f"the {which} failed ({type(exc).__name__}: {exc}) and were skipped for this step"))
             return otherwise
 
-    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int) -> tuple[str, bool]:
+    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None) -> tuple[str, bool]:
         """The result for the model with the after-tool aids' notes, and whether the run is stuck
-        (`repeated`: how often the same call got the same result before)."""
+        (`repeated`: how often the same call got the same result before; `previous`: the tool
+        called before this one)."""
         aids = self.aids
         text = result.text
         if result.command is not None:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
+        if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
+            text += aids.note("plan.idle", f"\nNote: {PLAN_IDLE_NOTE}")
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {stuck_note(self.settings.stuck_repeats)}")
@@ -472,14 +478,17 @@ class Agent:
             text += f"\nNote: {note}."
         return text, stuck
 
-    def _closing_answer(self, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
+    def _closing_answer(self, run: _Run, step: int, why: str) -> RunResult | None:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
-        command three times had usually seen what the task asked about, and said it when asked."""
+        command three times had usually seen what the task asked about, and said it when asked.
+        That answer goes through the answer checks like any other, once: a model stuck toggling
+        its task list claims work it never did, and a check that finds it undone sends it back
+        to the work (None: the run goes on)."""
         message = f"stuck: {why}"
         self.emit(Notice(f"{message}; the model was asked for its final answer"))
         try:
-            reply = self._ask_model(cancel, final_only=True)
+            reply = self._ask_model(run.cancel, final_only=True)
         except Cancelled:
             self._append("assistant", "[reply interrupted by the user]")
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -492,7 +501,11 @@ class Agent:
             if self._open_call is not None:
                 self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
             return RunResult(StopReason.STUCK, message, None, step)
-        self.emit(FinalAnswer(parsed.final_answer, plan=planning))
+        if not run.planning and not run.stuck_checked:
+            run.stuck_checked = True
+            if self._sent_back(run.completion, parsed.final_answer, run.acted, run.commands):
+                return None
+        self.emit(FinalAnswer(parsed.final_answer, plan=run.planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
     def compact(self, cancel: CancelToken | None = None) -> bool:

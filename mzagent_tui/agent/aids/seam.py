@@ -28,6 +28,7 @@ class Aid:
 CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
+    Aid("plan.idle", "after_tool", "the task list updated twice with no other call between: a list does no work"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)
         for kind, does in (
