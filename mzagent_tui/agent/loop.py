@@ -57,6 +57,7 @@ from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
@@ -69,6 +70,11 @@ _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you 
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 CALL_INTERRUPTED = "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal."
 """What the model reads of a call cut short by a cancel (a question withdrawn included)."""
+NO_CHANGE_TASK_NOTE = (
+    "the task says to change nothing, so the project is read-only for this task: read files and run commands "
+    "to find the answer, then answer in words"
+)
+"""Told with a task that says to change nothing (the `task.no_change` aid)."""
 
 
 @dataclass(frozen=True)
@@ -199,11 +205,12 @@ class Agent:
         planning = self.policy.mode == "plan"
         if planning:
             self._notes.append(PLAN_MODE_NOTE)
+        self._completion = completion = CompletionCheck(self.root, task, self.aids)
+        self.ctx.facts = completion.facts
+        self.ctx.read_only_task = self._read_only_task(completion.facts, planning)
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
-        self._completion = completion = CompletionCheck(self.root, task, self.aids)
-        self.ctx.facts = completion.facts
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
@@ -228,6 +235,17 @@ class Agent:
         self.hooks.run_end(result.reason.value, result.message, result.final_answer)
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
+
+    def _read_only_task(self, facts: TaskFacts, planning: bool) -> str:
+        """Why this task may change no file ("": it may). A task that says to change nothing is
+        taken at its word (the `task.no_change` aid): asked to explain and change nothing, the
+        bundled model changed the file it was asked about."""
+        if not facts.no_change or planning or not self.aids.on("task.no_change"):
+            return ""
+        self.aids.fired("task.no_change")
+        self.emit(Notice("the task says to change nothing: the project is read-only for it"))
+        self._notes.append(NO_CHANGE_TASK_NOTE)
+        return "the task says to change nothing"
 
     def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         self._read_mentions(task)
