@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mzagent_tui.agent.safety.approval import Policy  # noqa: E402
-from tests import test_gate_attacks as attacks  # noqa: E402
+from tests.gate import test_gate_attacks as attacks  # noqa: E402
 from tests.test_policy import TABLE, standard_rules  # noqa: E402
 
 

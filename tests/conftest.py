@@ -24,6 +24,7 @@ from mzagent_tui.agent.events import Event
 from mzagent_tui.agent.hooks.config import load_hooks
 from mzagent_tui.agent.loop import Agent
 from mzagent_tui.agent.run_config import RunConfig
+from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Approver, Policy, StaticApprover
 from mzagent_tui.agent.safety.approval_requests import ApprovalRequest
 from mzagent_tui.agent.safety.sandbox import landlock_abi, namespaces_work, pid_namespace_works
@@ -211,6 +212,32 @@ def outside(short: Path) -> Path:
     folder = short / "outside"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def bare_home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home of the test's own (`HOME`), under `short`."""
+    folder = short / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of the test's own (`HOME`) under `short`, holding the user's private key: what a
+    command must not read. A file may override it (a home with more in it, or an empty one)."""
+    folder = short / "home"
+    (folder / ".ssh").mkdir(parents=True)
+    (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY OF THE USER\n")
+    monkeypatch.setenv("HOME", str(folder))
+    return folder
+
+
+@pytest.fixture
+def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the git hardening stands: our programs' Landlock and namespace wall taken away."""
+    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable, seen=(): None)
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 
 A hole that is known is a test that fails today and would pass once it is closed
 (`xfail(strict=True)`): its reason says how the attack gets through. They are spread over the
-test files of the wall they attack; docs/open-holes.md lists them in one place, and
+test files of the wall they attack (a folder per wall: tests/gate/, tests/sandbox/, ...);
+docs/open-holes.md lists them in one place, by file, and
 tests/test_open_holes.py fails when that list and the tests differ. Regenerate it with
 
     python -m tests.open_holes > docs/open-holes.md
@@ -19,7 +20,7 @@ TESTS = Path(__file__).parent
 
 @dataclass(frozen=True)
 class Hole:
-    file: str
+    file: str  # the path from the tests folder, with / between its parts
     test: str
     reason: str
 
@@ -39,7 +40,7 @@ def _strict_reason(decorator: ast.expr) -> str | None:
 
 def open_holes(folder: Path = TESTS) -> list[Hole]:
     holes = []
-    for path in sorted(folder.glob("test_*.py")):
+    for path in sorted(folder.rglob("test_*.py"), key=lambda found: found.relative_to(folder).parts):
         tree = ast.parse(path.read_text(), filename=str(path))
         for node in tree.body:
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -47,7 +48,7 @@ def open_holes(folder: Path = TESTS) -> list[Hole]:
             for decorator in node.decorator_list:
                 reason = _strict_reason(decorator)
                 if reason is not None:
-                    holes.append(Hole(path.name, node.name, reason))
+                    holes.append(Hole(path.relative_to(folder).as_posix(), node.name, reason))
     return holes
 
 

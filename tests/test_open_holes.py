@@ -29,3 +29,13 @@ def test_only_strict_xfails_are_holes(tmp_path: Path) -> None:
     holes = open_holes(tmp_path)
     assert holes == [Hole("test_walls.py", "test_a", "HOLE: a link gets through")]
     assert "## tests/test_walls.py\n\n- `test_a`: HOLE: a link gets through\n" in render(holes) and "1 open." in render(holes)
+
+
+def test_holes_are_found_in_the_folders_of_the_walls_too(tmp_path: Path) -> None:
+    (tmp_path / "sandbox").mkdir()
+    (tmp_path / "sandbox" / "__init__.py").write_text("")
+    (tmp_path / "sandbox" / "test_sockets.py").write_text("import pytest\n\n@pytest.mark.xfail(strict=True, reason='HOLE: a socket')\ndef test_s(): ...\n")
+    (tmp_path / "test_top.py").write_text("import pytest\n\n@pytest.mark.xfail(strict=True, reason='HOLE: at the top')\ndef test_t(): ...\n")
+    holes = open_holes(tmp_path)
+    assert holes == [Hole("sandbox/test_sockets.py", "test_s", "HOLE: a socket"), Hole("test_top.py", "test_t", "HOLE: at the top")]
+    assert "## tests/sandbox/test_sockets.py\n\n- `test_s`: HOLE: a socket\n" in render(holes)

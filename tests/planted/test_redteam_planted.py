@@ -20,10 +20,9 @@ import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
 from mzagent_tui.agent.safety.planting import plants_code, plants_code_through, python_first_folders
-from tests.attack_helpers import needs_namespaces, needs_wall, run
+from tests.attack_helpers import needs_namespaces, needs_wall, run, run_keeping
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import answer_reply, write_reply
-from tests.test_planted import run as run_keeping
 
 ORDINARY_CONTENT = "x = 1\n"
 
@@ -261,8 +260,8 @@ def test_after_a_command_a_rule_s_file_is_treated_as_a_listed_one(server, projec
     """`.envrc` was on the list before the rules: after a command, asked about in every mode
     but yolo, as a rule's `.irbrc`, `vite.config.ts` and `queue.py` are."""
     from mzagent_tui.agent.assembly import assemble
+    from tests.attack_helpers import KeepAnswers, command_reply
     from tests.conftest import Recorder, config_for
-    from tests.test_planted import KeepAnswers, command_reply
 
     server.script(command_reply("echo x | tee .envrc .irbrc vite.config.ts queue.py"), answer_reply())
     user = KeepAnswers(ApprovalDecision(True))
@@ -288,8 +287,7 @@ def test_an_execute_bit_added_to_a_hook_is_asked_about(server, project: Path) ->
 
 @needs_namespaces
 def test_a_command_that_breaks_the_scan_cannot_plant_a_gitignored_pth(server, project: Path) -> None:
-    from tests.attack_helpers import git
-    from tests.test_attacks_round7 import repository
+    from tests.attack_helpers import git, repository
 
     """The command breaks a config file the repository includes, so git cannot say where the hooks
     are and the scan fails; the sweep walks with the paths known before and finds the .pth in the
@@ -314,8 +312,7 @@ def test_a_command_that_breaks_the_scan_cannot_plant_an_fsmonitor_in_an_included
     include of a home file the confined git cannot read but the user's git can (`~/.my.cnf`, valid
     git config syntax): our git fails and the scan is incomplete, so only the snapshots see the
     file; it must still be asked about, and put back."""
-    from tests.attack_helpers import git
-    from tests.test_attacks_round7 import repository, users_git
+    from tests.attack_helpers import git, repository, users_git
 
     home = tmp_path / "home"  # never the real home
     home.mkdir()

@@ -5,7 +5,6 @@ cannot be passed by asking for everything. Real repositories, real git."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,7 @@ import pytest
 from mzagent_tui.agent.safety import committed_secrets
 from mzagent_tui.agent.safety.approval import ALLOW, Policy, Rules
 from mzagent_tui.agent.safety.git_config import Repository
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
-                          cwd=root, capture_output=True, text=True, check=True)
-    return done.stdout.strip()
+from tests.attack_helpers import git
 
 
 @pytest.fixture

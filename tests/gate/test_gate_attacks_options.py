@@ -23,7 +23,7 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.shell import ShellTool
 from tests.conftest import Recorder
-from tests.test_gate_attacks import attack_project, rules_for, verdict
+from tests.gate.test_gate_attacks import attack_project, rules_for, verdict
 
 ALL_MODES = ("ask", "auto-safe", "yolo")
 BOTH = ("ask", "auto-safe")

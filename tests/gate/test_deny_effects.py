@@ -18,7 +18,7 @@ from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.shell import ShellTool
 from tests.conftest import Recorder
-from tests.test_gate_attacks import attack_project
+from tests.gate.test_gate_attacks import attack_project
 
 
 def rules(*deny: str) -> Rules:

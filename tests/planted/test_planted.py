@@ -4,44 +4,17 @@ others, so the user is asked after the command, as `write_to_file` asks before."
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mzagent_tui.agent.events import FileChanged, Observation
 from mzagent_tui.agent.safety.approval import ApprovalDecision
-from mzagent_tui.agent.safety.approval_requests import ApprovalRequest, CommandApproval, GitEntryApproval, PlantedFileApproval
+from mzagent_tui.agent.safety.approval_requests import GitEntryApproval, PlantedFileApproval
 from mzagent_tui.agent.sessions.history import load_session
 from mzagent_tui.agent.sessions.undo import undo
-from tests.attack_helpers import git, needs_namespaces
+from tests.attack_helpers import KeepAnswers, command_reply, git, needs_namespaces
+from tests.attack_helpers import run_keeping as run
 from tests.conftest import make_agent
-from tests.scripted_server import Reply, answer_reply
-
-
-class KeepAnswers:
-    """Runs every command; answers the question about keeping a file with `keep`."""
-
-    def __init__(self, keep: ApprovalDecision) -> None:
-        self.keep = keep
-        self.asked: list[ApprovalRequest] = []
-
-    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        if isinstance(request, CommandApproval):
-            return ApprovalDecision(True)
-        self.asked.append(request)
-        return self.keep
-
-
-def command_reply(command: str) -> Reply:
-    return Reply(f"<thought>run it</thought><action>run_terminal_command({json.dumps(command)})</action>")
-
-
-def run(server, project: Path, command: str, keep: ApprovalDecision, **settings: object):  # noqa: ANN001, ANN201
-    server.script(command_reply(command), answer_reply())
-    user = KeepAnswers(keep)
-    agent, rec = make_agent(server, project, approver=user, **settings)
-    agent.run("set things up")
-    observation = next(e for e in rec.events if isinstance(e, Observation))
-    return agent, rec, user, observation.text
+from tests.scripted_server import answer_reply
 
 
 def test_a_new_envrc_not_kept_is_removed_and_the_rest_of_the_commands_work_stays(server, project: Path) -> None:

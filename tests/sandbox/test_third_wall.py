@@ -14,15 +14,11 @@ import json
 import os
 import shutil
 import socket
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mzagent_tui.agent import filelist
-from mzagent_tui.agent.events import Observation
-from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.approval import ALLOW, ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.committed_secrets import committed_secret_concern
 from mzagent_tui.agent.safety.git_config import find_repository, repository_config_concerns
@@ -30,59 +26,15 @@ from mzagent_tui.agent.safety.secrets import Redactor, command_env
 from mzagent_tui.agent.sessions.snapshots import SnapshotError, Snapshots
 from mzagent_tui.agent.sessions.undo import undo_session
 from tests.attack_helpers import Listener, git, needs_namespaces, needs_wall
-from tests.conftest import Recorder, RecordingApprover, make_agent
-from tests.scripted_server import Reply, answer_reply
-
-
-def run_reply(command: str) -> Reply:
-    return Reply(f"<thought>run</thought><action>run_terminal_command({json.dumps(command)})</action>")
-
-
-def run(server, project: Path, *commands: str, mode: str = "yolo", approver=None) -> tuple[list[str], Recorder, Path]:  # noqa: ANN001
-    """Commands through the real agent (yolo: only the kernel wall stands); the observations,
-    the events and the session folder."""
-    server.script(*[run_reply(c) for c in commands], answer_reply())
-    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"]}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ)
-    agent.policy = Policy(mode, Rules())
-    agent.approver.policy = agent.policy
-    folder = agent.session.folder
-    try:
-        agent.run("work")
-    finally:
-        agent.close()
-    return [o.text for o in recorder.of(Observation)], recorder, folder
+from tests.attack_helpers import run_with_session as run
+from tests.conftest import RecordingApprover
 
 
 @pytest.fixture
-def short() -> Iterator[Path]:
-    """A folder with a short path under /tmp (a unix socket's path must fit in 108 bytes)."""
-    folder = Path(tempfile.mkdtemp(prefix="tw-", dir="/tmp")).resolve()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture
-def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = short / "home"
-    (folder / ".ssh").mkdir(parents=True)
-    (folder / ".ssh" / "id_rsa").write_text("PRIVATE KEY OF THE USER\n")
-    (folder / "notes.txt").write_text("my notes\n")
-    monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
-@pytest.fixture
-def outside(short: Path) -> Path:
-    folder = short / "outside"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
-def unwalled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Only the git hardening stands: the Landlock and namespace wall of our programs is taken away."""
-    monkeypatch.setattr(own_programs, "_confine", lambda readable, writable, seen=(): None)
+def home(home: Path) -> Path:
+    """The shared home, with notes of the user's beside the key: a read of the home may show them."""
+    (home / "notes.txt").write_text("my notes\n")
+    return home
 
 
 def nested_repository_with_filter(project: Path, clean: str, kind: str = "clean") -> Path:

@@ -23,11 +23,10 @@ from mzagent_tui.agent.safety.approval import ApprovalDecision, ApprovalRequest
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.hooks_path import git_paths
 from mzagent_tui.agent.safety.users_git import is_own_git
-from tests.attack_helpers import IDENTITY, git, needs_namespaces, run
+from tests.attack_helpers import IDENTITY, git, needs_namespaces, repository, run, users_git
 from tests.conftest import make_agent
+from tests.planted.test_after_command_check import asked, commands
 from tests.scripted_server import answer_reply
-from tests.test_after_command_check import asked, commands
-from tests.test_attacks_round7 import repository, users_git
 
 FAKE_GIT = "#!/bin/sh\nprintf '[core]\\n\\tfsmonitor = \"touch {marker}; false\"\\n' >> .git/config 2>/dev/null\nexec {git} \"$@\"\n"
 """A `git` a confined command (an allowed test run) left in a folder on PATH: it plants an

@@ -24,11 +24,9 @@ from tests.attack_helpers import command, needs_namespaces, needs_own_pids, run
 
 
 @pytest.fixture
-def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = short / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    return folder
+def home(bare_home: Path) -> Path:
+    """These attacks run with an empty home of the test's own (no key in it)."""
+    return bare_home
 
 
 def _mark() -> str:

@@ -46,11 +46,9 @@ class Outsider:
 
 
 @pytest.fixture
-def home(short: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = short / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    return folder
+def home(bare_home: Path) -> Path:
+    """These attacks run with an empty home of the test's own (no key in it)."""
+    return bare_home
 
 
 @pytest.fixture

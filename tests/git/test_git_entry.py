@@ -26,11 +26,9 @@ from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.git_entry import entry_names, in_repository, read_only_paths
 from mzagent_tui.agent.safety.users_git import is_own_git
-from tests.attack_helpers import action, command, git, needs_namespaces, run
+from tests.attack_helpers import KeepAnswers, action, command, git, needs_namespaces, repository, run, users_git
 from tests.conftest import make_agent
 from tests.scripted_server import answer_reply
-from tests.test_attacks_round7 import repository, users_git
-from tests.test_planted import KeepAnswers
 
 
 def fsmonitor(marker: Path) -> str:

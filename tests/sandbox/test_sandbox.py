@@ -23,14 +23,14 @@ from mzagent_tui.agent.safety import sandbox as sandbox_module
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.sandbox import Sandbox
 from mzagent_tui.agent.safety.sensitive import is_secret
-from tests.conftest import Recorder, RecordingApprover, make_agent, requires_sandbox
-from tests.scripted_server import Reply, answer_reply
+from tests.attack_helpers import run_in_sandbox as run
+from tests.attack_helpers import run_reply
+from tests.conftest import RecordingApprover, make_agent, requires_sandbox
+from tests.scripted_server import answer_reply
 
 pytestmark = requires_sandbox(6)
 
 
-def run_reply(command: str) -> Reply:
-    return Reply(f"<thought>run</thought><action>run_terminal_command({json.dumps(command)})</action>")
 
 
 @pytest.fixture
@@ -48,17 +48,6 @@ def outside(tmp_path: Path) -> Path:
     folder = tmp_path / "outside"
     folder.mkdir()
     return folder
-
-
-def run(server, project: Path, *commands: str, sandbox: str = "workspace", approver=None, mode: str = "yolo", rules: Rules | None = None, env=None) -> tuple[list[str], Recorder]:  # noqa: ANN001
-    server.script(*[run_reply(c) for c in commands], answer_reply())
-    environ = {"PATH": os.environ["PATH"], "HOME": os.environ["HOME"], **(env or {})}
-    agent, recorder = make_agent(server, project, approver=approver, env=environ, sandbox=sandbox, pass_env=list(env or {}))
-    agent.policy = Policy(mode, rules)
-    agent.approver.policy = agent.policy
-    agent.run("work")
-    agent.close()
-    return [o.text for o in recorder.of(Observation)], recorder
 
 
 def test_a_write_outside_the_project_fails(server, project: Path, home: Path, outside: Path) -> None:

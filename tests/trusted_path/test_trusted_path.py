@@ -40,7 +40,7 @@ from tests.conftest import Recorder, RecordingApprover, config_for, make_agent
 from tests.scripted_server import Reply, answer_reply, write_reply
 
 SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")
-MCP_SERVER = str(Path(__file__).with_name("mcp_server.py"))
+MCP_SERVER = str(Path(__file__).parents[1] / "mcp_server.py")
 
 
 @dataclass

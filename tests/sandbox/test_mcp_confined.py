@@ -44,7 +44,7 @@ def _server_script() -> str:
     """tests/mcp_server.py where a confined server can read it: a confined program sees no /tmp
     but its session's, and CI clones the checkout under /tmp, so there a copy goes beside the
     attack data (in the real home, outside /tmp), removed at exit."""
-    script = Path(__file__).with_name("mcp_server.py").resolve()
+    script = (Path(__file__).parents[1] / "mcp_server.py").resolve()
     if not any(str(script).startswith(p) for p in ("/tmp/", "/var/tmp/")):
         return str(script)
     folder = Path(tempfile.mkdtemp(prefix="mzagent-attack-data-", dir=pwd.getpwuid(os.getuid()).pw_dir))
@@ -55,7 +55,7 @@ def _server_script() -> str:
 
 MCP_SERVER = _server_script()
 SYSTEM_PATH = os.environ.get("PATH", "/usr/bin:/bin")
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parents[2])
 STARTUP = 60.0
 """A server's startup timeout here: a Python server takes over 20 s to start on a loaded 2-core machine."""
 
