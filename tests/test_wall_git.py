@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.safety import git_entry
 from tests.attack_helpers import command, git, needs_namespaces, run
 from tests.test_attacks_round7 import users_git
 
@@ -78,3 +79,54 @@ def test_the_roots_git_file_with_a_trailing_space_keeps_its_repository_read_only
     texts, _ = run(server, project, command(f"printf '{FSMONITOR.format(marker=marker)}' >> gd?/config"))
     users_git(project, "status")
     assert not marker.exists(), texts[0]
+
+
+# A nested repository past the walk's bound -----------------------------------------------------
+
+
+def repository_walked_last(project: Path, heavy_folders: int) -> Path:
+    """`vendor/lib` with a repository, beside `heavy_folders` folders in ten others, named so that
+    the walk for `.git` entries (depth first, the last listed first) reaches `vendor` last."""
+    for n in range(heavy_folders):
+        (project / f"h{n % 10}" / f"leaf{n}").mkdir(parents=True)
+    name = next(f"vendor{n}" for n in range(500) if _listed_first(project, f"vendor{n}"))
+    work = project / name / "lib"
+    work.mkdir(parents=True)
+    git(work, "init", "-q", ".")
+    return work
+
+
+def _listed_first(project: Path, name: str) -> bool:
+    (project / name).mkdir()
+    if next(os.scandir(project)).name == name:
+        return True
+    (project / name).rmdir()
+    return False
+
+
+@needs_namespaces
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: the walk that finds nested `.git` entries stops after 20,000 folders (WALK_LIMIT; only node_modules and "
+    "__pycache__ are left out, so a .venv of large packages or a monorepo's folders count): a repository past it is not "
+    "bound read-only, its config is no git path the after-command scan keeps, and a command's core.fsmonitor there runs "
+    "in the user's next git status in that folder"))
+def test_a_nested_repository_past_the_walks_bound_stays_read_only(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(git_entry, "WALK_LIMIT", 50)  # 20,000 in use: the same walk, cheaper to outgrow
+    work = repository_walked_last(project, 60)
+    marker = short / "fsmonitor-ran"
+    relative = work.relative_to(project)
+    texts, _ = run(server, project, command(f"printf '{FSMONITOR.format(marker=marker)}' >> {relative}/.git/config"))
+    users_git(work, "status")
+    assert not marker.exists(), texts[0]
+
+
+@needs_namespaces
+def test_control_the_same_repository_in_a_small_project_stays_read_only(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(git_entry, "WALK_LIMIT", 50)
+    work = repository_walked_last(project, 20)
+    marker = short / "fsmonitor-ran"
+    relative = work.relative_to(project)
+    texts, _ = run(server, project, command(f"printf '{FSMONITOR.format(marker=marker)}' >> {relative}/.git/config"))
+    users_git(work, "status")
+    assert not marker.exists(), texts[0]
+    assert "Read-only file system" in texts[0] or "Permission denied" in texts[0]

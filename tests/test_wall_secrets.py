@@ -135,12 +135,12 @@ KNOWN = {
     "azure-connection-string": "conn = DefaultEndpointsProtocol=https;AccountName=acme;AccountKey="
                                + base64.b64encode(bytes(range(64))).decode() + ";EndpointSuffix=core.windows.net\n",
 }
-UNKNOWN = {
+OTHER_KINDS = {
     "telegram-bot-token": "bot 1234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw2 started\n",
     "discord-bot-token": "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs\n",
-    "twilio-api-key": "using SK1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7 now\n",
+    "twilio-api-key": "using SK1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d now\n",
     "mailchimp-api-key": "mc = 3f2a1b4c5d6e7f8a9b0c1d2e3f4a5b6c-us14\n",
-    "square-oauth-secret": "square = sq0csp-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abc\n",
+    "square-oauth-secret": "square = sq0csp-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefg\n",
     "docker-registry-auth": json.dumps({"auths": {"registry.example.io": {"auth": DOCKER_AUTH}}}) + "\n",
     "netrc-entry": "machine api.example.io login deploy password Xk9mQ2vL7pR4tZ1w\n",
 }
@@ -153,12 +153,10 @@ def test_control_a_renamed_file_holding_a_known_credential_asks(server, project:
     assert asked(user) == ["SecretReadApproval"], text
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: the content rules lack detect-secrets' Telegram, Discord, Twilio, Mailchimp and Square plugins, a docker "
-    "config's base64 `auth` (user:password) and a netrc line: a file holding one, under any name, is read in auto-safe "
-    "and plan without a question (and a command's output holding one is shown)"))
-@pytest.mark.parametrize("content", list(UNKNOWN.values()), ids=list(UNKNOWN))
+@pytest.mark.parametrize("content", list(OTHER_KINDS.values()), ids=list(OTHER_KINDS))
 def test_a_renamed_file_holding_a_credential_of_another_known_kind_asks(server, project: Path, content: str) -> None:
+    """detect-secrets' Telegram, Discord, Twilio, Mailchimp and Square plugins, a docker config's
+    `auth` (base64 of user:password) and a netrc line: each was read without a question."""
     (project / "notes.txt").write_text(content)
     text, user = model_sees(server, project, "read_file('notes.txt')")
     assert asked(user) == ["SecretReadApproval"], text
