@@ -5,10 +5,10 @@ Servers run outside the sandbox, as the user. With an activated `.venv` (or `./b
 server's program and everything it starts by name are looked up on the trusted PATH
 (safety/trusted_path.py). A server that would run what the model can write anyway — its program
 is in the project (`command = "/proj/.venv/bin/server"`, or found only there), it works in the
-project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a path it is given is in
-the project (`python /proj/mcpserve.py`, a package folder `python /proj/srv`), or its `env`
-points into the project (`PYTHONPATH=/proj/src`, `NODE_OPTIONS=--require /proj/hook.js`) — runs confined, as the model's commands do but with the project
-read-only (see hub.py), or not at all where there is no sandbox.
+project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a script it is given is a
+project file (`python /proj/mcpserve.py`), or its `env` points into the project
+(`PYTHONPATH=/proj/src`, `NODE_OPTIONS=--require /proj/hook.js`) — runs confined, as the model's
+commands do but with the project read-only (see hub.py), or not at all where there is no sandbox.
 """
 
 from __future__ import annotations
@@ -56,10 +56,9 @@ def server_program(config: McpServerConfig) -> ServerProgram:
 
 def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
     """Why the server runs what the model can write ("" when it does not): its program is in
-    the project or a folder commands can write (as for hooks); its working folder, a path among
-    its arguments (a script, or a folder: `python /proj/srv` runs `srv/__main__.py`, `uv run
-    --directory /proj` the project) or a path its environment names, inside a value too, is in
-    the project (a temp folder
+    the project or a folder commands can write (as for hooks); its working folder, a file among
+    its arguments (a folder is taken for data: `server-filesystem /proj`) or a path its
+    environment names, inside a value too, is in the project (a temp folder
     there is the user's own choice: confined commands write only their private one)."""
     if trusted_path.is_untrusted(os.path.dirname(program)) or trusted_path.is_untrusted(program):
         return f"its program {config.command} is {program}, in the project or a folder commands can write"
@@ -69,8 +68,8 @@ def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
     for argument in config.args:
         for named in {argument, argument.partition("=")[2]} - {""}:
             path = os.path.join(cwd, named)
-            if os.path.lexists(path) and trusted_path.is_untrusted(path, projects):
-                return f"its argument {argument} is in the project"
+            if os.path.isfile(path) and trusted_path.is_untrusted(path, projects):
+                return f"its argument {argument} is a file in the project"
     for variable, value in config.env.items():
         if variable == "PATH":
             continue  # what it starts by name is looked up on the trusted PATH
