@@ -56,6 +56,25 @@ def read_regular_bytes(path: Path, limit: int) -> bytes | None:
         os.close(fd)
 
 
+GIT_POINTER_LIMIT = 4096
+"""Bytes of a pointer file of git's read (a path; git's own limit is the system's PATH_MAX)."""
+LINE_ENDS = b"\r\n"
+WHITESPACE = b" \t\n\r\x0b\x0c"
+
+
+def read_git_pointer(path: Path, prefix: str = "", trailing: bytes = LINE_ENDS) -> str | None:
+    """The path a pointer file of git's names (a `.git` file's `gitdir: PATH`, a `commondir`), as
+    git reads it: the whole file after `prefix`, less the `trailing` bytes at its end (git's
+    `.git` file and `commondir` lose only line ends; a linked worktree's `gitdir` all trailing
+    whitespace). A space, a second line or a byte that is not UTF-8 is part of the path: read
+    as a first line stripped, `gitdir: gd ` named `gd`, and the repository git uses, `gd `, was
+    left writable. None for a missing or special file, one without the prefix, or an empty path."""
+    data = read_regular_bytes(path, GIT_POINTER_LIMIT)
+    if data is None or not data.startswith(prefix.encode()):
+        return None
+    return os.fsdecode(data[len(prefix):].rstrip(trailing)) or None
+
+
 def read_regular_chunks(path: Path, limit: int, chunk: int = 1 << 20) -> Iterator[bytes]:
     """The first `limit` bytes of a regular file in pieces of `chunk` bytes, opened as
     `read_regular_bytes` opens it (nothing for a missing, unreadable or special file): a large

@@ -7,13 +7,14 @@ server's program and everything it starts by name are looked up on the trusted P
 is in the project (`command = "/proj/.venv/bin/server"`, or found only there), it works in the
 project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a script it is given is a
 project file (`python /proj/mcpserve.py`), or its `env` points into the project
-(`PYTHONPATH=/proj/src`) — runs confined, as the model's commands do but with the project
-read-only (see hub.py), or not at all where there is no sandbox.
+(`PYTHONPATH=/proj/src`, `NODE_OPTIONS=--require /proj/hook.js`) — runs confined, as the model's
+commands do but with the project read-only (see hub.py), or not at all where there is no sandbox.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,9 @@ def server_program(config: McpServerConfig) -> ServerProgram:
 
 def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
     """Why the server runs what the model can write ("" when it does not): its program is in
-    the project or a folder commands can write (as for hooks); its working folder, a script
-    among its arguments or a folder its environment names is in the project (a temp folder
+    the project or a folder commands can write (as for hooks); its working folder, a file among
+    its arguments (a folder is taken for data: `server-filesystem /proj`) or a path its
+    environment names, inside a value too, is in the project (a temp folder
     there is the user's own choice: confined commands write only their private one)."""
     if trusted_path.is_untrusted(os.path.dirname(program)) or trusted_path.is_untrusted(program):
         return f"its program {config.command} is {program}, in the project or a folder commands can write"
@@ -71,10 +73,15 @@ def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
     for variable, value in config.env.items():
         if variable == "PATH":
             continue  # what it starts by name is looked up on the trusted PATH
-        for named in value.split(os.pathsep):
+        for named in _VALUE_WORDS.split(value):
             if os.path.isabs(named) and trusted_path.is_untrusted(named, projects):
                 return f"its environment's {variable} names {named}, in the project"
     return ""
+
+
+_VALUE_WORDS = re.compile(rf"[\s={re.escape(os.pathsep)}]+")
+"""Where a variable's value is cut into the paths it may name: a list (`PYTHONPATH=a:b`) and the
+options a tool reads from one (`NODE_OPTIONS=--require /proj/hook.js`, `-r=/proj/hook.js`)."""
 
 
 def server_confinement(sandbox: Sandbox | None) -> Confinement:

@@ -3,8 +3,8 @@
 A name list misses `memo.txt` hard-linked to `.env`, `prod.env.bak`, `token.json` and every
 name nobody thought of; the content does not change with the name. The rules follow the
 plugins of detect-secrets (private keys, AWS, Basic auth in URLs, JWT, keyword assignments,
-high-entropy strings with its thresholds) and add what it lacks (GitLab, PyPI, OpenAI and
-Anthropic keys, Google OAuth secrets, `npmAuthToken`, `Authorization:` headers, git's
+high-entropy strings with its thresholds, Telegram, Discord, Twilio, Mailchimp, Square) and add what it lacks (GitLab, PyPI, OpenAI and
+Anthropic keys, Google OAuth secrets, `npmAuthToken`, `Authorization:` headers, a docker config's `auth`, a netrc password, git's
 `http.extraheader`, base64 private keys in a kubeconfig, conda channel tokens, a file that is
 one lone token). Our own rules, not the library: detect-secrets (and its fork bc-detect-secrets)
 took 2.3 s a megabyte through its plugins alone and 13-17 s through its scanner on this
@@ -174,6 +174,13 @@ _RULES = (
     ), _npm_token, lowered=True),
     _Rule("password in a URL", re.compile(r"://[^/\s:@\"']*:(?P<secret>[^/\s@\"']{3,})@[A-Za-z0-9.-]"), _url_password),
     _Rule("conda channel token", re.compile(r"/t/(?P<secret>[A-Za-z0-9_-]{16,})/"), _random_looking),
+    _Rule("Telegram bot token", re.compile(r":AA[0-9A-Za-z_-]{33}(?![0-9A-Za-z_-])")),
+    _Rule("Discord bot token", re.compile(r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])"), whole_word=True),
+    _Rule("Twilio key", re.compile(r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])"), whole_word=True),
+    _Rule("Mailchimp key", re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-z])"), whole_word=True),
+    _Rule("Square secret", re.compile(r"sq0(?:csp-[0-9A-Za-z_-]{43}|atp-[0-9A-Za-z_-]{22})(?![0-9A-Za-z_-])"), whole_word=True),
+    _Rule("registry auth", re.compile(r"\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\""), _basic_credentials),
+    _Rule("netrc password", re.compile(r"machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>\S+)"), _random_looking),
 )
 _KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Private-MAC: \S+")
 """Where a private key ends: a PEM or OpenSSH key's last line, a PuTTY key's MAC."""

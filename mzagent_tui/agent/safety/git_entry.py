@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mzagent_tui.agent.ground.textfiles import read_regular
+from mzagent_tui.agent.ground.textfiles import WHITESPACE, read_git_pointer, read_regular
 from mzagent_tui.agent.safety.git_config import GitUnanswered, Repository, find_repository, gitlink_paths
 
 ENTRY = ".git"
 POINTER_LIMIT = 4096
-"""Bytes of a `.git` file, `commondir` or worktree `gitdir` file read (git reads one line)."""
+"""Bytes of a `.git` file kept to tell one content from another."""
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def _pointed_folders(entry: Path) -> list[Path]:
     if git_dir is None:
         return []
     found = [git_dir]
-    common = _pointer(git_dir / "commondir", "")
+    common = read_git_pointer(git_dir / "commondir")
     if common is not None:
         found.append(Path(os.path.realpath(git_dir / common)))
     return found
@@ -159,20 +159,8 @@ def _pointed_folders(entry: Path) -> list[Path]:
 def _git_dir(entry: Path) -> Path | None:
     if entry.is_dir():
         return Path(os.path.realpath(entry))
-    target = _pointer(entry, "gitdir:")
+    target = read_git_pointer(entry, "gitdir: ")
     return Path(os.path.realpath(entry.parent / target)) if target else None
-
-
-def _pointer(path: Path, prefix: str) -> str | None:
-    """The path a one-line pointer file holds after `prefix`, as git reads it (the first line,
-    stripped), or None."""
-    text = read_regular(path, POINTER_LIMIT)
-    if text is None:
-        return None
-    line = text.splitlines()[0] if text.strip() else ""
-    if not line.startswith(prefix):
-        return None
-    return line[len(prefix):].strip() or None
 
 
 def _worktree_entries(git_dir: Path) -> list[Path]:
@@ -183,7 +171,7 @@ def _worktree_entries(git_dir: Path) -> list[Path]:
         return []
     found = []
     for name in names:
-        target = _pointer(git_dir / "worktrees" / name / "gitdir", "")
+        target = read_git_pointer(git_dir / "worktrees" / name / "gitdir", trailing=WHITESPACE)
         if target:
             found.append(Path(target))
     return found

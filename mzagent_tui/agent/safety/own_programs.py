@@ -36,7 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from mzagent_tui.agent.ground.textfiles import read_regular
+from mzagent_tui.agent.ground.textfiles import read_git_pointer
 from mzagent_tui.agent.safety import sandbox, trusted_path
 
 GIT_HARDENING = (
@@ -309,7 +309,7 @@ def _git_paths(cwd: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path
 def _git_reaches(cwd: Path) -> list[Path]:
     """The folders git's search for the repository reaches: the nearest folder up from `cwd`
     holding a `.git`, the folder a `.git` file names (`gitdir:`, a submodule's or a linked
-    worktree's) and the repository that one shares (`commondir`). Read here as text, so that
+    worktree's) and the repository that one shares (`commondir`). Read here as git reads them, so that
     git's view shows what it will look for (a worktree under /tmp whose repository is elsewhere
     under /tmp); Landlock still decides what it may read (a `gitdir:` into `~/.password-store`
     stays unreadable)."""
@@ -320,22 +320,16 @@ def _git_reaches(cwd: Path) -> list[Path]:
         found = [folder]
         git_dir = dot
         if not dot.is_dir():
-            target = _first_line(dot).removeprefix("gitdir:").strip()
+            target = read_git_pointer(dot, "gitdir: ")
             if not target:
                 return found
             git_dir = Path(os.path.normpath(folder / target))
             found.append(git_dir)
-        common = _first_line(git_dir / "commondir").strip()
+        common = read_git_pointer(git_dir / "commondir")
         if common:
             found.append(Path(os.path.normpath(git_dir / common)))
         return found
     return []
-
-
-def _first_line(path: Path) -> str:
-    """The first line of a small regular file of git's, "" when it is anything else."""
-    text = read_regular(path, 4096)
-    return text.splitlines()[0] if text else ""
 
 
 def _trusted(argv: list[str]) -> list[str]:

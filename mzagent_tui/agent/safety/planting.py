@@ -69,8 +69,9 @@ FILLED_BY_TOOLS = frozenset({
     ".hypothesis", ".ipynb_checkpoints",  # test and notebook state
 })
 """Folders tools fill themselves, which nobody starts a tool in: the convention rules (1, 2) do
-not look below one, nor below any folder whose name ends in `cache` (`.pytest_cache`,
-`.mypy_cache`, `.ruff_cache`, `.cache`, `node_modules/.cache`). For a hidden path only the
+not look below one, nor below any hidden folder whose name ends in `cache` (`.pytest_cache`,
+`.mypy_cache`, `.ruff_cache`, `.cache`, `node_modules/.cache`; a project's own `src/cache` is
+no tool's). For a hidden path only the
 folders down to its first hidden one count (`node_modules/x/.eslintrc`, `.venv/bin/ruff`), so a
 folder named `cache` inside a dot-folder (`.github/actions/cache/action.yml`) still asks. `NAMED`
 applies everywhere (`.venv/…/x.pth`). A folder missing here costs questions after a command that
@@ -215,7 +216,10 @@ def _is_hidden(part: str) -> bool:
 
 
 def _filled_by_tools(folder: str) -> bool:
-    return folder in FILLED_BY_TOOLS or folder.endswith("cache")
+    """A folder tools fill: one listed, or a hidden one named like a cache (`.pytest_cache`,
+    `.cache`, `node_modules/.cache`). Not a plain `cache` or `pagecache`: a project's own module
+    is often so called, and its `src/cache/.envrc` runs when the user enters it."""
+    return folder in FILLED_BY_TOOLS or (_is_hidden(folder) and folder.endswith("cache"))
 
 
 def _data_only(name: str) -> bool:

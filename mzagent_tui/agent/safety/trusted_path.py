@@ -136,12 +136,13 @@ def _runnable(path: str) -> bool:
 
 def lookup(name: str, path_value: str, cwd: Path) -> str | None:
     """What the shell would run for `name` with `path_value` in `cwd`: a path with a slash as it
-    stands, else the first executable file on PATH, relative and empty entries from `cwd`."""
+    stands, else the first executable file on PATH, relative and empty entries from `cwd`, an
+    entry starting with `~` from the home (`_as_bash_reads`)."""
     if "/" in name:
         path = os.path.join(cwd, name)
         return path if _runnable(path) else None
     for entry in path_value.split(os.pathsep):
-        candidate = os.path.join(cwd, entry or ".", name)
+        candidate = os.path.join(cwd, _as_bash_reads(entry) or ".", name)
         if _runnable(candidate):
             return os.path.normpath(candidate)
     return None
@@ -156,9 +157,17 @@ def on_path(root: Path, relative_path: str, path_value: str) -> str | None:
         return None  # no PATH at all (not one empty entry): nothing is run by name
     folder = os.path.realpath(os.path.dirname(os.path.join(root, relative_path)))
     for entry in path_value.split(os.pathsep):
-        if os.path.realpath(os.path.join(root, entry or ".")) == folder:
+        if os.path.realpath(os.path.join(root, _as_bash_reads(entry) or ".")) == folder:
             return entry or "."
     return None
+
+
+def _as_bash_reads(entry: str) -> str:
+    """A PATH entry as bash reads it when it looks a program up: one starting with `~` is
+    tilde-expanded (`PATH="~/bin:$PATH"`, quoted in a profile, still finds `~/bin/ls` in bash),
+    so for a project at the home `~/bin` is the project's `bin`. Other shells keep it literal;
+    commands run in bash."""
+    return os.path.expanduser(entry) if entry.startswith("~") else entry
 
 
 def found_in_untrusted(name: str, path_value: str, cwd: Path, folders: Iterable[str] | None = None) -> str | None:

@@ -112,7 +112,7 @@ class ShellTool:
         )
         ok = result.exit_code == 0 or bool(answer)
         report = _report(outcome, ctx.command_timeout, str(output_path))
-        found, secrets = _credentials_as_shown(output)
+        found, secrets = _credentials_in(result)
         if found:
             what = _describe_credentials(found)
             answer = self._credential_answer(to_run, what) if decision.by_policy else MASK_IT
@@ -146,8 +146,7 @@ class ShellTool:
         output_path = ctx.session.output_path()
         result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root, ctx.env.get("PATH", ""))))
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
-        output = _whole(result.output)
-        text = _masked(text, _credentials_as_shown(output)[1])
+        text = _masked(text, _credentials_in(result)[1])
         return result, ctx.redact.command_output(text), str(output_path)
 
     def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool, own_git: bool = False) -> tuple[ProcessResult, str]:
@@ -333,6 +332,21 @@ def _credentials(output: str) -> list[Credential]:
     from mzagent_tui.agent.safety.credentials import find_credentials
 
     return find_credentials(output)
+
+
+def _credentials_in(result: ProcessResult) -> tuple[list[Credential], list[str]]:
+    """The credentials in every text of a command's output the model may be shown, and each
+    secret's text: stdout and stderr together, and each apart. Each keeps its own first and last
+    few kilobytes, and a failed command is shown its error output and its standard output apart:
+    errors before and after a printed key fill the joint head and tail, and the key, early in the
+    standard output, would be shown though the joint text never held it."""
+    found: list[Credential] = []
+    secrets: list[str] = []
+    for stream in (result.output, result.stdout, result.stderr):
+        more, spans = _credentials_as_shown(_whole(stream))
+        found = found or more
+        secrets += spans
+    return found, secrets
 
 
 def _credentials_as_shown(output: str) -> tuple[list[Credential], list[str]]:
