@@ -21,7 +21,7 @@ from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.approval import ALLOW, ASK, DENY, Policy, Rules
 from mzagent_tui.agent.safety.commands import analyse
 from tests.attack_helpers import command, needs_namespaces, run
-from tests.test_redteam_path import EVIL, overwrite, program
+from tests.trusted_path.test_redteam_path import EVIL, overwrite, program
 
 # 1. A PATH entry written with a tilde: bash expands it when it looks a program up ---------------
 

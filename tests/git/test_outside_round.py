@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety import git_entry
-from tests.attack_helpers import command, git, needs_namespaces, run
-from tests.test_attacks_round7 import users_git
+from tests.attack_helpers import command, git, needs_namespaces, run, users_git
 
 FSMONITOR = '[core]\n\tfsmonitor = "touch {marker}; false"\n'
 POINTERS = {
