@@ -15,6 +15,8 @@ from pathlib import Path
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
+    BackgroundEnded,
+    BackgroundStarted,
     Compacted,
     Error,
     Event,
@@ -115,6 +117,10 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("action", "You ran", f"$ {command}")
         case UserCommandOutput(text=text):
             return EventText("observation", "Output", text)
+        case BackgroundStarted(id=process_id, command=command, by_user=by_user):
+            return EventText("action", "You started in the background" if by_user else "Background", f"{process_id} $ {command}")
+        case BackgroundEnded():
+            return EventText("notice", "Background", event.describe())
         case HookOutcome(status="ok"):
             return None
         case HookOutcome():

@@ -32,6 +32,8 @@ from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     ApprovalAsked,
+    BackgroundEnded,
+    BackgroundStarted,
     Event,
     FileChanged,
     FinalAnswer,
@@ -53,6 +55,7 @@ from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_co
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
 from mzagent_tui.agent.sessions.history import SessionHistory, TaskStart, load_session
+from mzagent_tui.agent.tools.background import BackgroundProcesses
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
@@ -187,6 +190,11 @@ class Conversation(Vertical):
     def last_answer(self) -> str:
         """The latest final answer (what "Copy final answer" copies)."""
         return self._last_answer
+
+    @property
+    def background(self) -> BackgroundProcesses | None:
+        """The conversation's background commands (None before its first task)."""
+        return self._agent.shell.background if self._agent is not None else None
 
     @property
     def session_folder(self) -> Path | None:
@@ -393,6 +401,11 @@ class Conversation(Vertical):
                 self._update(state="waiting for approval")
             case ApprovalAnswered(approved=True):
                 self._update(state="running a command")
+            case BackgroundStarted():
+                self._update(background=self.run.background + 1)
+            case BackgroundEnded():
+                self._update(background=max(0, self.run.background - 1))
+                self.post_message(self.FilesChanged((), rescan=True))
             case UserCommand():
                 self._update(state="running your command")
             case UserCommandOutput():
