@@ -20,7 +20,7 @@ from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
 from mzagent_tui.agent.safety.approval_requests import CommandApproval
 from mzagent_tui.agent.tools import background
 from tests.conftest import RecordingApprover, make_agent, requires_sandbox
-from tests.scripted_server import Reply, answer_reply, last_user
+from tests.scripted_server import Fault, Reply, answer_reply, last_user
 
 needs_namespaces = requires_sandbox(6, namespaces=True)
 SERVED = "served by the background server"
@@ -110,8 +110,11 @@ def test_a_background_server_keeps_serving_the_next_sandboxed_command_and_ends_w
     [event] = recorder.of(BackgroundStarted)
     assert event.id == "bg1" and Path(event.output_path).read_text().count("GET /hello.txt") == 2
     assert any("GET /hello.txt" in e.text for e in recorder.of(BackgroundOutput))
+    holder = agent.shell.shared_network.holder_pid
+    assert holder is not None and Path(f"/proc/{holder}").exists()
     agent.close()
     assert none_left(marker)
+    assert not Path(f"/proc/{holder}").exists()  # the namespace holder ended with the session
     [ended] = recorder.of(BackgroundEnded)
     assert ended.id == "bg1" and ended.stopped and ended.exit_code is None
 
@@ -295,3 +298,26 @@ def test_without_namespaces_for_the_holder_commands_get_their_own_and_are_told(s
     assert "one" in texts[0] and "two" in texts[1]
     if agent.ctx.sandbox.namespaces:
         assert len([n for n in recorder.of(Notice) if "cannot share a network namespace" in n.text]) == 1
+
+
+def test_an_agent_killed_by_sigkill_leaves_no_background_process(server, project: Path, marker: str) -> None:
+    """No close, no atexit: the kernel ends the supervisor's tree when the thread that waits for it dies."""
+    server.script(call("start_background_command", f"sleep 300 # {marker}"), Fault("stall"))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "mzagent_tui", "run", "--base-url", server.base_url, "--api-key", "sk-x-1234567890", "--model", "m",
+         "--yes", "--json", "--project", str(project), "start it"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    )
+    try:
+        for line in agent.stdout:  # type: ignore[union-attr]
+            if '"background_started"' in line:
+                break
+        deadline = time.monotonic() + 20
+        while not with_marker(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert with_marker(marker)
+    finally:
+        agent.kill()
+        agent.wait()
+    assert none_left(marker, seconds=10)

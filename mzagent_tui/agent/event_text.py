@@ -56,6 +56,8 @@ def action_text(tool: str, args: list[object]) -> str:
         return f"edit_file {args[0]!r} ({edit_label(args[1], args[2])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
+    if tool == "start_background_command" and args:
+        return f"$ {args[0]}  (in the background)"
     if tool == "update_plan" and len(args) == 1 and isinstance(args[0], list):
         return f"update_plan ({len(args[0])} step{'s' if len(args[0]) != 1 else ''})"
     return call_text(tool, args)

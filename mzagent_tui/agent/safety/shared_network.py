@@ -48,6 +48,11 @@ class SharedNetwork:
         get one of their own each, its loopback down, as before."""
         self._lock = threading.Lock()
 
+    @property
+    def holder_pid(self) -> int | None:
+        """The holder's pid while it runs (None before the first command and once closed)."""
+        return self._holder.pid if self._holder is not None else None
+
     def namespaces(self) -> tuple[int, int] | None:
         """The holder's user and network namespaces, open (for setns in a command's child), or
         None where the holder could not start (said in `failed`, tried once)."""

@@ -63,7 +63,7 @@ class ShellTool:
         """The last scan of the files that make tools run code; None before the first or after
         one that failed: then the next command asks first, in every mode but yolo."""
         self._said_unchecked = ""
-        self._network = SharedNetwork()
+        self.shared_network = SharedNetwork()
         """The session's network namespace, its loopback up: commands without network share it."""
         self._said_no_shared_network = False
         self.background = BackgroundProcesses(ctx.emit)
@@ -139,7 +139,7 @@ class ShellTool:
     def close(self) -> None:
         """The session's end: every background command is stopped, then the shared network ends."""
         self.background.stop_all()
-        self._network.close()
+        self.shared_network.close()
 
     def _background_process(self, process_id: str) -> BackgroundProcess:
         if not isinstance(process_id, str) or (process := self.background.get(process_id)) is None:
@@ -204,11 +204,11 @@ class ShellTool:
         its own, its loopback down, as where the holder cannot start; said once)."""
         if confinement.mode != "workspace" or not self._ctx.sandbox.namespaces:
             return None
-        namespaces = self._network.namespaces()
+        namespaces = self.shared_network.namespaces()
         if namespaces is None and not self._said_no_shared_network:
             self._said_no_shared_network = True
             self._ctx.emit(Notice(
-                f"Commands cannot share a network namespace in this session ({self._network.failed}): each gets one of its own, "
+                f"Commands cannot share a network namespace in this session ({self.shared_network.failed}): each gets one of its own, "
                 "so a server one starts is not reachable from the next."
             ))
         return namespaces
