@@ -12,9 +12,10 @@ the user alike):
   with `home_allow` in the user config), the secret ones even inside allowed folders
   (`SECRET_HOME_ENTRIES`), and the app's own config, sessions and snapshots. Landlock only
   grants, never excepts, so the home folder is granted entry by entry;
-- no network: a network namespace of its own (only a loopback that is down), so no TCP, UDP,
-  MPTCP or raw socket leaves it; where user namespaces are not available, Landlock's TCP rule
-  alone (ABI 4+) and the header says so;
+- no network: the session's network namespace (shared_network.py: nothing but a loopback that
+  is up, shared by the session's commands), or, where it cannot be made, one of the command's
+  own with its loopback down, so no TCP, UDP, MPTCP or raw socket leaves it; where user
+  namespaces are not available, Landlock's TCP rule alone (ABI 4+) and the header says so;
 - `/tmp`, `/var/tmp` and `/run` behind empty folders of their own (other programs' Unix
   sockets: docker, D-Bus, the user's session bus, tmux, ssh and gpg agents), with the folders
   the command needs bound back (the project, the session's temp folder, the interpreter and the
