@@ -31,7 +31,7 @@ async def test_the_panel_lists_shows_live_output_and_stops(server, project: Path
         await pilot.pause()
         assert not isinstance(app.screen, BackgroundScreen)  # none yet: a notice says how to start one
         await submit(pilot, f"!&for i in $(seq 1000); do echo tick-$i [/x]; sleep 0.2; done # {marker}")
-        await wait_for(pilot, lambda: state(app) == "done" and "1 in background (ctrl+g)" in status_line(app))
+        await wait_for(pilot, lambda: state(app) == "done" and "1 in background (ctrl+g)" in status_line(app), timeout=60)  # the first task assembles the agent
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: isinstance(app.screen, BackgroundScreen))
         listing = app.screen.query_one("#background-list", OptionList)
@@ -50,7 +50,7 @@ async def test_slash_bg_opens_it_and_quitting_leaves_no_process(server, project:
     app = make_app(server, project)
     async with app.run_test(size=(120, 40)) as pilot:
         await submit(pilot, f"!&sleep 300 # {marker}")
-        await wait_for(pilot, lambda: state(app) == "done" and bool(with_marker(marker)))
+        await wait_for(pilot, lambda: state(app) == "done" and bool(with_marker(marker)), timeout=60)  # the first task assembles the agent
         await submit(pilot, "/bg")
         await wait_for(pilot, lambda: isinstance(app.screen, BackgroundScreen))
         await pilot.press("escape")

@@ -321,3 +321,22 @@ def test_an_agent_killed_by_sigkill_leaves_no_background_process(server, project
         agent.kill()
         agent.wait()
     assert none_left(marker, seconds=10)
+
+
+def test_a_hook_on_run_terminal_command_guards_background_commands_too(server, project: Path, marker: str) -> None:
+    """Otherwise the model would pass a user's guard by starting the command in the background."""
+    from tests.test_hooks import hook, user_config
+
+    user_config(hook("before_tool", "grep -q forbidden && { echo 'no forbidden commands' >&2; exit 2; }; exit 0", tool="run_terminal_command"))
+    server.script(
+        call("start_background_command", f"touch forbidden-{marker}; sleep 30 # {marker}"),
+        call("start_background_command", f"touch allowed-{marker}; sleep 30 # {marker}"),
+        answer_reply(),
+    )
+    agent, recorder = make_agent(server, project)
+    agent.run("start them")
+    blocked, allowed = observations(recorder)[:2]
+    assert "no forbidden commands" in blocked and not (project / f"forbidden-{marker}").exists()
+    assert "is running" in allowed and (project / f"allowed-{marker}").exists()  # the positive control
+    agent.close()
+    assert none_left(marker)

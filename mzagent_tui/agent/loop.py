@@ -57,6 +57,7 @@ from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.tools.background import BackgroundProcesses
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
@@ -160,6 +161,11 @@ class Agent:
         for event in history.events:
             self.meter.observe(event)
             self.ctx.seen.update(seen_in(event, self.root))
+
+    @property
+    def background(self) -> BackgroundProcesses:
+        """The session's background commands: started by the model or `!&`, all stopped by `close`."""
+        return self.shell.background
 
     @functools.cached_property
     def llm(self) -> ChatClient:

@@ -4,6 +4,10 @@ what it shows is what runs now; their output is untrusted text, shown plain."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -14,12 +18,37 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from mzagent_tui.agent.safety.textsafe import for_display
-from mzagent_tui.agent.tools.background import BackgroundProcess, BackgroundProcesses
 
 REFRESH_SECONDS = 0.5
 
 
-def process_label(process: BackgroundProcess) -> Text:
+class ShownProcess(Protocol):
+    """What the screen reads of a background command (agent/tools/background.py's)."""
+
+    id: str
+    command: str
+    output_path: Path
+    total_bytes: int
+
+    @property
+    def running(self) -> bool: ...
+
+    def status(self) -> str: ...
+
+    def latest(self) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+class ProcessList(Protocol):
+    """The conversation's background commands (the agent's `background`)."""
+
+    def all(self) -> Sequence[ShownProcess]: ...
+
+    def get(self, process_id: str) -> ShownProcess | None: ...
+
+
+def process_label(process: ShownProcess) -> Text:
     return Text(f"{process.id}  {process.status():<9} {for_display(process.command)}")
 
 
@@ -30,7 +59,7 @@ class BackgroundScreen(ModalScreen[None]):
         Binding("s", "stop", "Stop", id="background.stop"),
     ]
 
-    def __init__(self, processes: BackgroundProcesses) -> None:
+    def __init__(self, processes: ProcessList) -> None:
         super().__init__()
         self.processes = processes
         self._shown: list[str] = []
@@ -66,7 +95,7 @@ class BackgroundScreen(ModalScreen[None]):
             text = f"{chosen.latest() or '(no output yet)'}\n— {chosen.total_bytes} bytes in all, saved in {chosen.output_path}"
         self.query_one("#background-output", Static).update(Text(text))
 
-    def chosen(self) -> BackgroundProcess | None:
+    def chosen(self) -> ShownProcess | None:
         index = self.query_one("#background-list", OptionList).highlighted
         return None if index is None or index >= len(self._shown) else self.processes.get(self._shown[index])
 

@@ -55,11 +55,11 @@ from mzagent_tui.agent.prompt_commands import PromptCommandError, load_prompt_co
 from mzagent_tui.agent.run_config import RunConfig
 from mzagent_tui.agent.safety.secrets import Redactor, redactor_for
 from mzagent_tui.agent.sessions.history import SessionHistory, TaskStart, load_session
-from mzagent_tui.agent.tools.background import BackgroundProcesses
 from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.background import ProcessList
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.task_completions import BUILT_INS, file_completions, slash_completions, token_at
 from mzagent_tui.widgets.completion_menu import CompletionMenu
@@ -192,9 +192,9 @@ class Conversation(Vertical):
         return self._last_answer
 
     @property
-    def background(self) -> BackgroundProcesses | None:
+    def background(self) -> ProcessList | None:
         """The conversation's background commands (None before its first task)."""
-        return self._agent.shell.background if self._agent is not None else None
+        return self._agent.background if self._agent is not None else None
 
     @property
     def session_folder(self) -> Path | None:
