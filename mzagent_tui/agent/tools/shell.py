@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
 
@@ -48,6 +49,19 @@ SHOW, MASK_IT, WITHHOLD = "show", "mask", "withhold"
 command (mask), answered its own question (show or withhold), or the policy did (mask)."""
 
 
+@dataclass(frozen=True)
+class Approved:
+    """A command the user (or the policy) let run: as it is to run (edited, perhaps), where, why."""
+
+    command: str
+    confinement: Confinement
+    decision: ApprovalDecision
+    analysis: Analysis
+    """The command as the model gave it, read once."""
+    advice: str
+    """For the observation: a program that waits for input gets none here."""
+
+
 class ShellTool:
     def __init__(self, ctx: ToolContext) -> None:
         self._ctx = ctx
@@ -74,7 +88,7 @@ class ShellTool:
         approved = self._approve(command)
         if isinstance(approved, ToolResult):
             return approved
-        to_run, confinement, decision, analysis, advice = approved
+        to_run, confinement, decision, analysis, advice = approved.command, approved.confinement, approved.decision, approved.analysis, approved.advice
         ran = analysis if to_run == command else analyse(to_run, ctx.root, ctx.env.get("PATH", ""))
         output_path = ctx.session.output_path()
         result, changes = self._run_recorded(
@@ -113,10 +127,9 @@ class ShellTool:
         approved = self._approve(command, BACKGROUND_WARNING, background=True)
         if isinstance(approved, ToolResult):
             return approved
-        to_run, confinement, _, _, advice = approved
-        process, changes = self._start_in_background(to_run, confinement, ask=True)
-        edited = f"The user edited the command before running it: {to_run}\n" if to_run != command else ""
-        return ToolResult(self._ctx.redact.command_output(edited + _background_report(process) + changes + advice), ok=process.running or _exit_code(process) == 0)
+        process, changes = self._start_in_background(approved.command, approved.confinement, ask=True)
+        edited = f"The user edited the command before running it: {approved.command}\n" if approved.command != command else ""
+        return ToolResult(self._ctx.redact.command_output(edited + _background_report(process) + changes), ok=process.running or _exit_code(process) == 0)
 
     def background_output(self, id: str) -> ToolResult:  # noqa: A002 - the name the model reads
         """The output a background command printed since you last looked (its last few kilobytes), and whether it still runs. `id` is what start_background_command returned (bg1, bg2, …)."""
@@ -157,10 +170,9 @@ class ShellTool:
             run=lambda env, confine: self.background.start(command, output_path, runner_for(command, ctx.root, env, output_path, confine), by_user=not ask),
         )
 
-    def _approve(self, command: str, extra_warning: str = "", background: bool = False) -> tuple[str, Confinement, ApprovalDecision, Analysis, str] | ToolResult:
+    def _approve(self, command: str, extra_warning: str = "", background: bool = False) -> Approved | ToolResult:
         """The gate every command of the model passes: checked, analysed, asked (a background one
-        in every mode but yolo). Returns the command to run, its confinement, the decision, the
-        analysis and advice for the observation; or the observation of a rejection."""
+        in every mode but yolo). Returns what was approved, or the observation of a rejection."""
         ctx = self._ctx
         if not isinstance(command, str) or not command.strip():
             raise ToolError("the command is empty")
@@ -197,7 +209,7 @@ class ShellTool:
                 f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
                 ok=False,
             )
-        return to_run, confinement, decision, analysis, advice
+        return Approved(to_run, confinement, decision, analysis, advice)
 
     def _shared_network(self, confinement: Confinement) -> tuple[int, int] | None:
         """The session's network namespace for a command without network (None: it gets one of
