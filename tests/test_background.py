@@ -340,3 +340,20 @@ def test_a_hook_on_run_terminal_command_guards_background_commands_too(server, p
     assert "is running" in allowed and (project / f"allowed-{marker}").exists()  # the positive control
     agent.close()
     assert none_left(marker)
+
+
+async def test_an_acp_session_that_ends_leaves_no_background_process(endpoint, project: Path, tmp_path: Path, marker: str) -> None:
+    from acp import PROTOCOL_VERSION, text_block
+    from acp.stdio import spawn_agent_process
+
+    from tests.test_acp import RecordingClient, settle
+
+    client = RecordingClient()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    async with spawn_agent_process(client, sys.executable, "-m", "mzagent_tui", "acp", env=env, cwd=tmp_path) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(project))
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block(f"!&sleep 300 # {marker}")])
+        await settle(client)
+        assert response.stop_reason == "end_turn" and with_marker(marker)
+    assert none_left(marker, seconds=10)
