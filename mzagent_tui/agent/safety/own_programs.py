@@ -230,6 +230,10 @@ def start(
     )
 
 
+Holder = subprocess.Popen
+"""A program `hold` started (its type, named here: only this module names what starts one)."""
+
+
 def hold(argv: list[str], enter: Callable[[], None]) -> subprocess.Popen[bytes]:
     """Start a program of ours that only holds something for the session (its namespaces:
     shared_network.py): `enter` runs before its exec, its stdin is a pipe the caller closes to

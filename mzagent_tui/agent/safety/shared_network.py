@@ -41,7 +41,7 @@ class SharedNetwork:
     command and the model's next one may start together)."""
 
     def __init__(self) -> None:
-        self._holder: subprocess.Popen[bytes] | None = None
+        self._holder: own_programs.Holder[bytes] | None = None
         self._namespaces: tuple[int, int] | None = None
         self.failed = ""
         """Why there is no shared namespace ("" while there is or none was tried): commands then
