@@ -125,7 +125,8 @@ from mzagent_tui.agent.sessions.history import SessionHistory, SessionNotFound, 
 STOP_REASONS: dict[StopReason, AcpStopReason] = {
     StopReason.FINAL_ANSWER: "end_turn", StopReason.CANCELLED: "cancelled", StopReason.MAX_STEPS: "max_turn_requests",
 }
-TOOL_KINDS: dict[str, ToolKind] = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think"}
+TOOL_KINDS: dict[str, ToolKind] = {"read_file": "read", "write_to_file": "edit", "edit_file": "edit", "run_terminal_command": "execute", "update_plan": "think",
+                                   "start_background_command": "execute", "background_output": "read", "stop_background": "execute"}
 PLAN_STATUSES: dict[str, PlanEntryStatus] = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 """A task-list step's status as ACP's plan entry says it."""
 FILE_TITLES = {"read_file": "Read", "write_to_file": "Write", "edit_file": "Edit"}

@@ -77,6 +77,7 @@ class MzAgentApp(App[None]):
         Binding("ctrl+t", "focus_task", "Task box", id="app.focus_task"),
         Binding("ctrl+f", "find", "Find", id="app.find"),
         Binding("ctrl+z", "undo('last')", "Undo write", id="app.undo"),
+        Binding("ctrl+g", "background", "Background", show=False, id="app.background"),
         Binding("shift+tab", "cycle_mode", "Mode", priority=True, id="app.cycle_mode"),
     ]
 
@@ -219,6 +220,7 @@ class MzAgentApp(App[None]):
                 "new": self.action_new_conversation, "undo": lambda: self.action_undo("last"), "compact": self.action_compact,
                 "export": self.action_export, "resume": self.action_resume, "model": self.action_switch_model,
                 "rewind": self.action_rewind, "fork": lambda: self.action_rewind(fork=True),
+                "bg": self.action_background,
             }
             actions[name]()
 
@@ -396,6 +398,16 @@ class MzAgentApp(App[None]):
         if number is not None:
             self.conversation.undo(int(number))
 
+    def action_background(self) -> None:
+        """Ctrl+G and `/bg`: the conversation's background commands, their live output, a stop key."""
+        from mzagent_tui.screens.background import BackgroundScreen
+
+        processes = self.conversation.background
+        if processes is None or not processes.all():
+            self.notify("No background command in this conversation: the model starts one with start_background_command, you with !&command.")
+            return
+        self.push_screen(BackgroundScreen(processes))
+
     def action_rewind(self, fork: bool = False) -> None:
         """Choose a task to go back to (before it), then what goes back; the conversation does it."""
         from mzagent_tui.agent.sessions.rewind import task_label
@@ -538,6 +550,7 @@ class MzAgentApp(App[None]):
         yield from super().get_system_commands(screen)
         yield SystemCommand("New conversation", "Forget the conversation and start fresh", self.action_new_conversation)
         yield SystemCommand("Toggle file tree", "Show or hide the project files", self.action_toggle_tree)
+        yield SystemCommand("Background commands", "Their live output; stop one (ctrl+g, /bg)", self.action_background)
         yield SystemCommand("Switch provider/model", "Use another endpoint or model (starts a new conversation)", self.action_switch_model)
         yield SystemCommand("Approval mode: ask", MODE_DESCRIPTIONS["ask"], lambda: self.action_approval_mode("ask"))
         yield SystemCommand("Approval mode: auto-safe", MODE_DESCRIPTIONS["auto-safe"], lambda: self.action_approval_mode("auto-safe"))

@@ -25,6 +25,7 @@ BUILT_INS: dict[str, str] = {
     "rewind": "Take the files and the conversation back to before a task (esc esc)",
     "fork": "Start a new session from before a task; this one stays whole",
     "theme": "Choose the colours, saved in your config (/theme NAME)",
+    "bg": "Background commands: their live output, s stops one (ctrl+g)",
 }
 """The app's own slash commands and what each does (the app runs them; a prompt file cannot take their names)."""
 

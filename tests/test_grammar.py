@@ -29,16 +29,17 @@ def test_a_llama_cpp_server_gets_a_grammar_naming_exactly_the_tools(server, proj
     assert grammar == server.requests[1]["grammar"]
     calls = grammar.splitlines()[0]
     assert calls == (
-        'call ::= "edit_file" "(" space args-0? space ")" | "read_file" "(" space args-1? space ")" '
-        '| "run_terminal_command" "(" space args-2? space ")" | "update_plan" "(" space args-3? space ")" '
-        '| "web_fetch" "(" space args-4? space ")" | "write_to_file" "(" space args-5? space ")"'
+        'call ::= "background_output" "(" space args-0? space ")" | "edit_file" "(" space args-1? space ")" '
+        '| "read_file" "(" space args-2? space ")" | "run_terminal_command" "(" space args-3? space ")" '
+        '| "start_background_command" "(" space args-4? space ")" | "stop_background" "(" space args-5? space ")" '
+        '| "update_plan" "(" space args-6? space ")" | "web_fetch" "(" space args-7? space ")" | "write_to_file" "(" space args-8? space ")"'
     )
     # keywords only from the tool's own parameters: a model wrote json_string= three times in a row
-    assert 'arg-5 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
-    assert 'arg-4 ::= ( ( "url" ) space "=" space )? value' in grammar
+    assert 'arg-8 ::= ( ( "file_path" | "content" ) space "=" space )? value' in grammar
+    assert 'arg-7 ::= ( ( "url" ) space "=" space )? value' in grammar
     # only update_plan may be given a list (its steps)
-    assert 'arg-3 ::= ( ( "steps" ) space "=" space )? structured' in grammar and grammar.count(")? structured") == 1
-    assert 'arg-0 ::= ( ( "file_path" | "old_text" | "new_text" ) space "=" space )? value' in grammar
+    assert 'arg-6 ::= ( ( "steps" ) space "=" space )? structured' in grammar and grammar.count(")? structured") == 1
+    assert 'arg-1 ::= ( ( "file_path" | "old_text" | "new_text" ) space "=" space )? value' in grammar
     assert 'root ::= space "<thought>" text "</thought>" space ( action | final )' in grammar
     # bounded: where a preferred token was not allowed, a model wrote spaces until the token limit
     assert "space ::= [ \\t\\n]{0,20}" in grammar

@@ -38,7 +38,10 @@ def test_a_task_runs_through_native_calls(server, project: Path) -> None:
     assert rec.of(FileChanged)[0].created and rec.of(Observation)[1].text.count("1") >= 1
     first = server.requests[0]
     names = [tool["function"]["name"] for tool in first["tools"]]
-    assert names == ["read_file", "write_to_file", "edit_file", "run_terminal_command", "update_plan", "web_fetch"]
+    assert names == [
+        "read_file", "write_to_file", "edit_file", "run_terminal_command", "update_plan",
+        "start_background_command", "background_output", "stop_background", "web_fetch",
+    ]
     write = first["tools"][1]["function"]["parameters"]
     assert write == {"type": "object", "properties": {"file_path": {"type": "string"}, "content": {"type": "string"}}, "required": ["file_path", "content"]}
     assert "<action>" not in first["messages"][0]["content"]

@@ -67,6 +67,9 @@ def assemble(
     task_list = TaskList(report, lists[-1].steps if lists else ())
     if settings.offers_update_plan():
         tools.add_tool(task_list.tool())
+    if settings.offers_background():
+        for tool in (shell.start_background_command, shell.background_output, shell.stop_background):
+            tools.add(tool)
     if settings.offers_web_fetch():
         tools.add(WebTool(ctx, settings.allowed_domains).web_fetch)
     for tool in custom:

@@ -201,6 +201,11 @@ class Settings:
         the bundled model tasks before: see offers_edit_file)."""
         return not self.small_model()
 
+    def offers_background(self) -> bool:
+        """start_background_command, background_output and stop_background are offered to every
+        model but a small one (three tools more in its list; see offers_edit_file)."""
+        return not self.small_model()
+
     def window(self) -> int:
         """The context window to measure against: configured, or known for the bundled model."""
         if self.context_window:

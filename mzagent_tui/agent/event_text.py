@@ -15,6 +15,8 @@ from pathlib import Path
 from mzagent_tui.agent.events import (
     Action,
     ApprovalAnswered,
+    BackgroundEnded,
+    BackgroundStarted,
     Compacted,
     Error,
     Event,
@@ -54,6 +56,8 @@ def action_text(tool: str, args: list[object]) -> str:
         return f"edit_file {args[0]!r} ({edit_label(args[1], args[2])})"
     if tool == "run_terminal_command" and args:
         return f"$ {args[0]}"
+    if tool == "start_background_command" and args:
+        return f"$ {args[0]}  (in the background)"
     if tool == "update_plan" and len(args) == 1 and isinstance(args[0], list):
         return f"update_plan ({len(args[0])} step{'s' if len(args[0]) != 1 else ''})"
     return call_text(tool, args)
@@ -115,6 +119,10 @@ def describe(event: Event, root: Path) -> EventText | None:
             return EventText("action", "You ran", f"$ {command}")
         case UserCommandOutput(text=text):
             return EventText("observation", "Output", text)
+        case BackgroundStarted(id=process_id, command=command, by_user=by_user):
+            return EventText("action", "You started in the background" if by_user else "Background", f"{process_id} $ {command}")
+        case BackgroundEnded():
+            return EventText("notice", "Background", event.describe())
         case HookOutcome(status="ok"):
             return None
         case HookOutcome():

@@ -254,6 +254,44 @@ class UserCommandOutput(Event):
 
 
 @dataclass(frozen=True)
+class BackgroundStarted(Event):
+    """A command started in the background (by the model, or the user's `!&command`): it runs
+    on, gated and confined like any command, until it ends, is stopped, or the session ends."""
+
+    kind: ClassVar[str] = "background_started"
+    id: str
+    command: str
+    output_path: str
+    by_user: bool = False
+
+
+@dataclass(frozen=True)
+class BackgroundOutput(Event):
+    """New output of a background command, at most every half second and a few kilobytes at a
+    time (the whole, up to its cap, is in its output file)."""
+
+    kind: ClassVar[str] = "background_output"
+    id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class BackgroundEnded(Event):
+    """A background command ended: by itself (`exit_code`), or stopped (by the model, the user,
+    or the session's end: `exit_code` is None then)."""
+
+    kind: ClassVar[str] = "background_ended"
+    id: str
+    command: str
+    exit_code: int | None = None
+    stopped: bool = False
+
+    def describe(self) -> str:
+        how = "stopped" if self.stopped else f"ended (exit code {self.exit_code})"
+        return f"{self.id} `{self.command}` {how}"
+
+
+@dataclass(frozen=True)
 class HookOutcome(Event):
     """A hook from the user config ran: `status` is ok, blocked (exit 2 before a tool), failed
     (another non-zero exit, or it could not start) or timed_out. Only the ones not ok are shown."""

@@ -58,12 +58,13 @@ from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
 from mzagent_tui.agent.task_facts import TaskFacts
+from mzagent_tui.agent.tools.background import BackgroundProcesses
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
 from mzagent_tui.agent.tools.task_list import TaskList
 from mzagent_tui.agent.usage import money
-from mzagent_tui.agent.user_commands import USAGE, message_for_model, run_user_command, typed_command
+from mzagent_tui.agent.user_commands import BACKGROUND, USAGE, message_for_model, run_user_command, typed_command
 
 T = TypeVar("T")
 _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
@@ -169,6 +170,11 @@ class Agent:
             self.meter.observe(event)
             self.ctx.seen.update(seen_in(event, self.root))
 
+    @property
+    def background(self) -> BackgroundProcesses:
+        """The session's background commands: started by the model or `!&`, all stopped by `close`."""
+        return self.shell.background
+
     @functools.cached_property
     def llm(self) -> ChatClient:
         """Made at the first request, so a `!command` alone needs no model endpoint."""
@@ -263,7 +269,7 @@ class Agent:
     def _run_typed(self, command: str) -> RunResult:
         """A `!command` (see user_commands): run for the user, no model asked; the model reads
         what it printed with the next task."""
-        if not command:
+        if not command.removeprefix(BACKGROUND).strip():
             self.emit(Error(USAGE))
             result = RunResult(StopReason.ERROR, USAGE, None, 0)
         else:
@@ -277,6 +283,8 @@ class Agent:
             self._append("system", self._system_prompt())
         self._append("user", message_for_model(outcome))
         code = "stopped" if outcome.exit_code is None else f"exit code {outcome.exit_code}"
+        if command.startswith(BACKGROUND):
+            return RunResult(StopReason.USER_COMMAND, "your command was started in the background", None, 0, outcome.exit_code)
         return RunResult(StopReason.USER_COMMAND, f"your command ended ({code})", None, 0, outcome.exit_code)
 
     def _read_mentions(self, task: str) -> None:
@@ -300,8 +308,10 @@ class Agent:
         self._observe(result.text)
 
     def close(self) -> None:
-        """Stop the MCP servers and remove the sandbox's private temp folder (at exit, whatever
+        """Stop the background commands (and the session's network namespace), the MCP servers,
+        and remove the sandbox's private temp folder (at exit, whatever
         was not closed is: a benchmark of a hundred agents in one process kept a hundred)."""
+        self.shell.close()
         self.mcp.close()
         self.ctx.sandbox.close()
 

@@ -32,6 +32,8 @@ from mzagent_tui.agent.config import ConfigError, Settings
 from mzagent_tui.agent.events import (
     ApprovalAnswered,
     ApprovalAsked,
+    BackgroundEnded,
+    BackgroundStarted,
     Event,
     FileChanged,
     FinalAnswer,
@@ -57,6 +59,7 @@ from mzagent_tui.agent.usage import Meter
 from mzagent_tui.bridge import STREAM_INTERVAL, EventBridge, ModalApprover
 from mzagent_tui.messages import AgentEvent, StreamChunk
 from mzagent_tui.screens.approval import ApprovalScreen
+from mzagent_tui.screens.background import ProcessList
 from mzagent_tui.screens.confirm import ConfirmScreen
 from mzagent_tui.task_completions import BUILT_INS, file_completions, slash_completions, token_at
 from mzagent_tui.widgets.completion_menu import CompletionMenu
@@ -187,6 +190,11 @@ class Conversation(Vertical):
     def last_answer(self) -> str:
         """The latest final answer (what "Copy final answer" copies)."""
         return self._last_answer
+
+    @property
+    def background(self) -> ProcessList | None:
+        """The conversation's background commands (None before its first task)."""
+        return self._agent.background if self._agent is not None else None
 
     @property
     def session_folder(self) -> Path | None:
@@ -393,6 +401,11 @@ class Conversation(Vertical):
                 self._update(state="waiting for approval")
             case ApprovalAnswered(approved=True):
                 self._update(state="running a command")
+            case BackgroundStarted():
+                self._update(background=self.run.background + 1)
+            case BackgroundEnded():
+                self._update(background=max(0, self.run.background - 1))
+                self.post_message(self.FilesChanged((), rescan=True))
             case UserCommand():
                 self._update(state="running your command")
             case UserCommandOutput():

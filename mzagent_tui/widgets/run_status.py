@@ -20,6 +20,8 @@ class RunState:
     """The meter's summary: tokens, context fill, cost."""
     elapsed: float = 0.0
     queued: int = 0
+    background: int = 0
+    """Background commands running (ctrl+g lists them)."""
 
 
 class RunStatus(Static):
@@ -44,4 +46,6 @@ class RunStatus(Static):
         text.append(f"   {int(run.elapsed) // 60}:{int(run.elapsed) % 60:02d}")
         if run.queued:
             text.append(f"   {run.queued} task(s) queued", style="bold")
+        if run.background:
+            text.append(f"   {run.background} in background (ctrl+g)", style="bold")
         return text

@@ -22,6 +22,10 @@ _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYS = {"event", "tool", "command", "timeout", "sandbox", "pass_env"}
 
 
+COMMAND_TOOLS = ("run_terminal_command", "start_background_command")
+"""The tools that run a shell command: a hook for the first one is a hook for all."""
+
+
 @dataclass(frozen=True)
 class HookSpec:
     """One `[[hooks]]` entry. `tool`: "" or "*" for every tool, else a tool's exact name."""
@@ -39,7 +43,10 @@ class HookSpec:
     """Variables of the user's environment the hook gets besides the commands' allow-list."""
 
     def matches(self, event: str, tool: str) -> bool:
-        return self.event == event and self.tool in ("", "*", tool)
+        """A hook for `run_terminal_command` is also one for `start_background_command`: both
+        run a command (given as `command`), and a guard on one must not be passed by the other."""
+        named = self.tool in ("", "*", tool) or (self.tool == "run_terminal_command" and tool in COMMAND_TOOLS)
+        return self.event == event and named
 
 
 def load_hooks(path: Path | None = None) -> list[HookSpec]:

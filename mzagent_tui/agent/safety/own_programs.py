@@ -230,6 +230,20 @@ def start(
     )
 
 
+Holder = subprocess.Popen
+"""A program `hold` started (its type, named here: only this module names what starts one)."""
+
+
+def hold(argv: list[str], enter: Callable[[], None]) -> subprocess.Popen[bytes]:
+    """Start a program of ours that only holds something for the session (its namespaces:
+    shared_network.py): `enter` runs before its exec, its stdin is a pipe the caller closes to
+    end it (the kernel closes it when the agent dies), its output goes nowhere."""
+    return subprocess.Popen(
+        _trusted(argv), cwd="/", stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=base_env(), preexec_fn=enter,
+    )
+
+
 def git(
     *args: str,
     cwd: Path,

@@ -12,9 +12,10 @@ the user alike):
   with `home_allow` in the user config), the secret ones even inside allowed folders
   (`SECRET_HOME_ENTRIES`), and the app's own config, sessions and snapshots. Landlock only
   grants, never excepts, so the home folder is granted entry by entry;
-- no network: a network namespace of its own (only a loopback that is down), so no TCP, UDP,
-  MPTCP or raw socket leaves it; where user namespaces are not available, Landlock's TCP rule
-  alone (ABI 4+) and the header says so;
+- no network: the session's network namespace (shared_network.py: nothing but a loopback that
+  is up, shared by the session's commands), or, where it cannot be made, one of the command's
+  own with its loopback down, so no TCP, UDP, MPTCP or raw socket leaves it; where user
+  namespaces are not available, Landlock's TCP rule alone (ABI 4+) and the header says so;
 - `/tmp`, `/var/tmp` and `/run` behind empty folders of their own (other programs' Unix
   sockets: docker, D-Bus, the user's session bus, tmux, ssh and gpg agents), with the folders
   the command needs bound back (the project, the session's temp folder, the interpreter and the
@@ -408,15 +409,20 @@ def hidden_home_entries(home: Path, allowed: Iterable[str], keep: Iterable[Path]
     return sorted(hidden)
 
 
-def enter_namespaces(network: bool, view: View, own_pids: bool = False) -> Callable[[], None]:
+def enter_namespaces(network: bool, view: View, own_pids: bool = False, join: tuple[int, int] | None = None) -> Callable[[], None]:
     """What a child runs to enter its own user, mount and IPC namespaces (and network namespace,
     unless `network`): the same uid and gid inside, then the mounts of `view`. `own_pids`: a PID
     namespace too; `enter` then returns in a new child, the namespace's first process, with its
-    own `/proc` (pid_namespace.py). Exits 126 on any failure: a command is never run less
-    confined than the session says."""
+    own `/proc` (pid_namespace.py). `join`: the session's shared network namespace (its holder's
+    user and network namespaces, open: shared_network.py) is entered first, in place of a network
+    namespace of its own; the command's user namespace is then made inside the holder's, so it
+    is still the command's own. Exits 126 on any failure: a command is never run less confined
+    than the session says."""
     libc = _libc()
     uid, gid = os.getuid(), os.getgid()
-    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (0 if network else _CLONE_NEWNET) | (_CLONE_NEWPID if own_pids else 0)
+    join = None if network else join
+    own_network = not network and join is None
+    flags = _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWIPC | (_CLONE_NEWNET if own_network else 0) | (_CLONE_NEWPID if own_pids else 0)
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
     covered, kept = covered_and_kept(view.keep, network)
     covered_bytes = [p.encode() for p in covered]
@@ -437,6 +443,8 @@ def enter_namespaces(network: bool, view: View, own_pids: bool = False) -> Calla
     def enter() -> None:  # pragma: no cover - runs in the child
         try:
             here = os.getcwd()  # the folder to work in, still of the old mounts
+            if join is not None and (libc.setns(join[0], _CLONE_NEWUSER) != 0 or libc.setns(join[1], _CLONE_NEWNET) != 0):
+                os._exit(126)
             if libc.unshare(flags) != 0:
                 os._exit(126)
             for name, text in maps:
@@ -550,7 +558,7 @@ class Sandbox:
     temp_dir: Path | None = None
     shm_dir: Path | None = None
     view_dir: Path | None = None
-    _rulesets: dict[tuple[bool, bool], int] = field(default_factory=dict)
+    _rulesets: dict[tuple[bool, bool, bool], int] = field(default_factory=dict)
     _grants: dict[tuple[bool, bool], list[tuple[Path, int]]] = field(default_factory=dict)
     _views: list[View] = field(default_factory=list)
 
@@ -603,23 +611,28 @@ class Sandbox:
             setattr(self, name, folder)
         return folder
 
-    def preexec(self, confinement: Confinement, repository: tuple[Path, ...] | None = None):  # noqa: ANN201 - a callable for Popen, or None
+    def preexec(self, confinement: Confinement, repository: tuple[Path, ...] | None = None, shared_network: tuple[int, int] | None = None):  # noqa: ANN201 - a callable for Popen, or None
         """What the child runs between fork and exec to confine itself (None: not confined).
         `repository`: the paths of the project's git repository made read-only, found as the
         command starts (git_entry.read_only_paths; none for a git command the user typed,
-        `!git commit`); by default the root's `.git`."""
+        `!git commit`); by default the root's `.git`. `shared_network`: the session's network
+        namespace (shared_network.py) a command without network joins, where namespaces work;
+        Landlock's TCP rule is then left off, since it knows ports, not addresses, and would
+        refuse the loopback too: the namespace, which has nothing but its loopback, is the wall."""
         if confinement.mode not in ("workspace", "workspace+network"):
             return None
         network = confinement.mode == "workspace+network"
+        join = shared_network if self.namespaces and not network else None
         view = self._view() if repository is None else replace(self._view(), read_only=repository)
         if confinement.project_read_only:  # Landlock does not govern chmod, chown or times; a read-only mount does
             view = replace(view, read_only=(self.root, *view.read_only))
         view = replace(view, read_only=(*view.read_only, *own_paths_in(self.root)))  # mzagent's own installation: as the repository
+        tcp = network or join is not None
         if self.own_pids:
             grants = self._granted(network, confinement.project_read_only)
-            return restrict_with_own_proc(self.abi, grants, network, enter_namespaces(network, view, own_pids=True))
-        enter = enter_namespaces(network, view) if self.namespaces else None
-        return restrict(self._ruleset(network, confinement.project_read_only), enter)
+            return restrict_with_own_proc(self.abi, grants, tcp, enter_namespaces(network, view, own_pids=True, join=join))
+        enter = enter_namespaces(network, view, join=join) if self.namespaces else None
+        return restrict(self._ruleset(network, confinement.project_read_only, tcp), enter)
 
     def save_confinement(self, confinement: Confinement, name: str) -> Path | None:
         """`preexec`'s confinement written to a file of the session's private folder, for a
@@ -677,11 +690,12 @@ class Sandbox:
         allowed = {os.path.realpath(self.home / entry) for entry in self._allowed}
         return {Path(a) for a in allowed if a != root and within(a, root) and os.path.lexists(a)}
 
-    def _ruleset(self, network: bool, project_read_only: bool = False) -> int:
-        """The ruleset for a command with or without network (made once)."""
-        key = (network, project_read_only)
+    def _ruleset(self, network: bool, project_read_only: bool = False, tcp: bool = False) -> int:
+        """The ruleset for a command with or without network (made once); `tcp`: Landlock leaves
+        TCP alone (the network, or the session's network namespace, decides)."""
+        key = (network, project_read_only, tcp)
         if key not in self._rulesets:
-            self._rulesets[key] = build_ruleset(self.abi, self._granted(network, project_read_only), network)
+            self._rulesets[key] = build_ruleset(self.abi, self._granted(network, project_read_only), network or tcp)
         return self._rulesets[key]
 
     def _granted(self, network: bool, project_read_only: bool = False) -> list[tuple[Path, int]]:

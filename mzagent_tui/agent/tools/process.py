@@ -186,15 +186,16 @@ def shell_path() -> str:
 class _Capture:
     """Keeps the head and tail of a stream in memory and, given a file, the whole (capped) stream on disk."""
 
-    def __init__(self, output_path: Path | None = None) -> None:
+    def __init__(self, output_path: Path | None = None, file_cap: int = FILE_CAP_BYTES) -> None:
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.total = 0
         self.newlines = 0
         self.ends_with_newline = True
-        self._file = output_path.open("wb") if output_path else None
+        self._file = output_path.open("wb", buffering=0) if output_path else None  # unbuffered: a background command's file is read while it runs
         self._written = 0
+        self._file_cap = file_cap
         self._lock = threading.Lock()
 
     def feed(self, chunk: bytes) -> None:
@@ -202,8 +203,8 @@ class _Capture:
             self.total += len(chunk)
             self.newlines += chunk.count(b"\n")
             self.ends_with_newline = chunk.endswith(b"\n")
-            if self._file is not None and self._written < FILE_CAP_BYTES:
-                piece = chunk[: FILE_CAP_BYTES - self._written]
+            if self._file is not None and self._written < self._file_cap:
+                piece = chunk[: self._file_cap - self._written]
                 self._file.write(piece)
                 self._written += len(piece)
             room = HEAD_BYTES - len(self.head)
@@ -236,10 +237,14 @@ def run_command(
     output_path: Path,
     confine: Callable[[], None] | None = None,
     stdin: bytes | None = None,
+    watch: Callable[[bytes], None] | None = None,
+    file_cap: int = FILE_CAP_BYTES,
 ) -> ProcessResult:
     """`confine` runs in the child before exec (the sandbox), after it is tied to the agent's life.
-    `stdin` is the command's whole input (a hook's event); without it stdin is empty."""
-    capture = _Capture(output_path)
+    `stdin` is the command's whole input (a hook's event); without it stdin is empty. `watch`
+    gets the output as it arrives (a background command's live view); the file keeps at most
+    `file_cap` bytes of it."""
+    capture = _Capture(output_path, file_cap)
     streams = {"stdout": _Capture(), "stderr": _Capture()}
     setup = _child_setup(confine)
     shell = shell_path()
@@ -265,8 +270,9 @@ def run_command(
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), name="mzagent-stdin", daemon=True).start()
     pipes = {"stdout": proc.stdout, "stderr": proc.stderr}
+    watched = (watch,) if watch is not None else ()
     readers = [
-        threading.Thread(target=_pump, args=(pipe, (capture, streams[name])), name=f"mzagent-{name}", daemon=True)
+        threading.Thread(target=_pump, args=(pipe, (capture.feed, streams[name].feed, *watched)), name=f"mzagent-{name}", daemon=True)
         for name, pipe in pipes.items()
     ]
     for reader in readers:
@@ -481,12 +487,12 @@ class _Told:
         os.close(self.fd)
 
 
-def _pump(stream, captures: tuple[_Capture, _Capture]) -> None:  # noqa: ANN001 - a binary pipe
-    """Feed one pipe into the combined capture and its own."""
+def _pump(stream, feeds: tuple[Callable[[bytes], None], ...]) -> None:  # noqa: ANN001 - a binary pipe
+    """Feed one pipe into the combined capture, its own, and a watcher if there is one."""
     try:
         while chunk := stream.read1(65536):
-            for capture in captures:
-                capture.feed(chunk)
+            for feed in feeds:
+                feed(chunk)
     except (OSError, ValueError):
         pass
 

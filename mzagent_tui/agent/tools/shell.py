@@ -7,19 +7,24 @@ import dataclasses
 import hashlib
 import os
 import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.events import ApprovalAnswered, FileChanged, Notice
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, is_binary, read_side
+from mzagent_tui.agent.safety.approval import ApprovalDecision
 from mzagent_tui.agent.safety.approval_requests import CommandApproval, SecretReadApproval
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.interactive import TOOLS_INSTEAD, interactive_reason
 from mzagent_tui.agent.safety.sandbox import Confinement
+from mzagent_tui.agent.safety.shared_network import SharedNetwork
 from mzagent_tui.agent.safety.textsafe import strip_control
 from mzagent_tui.agent.safety.users_git import is_own_git
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
+from mzagent_tui.agent.tools.background import BackgroundProcess, BackgroundProcesses, runner_for
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
 from mzagent_tui.agent.tools.files import python_first
@@ -31,8 +36,10 @@ from mzagent_tui.agent.tools.registry import CommandOutcome, ToolError, ToolResu
 from mzagent_tui.agent.tools.unrunnable import execute_permission_note, interpreter_line_note, without_execute_permission, without_interpreter_line
 
 if TYPE_CHECKING:
+    from mzagent_tui.agent.safety.commands import Analysis
     from mzagent_tui.agent.safety.credentials import Credential
 
+R = TypeVar("R")
 MAX_COMMAND_CHARS = 100_000
 LISTED_CHANGES = 20
 """Changed files named in an observation; the rest are counted."""
@@ -40,6 +47,19 @@ VERBS = {"A": "created", "M": "modified", "D": "deleted"}
 SHOW, MASK_IT, WITHHOLD = "show", "mask", "withhold"
 """What becomes of a command's output that holds a credential: the user answered for the
 command (mask), answered its own question (show or withhold), or the policy did (mask)."""
+
+
+@dataclass(frozen=True)
+class Approved:
+    """A command the user (or the policy) let run: as it is to run (edited, perhaps), where, why."""
+
+    command: str
+    confinement: Confinement
+    decision: ApprovalDecision
+    analysis: Analysis
+    """The command as the model gave it, read once."""
+    advice: str
+    """For the observation: a program that waits for input gets none here."""
 
 
 class ShellTool:
@@ -57,47 +77,24 @@ class ShellTool:
         """The last scan of the files that make tools run code; None before the first or after
         one that failed: then the next command asks first, in every mode but yolo."""
         self._said_unchecked = ""
+        self.shared_network = SharedNetwork()
+        """The session's network namespace, its loopback up: commands without network share it."""
+        self._said_no_shared_network = False
+        self.background = BackgroundProcesses(ctx.emit)
 
     def run_terminal_command(self, command: str) -> ToolResult:
         """Run a shell command in the project folder and return its exit code and output. Commands cannot read input (stdin is empty) and the user must approve each one."""
         ctx = self._ctx
-        if not isinstance(command, str) or not command.strip():
-            raise ToolError("the command is empty")
-        if "\x00" in command:
-            raise ToolError("the command contains a NUL byte")
-        if len(command) > MAX_COMMAND_CHARS:
-            raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
-        analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
-        waits_for_input = interactive_reason(analysis)
-        planning = ctx.plan_mode() or bool(ctx.read_only_task)
-        unchecked = self._planted_unchecked()
-        warnings = [f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input else ""]
-        warnings.append(f"Files it may plant that make tools run code cannot be checked after it ({unchecked})." if unchecked else "")
-        request = CommandApproval(
-            command=command, cwd=str(ctx.root), reason=ctx.thought,
-            sandbox=ctx.sandbox.confinement(project_read_only=planning).describe(),
-            ask_even_if_allowed=command in self._blocked,
-            ask_unless_yolo=bool(unchecked),
-            warning=" ".join(warning for warning in warnings if warning),
-            analysis=analysis,
-        )
-        decision = ctx.approver.approve(request)
-        if decision.cancelled:
-            raise Cancelled()
-        to_run = decision.command or command
-        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning)
-        ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
-        advice = f"\nNote: {waits_for_input}. {TOOLS_INSTEAD}" if waits_for_input else ""
-        if not decision.approved:
-            reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
-            return ToolResult(
-                f"The user rejected this command, so it was not run.{reason} "
-                f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
-                ok=False,
-            )
+        approved = self._approve(command)
+        if isinstance(approved, ToolResult):
+            return approved
+        to_run, confinement, decision, analysis, advice = approved.command, approved.confinement, approved.decision, approved.analysis, approved.advice
         ran = analysis if to_run == command else analyse(to_run, ctx.root, ctx.env.get("PATH", ""))
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(to_run, confinement, output_path, ask=True)
+        result, changes = self._run_recorded(
+            to_run, confinement, output_path, ask=True,
+            run=lambda env, confine: run_command(to_run, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, confine),
+        )
         output = _whole(result.output)
         unrunnable = without_execute_permission(output, ctx.root) if result.exit_code == 126 else []
         blocked = ""
@@ -125,6 +122,109 @@ class ShellTool:
             ctx.redact.command_output(report), ok=ok, exit_code=result.exit_code, output_path=str(output_path), command=outcome,
         )
 
+    def start_background_command(self, command: str) -> ToolResult:
+        """Start a shell command that keeps running in the background (a dev server, a watcher) and return at once with its id (bg1, bg2, …) and its first output. The user must approve it, and it runs in the same sandbox as run_terminal_command; commands of this session reach it on localhost (`curl -s localhost:8000`). It runs until it ends, until stop_background(id), or until the session ends. Read its newer output with background_output(id)."""
+        approved = self._approve(command, BACKGROUND_WARNING, background=True)
+        if isinstance(approved, ToolResult):
+            return approved
+        process, changes = self._start_in_background(approved.command, approved.confinement, ask=True)
+        edited = f"The user edited the command before running it: {approved.command}\n" if approved.command != command else ""
+        return ToolResult(self._ctx.redact.command_output(edited + _background_report(process) + changes), ok=process.running or _exit_code(process) == 0)
+
+    def background_output(self, id: str) -> ToolResult:  # noqa: A002 - the name the model reads
+        """The output a background command printed since you last looked (its last few kilobytes), and whether it still runs. `id` is what start_background_command returned (bg1, bg2, …)."""
+        process = self._background_process(id)
+        return ToolResult(self._ctx.redact.command_output(_background_report(process)), ok=process.running or _exit_code(process) == 0)
+
+    def stop_background(self, id: str) -> ToolResult:  # noqa: A002 - the name the model reads
+        """Stop a background command and everything it started. `id` is what start_background_command returned (bg1, bg2, …)."""
+        process = self._background_process(id)
+        was_running = process.running
+        self.background.stop(process.id)
+        said = "It was stopped." if was_running else "It had already ended."
+        return ToolResult(self._ctx.redact.command_output(f"{said} {_background_report(process)}"))
+
+    def start_for_user(self, command: str) -> BackgroundProcess:
+        """The user's `!&command`: no approval (they typed it), the same sandbox as theirs."""
+        process, _ = self._start_in_background(command, self._ctx.sandbox.confinement(), ask=False)
+        return process
+
+    def close(self) -> None:
+        """The session's end: every background command is stopped, then the shared network ends."""
+        self.background.stop_all()
+        self.shared_network.close()
+
+    def _background_process(self, process_id: str) -> BackgroundProcess:
+        if not isinstance(process_id, str) or (process := self.background.get(process_id)) is None:
+            known = ", ".join(p.id for p in self.background.all()) or "none was started in this session"
+            raise ToolError(f"there is no background command {process_id!r} (background commands: {known})")
+        return process
+
+    def _start_in_background(self, command: str, confinement: Confinement, ask: bool) -> tuple[BackgroundProcess, str]:
+        """Started between two snapshots, the second taken once it printed its first output: what
+        it changes later is not recorded (see BACKGROUND_WARNING)."""
+        ctx = self._ctx
+        output_path = ctx.session.output_path()
+        return self._run_recorded(
+            command, confinement, output_path, ask=ask,
+            run=lambda env, confine: self.background.start(command, output_path, runner_for(command, ctx.root, env, output_path, confine), by_user=not ask),
+        )
+
+    def _approve(self, command: str, extra_warning: str = "", background: bool = False) -> Approved | ToolResult:
+        """The gate every command of the model passes: checked, analysed, asked (a background one
+        in every mode but yolo). Returns what was approved, or the observation of a rejection."""
+        ctx = self._ctx
+        if not isinstance(command, str) or not command.strip():
+            raise ToolError("the command is empty")
+        if "\x00" in command:
+            raise ToolError("the command contains a NUL byte")
+        if len(command) > MAX_COMMAND_CHARS:
+            raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
+        analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
+        waits_for_input = interactive_reason(analysis)
+        planning = ctx.plan_mode() or bool(ctx.read_only_task)
+        unchecked = self._planted_unchecked()
+        warnings = [f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input and not background else ""]
+        warnings.append(f"Files it may plant that make tools run code cannot be checked after it ({unchecked})." if unchecked else "")
+        warnings.append(extra_warning)
+        request = CommandApproval(
+            command=command, cwd=str(ctx.root), reason=ctx.thought,
+            sandbox=ctx.sandbox.confinement(project_read_only=planning).describe(),
+            ask_even_if_allowed=command in self._blocked,
+            ask_unless_yolo=bool(unchecked) or background,
+            warning=" ".join(warning for warning in warnings if warning),
+            analysis=analysis,
+        )
+        decision = ctx.approver.approve(request)
+        if decision.cancelled:
+            raise Cancelled()
+        to_run = decision.command or command
+        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning)
+        ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
+        advice = f"\nNote: {waits_for_input}. {TOOLS_INSTEAD}" if waits_for_input and not background else ""
+        if not decision.approved:
+            reason = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
+            return ToolResult(
+                f"The user rejected this command, so it was not run.{reason} "
+                f"Do not run it again unchanged; take another way or give a final answer explaining what is needed.{advice}",
+                ok=False,
+            )
+        return Approved(to_run, confinement, decision, analysis, advice)
+
+    def _shared_network(self, confinement: Confinement) -> tuple[int, int] | None:
+        """The session's network namespace for a command without network (None: it gets one of
+        its own, its loopback down, as where the holder cannot start; said once)."""
+        if confinement.mode != "workspace" or not self._ctx.sandbox.namespaces:
+            return None
+        namespaces = self.shared_network.namespaces()
+        if namespaces is None and not self._said_no_shared_network:
+            self._said_no_shared_network = True
+            self._ctx.emit(Notice(
+                f"Commands cannot share a network namespace in this session ({self.shared_network.failed}): each gets one of its own, "
+                "so a server one starts is not reachable from the next."
+            ))
+        return namespaces
+
     def _credential_answer(self, command: str, what: str) -> str:
         """Whether the output of a command that ran without a question, holding a credential, is
         shown, masked or withheld: the user is asked, as for reading a file that holds one; where
@@ -144,14 +244,20 @@ class ShellTool:
         saw the output, so nothing asks) and the saved output's path."""
         ctx = self._ctx
         output_path = ctx.session.output_path()
-        result, changes = self._run_recorded(command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root, ctx.env.get("PATH", ""))))
+        result, changes = self._run_recorded(
+            command, ctx.sandbox.confinement(), output_path, ask=False, own_git=is_own_git(analyse(command, ctx.root, ctx.env.get("PATH", ""))),
+            run=lambda env, confine: run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, confine),
+        )
         text = _describe(result, ctx.command_timeout, str(output_path), "") + changes
         text = _masked(text, _credentials_in(result)[1])
         return result, ctx.redact.command_output(text), str(output_path)
 
-    def _run_recorded(self, command: str, confinement: Confinement, output_path: Path, ask: bool, own_git: bool = False) -> tuple[ProcessResult, str]:
-        """Run between two snapshots: the result, and the line about the files it changed (each a
-        `FileChanged` with its old content saved for undo). `ask`: a file the command wrote that
+    def _run_recorded(
+        self, command: str, confinement: Confinement, output_path: Path, ask: bool, run: Callable[[Mapping[str, str], Callable[[], None] | None], R], own_git: bool = False,
+    ) -> tuple[R, str]:
+        """Run between two snapshots (`run`, given the environment and the confinement: to the
+        end, or a background command's start): what it returned, and the line about the files it
+        changed (each a `FileChanged` with its old content saved for undo). `ask`: a file the command wrote that
         makes tools run code is kept only if the user says so (not for the user's own `!command`).
         `own_git`: a git command the user typed (`!git commit`), which writes the repository;
         every other command sees it read-only, and a `.git` it replaced, re-pointed or made is
@@ -166,7 +272,7 @@ class ShellTool:
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
         entries = None if own_git else before_command(ctx.root)
         repository = () if entries is None else entries.read_only
-        result = run_command(command, ctx.root, env, ctx.command_timeout, ctx.cancel, output_path, ctx.sandbox.preexec(confinement, repository))
+        result = run(env, ctx.sandbox.preexec(confinement, repository, self._shared_network(confinement)))
         changes = self._record_changes(before, planted_before, ask)
         if entries is not None:
             changes += ask_about_changes(ctx, entries)
@@ -312,6 +418,35 @@ class ShellTool:
                 binary_size=binary_size,
             )
         )
+
+
+BACKGROUND_WARNING = (
+    "It runs in the background until it ends, is stopped, or the session ends; what it changes after its first output "
+    "is not recorded for undo nor checked for files that make tools run code."
+)
+
+
+def _exit_code(process: BackgroundProcess) -> int | None:
+    return process.result.exit_code if process.result is not None and not process.stopped else None
+
+
+def _background_report(process: BackgroundProcess) -> str:
+    """What the model reads of a background command: its id and state, its output since it last
+    looked, where the whole output is, and how to go on."""
+    if process.running:
+        state = f"Background command {process.id} is running: {process.command}"
+    elif process.stopped:
+        state = f"Background command {process.id} was stopped: {process.command}"
+    else:
+        state = f"Background command {process.id} has ended (exit code {_exit_code(process)}): {process.command}"
+    output, cut = process.unread()
+    skipped = f"[... {cut} earlier bytes not shown ...]\n" if cut else ""
+    shown = f"New output:\n{skipped}{output.rstrip()}" if output.strip() else "No new output."
+    after = (
+        f"Read newer output with background_output({process.id!r}); stop it with stop_background({process.id!r})."
+        if process.running else ""
+    )
+    return f"{state}\n{shown}\nThe whole output ({process.total_bytes} bytes) is saved in {process.output_path}.\n{after}".rstrip()
 
 
 def _binary_size(path: Path, backup: Path | None, old: bytes | None, new: bytes | None, deleted: bool) -> int | None:
