@@ -383,3 +383,50 @@ def test_no_reminder_for_a_file_a_command_moved_away(server, project: Path) -> N
     agent, _ = make_agent(server, project)
     result = agent.run("Rename old.txt to new.txt.")
     assert result.final_answer == "I renamed old.txt to new.txt." and result.steps == 2
+
+
+def test_a_stuck_runs_closing_answer_goes_through_the_answer_checks_once(server, project: Path) -> None:
+    """The model toggles its list until stuck, then claims a rename it never made: the rename
+    check sends it back once, it makes the rename, and its next answer ends the run."""
+    (project / "tax.py").write_text("def calc_tax(x):\n    return x * 0.2\n")
+    toggles = [f'<action>update_plan([{{"step": "rename", "status": "{s}"}}])</action>' for s in ("pending", "done") * 3]
+    server.script(
+        *[Reply(t) for t in toggles[:5]],
+        Reply("<thought>done</thought><final_answer>I renamed calc_tax to compute_vat.</final_answer>"),
+        Reply('<action>read_file("tax.py")</action>'),
+        Reply('<action>write_to_file("tax.py", "def compute_vat(x):\\n    return x * 0.2\\n")</action>'),
+        Reply("<thought>done</thought><final_answer>Renamed in tax.py.</final_answer>"),
+    )
+    agent, rec = make_agent(server, project)
+    result = agent.run("please rename `calc_tax` to `compute_vat` across the code")
+    assert result.reason is StopReason.FINAL_ANSWER and result.final_answer == "Renamed in tax.py.", result
+    assert "calc_tax" in last_user(server.requests[6]) and "still" in last_user(server.requests[6]).lower()
+    assert (project / "tax.py").read_text().startswith("def compute_vat"), [o.text for o in rec.of(Observation)]
+    assert [n.text for n in rec.of(Notice) if "reminded once" in n.text]
+
+
+def test_a_second_stuck_answer_is_taken_as_it_comes(server, project: Path) -> None:
+    (project / "tax.py").write_text("def calc_tax(x):\n    return x * 0.2\n")
+    stuck = [Reply('<action>read_file("tax.py")</action>')] * 3
+    answer = Reply("<final_answer>I renamed calc_tax to compute_vat.</final_answer>")
+    server.script(*stuck, answer, stuck[0], answer)
+    agent, _ = make_agent(server, project)
+    result = agent.run("please rename `calc_tax` to `compute_vat` across the code")
+    assert result.reason is StopReason.FINAL_ANSWER and result.message.startswith("final answer, after the run was stuck")
+    assert len(server.requests) == 6 and "calc_tax" in last_user(server.requests[4])
+
+
+@pytest.mark.parametrize("disabled", [[], ["plan.idle"]])
+def test_a_task_list_updated_twice_in_a_row_is_told_it_does_no_work(server, project: Path, disabled: list[str]) -> None:
+    server.script(
+        Reply('<action>update_plan([{"step": "rename", "status": "pending"}])</action>'),
+        Reply('<action>update_plan([{"step": "rename", "status": "done"}])</action>'),
+        Reply('<action>read_file("a.txt")</action>'),
+        Reply('<action>update_plan([{"step": "rename", "status": "done"}])</action>'),
+        Reply("<final_answer>ok</final_answer>"),
+    )
+    (project / "a.txt").write_text("a\n")
+    agent, rec = make_agent(server, project, disable_aids=disabled)
+    agent.run("t")
+    noted = ["marking a step done does not do it" in o.text for o in rec.of(Observation)]
+    assert noted == [False, not disabled, False, False]

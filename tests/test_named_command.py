@@ -158,7 +158,7 @@ def test_a_change_to_a_question_that_wants_none_is_sent_back(server, project: Pa
         write_reply("stats.py", STATS),
         answer_reply("mean divides by zero on an empty list (len(values) is 0)."),
     )
-    agent, rec = make_agent(server, project)
+    agent, rec = make_agent(server, project, disable_aids=["task.no_change"])  # the check behind it, when the project is writable
     result = agent.run("Why does mean() in stats.py crash on an empty list? Just explain, don't change the code.")
     assert result.steps == 5 and (project / "stats.py").read_text() == STATS
     reminder = last_user(server.requests[3])
@@ -193,7 +193,7 @@ def test_a_value_question_gets_a_call_to_run(server, project: Path, task: str, e
     server.script(read_reply("shards.py"), answer_reply("Shard 10."), answer_reply("Shard 10, I am sure."))
     agent, rec = make_agent(server, project)
     agent.run(task)
-    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]
+    assert [e.name for e in rec.of(AidFired) if e.name != "task.no_change"] == ["answer.computed"]
     assert example in last_user(server.requests[2])
 
 
@@ -206,7 +206,7 @@ def test_no_code_changes_please_is_a_question_that_wants_no_change(server, proje
         write_reply("shards.py", SHARDS),
         answer_reply("It is on shard 10."),
     )
-    agent, rec = make_agent(server, project, disable_aids=["answer.computed"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.computed", "task.no_change"])
     agent.run("Which shard is customer C-20931 on, according to shards.py? No code changes please, I just need it.")
     assert [e.name for e in rec.of(AidFired)] == ["answer.unasked"]
     assert (project / "shards.py").read_text() == SHARDS
@@ -227,7 +227,7 @@ def test_running_something_else_than_the_code_is_not_running_it(server, project:
     result = agent.run("What does stats.py print for data.json? Don't change anything.")
     assert result.final_answer == "It prints 5.333333333333333." and result.steps == 4
     assert "you answered without running the code" in last_user(server.requests[2])
-    assert [e.name for e in rec.of(AidFired)] == ["answer.computed"]
+    assert [e.name for e in rec.of(AidFired)] == ["task.no_change", "answer.computed"]
 
 
 def test_a_script_the_task_asks_for_is_run_as_named_once_it_exists(server, project: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
-from mzagent_tui.agent.tools.web import domain_allowed
+from mzagent_tui.agent.safety.hosts import domain_allowed
 from tests.conftest import RecordingApprover, make_agent
 from tests.scripted_server import Reply, ScriptedServer, answer_reply
 

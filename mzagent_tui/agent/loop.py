@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
-from mzagent_tui.agent.aids.repeats import Repeats, stuck_note
+from mzagent_tui.agent.aids.repeats import PLAN_IDLE_NOTE, Repeats, idle_plan, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
@@ -57,6 +57,7 @@ from mzagent_tui.agent.report import Report
 from mzagent_tui.agent.safety.approval import Policy, PolicyApprover
 from mzagent_tui.agent.sessions.history import SessionHistory
 from mzagent_tui.agent.sessions.session import Session
+from mzagent_tui.agent.task_facts import TaskFacts
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import ToolRegistry, ToolResult
 from mzagent_tui.agent.tools.shell import ShellTool
@@ -69,6 +70,11 @@ _SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you 
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
 CALL_INTERRUPTED = "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal."
 """What the model reads of a call cut short by a cancel (a question withdrawn included)."""
+NO_CHANGE_TASK_NOTE = (
+    "the task says to change nothing, so the project is read-only for this task: read files and run commands "
+    "to find the answer, then answer in words"
+)
+"""Told with a task that says to change nothing (the `task.no_change` aid)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class _Run:
     commands: list[str] = field(default_factory=list)
     """The commands that succeeded, as their arguments' repr."""
     repeats: Repeats = field(default_factory=Repeats)
+    stuck_checked: bool = False
+    """A stuck run's closing answer went through the answer checks once (the next is taken as it is)."""
 
 
 @dataclass(frozen=True)
@@ -197,11 +205,12 @@ class Agent:
         planning = self.policy.mode == "plan"
         if planning:
             self._notes.append(PLAN_MODE_NOTE)
+        self._completion = completion = CompletionCheck(self.root, task, self.aids)
+        self.ctx.facts = completion.facts
+        self.ctx.read_only_task = self._read_only_task(completion.facts, planning)
         notes = "".join(f"Note: {note}.\n" for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
-        self._completion = completion = CompletionCheck(self.root, task, self.aids)
-        self.ctx.facts = completion.facts
         self.emit(TaskStarted(task, follow_up))
         if not follow_up and self.settings.ignored:
             self.emit(Notice(ignored_notice(self.settings)))
@@ -226,6 +235,17 @@ class Agent:
         self.hooks.run_end(result.reason.value, result.message, result.final_answer)
         self.emit(Stopped(result.reason, result.message, result.steps))
         return result
+
+    def _read_only_task(self, facts: TaskFacts, planning: bool) -> str:
+        """Why this task may change no file ("": it may). A task that says to change nothing is
+        taken at its word (the `task.no_change` aid): asked to explain and change nothing, the
+        bundled model changed the file it was asked about."""
+        if not facts.no_change or planning or not self.aids.on("task.no_change"):
+            return ""
+        self.aids.fired("task.no_change")
+        self.emit(Notice("the task says to change nothing: the project is read-only for it"))
+        self._notes.append(NO_CHANGE_TASK_NOTE)
+        return "the task says to change nothing"
 
     def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
         self._read_mentions(task)
@@ -387,15 +407,16 @@ class Agent:
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
+        previous = run.repeats.last_tool()
         repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
-        text, stuck = self._observation(parsed, result, repeated)
+        text, stuck = self._observation(parsed, result, repeated, previous)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         if stuck:
             why = f"the model ran {parsed.tool} with the same arguments and got the same result {self.settings.stuck_repeats} times"
-            return self._closing_answer(run.cancel, step, why, run.planning)
+            return self._closing_answer(run, step, why)
         return None
 
     def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
@@ -460,14 +481,17 @@ class Agent:
             self.emit(Notice(f"the {which} failed ({type(exc).__name__}: {exc}) and were skipped for this step"))
             return otherwise
 
-    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int) -> tuple[str, bool]:
+    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None) -> tuple[str, bool]:
         """The result for the model with the after-tool aids' notes, and whether the run is stuck
-        (`repeated`: how often the same call got the same result before)."""
+        (`repeated`: how often the same call got the same result before; `previous`: the tool
+        called before this one)."""
         aids = self.aids
         text = result.text
         if result.command is not None:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
+        if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
+            text += aids.note("plan.idle", f"\nNote: {PLAN_IDLE_NOTE}")
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
         if stuck:
             text += aids.note("stuck", f"\nNote: {stuck_note(self.settings.stuck_repeats)}")
@@ -476,14 +500,17 @@ class Agent:
             text += f"\nNote: {note}."
         return text, stuck
 
-    def _closing_answer(self, cancel: CancelToken, step: int, why: str, planning: bool) -> RunResult:
+    def _closing_answer(self, run: _Run, step: int, why: str) -> RunResult | None:
         """A stuck run ends with the model's final answer rather than none: one more reply, which
         with a grammar can only be a thought and a final answer. A small model that ran the same
-        command three times had usually seen what the task asked about, and said it when asked."""
+        command three times had usually seen what the task asked about, and said it when asked.
+        That answer goes through the answer checks like any other, once: a model stuck toggling
+        its task list claims work it never did, and a check that finds it undone sends it back
+        to the work (None: the run goes on)."""
         message = f"stuck: {why}"
         self.emit(Notice(f"{message}; the model was asked for its final answer"))
         try:
-            reply = self._ask_model(cancel, final_only=True)
+            reply = self._ask_model(run.cancel, final_only=True)
         except Cancelled:
             self._append("assistant", "[reply interrupted by the user]")
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -496,7 +523,11 @@ class Agent:
             if self._open_call is not None:
                 self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
             return RunResult(StopReason.STUCK, message, None, step)
-        self.emit(FinalAnswer(parsed.final_answer, plan=planning))
+        if not run.planning and not run.stuck_checked:
+            run.stuck_checked = True
+            if self._sent_back(run.completion, parsed.final_answer, run.acted, run.commands):
+                return None
+        self.emit(FinalAnswer(parsed.final_answer, plan=run.planning))
         return RunResult(StopReason.FINAL_ANSWER, f"final answer, after the run was {message}", parsed.final_answer, step)
 
     def compact(self, cancel: CancelToken | None = None) -> bool:

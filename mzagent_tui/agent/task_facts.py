@@ -18,3 +18,6 @@ class TaskFacts:
     such, not as a wrong path."""
     existed: frozenset[str] = frozenset()
     """The files the task names that existed when it started."""
+    no_change: bool = False
+    """The task says to change nothing at all ("don't change anything, just explain why"), not
+    only a part ("don't touch the tests") or a limit on a fix ("without changing its output")."""

@@ -296,11 +296,12 @@ def read_task(root: Path, task: str) -> TaskFacts:
     tested = TESTS_OF.search(task[: task.find(existing[0])]) is not None if len(existing) == 1 else False
     if not targets and len(existing) == 1 and asks_for_change and not TEST_FILE.search(existing[0]) and not tested:
         targets = existing  # "f in x.py gives wrong results. Fix the formula": the one file it names
-    if any(EVERYTHING.search(task[found.start() : found.end() + 20]) for found in NO_CHANGE.finditer(task)) and (
+    no_change = any(EVERYTHING.search(task[found.start() : found.end() + 20]) for found in NO_CHANGE.finditer(task)) and bool(
         "?" in task or ANSWER_REQUEST.search(task) or not asks_for_change
-    ):
+    )
+    if no_change:
         targets = []  # "which addresses does it reject? Don't change anything": a question, whatever its verbs
-    return TaskFacts(tuple(named), tuple(targets), frozenset(existing))
+    return TaskFacts(tuple(named), tuple(targets), frozenset(existing), no_change)
 
 
 @dataclass

@@ -16,6 +16,19 @@ def stuck_note(repeats: int) -> str:
         "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
     )
 
+PLAN_IDLE_NOTE = (
+    "the task list changed, but no work was done since its last update: marking a step done does not do it. "
+    "Do the first step that is not done now, with another tool, and update the list after the work."
+)
+"""What a model that keeps rewriting its task list is told (the `plan.idle` aid): a 1.5B model
+toggled three steps between pending and done until it was stuck, then answered that it had done them."""
+
+
+def idle_plan(tool: str, previous: str | None) -> bool:
+    """The task list updated right after an update: nothing was done between."""
+    return tool == previous == "update_plan"
+
+
 _VOLATILE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b\d+(?:\.\d+)?\s?(?:s|ms|sec|seconds)\b|command-\d+\.log")
 """What differs between two runs of one command with the same outcome: object addresses in
 messages (pip's retries), timings ("3 failed in 0.72s"), the file the full output went to."""
@@ -32,6 +45,10 @@ class Repeats:
     """Stuck: the same action with the same result N times within the last 2N steps (catches A, B, A, B, A)."""
     recent: list[tuple[str, str, str]] = field(default_factory=list)
     """(tool, arguments, comparable result) of the last `window` calls."""
+
+    def last_tool(self) -> str | None:
+        """The tool of the last call recorded (None: none yet)."""
+        return self.recent[-1][0] if self.recent else None
 
     def call_done(self, tool: str, args: list[Any], result: str) -> int:
         """Record a call's outcome; how often the same call with the same result was seen before,

@@ -20,14 +20,16 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: after_command (a command ran), after_tool (any call's observation),
-    final_answer (the model answers: is the work there?)."""
+    """Where it acts: task (a task starts), after_command (a command ran), after_tool (any
+    call's observation), final_answer (the model answers: is the work there?)."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
+    Aid("task.no_change", "task", "a task that says to change nothing runs with the project read-only (writes refused, commands read-only)"),
+    Aid("plan.idle", "after_tool", "the task list updated twice with no other call between: a list does no work"),
     *(
         Aid(f"answer.{kind}", "final_answer", does)
         for kind, does in (

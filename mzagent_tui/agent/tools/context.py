@@ -33,6 +33,10 @@ class ToolContext:
     """The model's latest thought, shown as the reason in approval requests."""
     plan_mode: Callable[[], bool] = lambda: False
     """Whether the approval mode is plan now: commands then run with the project read-only."""
+    read_only_task: str = ""
+    """Why the current task may change no file ("": it may), set by the loop when a task says to
+    change nothing (the `task.no_change` aid): the file tools refuse to write, and commands run
+    with the project read-only, as in plan mode."""
     sandbox: Sandbox = field(default_factory=lambda: Sandbox(Path("/"), mode="off"))
     """How commands are confined; the agent passes the session's (tests may leave it off)."""
     skills: Skills = field(default_factory=Skills)

@@ -181,6 +181,7 @@ class FileTools:
         """Write content to a file inside the project, replacing it if it exists; parent folders are created. Use \\n for new lines inside the string."""
         path = resolve_inside(self.root, file_path)
         rel = relative(self.root, path)
+        self._refuse_in_read_only_task(rel)
         if not isinstance(content, str):
             raise ToolError(f"content must be a string, got {type(content).__name__}")
         if path == self.root or path.is_dir():
@@ -194,10 +195,18 @@ class FileTools:
             )
         return self._write(path, rel, content)
 
+    def _refuse_in_read_only_task(self, rel: str) -> None:
+        if self._ctx.read_only_task:
+            raise ToolError(
+                f"nothing was written to {rel}: {self._ctx.read_only_task}, so no file is changed in this task. "
+                "Answer in words; say in your final answer what you would change, if anything"
+            )
+
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
         path = resolve_inside(self.root, file_path)
         rel = relative(self.root, path)
+        self._refuse_in_read_only_task(rel)
         for name, value in (("old_text", old_text), ("new_text", new_text)):
             if not isinstance(value, str):
                 raise ToolError(f"{name} must be a string, got {type(value).__name__}")

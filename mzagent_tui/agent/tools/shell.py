@@ -170,7 +170,7 @@ class ShellTool:
             raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
         analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
         waits_for_input = interactive_reason(analysis)
-        planning = ctx.plan_mode()
+        planning = ctx.plan_mode() or bool(ctx.read_only_task)
         unchecked = self._planted_unchecked()
         warnings = [f"{waits_for_input}: it will get no input here and would wait until the timeout." if waits_for_input and not background else ""]
         warnings.append(f"Files it may plant that make tools run code cannot be checked after it ({unchecked})." if unchecked else "")

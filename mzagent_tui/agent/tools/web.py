@@ -1,20 +1,17 @@
 """`web_fetch`: a web page as readable text, from the domains the user allows.
 
-A page's host must be on the user's `allowed_domains` (a name matches itself and its subdomains)
-or be allowed in a question, answered once or for the session (a rule `web_fetch:HOST`, which
-the user config can also hold, globs included, and deny). Each redirect is judged the same way.
-A host on this machine or a private network is fetched without a question only when the
-allow-list names it exactly; otherwise the question says where it is, even where a rule or a
-wider allow-list entry would allow it: `*.example.com` must not open the way to a service on
-localhost or a cloud's metadata address through a name that resolves there. The page is untrusted
-text for the model, like a file's: it never changes a setting or a tool.
+A page's host must pass the rule the commands' proxy uses too (safety/hosts.py: on the user's
+`allowed_domains`, and named exactly when it is on this machine or a private network) or be
+allowed in a question, answered once or for the session (a rule `web_fetch:HOST`, which the user
+config can also hold, globs included, and deny). Each redirect is judged the same way. A
+question about a host on this machine or a private network says so, even where a rule would
+allow it. The page is untrusted text for the model, like a file's: it never changes a setting or
+a tool.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
 from collections.abc import Sequence
 from urllib.parse import urljoin, urlsplit
 
@@ -23,6 +20,7 @@ import httpx2 as httpx
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
+from mzagent_tui.agent.safety.hosts import domain_allowed, named_exactly, private_host
 from mzagent_tui.agent.tools.context import ToolContext
 
 MAX_BYTES = 2_000_000
@@ -30,16 +28,6 @@ MAX_CHARS = 20_000
 MAX_REDIRECTS = 5
 TIMEOUT = 20.0
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml+xml", "application/javascript")
-
-
-def domain_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """`host` is an allowed domain or a subdomain of one (`python.org` allows `docs.python.org`)."""
-    host = host.lower().rstrip(".")
-    for entry in allowed:
-        entry = entry.lower().strip().removeprefix("*.").rstrip(".")
-        if entry and (host == entry or host.endswith("." + entry)):
-            return True
-    return False
 
 
 class WebTool:
@@ -73,9 +61,8 @@ class WebTool:
         if parts.username or parts.password:
             raise ToolError("a URL with a user name or password is not fetched")
         host = parts.hostname
-        private = _private(host)
-        named = host.lower().rstrip(".") in {d.lower().strip().rstrip(".") for d in self._allowed}
-        if domain_allowed(host, self._allowed) and (named or not private):
+        private = private_host(host)
+        if domain_allowed(host, self._allowed) and (not private or named_exactly(host, self._allowed)):
             return
         warning = f"{host} is on this machine or a private network" if private else ""
         self._ask(host, url, warning)
@@ -119,16 +106,3 @@ def _markdown(html: str) -> str:
         hidden.decompose()
     text = MarkdownConverter(heading_style="ATX").convert_soup(soup)
     return re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)
-
-
-def _private(host: str) -> bool:
-    """The host is, or resolves to, an address of this machine or a private network."""
-    try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except (OSError, UnicodeError):
-        return False  # the fetch then fails with a clear error
-    for address in addresses:
-        ip = ipaddress.ip_address(str(address).split("%")[0])
-        if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_unspecified or ip.is_multicast:
-            return True
-    return False

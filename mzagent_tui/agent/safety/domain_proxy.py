@@ -1,0 +1,226 @@
+"""The proxy through which commands reach the network by domain (issue 58).
+
+A command that gets the network while the user config lists `allowed_domains` reaches the
+outside only through this proxy: HTTP `CONNECT host:port` (https, or any TLS) and plain HTTP in
+absolute form (`GET http://host/path`), the two forms pip, npm, curl, git and Python's urllib
+speak when `HTTPS_PROXY` / `HTTP_PROXY` name a proxy. Each attempt is judged by the rule web_fetch
+uses (`hosts.host_verdict`): a host on the list passes, any other is asked about through the
+approver (once, or always for the session), and a host that is or resolves to this machine or a
+private network passes only when the list names it exactly. The connection goes to the address
+that was checked, so a name that resolves elsewhere a second time (DNS rebinding) cannot move it.
+Every attempt is recorded (`Attempt`), allowed or refused, with why.
+
+It listens on a Unix socket (to be bound into a sandbox that has no other way out) and on a port
+of 127.0.0.1. A plain loop of blocking sockets and one thread per connection: commands make few
+connections, and nothing here parses what flows through a tunnel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import socketserver
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from mzagent_tui.agent.safety.hosts import HostVerdict, host_verdict
+
+MAX_HEAD = 16 * 1024
+"""Bytes of a request line and headers; a longer head is refused (no client needs more)."""
+CONNECT_TIMEOUT = 15.0
+IDLE_TIMEOUT = 300.0
+"""A tunnel with nothing flowing either way this long is closed."""
+DROPPED_HEADERS = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
+"""Headers for the proxy itself, not passed on (a plain request is sent with `Connection: close`)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One connection a command tried to make."""
+
+    host: str
+    port: int
+    allowed: bool
+    why: str
+
+
+Ask = Callable[[str, int, str], bool]
+"""Asks the user about a host not on the list: (host, port, warning) -> allowed."""
+
+
+class DomainProxy:
+    """One session's proxy: the list, who asks, who records, and the two listeners."""
+
+    def __init__(self, allowed: Sequence[str], ask: Ask, record: Callable[[Attempt], None], socket_path: Path) -> None:
+        self.allowed = tuple(allowed)
+        self.socket_path = socket_path
+        self._ask = ask
+        self._record = record
+        self._asking = threading.Lock()
+        self._answered: dict[str, bool] = {}
+        self._servers: list[socketserver.BaseServer] = []
+
+    def start(self) -> int:
+        """Listen on the Unix socket and on a port of 127.0.0.1 (returned)."""
+        handler = _handler(self)
+        unix = socketserver.ThreadingUnixStreamServer(str(self.socket_path), handler)
+        tcp = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
+        for server in (unix, tcp):
+            server.daemon_threads = True
+            self._servers.append(server)
+            threading.Thread(target=server.serve_forever, name="domain-proxy", daemon=True).start()
+        return int(tcp.server_address[1])
+
+    def forget_answers(self) -> None:
+        """The user's "once" answers end with the command they were given for."""
+        with self._asking:
+            self._answered.clear()
+
+    def close(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        self._servers.clear()
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+
+    def serve(self, client: socket.socket) -> None:
+        """One client connection: its request judged, then a tunnel or one plain request."""
+        client.settimeout(CONNECT_TIMEOUT)
+        head, rest = _read_head(client)
+        if head is None:
+            return _reply(client, 400, "the request's head was cut off or too long")
+        request = _parse(head)
+        if request is None:
+            return _reply(client, 400, "not a proxy request (CONNECT host:port, or an absolute http:// URL)")
+        address = self._admit(request.host, request.port)
+        if address is None:
+            return _reply(client, 403, f"mzagent does not allow connections to {request.host}")
+        try:
+            upstream = socket.create_connection((address, request.port), timeout=CONNECT_TIMEOUT)
+        except OSError as exc:
+            return _reply(client, 502, f"cannot connect to {request.host}:{request.port}: {exc.strerror or exc}")
+        with upstream:
+            if request.tunnel:
+                client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                upstream.sendall(request.forwarded)
+            if rest:
+                upstream.sendall(rest)
+            _relay(client, upstream)
+
+    def _admit(self, host: str, port: int) -> str | None:
+        """The address to connect to, or None when refused; each attempt recorded."""
+        verdict = host_verdict(host, port, self.allowed)
+        allowed = verdict.allowed
+        why = verdict.why
+        if verdict.address is not None and not allowed:
+            allowed = self._asked(host, port, verdict)
+            why = "allowed by the user" if allowed else "refused by the user"
+        self._record(Attempt(host, port, allowed, why))
+        return verdict.address if allowed else None
+
+    def _asked(self, host: str, port: int, verdict: HostVerdict) -> bool:
+        """The user's answer for this host: asked once while a command runs, one question at a time."""
+        with self._asking:
+            if host not in self._answered:
+                self._answered[host] = self._ask(host, port, verdict.warning)
+            return self._answered[host]
+
+
+@dataclass(frozen=True)
+class _Request:
+    host: str
+    port: int
+    tunnel: bool
+    forwarded: bytes = b""
+    """A plain request's head as the server gets it (origin form, `Connection: close`)."""
+
+
+def _parse(head: bytes) -> _Request | None:
+    lines = head.decode("latin-1").split("\r\n")
+    words = lines[0].split(" ")
+    if len(words) != 3 or not words[2].startswith("HTTP/"):
+        return None
+    method, target, version = words
+    if method.upper() == "CONNECT":
+        host, _, port = target.rpartition(":")
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            return None
+        return _Request(host, int(port), True)
+    url = urlsplit(target)
+    if url.scheme != "http" or not url.hostname:
+        return None
+    try:
+        port_number = url.port or 80
+    except ValueError:
+        return None
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    headers = [line for line in lines[1:] if line and line.split(":", 1)[0].strip().lower() not in DROPPED_HEADERS]
+    forwarded = "\r\n".join([f"{method} {path} {version}", *headers, "Connection: close", "", ""])
+    return _Request(url.hostname, port_number, False, forwarded.encode("latin-1"))
+
+
+def _read_head(client: socket.socket) -> tuple[bytes | None, bytes]:
+    """The request line and headers, and whatever came after them in the same reads."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > MAX_HEAD:
+            return None, b""
+        try:
+            chunk = client.recv(4096)
+        except OSError:
+            return None, b""
+        if not chunk:
+            return None, b""
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return (head, rest) if len(head) <= MAX_HEAD else (None, b"")
+
+
+def _reply(client: socket.socket, status: int, text: str) -> None:
+    reason = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
+    body = f"{text}\n".encode()
+    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    with contextlib.suppress(OSError):
+        client.sendall(head.encode() + body)
+
+
+def _relay(one: socket.socket, other: socket.socket) -> None:
+    """Bytes both ways until both sides have finished sending (or nothing moves for IDLE_TIMEOUT)."""
+    peers = {one: other, other: one}
+    with selectors.DefaultSelector() as selector:
+        for sock in peers:
+            sock.setblocking(True)
+            selector.register(sock, selectors.EVENT_READ)
+        open_sides = 2
+        while open_sides:
+            ready = selector.select(IDLE_TIMEOUT)
+            if not ready:
+                return
+            for key, _ in ready:
+                source = key.fileobj
+                assert isinstance(source, socket.socket)
+                try:
+                    data = source.recv(65536)
+                    if data:
+                        peers[source].sendall(data)
+                        continue
+                    peers[source].shutdown(socket.SHUT_WR)
+                except OSError:
+                    return
+                selector.unregister(source)
+                open_sides -= 1
+
+
+def _handler(proxy: DomainProxy) -> type[socketserver.BaseRequestHandler]:
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self) -> None:
+            proxy.serve(self.request)
+
+    return Handler
