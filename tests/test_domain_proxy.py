@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.domain_proxy import Attempt, DomainProxy
+from mzagent_tui.agent.safety.domain_proxy import Attempt, DomainProxy, listen_here
 from mzagent_tui.agent.safety.hosts import host_verdict
 
 
@@ -61,8 +61,8 @@ class Asked:
 
 
 def proxy_for(tmp_path: Path, allowed: list[str], asked: Asked, attempts: list[Attempt]) -> tuple[DomainProxy, int]:
-    proxy = DomainProxy(allowed, asked, attempts.append, tmp_path / "proxy.sock")
-    return proxy, proxy.start()
+    proxy = DomainProxy(allowed, asked, attempts.append)
+    return proxy, proxy.serve_on(listen_here())
 
 
 def fetch(url: str, port: int, data: bytes | None = None) -> tuple[int, bytes]:
@@ -144,23 +144,20 @@ def test_curl_tunnels_through_connect_to_an_allowed_host_and_not_to_another(tmp_
     assert [(a.host, a.allowed) for a in attempts] == [("127.0.0.1", True), ("localhost", False)]
 
 
-def test_the_unix_socket_serves_the_same(tmp_path: Path, site: int) -> None:
-    """The sandbox's way out: the socket bound into it, the same rules."""
+def test_the_proxys_own_credentials_are_not_passed_on_and_close_stops_it(tmp_path: Path, site: int) -> None:
     attempts: list[Attempt] = []
-    proxy, _ = proxy_for(tmp_path, ["127.0.0.1"], Asked(False), attempts)
+    proxy, port = proxy_for(tmp_path, ["127.0.0.1"], Asked(False), attempts)
     try:
-        with socket.socket(socket.AF_UNIX) as client:
-            client.settimeout(10)
-            client.connect(str(tmp_path / "proxy.sock"))
-            client.sendall(f"GET http://127.0.0.1:{site}/via-socket HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n".encode())
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(f"GET http://127.0.0.1:{site}/plain HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n".encode())
             answer = b""
             while chunk := client.recv(4096):
                 answer += chunk
     finally:
         proxy.close()
-    assert answer.startswith(b"HTTP/1.0 200") and b"page /via-socket" in answer
-    assert b"proxy-auth=None" in answer, "the proxy's own credentials are not passed on"
-    assert not (tmp_path / "proxy.sock").exists(), "closed: the socket is gone"
+    assert answer.startswith(b"HTTP/1.0 200") and b"page /plain" in answer and b"proxy-auth=None" in answer
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
 @pytest.mark.parametrize("head", [

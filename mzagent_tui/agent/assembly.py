@@ -61,7 +61,7 @@ def assemble(
         command_timeout=settings.command_timeout, sandbox=sandbox, plan_mode=lambda: gate.policy.mode == "plan",
         skills=find_skills(root),
     )
-    files, shell = FileTools(ctx), ShellTool(ctx)
+    files, shell = FileTools(ctx), ShellTool(ctx, settings.allowed_domains)
     tools = ToolRegistry([files.read_file, files.write_to_file, *([files.edit_file] if settings.offers_edit_file() else []), shell.run_terminal_command])
     lists = [e for e in history.events if isinstance(e, TaskListUpdated)] if history is not None else []
     task_list = TaskList(report, lists[-1].steps if lists else ())

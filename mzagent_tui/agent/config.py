@@ -125,8 +125,9 @@ class Settings:
     `tools` and streamed `tool_calls`; auto: native for the hosted presets trained for it, xml
     for local, llama.cpp and unknown endpoints (small local models do worse with JSON calls)."""
     allowed_domains: list[str] = field(default_factory=list)
-    """Hosts web_fetch reads without a question (a name allows its subdomains); others are asked
-    about. From the user config or environment only, like every setting but the endpoint's."""
+    """Hosts web_fetch reads, and commands given the network reach through mzagent's proxy,
+    without a question (a name allows its subdomains); others are asked about. From the user
+    config or environment only, like every setting but the endpoint's."""
     discover: str = "auto"
     """auto: with no key and no base URL, an Ollama or LM Studio server already running on this
     machine with a coding model is used before the bundled model; off: the bundled model."""

@@ -10,9 +10,10 @@ private network passes only when the list names it exactly. The connection goes 
 that was checked, so a name that resolves elsewhere a second time (DNS rebinding) cannot move it.
 Every attempt is recorded (`Attempt`), allowed or refused, with why.
 
-It listens on a Unix socket (to be bound into a sandbox that has no other way out) and on a port
-of 127.0.0.1. A plain loop of blocking sockets and one thread per connection: commands make few
-connections, and nothing here parses what flows through a tunnel.
+It serves on listening sockets it is given: the one the session's network namespace hands over
+(shared_network.py), where the commands are and nothing else can be reached, or one on the
+machine's 127.0.0.1 (`listen_here`). A plain loop of blocking sockets and one thread per
+connection: commands make few connections, and nothing here parses what flows through a tunnel.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ from __future__ import annotations
 import contextlib
 import selectors
 import socket
-import socketserver
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 from mzagent_tui.agent.safety.hosts import HostVerdict, host_verdict
@@ -53,27 +52,21 @@ Ask = Callable[[str, int, str], bool]
 
 
 class DomainProxy:
-    """One session's proxy: the list, who asks, who records, and the two listeners."""
+    """One session's proxy: the list, who asks, who records, and the sockets it serves on."""
 
-    def __init__(self, allowed: Sequence[str], ask: Ask, record: Callable[[Attempt], None], socket_path: Path) -> None:
+    def __init__(self, allowed: Sequence[str], ask: Ask, record: Callable[[Attempt], None]) -> None:
         self.allowed = tuple(allowed)
-        self.socket_path = socket_path
         self._ask = ask
         self._record = record
         self._asking = threading.Lock()
         self._answered: dict[str, bool] = {}
-        self._servers: list[socketserver.BaseServer] = []
+        self._listeners: list[socket.socket] = []
 
-    def start(self) -> int:
-        """Listen on the Unix socket and on a port of 127.0.0.1 (returned)."""
-        handler = _handler(self)
-        unix = socketserver.ThreadingUnixStreamServer(str(self.socket_path), handler)
-        tcp = socketserver.ThreadingTCPServer(("127.0.0.1", 0), handler)
-        for server in (unix, tcp):
-            server.daemon_threads = True
-            self._servers.append(server)
-            threading.Thread(target=server.serve_forever, name="domain-proxy", daemon=True).start()
-        return int(tcp.server_address[1])
+    def serve_on(self, listener: socket.socket) -> int:
+        """Accept on `listener` from now on (a thread of its own); its port."""
+        self._listeners.append(listener)
+        threading.Thread(target=self._accept, args=(listener,), name="domain-proxy", daemon=True).start()
+        return int(listener.getsockname()[1])
 
     def forget_answers(self) -> None:
         """The user's "once" answers end with the command they were given for."""
@@ -81,12 +74,24 @@ class DomainProxy:
             self._answered.clear()
 
     def close(self) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
-        self._servers.clear()
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
+        """Stop accepting (connections under way end with their command)."""
+        for listener in self._listeners:
+            with contextlib.suppress(OSError):
+                listener.shutdown(socket.SHUT_RDWR)  # wakes the accept
+            listener.close()
+        self._listeners.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=self._serve_closing, args=(client,), name="domain-proxy-client", daemon=True).start()
+
+    def _serve_closing(self, client: socket.socket) -> None:
+        with client:
+            self.serve(client)
 
     def serve(self, client: socket.socket) -> None:
         """One client connection: its request judged, then a tunnel or one plain request."""
@@ -218,9 +223,9 @@ def _relay(one: socket.socket, other: socket.socket) -> None:
                 open_sides -= 1
 
 
-def _handler(proxy: DomainProxy) -> type[socketserver.BaseRequestHandler]:
-    class Handler(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            proxy.serve(self.request)
-
-    return Handler
+def listen_here() -> socket.socket:
+    """A socket listening on a free port of this machine's 127.0.0.1."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    return listener

@@ -159,16 +159,20 @@ class Confinement:
     """How one command is run, as the dialog, the transcript and `--json` say it."""
 
     mode: str
-    """"workspace", "workspace+network", "off" (by the user) or "unavailable" (no Landlock)."""
+    """"workspace", "workspace+network", "workspace+domains" (the network only through the
+    session's proxy, to the allowed domains: domain_proxy.py), "off" (by the user) or
+    "unavailable" (no Landlock)."""
     project_read_only: bool = False
     """Plan mode: the command may write only its temp folder, not the project."""
 
     def describe(self) -> str:
+        network = {"workspace": "no network", "workspace+network": "network allowed", "workspace+domains": "network to the allowed domains only"}
         if self.project_read_only and self.mode.startswith("workspace"):
-            return "sandbox: project read-only, " + ("network allowed" if self.mode == "workspace+network" else "no network")
+            return "sandbox: project read-only, " + network[self.mode]
         return {
             "workspace": "sandbox: writes in the project, no network",
             "workspace+network": "sandbox: writes in the project, network allowed",
+            "workspace+domains": "sandbox: writes in the project, network to the allowed domains only",
             "off": "no sandbox (turned off)",
             "unavailable": "no sandbox (Landlock is not available here)",
         }[self.mode]
@@ -588,11 +592,15 @@ class Sandbox:
             return f"Landlock is a Linux feature; on {sys.platform} commands run with the analyser alone"
         return "this kernel has no Landlock (Linux 5.13+ with Landlock enabled); commands run with the analyser alone"
 
-    def confinement(self, network: bool = False, outside: bool = False, project_read_only: bool = False) -> Confinement:
+    def confinement(self, network: bool = False, outside: bool = False, project_read_only: bool = False, by_domain: bool = False) -> Confinement:
+        """`by_domain`: the user config lists allowed domains, so a command given the network
+        reaches it only through the session's proxy, where namespaces can hold it to that."""
         if self.mode == "off" or outside:
             return Confinement("off")
         if not self.available:
             return Confinement("unavailable")
+        if network and by_domain and self.namespaces:
+            return Confinement("workspace+domains", project_read_only)
         return Confinement("workspace+network" if network else "workspace", project_read_only)
 
     def environment(self, env: dict[str, str]) -> dict[str, str]:
@@ -619,7 +627,7 @@ class Sandbox:
         namespace (shared_network.py) a command without network joins, where namespaces work;
         Landlock's TCP rule is then left off, since it knows ports, not addresses, and would
         refuse the loopback too: the namespace, which has nothing but its loopback, is the wall."""
-        if confinement.mode not in ("workspace", "workspace+network"):
+        if confinement.mode not in ("workspace", "workspace+network", "workspace+domains"):
             return None
         network = confinement.mode == "workspace+network"
         join = shared_network if self.namespaces and not network else None

@@ -40,7 +40,13 @@ class SharedNetwork:
     """Started at the first command that joins it; `close` ends it. Thread-safe (a background
     command and the model's next one may start together)."""
 
-    def __init__(self) -> None:
+    def __init__(self, listen: bool = False) -> None:
+        self._listen = listen
+        self.listener: socket.socket | None = None
+        """With `listen`: a socket listening on the namespace's 127.0.0.1, made by the holder and
+        handed to the agent, which accepts on it from outside (the commands' proxy by domain:
+        domain_proxy.py); its connections come from the namespace, and what the agent then
+        connects to is reached from the machine's network."""
         self._holder: own_programs.Holder[bytes] | None = None
         self._namespaces: tuple[int, int] | None = None
         self.failed = ""
@@ -66,8 +72,20 @@ class SharedNetwork:
             return self._namespaces
 
     def _start(self) -> None:
-        holder = own_programs.hold(["cat"], _enter_holder_namespaces())
+        mine, theirs = socket.socketpair() if self._listen else (None, None)
+        try:
+            holder = own_programs.hold(["cat"], _enter_holder_namespaces(theirs.fileno() if theirs is not None else None))
+        finally:
+            if theirs is not None:
+                theirs.close()
         self._holder = holder
+        if mine is not None:
+            with mine:
+                mine.settimeout(10)
+                _, fds, _, _ = socket.recv_fds(mine, 1, 1)
+            if not fds:
+                raise OSError("the namespace holder did not hand over its listening socket")
+            self.listener = socket.socket(fileno=fds[0])
         user = os.open(f"/proc/{holder.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
         try:
             network = os.open(f"/proc/{holder.pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
@@ -86,6 +104,9 @@ class SharedNetwork:
             self.failed = self.failed or "closed"
 
     def _end_holder(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
         if self._namespaces is not None:
             for fd in self._namespaces:
                 os.close(fd)
@@ -102,9 +123,11 @@ class SharedNetwork:
             holder.wait()
 
 
-def _enter_holder_namespaces() -> Callable[[], None]:
+def _enter_holder_namespaces(hand_over: int | None = None) -> Callable[[], None]:
     """What the holder's child runs before its exec: a user namespace of its own (the same uid
-    and gid inside), a network namespace, its loopback up. Exits 126 on any failure."""
+    and gid inside), a network namespace, its loopback up; with `hand_over` (one end of a socket
+    pair), a socket listening on the namespace's 127.0.0.1, sent over it to the agent. Exits 126
+    on any failure."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.getuid(), os.getgid()
     maps = ((b"/proc/self/setgroups", b"deny"), (b"/proc/self/uid_map", f"{uid} {uid} 1".encode()), (b"/proc/self/gid_map", f"{gid} {gid} 1".encode()))
@@ -120,6 +143,11 @@ def _enter_holder_namespaces() -> Callable[[], None]:
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
                 flags = struct.unpack(_IFREQ, fcntl.ioctl(probe, _SIOCGIFFLAGS, struct.pack(_IFREQ, b"lo", 0)))[1]
                 fcntl.ioctl(probe, _SIOCSIFFLAGS, struct.pack(_IFREQ, b"lo", flags | _IFF_UP))
+            if hand_over is not None:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener, socket.socket(fileno=hand_over) as channel:
+                    listener.bind(("127.0.0.1", 0))
+                    listener.listen(64)
+                    socket.send_fds(channel, [b"L"], [listener.fileno()])
         except OSError:
             os._exit(126)
 

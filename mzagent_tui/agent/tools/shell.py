@@ -7,7 +7,7 @@ import dataclasses
 import hashlib
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, TypeVar
@@ -26,6 +26,7 @@ from mzagent_tui.agent.safety.users_git import is_own_git
 from mzagent_tui.agent.sessions.snapshots import Change, Snapshot, SnapshotError, Snapshots
 from mzagent_tui.agent.tools.background import BackgroundProcess, BackgroundProcesses, runner_for
 from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.domain_network import DomainNetwork
 from mzagent_tui.agent.tools.exit_codes import exit_code_answer
 from mzagent_tui.agent.tools.files import python_first
 from mzagent_tui.agent.tools.git_entries import ask_about_changes, before_command
@@ -63,8 +64,10 @@ class Approved:
 
 
 class ShellTool:
-    def __init__(self, ctx: ToolContext) -> None:
+    def __init__(self, ctx: ToolContext, allowed_domains: Sequence[str] = ()) -> None:
         self._ctx = ctx
+        self._by_domain = bool(allowed_domains)
+        """The user config lists allowed domains: a command given the network reaches only them."""
         self._snapshots: Snapshots | None = Snapshots(ctx.root, ctx.session.folder)
         """None once snapshots failed in this session (said once, in a notice)."""
         self._said_unreadable: set[str] = set()
@@ -77,8 +80,9 @@ class ShellTool:
         """The last scan of the files that make tools run code; None before the first or after
         one that failed: then the next command asks first, in every mode but yolo."""
         self._said_unchecked = ""
-        self.shared_network = SharedNetwork()
+        self.shared_network = SharedNetwork(listen=self._by_domain)
         """The session's network namespace, its loopback up: commands without network share it."""
+        self._domains = DomainNetwork(ctx, allowed_domains, self.shared_network)
         self._said_no_shared_network = False
         self.background = BackgroundProcesses(ctx.emit)
 
@@ -152,6 +156,7 @@ class ShellTool:
     def close(self) -> None:
         """The session's end: every background command is stopped, then the shared network ends."""
         self.background.stop_all()
+        self._domains.close()
         self.shared_network.close()
 
     def _background_process(self, process_id: str) -> BackgroundProcess:
@@ -199,7 +204,7 @@ class ShellTool:
         if decision.cancelled:
             raise Cancelled()
         to_run = decision.command or command
-        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning)
+        confinement = ctx.sandbox.confinement(network=decision.network, outside=decision.outside_sandbox, project_read_only=planning, by_domain=self._by_domain)
         ctx.emit(ApprovalAnswered(decision.approved, to_run, decision.note, confinement.mode))
         advice = f"\nNote: {waits_for_input}. {TOOLS_INSTEAD}" if waits_for_input and not background else ""
         if not decision.approved:
@@ -214,7 +219,7 @@ class ShellTool:
     def _shared_network(self, confinement: Confinement) -> tuple[int, int] | None:
         """The session's network namespace for a command without network (None: it gets one of
         its own, its loopback down, as where the holder cannot start; said once)."""
-        if confinement.mode != "workspace" or not self._ctx.sandbox.namespaces:
+        if confinement.mode not in ("workspace", "workspace+domains") or not self._ctx.sandbox.namespaces:
             return None
         namespaces = self.shared_network.namespaces()
         if namespaces is None and not self._said_no_shared_network:
@@ -270,12 +275,16 @@ class ShellTool:
         if planted_before is None and ask:
             planted_before = earlier  # the scan made when the command was judged: still a "before"
         env = ctx.sandbox.environment(dict(ctx.env)) if confinement.mode.startswith("workspace") else ctx.env
+        if confinement.mode == "workspace+domains":
+            env = {**env, **self._domains.environment()}
         entries = None if own_git else before_command(ctx.root)
         repository = () if entries is None else entries.read_only
         result = run(env, ctx.sandbox.preexec(confinement, repository, self._shared_network(confinement)))
         changes = self._record_changes(before, planted_before, ask)
         if entries is not None:
             changes += ask_about_changes(ctx, entries)
+        if confinement.mode == "workspace+domains":
+            changes += self._domains.taken()
         return result, changes
 
     def _blocked_by_sandbox(self, commands: set[str], confinement: Confinement) -> str:
