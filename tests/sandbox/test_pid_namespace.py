@@ -115,9 +115,13 @@ def test_no_process_visible_holds_the_secret_of_a_process_outside(server, projec
     assert outsider.secret not in texts[0] and outsider.mark not in texts[0], texts
 
 
-def test_control_without_the_pid_namespace_the_command_line_outside_is_read(server, project: Path, home: Path, outsider: Outsider, without_pid_namespace: None) -> None:
-    texts, _ = run(server, project, command(READ_OUTSIDER.format(pid=outsider.pid)))
-    assert outsider.mark in texts[0], texts  # the environment stays unreadable: Landlock scopes ptrace's checks
+def test_control_without_the_pid_namespace_the_process_outside_is_there(server, project: Path, home: Path, outsider: Outsider, without_pid_namespace: None) -> None:
+    """Without a PID namespace the process outside is in the command's /proc. Its command line
+    was readable here until commands joined the session's network namespace (not looked into
+    yet: the kernel now refuses it too); the environment never was: Landlock scopes ptrace's
+    checks."""
+    texts, _ = run(server, project, command(f"ls -d /proc/{outsider.pid}; " + READ_OUTSIDER.format(pid=outsider.pid)))
+    assert f"/proc/{outsider.pid}" in texts[0], texts
     assert outsider.secret not in texts[0], texts
 
 
