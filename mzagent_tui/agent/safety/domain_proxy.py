@@ -121,7 +121,7 @@ class DomainProxy:
     def _admit(self, host: str, port: int) -> str | None:
         """The address to connect to, or None when refused; each attempt recorded."""
         verdict = host_verdict(host, port, self.allowed)
-        allowed = verdict.allowed
+        allowed = verdict.allowed and verdict.address is not None
         why = verdict.why
         if verdict.address is not None and not allowed:
             allowed = self._asked(host, port, verdict)

@@ -46,23 +46,16 @@ def private_address(address: str) -> bool:
     return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_unspecified or ip.is_multicast
 
 
-def private_host(host: str) -> bool:
-    """The host is, or resolves to, an address of this machine or a private network."""
-    try:
-        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
-    except (OSError, UnicodeError):
-        return False  # the connection then fails with a clear error
-    return any(private_address(address) for address in addresses)
-
-
 def host_verdict(host: str, port: int, allowed: Sequence[str]) -> HostVerdict:
-    """The host judged by the list, with the one address a connection may then go to."""
+    """The host judged by the list, with the one address a connection may then go to. A name
+    that does not resolve keeps the list's verdict (a fetch then fails with a clear error) and
+    has no address (the proxy refuses it without a question)."""
     try:
         addresses = [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
     except (OSError, UnicodeError):
-        return HostVerdict(None, False, f"{host} does not resolve")
+        addresses = []
     if not addresses:
-        return HostVerdict(None, False, f"{host} does not resolve")
+        return HostVerdict(None, domain_allowed(host, allowed), f"{host} does not resolve")
     private = any(private_address(address) for address in addresses)
     if domain_allowed(host, allowed) and (not private or named_exactly(host, allowed)):
         return HostVerdict(addresses[0], True, "on the allowed domains")

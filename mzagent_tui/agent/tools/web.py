@@ -20,7 +20,7 @@ import httpx2 as httpx
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.ground.errors import ToolError
 from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
-from mzagent_tui.agent.safety.hosts import domain_allowed, named_exactly, private_host
+from mzagent_tui.agent.safety.hosts import host_verdict
 from mzagent_tui.agent.tools.context import ToolContext
 
 MAX_BYTES = 2_000_000
@@ -60,12 +60,9 @@ class WebTool:
             raise ToolError(f"{url!r} is not an http or https URL")
         if parts.username or parts.password:
             raise ToolError("a URL with a user name or password is not fetched")
-        host = parts.hostname
-        private = private_host(host)
-        if domain_allowed(host, self._allowed) and (not private or named_exactly(host, self._allowed)):
-            return
-        warning = f"{host} is on this machine or a private network" if private else ""
-        self._ask(host, url, warning)
+        verdict = host_verdict(parts.hostname, 0, self._allowed)
+        if not verdict.allowed:
+            self._ask(parts.hostname, url, verdict.warning)
 
     def _ask(self, host: str, url: str, warning: str) -> None:
         request = ToolCallApproval(
