@@ -7,11 +7,9 @@ list (`allowed_domains = ["127.0.0.1"]`), the way the rule asks for a local serv
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import socket
 import subprocess
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,34 +18,13 @@ import pytest
 
 from mzagent_tui.agent.safety.domain_proxy import Attempt, DomainProxy, listen_here
 from mzagent_tui.agent.safety.hosts import host_verdict
-
-
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - the server's name for it
-        body = f"page {self.path} host={self.headers.get('Host')} proxy-auth={self.headers.get('Proxy-Authorization')}\n".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self) -> None:  # noqa: N802
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body.upper())
-
-    def log_message(self, *args: object) -> None:
-        pass
+from tests.local_site import serving
 
 
 @pytest.fixture
 def site() -> Iterator[int]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield int(server.server_address[1])
-    server.shutdown()
-    server.server_close()
+    with serving("127.0.0.1") as port:
+        yield port
 
 
 class Asked:
