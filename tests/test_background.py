@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -19,6 +20,7 @@ from mzagent_tui.agent.events import BackgroundEnded, BackgroundOutput, Backgrou
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy
 from mzagent_tui.agent.safety.approval_requests import CommandApproval
 from mzagent_tui.agent.tools import background
+from mzagent_tui.agent.tools.shell import _background_report
 from tests.conftest import RecordingApprover, make_agent, requires_sandbox
 from tests.scripted_server import Fault, Reply, answer_reply, last_user
 
@@ -357,3 +359,30 @@ async def test_an_acp_session_that_ends_leaves_no_background_process(endpoint, p
         await settle(client)
         assert response.stop_reason == "end_turn" and with_marker(marker)
     assert none_left(marker, seconds=10)
+
+
+def test_a_command_that_cannot_start_is_told_as_not_started_not_as_stopped(tmp_path: Path, marker: str) -> None:
+    """A start that fails (here its folder is gone: Popen raises) is not a command someone
+    stopped: its status, its end event and what the model reads say it could not start, and the
+    thread leaves no traceback behind."""
+    events: list[object] = []
+    failures: list[BaseException] = []
+    previous_hook = threading.excepthook
+    threading.excepthook = lambda hook_args: failures.append(hook_args.exc_value)  # type: ignore[assignment]
+    try:
+        processes = background.BackgroundProcesses(events.append)
+        output = tmp_path / "out.txt"
+        run = background.runner_for(f"echo {marker}", tmp_path / "gone", dict(os.environ), output, None)
+        process = processes.start(f"echo {marker}", output, run)
+        assert process.wait(10)
+        processes.stop_all()
+    finally:
+        threading.excepthook = previous_hook
+    assert process.status() == "failed" and "gone" in process.failed and not process.stopped
+    [ended] = [e for e in events if isinstance(e, BackgroundEnded)]
+    assert ended.failed == process.failed and not ended.stopped and ended.exit_code is None
+    assert ended.describe().startswith(f"bg1 `echo {marker}` could not start: ")
+    assert failures == []
+    told = _background_report(process)
+    assert told.startswith(f"Background command bg1 could not start ({process.failed}): echo {marker}") and "stopped" not in told
+

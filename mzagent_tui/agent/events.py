@@ -285,9 +285,11 @@ class BackgroundEnded(Event):
     command: str
     exit_code: int | None = None
     stopped: bool = False
+    failed: str = ""
+    """Why it could not start ("": it started and ended or was stopped)."""
 
     def describe(self) -> str:
-        how = "stopped" if self.stopped else f"ended (exit code {self.exit_code})"
+        how = f"could not start: {self.failed}" if self.failed else ("stopped" if self.stopped else f"ended (exit code {self.exit_code})")
         return f"{self.id} `{self.command}` {how}"
 
 

@@ -10,6 +10,7 @@ keeps up to `FILE_CAP_BYTES`.
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -51,6 +52,8 @@ class BackgroundProcess:
     by_user: bool = False
     result: ProcessResult | None = None
     stopped: bool = False
+    failed: str = ""
+    """Why it could not start ("": it started): no process ran, so it was not stopped either."""
     total_bytes: int = 0
     _latest: bytearray = field(default_factory=bytearray)
     _unread: int = 0
@@ -69,6 +72,8 @@ class BackgroundProcess:
     def status(self) -> str:
         if self.running:
             return "stopping" if self._cancel.cancelled else "running"
+        if self.failed:
+            return "failed"
         if self.stopped or self.result is None or self.result.exit_code is None:
             return "stopped"
         return f"exit {self.result.exit_code}"
@@ -147,8 +152,10 @@ class BackgroundProcesses:
     def _run(self, process: BackgroundProcess, run: Runner) -> None:
         try:
             process.result = run(process._cancel, process.feed)
+        except (OSError, subprocess.SubprocessError) as exc:
+            process.failed = str(exc) or type(exc).__name__
         finally:
-            process.stopped = process._cancel.cancelled or process.result is None
+            process.stopped = not process.failed and (process._cancel.cancelled or process.result is None)
             process._done.set()
 
     def _report(self, process: BackgroundProcess) -> None:
@@ -157,7 +164,7 @@ class BackgroundProcesses:
             self._tell_output(process)
         self._tell_output(process)
         code = process.result.exit_code if process.result is not None and not process.stopped else None
-        self._emit(BackgroundEnded(process.id, process.command, code, process.stopped))
+        self._emit(BackgroundEnded(process.id, process.command, code, process.stopped, process.failed))
 
     def _tell_output(self, process: BackgroundProcess) -> None:
         if text := process.take_pending():

@@ -444,6 +444,8 @@ def _background_report(process: BackgroundProcess) -> str:
     looked, where the whole output is, and how to go on."""
     if process.running:
         state = f"Background command {process.id} is running: {process.command}"
+    elif process.failed:
+        state = f"Background command {process.id} could not start ({process.failed}): {process.command}"
     elif process.stopped:
         state = f"Background command {process.id} was stopped: {process.command}"
     else:
