@@ -296,7 +296,7 @@ async def test_the_verdicts_are_drawn_in_the_themes_colours() -> None:
 
 ACTION_OF_KEY = {
     "ctrl+p": "command_palette", "ctrl+b": "toggle_tree", "ctrl+f": "find", "ctrl+z": "undo('last')",
-    "shift+tab": "cycle_mode", "esc": "cancel_run", "ctrl+q": "quit",
+    "ctrl+g": "background", "shift+tab": "cycle_mode", "esc": "cancel_run", "ctrl+q": "quit",
 }
 
 

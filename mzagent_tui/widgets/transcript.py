@@ -36,6 +36,7 @@ KEY_HINTS = (
     ("ctrl+b", "files"),
     ("ctrl+f", "find"),
     ("ctrl+z", "undo the last step"),
+    ("ctrl+g", "background commands"),
     ("shift+tab", "approval mode"),
     ("esc", "cancel a run"),
     ("esc esc", "rewind (task box empty)"),
