@@ -68,7 +68,7 @@ def test_an_unknown_aid_name_is_a_clear_error_not_ignored(monkeypatch: pytest.Mo
     switch reads the user config anew; and by the seam itself."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     server = {"base_url": "http://127.0.0.1:9/v1", "model": "m1"}
-    with pytest.raises(ConfigError, match=r"^disable_aids names no aid called dropped_parametres \(mzagent config --aids lists them\) \(from command line\)$"):
+    with pytest.raises(ConfigError, match=r"^disable_aids names no aid called dropped_parametres \(`mzagent config` lists them\) \(from command line\)$"):
         RunConfig.load(tmp_path, {**server, "disable_aids": ["dropped_parametres", "stuck"]}, environ={}, cwd=tmp_path)
     assert RunConfig.load(tmp_path, {**server, "disable_aids": ["stuck"]}, environ={}, cwd=tmp_path).settings.disable_aids == ["stuck"]
     started = RunConfig.load(tmp_path, server, environ={}, cwd=tmp_path)

@@ -84,7 +84,7 @@ def _known_aids(settings: Settings) -> Settings:
     unknown = sorted(set(settings.disable_aids) - AID_NAMES)
     if unknown:
         where = settings.sources.get("disable_aids", "default")
-        raise ConfigError(f"disable_aids names no aid called {', '.join(unknown)} (mzagent config --aids lists them) (from {where})")
+        raise ConfigError(f"disable_aids names no aid called {', '.join(unknown)} (`mzagent config` lists them) (from {where})")
     return settings
 
 
