@@ -51,6 +51,7 @@ from acp.schema import (
     AllowedOutcome,
     AvailableCommand,
     AvailableCommandInput,
+    ConfigOptionUpdate,
     ContentToolCallContent,
     CurrentModeUpdate,
     FileEditToolCallContent,
@@ -61,8 +62,12 @@ from acp.schema import (
     PermissionOption,
     PlanEntryStatus,
     PromptCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TerminalToolCallContent,
     ToolCallLocation,
@@ -411,7 +416,13 @@ class AcpSession:
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
         self.updates = Updates(root, self.post, lambda: self.agent.meter.window)
+        self.config = config
         self.agent = assemble(config, _Approver(self), self.updates, history)
+        self.running = False
+        """A prompt is running: the model is not switched under it."""
+        self.models = [config.settings.model]
+        """The models offered in the editor's menu: the session's own, then those its server lists."""
+        self._listing: asyncio.Future[None] | None = None
         self._asking: asyncio.Future[Any] | None = None
         """The permission request waiting for the client: a cancel withdraws it."""
         self.sender = asyncio.create_task(self._send_all())
@@ -460,13 +471,43 @@ class AcpSession:
 
     async def prompt(self, text: str) -> AcpStopReason:
         self.token = CancelToken()
-        result = await asyncio.to_thread(self.agent.run, text, self.token)
+        self.running = True
+        try:
+            result = await asyncio.to_thread(self.agent.run, text, self.token)
+        finally:
+            self.running = False
         await self.queue.join()
         return STOP_REASONS.get(result.reason, "end_turn")
+
+    def start_listing(self) -> None:
+        self._listing = asyncio.ensure_future(self.list_models())
+
+    async def list_models(self) -> None:
+        """Offer the models the session's server lists (one short request, after session/new has
+        answered), as an update of the session's options."""
+        listed = await asyncio.to_thread(self.agent.llm.model_names)
+        others = [name for name in listed if name != self.config.settings.model][: MODEL_CHOICES - 1]
+        if others:
+            self.models = [self.config.settings.model, *others]
+            self.post(ConfigOptionUpdate(session_update="config_option_update", config_options=_options(self)))
+
+    async def switch_model(self, model: str) -> None:
+        """The same session with another model of the same server: every other setting, flag and
+        rule is kept (`RunConfig.with_model`), the conversation goes on from its log, and the
+        agent is assembled anew for the model (its profile may offer other tools), so the
+        session's background commands and tool servers are stopped and started again."""
+        config = self.config.with_model(self.config.settings.provider, model)
+        await asyncio.to_thread(self.agent.close)
+        self.agent.session.close()
+        history = find_session(self.root, self.id)
+        self.agent = await asyncio.to_thread(assemble, config, _Approver(self), self.updates, history)
+        self.config = config
 
     async def close(self) -> None:
         self.cancel()
         self.sender.cancel()
+        if self._listing is not None:
+            self._listing.cancel()
         await asyncio.to_thread(self.agent.close)
         self.agent.session.close()
 
@@ -486,6 +527,23 @@ def _commands(root: Path) -> Any:
             described += " (a prompt file of this project)"
         commands.append(AvailableCommand(name=command.name, description=described, input=AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments"))))
     return update_available_commands(commands)
+
+
+MODEL_CHOICES = 100
+"""Models offered in the editor's menu at most (a router lists hundreds)."""
+
+
+def _options(session: AcpSession) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+    """The session's options as an editor shows them: the approval mode and the model."""
+    modes = [SessionConfigSelectOption(value=mode, name=mode.capitalize(), description=MODE_DESCRIPTIONS[mode]) for mode in APPROVAL_MODES]
+    models = [SessionConfigSelectOption(value=name, name=name) for name in session.models]
+    return [
+        SessionConfigOptionSelect(id="mode", name="Approval mode", category="mode", type="select", current_value=session.agent.policy.mode, options=modes),
+        SessionConfigOptionSelect(
+            id="model", name="Model", category="model", type="select", current_value=session.config.settings.model, options=models,
+            description=f"a model of {session.config.settings.base_url}",
+        ),
+    ]
 
 
 def _modes(current: str) -> SessionModeState:
@@ -529,7 +587,7 @@ class AcpAgent:
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers or [], None)
         self._offer_commands(session)
-        return NewSessionResponse(session_id=session.id, modes=_modes(session.agent.policy.mode))
+        return NewSessionResponse(session_id=session.id, modes=_modes(session.agent.policy.mode), config_options=_options(session))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> LoadSessionResponse:
         root = _project(cwd)
@@ -545,10 +603,14 @@ class AcpAgent:
         await asyncio.to_thread(session.updates.replay, history)
         await session.queue.join()
         self._offer_commands(session)
-        return LoadSessionResponse(modes=_modes(session.agent.policy.mode))
+        return LoadSessionResponse(modes=_modes(session.agent.policy.mode), config_options=_options(session))
 
     def _offer_commands(self, session: AcpSession) -> None:
-        asyncio.get_running_loop().call_later(COMMANDS_DELAY, session.post, _commands(session.root))
+        """The slash commands, and the models the server lists, once the client knows the session."""
+        loop = asyncio.get_running_loop()
+        loop.call_later(COMMANDS_DELAY, session.post, _commands(session.root))
+        if not needs_local(session.config.settings):
+            loop.call_later(COMMANDS_DELAY, session.start_listing)
 
     async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
         root = _project(cwd)
@@ -619,6 +681,26 @@ class AcpAgent:
         session.agent.policy.mode = mode_id
         session.post(CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
         return SetSessionModeResponse()
+
+    async def set_config_option(self, config_id: str, session_id: str, value: str | bool, **kwargs: Any) -> SetSessionConfigOptionResponse:
+        """The editor's menus: the approval mode (as `session/set_mode`) and the model, which
+        waits for a running prompt's end; an unknown option or value changes nothing."""
+        session = self._session(session_id)
+        if config_id == "mode" and isinstance(value, str):
+            await self.set_session_mode(session_id, value)
+        elif config_id == "model" and isinstance(value, str):
+            if value not in session.models:
+                raise RequestError.invalid_params({"message": f"no model {value!r} here; the models are {', '.join(session.models)}"})
+            if session.running:
+                raise RequestError.invalid_params({"message": "a prompt is running: choose the model when it has ended"})
+            if value != session.config.settings.model:
+                try:
+                    await session.switch_model(value)
+                except ConfigError as exc:
+                    raise RequestError.invalid_params({"message": str(exc)}) from None
+        else:
+            raise RequestError.invalid_params({"message": f"no option {config_id!r} taking {value!r}; the options are mode and model"})
+        return SetSessionConfigOptionResponse(config_options=_options(session))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

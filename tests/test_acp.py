@@ -19,6 +19,7 @@ from acp.schema import (
     AgentThoughtChunk,
     AllowedOutcome,
     AvailableCommandsUpdate,
+    ConfigOptionUpdate,
     CurrentModeUpdate,
     DeniedOutcome,
     EnvVariable,
@@ -207,6 +208,58 @@ async def test_the_editors_mode_menu_sets_the_approval_mode(endpoint, project: P
         await settle(client)
     assert [call.title for call, _ in client.permissions] == ["Run `touch made.txt`"], "ls ran without asking, touch asked"
     assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["auto-safe"]
+
+
+async def test_the_editors_model_menu_switches_the_model_and_keeps_the_rest(endpoint, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session offers its model and, once the server has listed them, the others; choosing
+    one sends the next prompt to it with the conversation, the settings and the mode the session
+    had (here a temperature from the environment and the mode chosen in the editor)."""
+    monkeypatch.setenv("MZAGENT_TEMPERATURE", "0.35")
+    endpoint.models = [{"id": "scripted", "object": "model"}, {"id": "bigger-model", "object": "model"}]
+    endpoint.script(answer_reply("first answer"), answer_reply("second answer"))
+    client = RecordingClient()
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        options = {option.id: option for option in session.config_options}
+        assert options["model"].current_value == "scripted" and [o.value for o in options["model"].options] == ["scripted"]
+        assert options["mode"].current_value == "ask" and options["mode"].category == "mode"
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("remember the word kiwi")])
+        await settle(client)
+        [listed] = client.of(ConfigOptionUpdate)
+        offered = next(o for o in listed.config_options if o.id == "model")
+        assert [o.value for o in offered.options] == ["scripted", "bigger-model"] and offered.category == "model"
+        await conn.set_session_mode(session_id=session.session_id, mode_id="auto-safe")
+        with pytest.raises(RequestError):
+            await conn.set_config_option(config_id="model", session_id=session.session_id, value="not-listed")
+        with pytest.raises(RequestError):
+            await conn.set_config_option(config_id="colour", session_id=session.session_id, value="red")
+        switched = await conn.set_config_option(config_id="model", session_id=session.session_id, value="bigger-model")
+        now = {option.id: option.current_value for option in switched.config_options}
+        assert now == {"model": "bigger-model", "mode": "auto-safe"}
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("which word?")])
+        await settle(client)
+    first, second = endpoint.requests
+    assert first["model"] == "scripted" and second["model"] == "bigger-model"
+    assert first["temperature"] == second["temperature"] == 0.35
+    assert any("remember the word kiwi" in str(m["content"]) for m in second["messages"]), "the conversation goes on"
+    assert client.text(AgentMessageChunk).endswith("second answer")
+
+
+async def test_the_model_is_not_switched_under_a_running_prompt(endpoint, project: Path) -> None:
+    endpoint.models = [{"id": "scripted", "object": "model"}, {"id": "bigger-model", "object": "model"}]
+    endpoint.script(Reply('<action>run_terminal_command("touch never.txt")</action>'))
+    client = RecordingClient(["wait"])
+    async with acp_agent(client) as (conn, _):
+        session = await conn.new_session(cwd=str(project))
+        prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+        await asyncio.wait_for(client.asked.wait(), 30)
+        await settle(client)
+        with pytest.raises(RequestError, match="Invalid params"):
+            await conn.set_config_option(config_id="model", session_id=session.session_id, value="bigger-model")
+        await conn.cancel(session_id=session.session_id)
+        await asyncio.wait_for(prompt, 30)
+        after = await conn.set_config_option(config_id="model", session_id=session.session_id, value="bigger-model")
+    assert {o.id: o.current_value for o in after.config_options}["model"] == "bigger-model", "once the prompt ended it switches"
 
 
 async def test_prompt_files_are_the_editors_slash_commands_and_run_as_in_the_app(endpoint, project: Path, isolated_home: Path) -> None:

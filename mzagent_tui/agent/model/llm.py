@@ -158,6 +158,15 @@ class ChatClient:
         preset = PROVIDERS.get(self._settings.provider)
         return self._settings.grammar == "auto" and not self.send_grammar and not (preset is not None and preset.needs_key)
 
+    def model_names(self) -> list[str]:
+        """The models the server lists, in its order ([] when it lists none or the list fails:
+        a short, single attempt, as for `probe`). An editor offers them as the session's models."""
+        try:
+            listing = self._client.with_options(timeout=WINDOW_LOOKUP_TIMEOUT, max_retries=0).models.list()
+        except Exception:  # noqa: BLE001 - a missing or odd /models endpoint is normal
+            return []
+        return [model.id for model in listing.data if isinstance(getattr(model, "id", None), str) and model.id]
+
     def probe(self) -> int:
         """Read the server's model list once: return the context window it states (or 0), and
         turn grammars on (in `auto`) when the list says the server is llama.cpp.
