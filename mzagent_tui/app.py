@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -106,6 +108,8 @@ class MzAgentApp(App[None]):
         """When Esc was last pressed with no run going: a second one soon after opens the rewind."""
         self._theme_problem = self._use_configured_theme()
         """Why the configured theme is not on (said in the transcript at start), or ""."""
+        self.closed = threading.Event()
+        """Set when the app unmounts: its screen is gone, whatever threads still run."""
 
     @property
     def settings(self) -> Settings:
@@ -545,6 +549,7 @@ class MzAgentApp(App[None]):
                 loop.remove_signal_handler(number)
         if self._local_server is not None:
             self._local_server.stop()
+        self.closed.set()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -569,8 +574,25 @@ class MzAgentApp(App[None]):
         yield SystemCommand("Show session log", "Open this session's log", self.action_show_session_log)
 
 
+EXIT_GRACE = 5.0
+"""Seconds a run's thread gets to end after the app has closed, before the process leaves it."""
+
+
 def run_app(config: RunConfig, history: SessionHistory | None = None, pick_session: bool = False) -> int:
     app = MzAgentApp(config, history=history, pick_session=pick_session)
+    threading.Thread(target=_leave_a_stuck_run, args=(app,), name="mzagent-exit-watch", daemon=True).start()
     app.run()
     return app.return_code or 0
+
+
+def _leave_a_stuck_run(app: MzAgentApp) -> None:
+    """After the app has closed, asyncio waits for every worker thread to end: a run blocked in a
+    tool that does not heed the cancel (a custom tool that sleeps, a library call that hangs)
+    kept the process alive with its screen gone, until the tool returned. The cancel has been
+    given (commands' groups are killed, streams closed, questions withdrawn) and every record
+    is already in the session log, so past EXIT_GRACE the process ends without it."""
+    app.closed.wait()
+    time.sleep(EXIT_GRACE)
+    print(f"mzagent: a tool was still running {EXIT_GRACE:.0f} s after the app closed; it was left behind", file=sys.stderr, flush=True)
+    os._exit(app.return_code or 0)
 
