@@ -67,10 +67,6 @@ def server(project: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return found.confined
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a folder among a tool server's arguments is taken for data (`server-filesystem /proj` serves it, and "
-    "confining that server would break it), so `python /proj/srv` (its __main__.py), `--app-dir=/proj/srv` or `uv run "
-    "--directory /proj` runs the project's code as the user; telling code from data needs the interpreter's rules"))
 @pytest.mark.parametrize("how", ["package-folder", "option-value", "project-itself"])
 def test_a_server_given_a_project_folder_to_run_runs_confined(project: Path, how: str) -> None:
     """`python /proj/srv` runs `srv/__main__.py`, `node /proj/server` its `index.js`, `uv run
@@ -80,6 +76,84 @@ def test_a_server_given_a_project_folder_to_run_runs_confined(project: Path, how
     args = {"package-folder": (str(project / "srv"),), "option-value": (f"--app-dir={project / 'srv'}",),
             "project-itself": ("--directory", str(project))}[how]
     assert server(project, *args)
+
+
+def server_running(project: Path, command: str, *args: str, cwd: Path | None = None) -> str:
+    """Why a server started as `command ARGS` (a program of the system's, by absolute path) runs confined."""
+    trusted_path.note_project(project)
+    found = server_program(McpServerConfig("s", f"/usr/bin/{command}", args, cwd=str(cwd) if cwd else None))
+    assert not found.refused
+    return found.confined
+
+
+CODE_IN_THE_PROJECT = {
+    "python-folder": ("python3", "{p}/srv"),
+    "python-options-first": ("python3.12", "-X", "utf8", "-u", "{p}/srv"),
+    "python-c-runs-it": ("python3", "-c", "import runpy; runpy.run_path('{p}/srv')"),
+    "python-c-argument": ("python3", "-c", "import runpy, sys; runpy.run_path(sys.argv[1])", "{p}/srv"),
+    "uvicorn-app-dir-equals": ("uvicorn", "--app-dir={p}/srv", "main:app"),
+    "uvicorn-app-dir": ("uvicorn", "--app-dir", "{p}/srv", "main:app"),
+    "uv-run-directory": ("uv", "run", "--directory", "{p}", "srv"),
+    "uv-run-project": ("uv", "run", "--project={p}", "srv"),
+    "uv-run-python": ("uv", "run", "python", "{p}/srv"),
+    "uvx-from": ("uvx", "--from", "{p}", "srv"),
+    "uvx-with-editable": ("uvx", "--with-editable", "{p}", "mcp-server"),
+    "node-file": ("node", "{p}/x.js"),
+    "node-folder": ("node", "{p}/srv"),
+    "node-require-first": ("node", "-r", "/usr/lib/node/trace.js", "{p}/srv"),
+    "npx-tsx": ("npx", "-y", "tsx@4", "{p}/x.ts"),
+    "npx-local-package": ("npx", "{p}/srv"),
+    "npx-file-spec": ("npx", "-y", "file:{p}/srv"),
+    "npx-package-option": ("npx", "--package={p}/srv", "srv"),
+    "npm-prefix": ("npm", "--prefix", "{p}", "start"),
+    "deno-run": ("deno", "run", "-A", "{p}/x.ts"),
+    "bun-run": ("bun", "run", "{p}/x.ts"),
+    "env-python": ("env", "python3", "{p}/srv"),
+    "env-variable-then-python": ("env", "A=1", "python3", "{p}/srv"),
+    "env-split-string": ("env", "-S", "python3 -u {p}/srv"),
+    "env-pythonpath": ("env", "PYTHONPATH={p}/src", "python3", "-m", "srv"),
+    "sh-c": ("sh", "-c", "exec python3 {p}/srv"),
+    "bash-c-dollar-zero": ("bash", "-c", '"$0"', "{p}/srv"),
+    "make-C": ("make", "-C", "{p}", "serve"),
+    "ruby-include": ("ruby", "-I", "{p}/lib", "-e", "require 'srv'"),
+}
+
+
+@pytest.mark.parametrize("how", CODE_IN_THE_PROJECT, ids=list(CODE_IN_THE_PROJECT))
+def test_a_server_whose_interpreter_or_runner_is_given_project_code_runs_confined(project: Path, how: str) -> None:
+    command, *args = CODE_IN_THE_PROJECT[how]
+    assert server_running(project, command, *(arg.format(p=project) for arg in args))
+
+
+def test_a_relative_path_counts_from_the_servers_working_folder(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    relative = os.path.relpath(project / "srv", tmp_path / "work")
+    assert server_running(project, "python3", relative, cwd=tmp_path / "work")
+    assert server_running(project, "uv", "run", "--directory", os.path.relpath(project, tmp_path / "work"), "srv", cwd=tmp_path / "work")
+
+
+def test_a_link_into_the_project_counts_as_the_project(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(project)
+    assert server_running(project, "python3", str(tmp_path / "link" / "srv"))
+    assert server_running(project, "node", "--import", str(tmp_path / "link" / "hook.mjs"), "/usr/lib/srv.js")
+
+
+DATA_IN_THE_PROJECT = {
+    "npx-filesystem-server": ("npx", "-y", "@modelcontextprotocol/server-filesystem", "{p}"),
+    "uvx-git-server": ("uvx", "mcp-server-git", "--repository", "{p}"),
+    "python-script-outside": ("python3", "/usr/lib/mcp/server.py", "{p}"),
+    "python-module": ("python3", "-m", "mcp_server_filesystem", "{p}"),
+    "a-server-program": ("mcp-server-filesystem", "{p}"),
+    "uv-run-a-tool": ("uv", "run", "--with", "mcp", "mcp-server-filesystem", "{p}"),
+}
+
+
+@pytest.mark.parametrize("how", DATA_IN_THE_PROJECT, ids=list(DATA_IN_THE_PROJECT))
+def test_control_a_server_given_the_project_folder_as_data_runs_as_the_user(project: Path, how: str) -> None:
+    """What an interpreter or runner runs comes first; what follows is that code's data (the
+    folder a filesystem or git server serves), which confining would break."""
+    command, *args = DATA_IN_THE_PROJECT[how]
+    assert server_running(project, command, *(arg.format(p=project) for arg in args)) == ""
 
 
 @pytest.mark.parametrize("value", ["--require {project}/hook.js", "-r={project}/hook.js"])
