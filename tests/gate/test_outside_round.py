@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from mzagent_tui.agent.hooks.config import HookSpec
+from mzagent_tui.agent.hooks.runner import confined_because
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.program import server_program
 from mzagent_tui.agent.safety import trusted_path
@@ -170,16 +172,84 @@ def test_control_a_server_with_nothing_of_the_projects_runs_as_the_user(project:
 # 1. A trusted folder's script whose interpreter is in the project -------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: the trusted PATH judges a program by where its file is, not by the interpreter its `#!` line names: a "
-    "script in /usr/local/bin whose `#!` is <project>/.venv/bin/python (a `pip install` of the project's venv into a "
-    "user prefix, a copied launcher) is trusted, so a hook or tool server running it as the user runs the project's "
-    "interpreter, which the model can replace"))
-def test_a_trusted_script_whose_interpreter_is_in_the_project_is_not_trusted(project: Path, tmp_path: Path) -> None:
-    interpreter = program(project / ".venv" / "bin", "python", EVIL)
-    tool = program(tmp_path / "usrlocal" / "bin", "fmt", f"#!{interpreter}\nprint('formatting')\n")
+SHEBANGS = {
+    "interpreter-in-the-project": "#!{venv}/python\n",
+    "blank-after-the-mark": "#! {venv}/python\n",
+    "tab-after-the-mark": "#!\t{venv}/python -u\n",
+    "env-name-only-the-project-has": "#!/usr/bin/env mz-only-there\n",
+    "env-split-string": "#!/usr/bin/env -S mz-only-there -u\n",
+    "env-options-and-assignment": "#!/usr/bin/env -i A=1 mz-only-there\n",
+    "relative-interpreter": "#!.venv/bin/python\n",
+    "link-to-the-projects-interpreter": "#!{trusted}/linked-python\n",
+    "chain-of-scripts": "#!{trusted}/wrapper\n",
+}
+
+
+@pytest.fixture
+def interpreters(project: Path, outside_home: Path) -> tuple[Path, Path]:
+    """The project's `.venv/bin` (a `python` and an `mz-only-there`), and a trusted folder outside
+    every temp folder holding a link to that python and a `wrapper` script run by it."""
+    venv = project / ".venv" / "bin"
+    program(venv, "python", EVIL)
+    program(venv, "mz-only-there", EVIL)
+    (outside_home / "linked-python").symlink_to(venv / "python")
+    program(outside_home, "wrapper", f"#!{venv}/python\n")
     trusted_path.note_project(project)
-    assert trusted_path.which("fmt", f"{tool.parent}:/usr/bin:/bin") is None
+    return venv, outside_home
+
+
+@pytest.mark.parametrize("how", SHEBANGS, ids=list(SHEBANGS))
+def test_a_trusted_script_whose_interpreter_is_in_the_project_is_not_trusted(project: Path, interpreters: tuple[Path, Path], how: str) -> None:
+    """A script in a trusted folder whose `#!` is the project's interpreter (a `pip install`
+    into a user prefix from the project's venv, a copied launcher) runs that interpreter, which
+    the model can replace: not found for our programs, confined as a tool server, untrusted for
+    hooks and the safe list."""
+    venv, trusted = interpreters
+    tool = program(trusted, "mz-fmt", SHEBANGS[how].format(venv=venv, trusted=trusted) + "print('formatting')\n")
+    path_value = f"{venv}:{trusted}:/usr/bin:/bin"
+    assert trusted_path.which("mz-fmt", path_value) is None
+    assert trusted_path.found_in_untrusted("mz-fmt", path_value, project) is not None
+    assert server_program(McpServerConfig("s", str(tool))).confined
+
+
+@pytest.mark.parametrize("command", ["mz-fmt x", "env mz-fmt x", "sh -c 'mz-fmt x'", "timeout 5 mz-fmt x"])
+def test_a_hook_running_a_trusted_script_whose_interpreter_is_in_the_project_is_confined(project: Path, interpreters: tuple[Path, Path], command: str) -> None:
+    venv, trusted = interpreters
+    program(trusted, "mz-fmt", f"#!{venv}/python -u\nprint('formatting')\n")
+    hook = HookSpec("after_tool", command, sandbox=False)
+    assert confined_because(hook, project, trusted_path.trusted_path(f"{venv}:{trusted}:/usr/bin:/bin"))
+    program(trusted, "mz-fmt", "#!/bin/sh\necho formatting\n")  # control: the same hook, its script run by the system's sh
+    assert confined_because(hook, project, trusted_path.trusted_path(f"{venv}:{trusted}:/usr/bin:/bin")) == ""
+
+
+def test_a_chain_deeper_than_the_kernel_follows_is_not_trusted(project: Path, outside_home: Path) -> None:
+    trusted_path.note_project(project)
+    previous = "/bin/sh"
+    for depth in range(trusted_path.INTERPRETER_DEPTH + 1):
+        previous = str(program(outside_home, f"link{depth}", f"#!{previous}\n"))
+    assert trusted_path.which(Path(previous).name, f"{outside_home}:/usr/bin:/bin") is None
+    assert trusted_path.which("link1", f"{outside_home}:/usr/bin:/bin") == str(outside_home / "link1")  # control: a short chain
+
+
+@pytest.mark.parametrize("shebang", ["#!/bin/sh\n", "#!/usr/bin/env sh\n", "#! /usr/bin/env -S sh -e\n", "#!{trusted}/wrapper\n", "no mark\n"])
+def test_control_a_trusted_script_run_by_a_trusted_interpreter_is_trusted(project: Path, outside_home: Path, shebang: str) -> None:
+    program(outside_home, "wrapper", "#!/bin/sh\n")
+    tool = program(outside_home, "mz-fmt", shebang.format(trusted=outside_home) + "echo formatting\n")
+    trusted_path.note_project(project)
+    path_value = f"{project}/.venv/bin:{outside_home}:/usr/bin:/bin"
+    assert trusted_path.which("mz-fmt", path_value) == str(tool)
+    assert trusted_path.found_in_untrusted("mz-fmt", path_value, project) is None
+    assert server_program(McpServerConfig("s", str(tool))).confined == ""
+
+
+def test_the_safe_list_judges_env_by_the_commands_path(project: Path, outside_home: Path) -> None:
+    """For a command, `env NAME` is what the command's PATH finds: an activated `.venv/bin`
+    first makes a trusted `#!/usr/bin/env python3` script run the project's python."""
+    program(project / ".venv" / "bin", "python3", EVIL)
+    program(outside_home, "mz-tool", "#!/usr/bin/env python3\n")
+    trusted_path.note_project(project)
+    assert trusted_path.found_in_untrusted("mz-tool", f"{project}/.venv/bin:{outside_home}:/usr/bin:/bin", project) == str(project / ".venv/bin/python3")
+    assert trusted_path.found_in_untrusted("mz-tool", f"{outside_home}:/usr/bin:/bin", project) is None  # control
 
 
 # 6. A deny rule names an effect ----------------------------------------------------------------

@@ -53,18 +53,21 @@ def server_program(config: McpServerConfig) -> ServerProgram:
         program = trusted_path.which(command, user_path) or trusted_path.lookup(command, user_path, cwd)
     if program is None:
         return ServerProgram(refused=f"is not started: {command} is not found on PATH")
-    return ServerProgram(program, trusted, confined=_confined_because(config, program, cwd))
+    return ServerProgram(program, trusted, confined=_confined_because(config, program, cwd, user_path))
 
 
-def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
-    """Why the server runs what the model can write ("" when it does not): its program is in
-    the project or a folder commands can write (as for hooks); its working folder, the code an
+def _confined_because(config: McpServerConfig, program: str, cwd: Path, user_path: str) -> str:
+    """Why the server runs what the model can write ("" when it does not): its program, or the
+    interpreter its `#!` line leads to, is in the project or a folder commands can write (as for hooks); its working folder, the code an
     interpreter or runner among its arguments is given (a folder too: server_code.py), a file
     among its arguments (another folder is taken for data: `server-filesystem /proj`) or a path
     its environment names, inside a value too, is in the project (a temp folder
     there is the user's own choice: confined commands write only their private one)."""
     if trusted_path.is_untrusted(os.path.dirname(program)) or trusted_path.is_untrusted(program):
         return f"its program {config.command} is {program}, in the project or a folder commands can write"
+    interpreter = trusted_path.untrusted_interpreter(program, user_path)
+    if interpreter is not None:
+        return f"its program {program} is a script run by {interpreter}, in the project or a folder commands can write (or not found outside them)"
     projects = trusted_path.projects()
     if trusted_path.is_untrusted(str(cwd), projects):
         return f"it works in {cwd}, in the project (what it imports or runs by a relative name comes from there)"
