@@ -262,17 +262,45 @@ def verdict(rule: str, command_line: str, root: Path) -> str:
     return overall
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: in yolo, deny rules see only the listed effects: emacs --eval runs code (like vim -c and make --eval, which "
-    "ask) and 7z -sdel, cmake -E remove_directory and patch -E delete files, all allowed under a deny for rm; git "
-    "imap-send sends commits off the machine under a deny for git push (the docs call deny rules advisory beyond the "
-    "listed programs)"))
-@pytest.mark.parametrize(("rule", "command_line"), [
-    ("rm", "emacs --batch --eval '(delete-file \"a.txt\")'"), ("rm", "7z a backup.7z a.txt -sdel"),
-    ("rm", "cmake -E remove_directory src"), ("rm", "patch -E -p0 -i empty-it.diff"), ("git push", "git imap-send"),
-], ids=["emacs-eval", "7z-sdel", "cmake-remove-directory", "patch-remove-empty", "git-imap-send"])
-def test_a_deny_rule_stops_another_program_with_its_effect(tmp_path: Path, rule: str, command_line: str) -> None:
+EFFECT_ATTACKS = {
+    "emacs-eval": ("rm", "emacs --batch --eval '(delete-file \"a.txt\")'"),
+    "emacs-eval-equals": ("rm", "emacs --batch --eval='(delete-file \"a.txt\")'"),
+    "emacs-one-dash-eval": ("rm", "emacs -batch -eval '(delete-file \"a.txt\")'"),
+    "emacs-abbreviated-eval": ("rm", "emacs --batch --ev '(delete-file \"a.txt\")'"),
+    "emacs-load": ("rm", "emacs --batch -l del.el"),
+    "emacs-load-equals": ("rm", "emacs --load=del.el"),
+    "emacs-script": ("rm", "emacs --script del.el"),
+    "emacs-funcall": ("rm", "emacs -Q -f delete-the-files"),
+    "emacs-batch-with-a-file": ("rm", "emacs --batch del.el"),
+    "emacsclient-eval": ("rm", "emacsclient -e '(delete-file \"a.txt\")'"),
+    "7z-sdel": ("rm", "7z a backup.7z a.txt -sdel"),
+    "7z-sdel-upper-case": ("rm", "7z a backup.7z a.txt -SDEL"),
+    "7za-sdel": ("rm", "7za a backup.7z -sdel a.txt"),
+    "cmake-remove-directory": ("rm", "cmake -E remove_directory src"),
+    "cmake-remove": ("rm", "cmake -E remove a.txt"),
+    "patch-remove-empty": ("rm", "patch -E -p0 -i empty-it.diff"),
+    "patch-cluster": ("rm", "patch -Ep1 -i empty-it.diff"),
+    "patch-long": ("rm", "patch --remove-empty-files -p1 -i empty-it.diff"),
+    "patch-abbreviated": ("rm", "patch --remove-e -p1 -i empty-it.diff"),
+    "git-imap-send": ("git push", "git imap-send"),
+    "git-send-email": ("git push", "git send-email --to=x@example.com HEAD~1"),
+    "git-option-then-imap-send": ("git push", "git -c imap.host=x imap-send"),
+}
+
+
+@pytest.mark.parametrize("how", EFFECT_ATTACKS, ids=list(EFFECT_ATTACKS))
+def test_a_deny_rule_stops_another_program_with_its_effect(tmp_path: Path, how: str) -> None:
+    rule, command_line = EFFECT_ATTACKS[how]
     assert verdict(rule, command_line, tmp_path) in (ASK, DENY)
+
+
+@pytest.mark.parametrize(("rule", "command_line"), [
+    ("rm", "emacs a.txt"), ("rm", "emacs --batch"), ("rm", "7z a backup.7z a.txt"), ("rm", "cmake -E copy a b"),
+    ("rm", "patch -p1 -i fix.diff"), ("rm", "patch -p1E -i fix.diff"), ("git push", "git log"),
+])
+def test_control_the_same_programs_without_the_effect_run_under_the_deny_rule(tmp_path: Path, rule: str, command_line: str) -> None:
+    """`patch -p1E`: the E is the strip count's value, not an option."""
+    assert verdict(rule, command_line, tmp_path) == ALLOW
 
 
 @pytest.mark.parametrize(("rule", "command_line"), [
@@ -283,9 +311,17 @@ def test_a_deny_rule_stops_a_program_that_names_the_denied_one(tmp_path: Path, r
     assert verdict(rule, command_line, tmp_path) in (ASK, DENY)
 
 
-def test_control_yolo_runs_the_same_programs_without_a_deny_rule(tmp_path: Path) -> None:
-    assert verdict("shutdown", "cmake -E remove_directory src", tmp_path) == ALLOW
-    assert verdict("shutdown", "emacs --batch --eval '(delete-file \"a.txt\")'", tmp_path) == ALLOW
+@pytest.mark.parametrize("how", EFFECT_ATTACKS, ids=list(EFFECT_ATTACKS))
+def test_control_yolo_runs_the_same_programs_without_a_deny_rule(tmp_path: Path, how: str) -> None:
+    overall, _ = Policy("yolo", Rules()).evaluate(EFFECT_ATTACKS[how][1], tmp_path)
+    assert overall == ALLOW
+
+
+@pytest.mark.parametrize("how", [how for how in EFFECT_ATTACKS if not how.startswith(("emacs", "git-send", "git-option"))])
+def test_control_a_deny_rule_for_another_effect_lets_these_programs_run(tmp_path: Path, how: str) -> None:
+    """The effect, not the program, is denied: under a deny for `shutdown` they run. (Code the
+    gate cannot read, `emacs --eval`, asks under any deny rule, as `vim -c` does.)"""
+    assert verdict("shutdown", EFFECT_ATTACKS[how][1], tmp_path) == ALLOW
 
 
 # 6. Plan mode changes nothing ------------------------------------------------------------------
