@@ -105,7 +105,7 @@ def test_a_module_python_imports_first_asks(server, project: Path, path: str) ->
 
 @pytest.mark.parametrize("path", [
     "contacts.json", "data.yml", "config.json", "report.csv", "src/app.py", "tests/test_x.py", "README.md",
-    ".gitignore", "web/.dockerignore", "empty/.keep", "src/logging.py", "logging/handlers.py", "test.py", "test/__init__.py",
+    ".gitignore", "web/.dockerignore", "empty/.keep", "src/logging.py", "logs/handlers.py", "test.py", "test/__init__.py",
     "tests/__init__.py", "notes.rc.md", "src/config.json",
 ])
 def test_control_ordinary_files_do_not_ask_in_auto_safe(server, project: Path, path: str) -> None:
@@ -176,7 +176,8 @@ def test_control_a_write_through_a_link_to_an_ordinary_name_does_not_ask(server,
     ("node_modules/pkg/jest.config.js", False), ("src", False), ("vimrc", True),
     # rule 3: Python's own file name forms, not others
     ("json.py.bak", False), ("json.txt", False), ("json/__init__.pyc", True), ("usercustomize.cpython-312.pyc", False),
-    ("usercustomize.pyc", True), ("collections/abc.py", False),
+    ("usercustomize.pyc", True),
+    ("collections/abc.py", True),  # a module of a package folder at the root named like a standard one: its `__init__.py` may come last
 ])
 def test_the_rules_edges(path: str, asks: bool) -> None:
     assert (plants_code(path) is not None) is asks

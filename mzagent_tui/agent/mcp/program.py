@@ -6,7 +6,8 @@ server's program and everything it starts by name are looked up on the trusted P
 (safety/trusted_path.py). A server that would run what the model can write anyway — its program
 is in the project (`command = "/proj/.venv/bin/server"`, or found only there), it works in the
 project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a script it is given is a
-project file (`python /proj/mcpserve.py`), or its `env` points into the project
+project file (`python /proj/mcpserve.py`), an interpreter or runner is given project code to run
+(`python /proj/srv`, `uv run --directory /proj srv`, `npx /proj/pkg`: server_code.py), or its `env` points into the project
 (`PYTHONPATH=/proj/src`, `NODE_OPTIONS=--require /proj/hook.js`) — runs confined, as the model's
 commands do but with the project read-only (see hub.py), or not at all where there is no sandbox.
 """
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mcp.server_code import project_code
 from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.sandbox import Confinement, Sandbox
 
@@ -51,20 +53,27 @@ def server_program(config: McpServerConfig) -> ServerProgram:
         program = trusted_path.which(command, user_path) or trusted_path.lookup(command, user_path, cwd)
     if program is None:
         return ServerProgram(refused=f"is not started: {command} is not found on PATH")
-    return ServerProgram(program, trusted, confined=_confined_because(config, program, cwd))
+    return ServerProgram(program, trusted, confined=_confined_because(config, program, cwd, user_path))
 
 
-def _confined_because(config: McpServerConfig, program: str, cwd: Path) -> str:
-    """Why the server runs what the model can write ("" when it does not): its program is in
-    the project or a folder commands can write (as for hooks); its working folder, a file among
-    its arguments (a folder is taken for data: `server-filesystem /proj`) or a path its
-    environment names, inside a value too, is in the project (a temp folder
+def _confined_because(config: McpServerConfig, program: str, cwd: Path, user_path: str) -> str:
+    """Why the server runs what the model can write ("" when it does not): its program, or the
+    interpreter its `#!` line leads to, is in the project or a folder commands can write (as for hooks); its working folder, the code an
+    interpreter or runner among its arguments is given (a folder too: server_code.py), a file
+    among its arguments (another folder is taken for data: `server-filesystem /proj`) or a path
+    its environment names, inside a value too, is in the project (a temp folder
     there is the user's own choice: confined commands write only their private one)."""
     if trusted_path.is_untrusted(os.path.dirname(program)) or trusted_path.is_untrusted(program):
         return f"its program {config.command} is {program}, in the project or a folder commands can write"
+    interpreter = trusted_path.untrusted_interpreter(program, user_path)
+    if interpreter is not None:
+        return f"its program {program} is a script run by {interpreter}, in the project or a folder commands can write (or not found outside them)"
     projects = trusted_path.projects()
     if trusted_path.is_untrusted(str(cwd), projects):
         return f"it works in {cwd}, in the project (what it imports or runs by a relative name comes from there)"
+    code = project_code(config.command, config.args, str(cwd), projects)
+    if code is not None:
+        return f"its argument {code} names code in the project for {os.path.basename(program)} to run"
     for argument in config.args:
         for named in {argument, argument.partition("=")[2]} - {""}:
             path = os.path.join(cwd, named)

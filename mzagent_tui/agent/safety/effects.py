@@ -68,6 +68,42 @@ def _zip_deletes(args: list[str]) -> bool:
     return False
 
 
+def _7z_deletes(args: list[str]) -> bool:
+    """`-sdel`: 7-Zip deletes the files it put in the archive (its switches in any case)."""
+    for word in args:
+        if word == "--":
+            return False
+        if word.lower() == "-sdel":
+            return True
+    return False
+
+
+CMAKE_REMOVES = frozenset({"rm", "remove", "remove_directory"})
+
+
+def _cmake_deletes(args: list[str]) -> bool:
+    """`cmake -E rm|remove|remove_directory`: its portable command mode deletes files and folders."""
+    return len(args) >= 2 and args[0] == "-E" and args[1] in CMAKE_REMOVES
+
+
+_PATCH_VALUED = "BDFVYdioprz"
+
+
+def _patch_deletes(args: list[str]) -> bool:
+    """`-E` / `--remove-empty-files` (and the GNU abbreviations that can only be it; the letter
+    also in a cluster, `-Ep1`): a file the patch leaves empty is deleted."""
+    for word in args:
+        if word == "--":
+            return False
+        name = word.split("=")[0]
+        if name.startswith("--"):
+            if len(name) >= 5 and "--remove-empty-files".startswith(name):
+                return True
+        elif word.startswith("-") and "E" in _letters(word[1:], _PATCH_VALUED):
+            return True
+    return False
+
+
 def _git_subcommand(args: list[str]) -> str:
     """The first word that is no option: the subcommand of `git worktree`, `git submodule`
     (`git submodule --quiet deinit`) and `git sparse-checkout`, none of which takes a valued
@@ -151,13 +187,14 @@ EFFECTS = (
         programs=(("rm",), ("rmdir",), ("unlink",), ("shred",), ("srm",), ("wipe",), ("trash",), ("trash-put",), ("gio", "remove"),
                   ("gio", "trash"), ("git", "clean"), ("git", "rm")),
         options=((("find",), _find_deletes), (("rsync",), _rsync_deletes), (("tar",), _tar_deletes), (("zip",), _zip_deletes),
+                 *(((program,), _7z_deletes) for program in ("7z", "7za", "7zr", "7zz")), (("cmake",), _cmake_deletes), (("patch",), _patch_deletes),
                  (("git", "worktree"), _worktree_deletes), (("git", "submodule"), _submodule_deletes),
                  (("git", "sparse-checkout"), _sparse_checkout_deletes), (("git", "stash"), _stash_deletes)),
     ),
     Effect(
         PUBLISHES,
         rules=(("git", "push"),),
-        programs=(("git", "push"), ("git", "send-pack"), ("git", "http-push"), ("git", "subtree", "push"), ("git", "lfs", "push"),
+        programs=(("git", "push"), ("git", "send-pack"), ("git", "http-push"), ("git", "imap-send"), ("git", "send-email"), ("git", "subtree", "push"), ("git", "lfs", "push"),
                   ("git", "svn", "dcommit"), ("git", "p4", "submit"), *(("git", f"remote-{helper}") for helper in ("http", "https", "ftp", "ftps", "ext", "fd"))),
     ),
 )

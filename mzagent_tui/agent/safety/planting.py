@@ -15,9 +15,12 @@ list (`NAMED`) keeps what no rule can find.
    (an editor's ESLint, Prettier or Tailwind extension runs them on opening the folder),
    `*.local.toml`.
 3. What Python imports first: in a folder Python puts first on `sys.path` (the project's root,
-   where `python -m pip` starts; a project folder on PYTHONPATH), a module named like a standard
-   module (`logging.py`, `json/__init__.py`, `json.pyc`, `json.cpython-312-….so`), or
-   `sitecustomize`/`usercustomize`, is imported in place of the real one.
+   where `python -m pip` starts; a project folder on PYTHONPATH), a module named like one your
+   interpreters import from outside the project — the standard library's and every installed
+   one's (`logging.py`, `pip.py`, `json.pyc`, `json.cpython-312-….so`; python_names.py asks the
+   interpreters) — or any module file in a package folder so named (`pip/__main__.py`,
+   `json/__init__.py`, `_pytest/config/x.py`), or `sitecustomize`/`usercustomize`, is imported
+   in place of the real one.
 
 Where the line is: a file counts when a tool runs what it says on an act that is not "run this
 project's code" (entering the folder, opening it in an editor, starting Python or a REPL, any
@@ -32,9 +35,10 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-import sys
 from collections.abc import Collection
 from pathlib import Path
+
+from mzagent_tui.agent.safety.python_names import importable_names
 
 HIDDEN_REASON = (
     "a hidden name is, by convention, configuration that a tool reads when it starts in that folder "
@@ -43,8 +47,8 @@ HIDDEN_REASON = (
 )
 RC_REASON = "a name of the rc or config form (*rc, *.rc, *.config.js, *.local.toml) is a tool's configuration, read when it starts"
 SHADOW_REASON = (
-    "Python imports it in place of the standard module of that name when it starts here "
-    "(this folder comes first on sys.path: `python -m pip`, a REPL)"
+    "Python imports it in place of the module of that name your interpreters import (the standard library's or "
+    "an installed one's) when it starts here (this folder comes first on sys.path: `python -m pip`, a REPL)"
 )
 STARTUP_REASON = "Python imports it at every start from a folder first on sys.path"
 
@@ -97,6 +101,8 @@ NAMED = (
     ("*sitecustomize.py", "Python imports it at every start"),
     ("*usercustomize.py", "Python imports it at every start"),
     ("pyvenv.cfg", "Python reads it at start: its home chooses the standard library it imports"),
+    ("pip.conf", "pip reads it in a virtual environment (whatever its folder is called) at every command: its index-url and find-links choose the code `pip install` runs"),
+    ("pip.ini", "pip reads it in a virtual environment (whatever its folder is called) at every command: its index-url and find-links choose the code `pip install` runs"),
     ("bin/activate*", "your shell runs it when you activate the virtual environment"),
 )
 """The residue: names no rule finds (not hidden, not of the rc form), and the few a rule leaves
@@ -107,9 +113,10 @@ with a folder matches at any depth."""
 _RC_FORM = ("*rc", "*.rc", "*.config.js", "*.config.cjs", "*.config.mjs", "*.config.ts", "*.config.mts", "*.config.cts", "*.local.toml")
 _MODULE_SUFFIXES = (".py", ".pyc", ".pyw")
 _EXTENSION_SUFFIXES = (".so", ".pyd")
-STANDARD_MODULES = frozenset(name.lower() for name in sys.stdlib_module_names) - {"test"}
-"""The standard library's top-level names. Less `test`, the interpreter's own regression tests,
-which no tool imports at start and whose name is a common one for a project's tests."""
+NOT_SHADOWED = frozenset({"test", "tests"})
+"""Names a root module may have though an interpreter has one: `test`, the interpreter's own
+regression tests, and `tests`, which a sloppy wheel installs at the top level; no tool imports
+either at start, and both are what a project calls its own tests."""
 _STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
 
 _NAMED_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in NAMED if "/" not in pattern))
@@ -175,13 +182,15 @@ def python_first_folders(root: Path, *pythonpaths: str) -> tuple[str, ...]:
 
 def every_name_counts(folder: str, python_first: Collection[str] = ("",)) -> bool:
     """Whether `plants_code` may name a file in this project folder (lower case) whatever the
-    file is called: a folder Python puts first, one below a `NAMED_FOLDERS` folder, or one below
+    file is called: a folder Python puts first or a package folder there named like a module
+    your interpreters import (and what is below it), one below a `NAMED_FOLDERS` folder, or one below
     a hidden folder that tools do not fill. Elsewhere it names only a file whose name starts with
     a dot or matches `QUICK_NAME`, which is all a walk of every path need check."""
     parts = _parts(folder)
     hidden = next((index for index, part in enumerate(parts) if _is_hidden(part)), None)
     return (
         folder in python_first or any(part in NAMED_FOLDERS for part in parts)
+        or any(_shadows(_below(parts, first)[0]) for first in python_first if _below(parts, first))
         or (hidden is not None and not any(_filled_by_tools(part) for part in parts[: hidden + 1]))
     )
 
@@ -228,18 +237,38 @@ def _data_only(name: str) -> bool:
 
 
 def _imported_first(parts: list[str], python_first: Collection[str]) -> str | None:
-    """Rule 3: a module file in a folder Python puts first, or the `__init__` of a package
-    there, named like a standard module or one of Python's start-up hooks."""
-    module = _module_name(parts[-1])
-    if module == "__init__" and len(parts) >= 2:
-        module, folder = parts[-2], "/".join(parts[:-2])
-    else:
-        folder = "/".join(parts[:-1])
-    if module is None or folder not in python_first:
+    """Rule 3: a module file in a folder Python puts first named like a module your
+    interpreters import or like one of Python's start-up hooks, or a module file anywhere in a
+    package folder there so named (any of them, not only its `__init__`: one written first
+    waits for an empty `__init__.py` to make the folder the package)."""
+    if _module_name(parts[-1]) is None:
         return None
-    if module in STANDARD_MODULES:
-        return SHADOW_REASON
-    return STARTUP_REASON if module in _STARTUP_MODULES else None
+    for folder in python_first:
+        inside = _below(parts, folder)
+        if not inside:
+            continue
+        module = _module_name(inside[0]) if len(inside) == 1 else _compiled_module(inside) or inside[0]
+        if module in _STARTUP_MODULES:
+            return STARTUP_REASON
+        if _shadows(module):
+            return SHADOW_REASON
+    return None
+
+
+def _below(parts: list[str], folder: str) -> list[str]:
+    """The parts of a path below a project folder (lower case, "" the root); empty when it is not below it."""
+    top = _parts(folder)
+    return parts[len(top):] if parts[: len(top)] == top and len(parts) > len(top) else []
+
+
+def _compiled_module(inside: list[str]) -> str | None:
+    """The module a file in the folder's own `__pycache__` is the compiled form of
+    (`__pycache__/json.cpython-312.pyc` → json), which Python takes for `json.py` there."""
+    return inside[1].split(".", 1)[0] if len(inside) == 2 and inside[0] == "__pycache__" else None
+
+
+def _shadows(module: str | None) -> bool:
+    return module is not None and module not in NOT_SHADOWED and module in importable_names()
 
 
 def _module_name(name: str) -> str | None:

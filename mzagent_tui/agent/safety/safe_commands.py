@@ -200,6 +200,8 @@ CARRIERS: dict[str, Carrier] = {
     "nvim": _c(code=_VIM_CODE + " -l", valued="-T -i -W -t", plus=True),
     "make": _c(code="--eval -E", valued="-f -C -I -o -W --file --makefile --directory --include-dir --old-file --assume-old --what-if --new-file --assume-new",
                optional="-j -l --jobs --load-average"),
+    "emacs": _c(code="-eval -l -load -f -funcall -batch -script -x", valued="-L -directory -t -terminal -d -display -chdir -u -user", long_only=True),
+    "emacsclient": _c(code="-e -eval", valued="-s -socket-name -f -server-file -a -alternate-editor -d -display", long_only=True),
     "gdb": _c(code="-ex -eval-command -iex -init-eval-command -x -command -ix -init-command",
               valued="-p -pid -c -core -d -directory -cd -tty -se -symbols -s -e -exec -D -data-directory", long_only=True),
 }

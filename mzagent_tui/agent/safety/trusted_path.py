@@ -20,7 +20,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from mzagent_tui.agent.safety.sensitive import HOME_ALLOWED
@@ -120,14 +120,82 @@ def which(name: str, path_value: str | None = None) -> str | None:
     """The absolute program `name` would be on the trusted PATH: the first executable file whose
     real file is not in an untrusted folder either (a link in `/usr/local/bin` into a project).
     A name with a slash is taken only when absolute and trusted itself."""
-    folders = untrusted_folders()
+    return _which(name, path_value, untrusted_folders(), 0)
+
+
+def _which(name: str, path_value: str | None, folders: tuple[str, ...], depth: int) -> str | None:
     if "/" in name:
-        return name if os.path.isabs(name) and _runnable(name) and not is_untrusted(name, folders) else None
+        trusted = os.path.isabs(name) and _runnable(name) and not is_untrusted(name, folders)
+        return name if trusted and _untrusted_interpreter(name, path_value, folders, depth) is None else None
     for entry in trusted_entries(path_value) or tuple(FALLBACK_PATH.split(os.pathsep)):
         candidate = os.path.join(entry, name)
-        if _runnable(candidate) and not is_untrusted(candidate, folders):
+        if _runnable(candidate) and not is_untrusted(candidate, folders) and _untrusted_interpreter(candidate, path_value, folders, depth) is None:
             return candidate
     return None
+
+
+def untrusted_interpreter(program: str, path_value: str | None = None) -> str | None:
+    """The interpreter `program`'s `#!` line leads to when that is not trusted, else None: a
+    script in /usr/local/bin whose `#!` is the project's `.venv/bin/python` runs the project's
+    interpreter. `#!/usr/bin/env NAME` (`-S` and options too) is NAME on the trusted PATH, as our
+    programs run with it; an interpreter that is a script is judged the same way, to the depth
+    the kernel follows; a relative interpreter (the working folder's) and one past that depth are
+    not trusted."""
+    return _untrusted_interpreter(program, path_value, untrusted_folders(), 0)
+
+
+SHEBANG_BYTES = 256
+"""How much of a script's first line Linux reads for its `#!` line (BINPRM_BUF_SIZE)."""
+INTERPRETER_DEPTH = 4
+"""How many interpreters that are scripts themselves Linux follows before it refuses."""
+
+
+def _untrusted_interpreter(program: str, path_value: str | None, folders: tuple[str, ...], depth: int) -> str | None:
+    """For a program of ours: `env NAME` is NAME as `which` finds it on the trusted PATH."""
+
+    def env_runs(name: str) -> str | None:
+        return name if _which(name, path_value, folders, depth + 1) is None else None
+
+    return _interpreter_judged(program, folders, depth, env_runs)
+
+
+def _interpreter_judged(program: str, folders: tuple[str, ...], depth: int, env_runs: Callable[[str], str | None]) -> str | None:
+    """The untrusted interpreter `program`'s `#!` line leads to, `env_runs` judging what `env NAME` runs."""
+    line = _shebang(program)
+    if line is None:
+        return None
+    interpreter, argument = line
+    if depth >= INTERPRETER_DEPTH or not os.path.isabs(interpreter):
+        return interpreter
+    if is_untrusted(interpreter, folders) or is_untrusted(os.path.dirname(interpreter), folders):
+        return interpreter
+    name = _env_program(argument) if os.path.basename(interpreter) == "env" else None
+    if name is not None:
+        found = env_runs(name)
+        if found is not None:
+            return found
+    return _interpreter_judged(interpreter, folders, depth + 1, env_runs)
+
+
+def _shebang(program: str) -> tuple[str, str] | None:
+    """A script's interpreter and its one argument, as the kernel splits the `#!` line: the
+    interpreter up to the first blank, the rest as one argument."""
+    try:
+        with open(program, "rb") as file:
+            head = file.read(SHEBANG_BYTES)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:].split(b"\n", 1)[0].decode("utf-8", "surrogateescape").strip(" \t")
+    interpreter, _, argument = line.replace("\t", " ").partition(" ")
+    return (interpreter, argument.strip()) if interpreter else None
+
+
+def _env_program(argument: str) -> str | None:
+    """The program `env ARGUMENT` runs: its first word that is not an option or an assignment
+    (`-S python3 -u`, `-i python3`, `A=1 python3`)."""
+    return next((word for word in argument.split() if not word.startswith("-") and "=" not in word), None)
 
 
 def _runnable(path: str) -> bool:
@@ -172,12 +240,16 @@ def _as_bash_reads(entry: str) -> str:
 
 def found_in_untrusted(name: str, path_value: str, cwd: Path, folders: Iterable[str] | None = None) -> str | None:
     """Where `name` would be found, when that is in a folder confined commands may write (the
-    folder it is found in, or the file a link there leads to); else None. A name with a slash
+    folder it is found in, or the file a link there leads to), or the interpreter its `#!` line
+    leads to when that is (`untrusted_interpreter`); else None. A name with a slash
     counts whether it exists or not: the model may write it before it runs."""
+    return _found_in_untrusted(name, path_value, cwd, untrusted_folders() if folders is None else tuple(folders), 0)
+
+
+def _found_in_untrusted(name: str, path_value: str, cwd: Path, folders: tuple[str, ...], depth: int) -> str | None:
     found = os.path.normpath(os.path.join(cwd, name)) if "/" in name else lookup(name, path_value, cwd)
     if found is None:
         return None
-    folders = untrusted_folders() if folders is None else tuple(folders)
     if is_untrusted(os.path.dirname(found), folders) or is_untrusted(found, folders):
         return found
-    return None
+    return _interpreter_judged(found, folders, depth, lambda env_name: _found_in_untrusted(env_name, path_value, cwd, folders, depth + 1))

@@ -20,7 +20,9 @@ it raises `ScanIncomplete`: every later command asks (tools/shell.py). The comma
 failed is still checked whole, by `sweep`: the same walk with no bound (the command made those
 entries; listing them once costs less than making them), with the git paths known before it
 when git can no longer say them, and past the folders it cannot list (named, so the user hears of
-them). A project is never left unchecked because a command broke what the scan reads.
+them). A folder of ours a command closed to its owner (`chmod 100 d`) is opened to them again
+first and then walked, and named too. A project is never left unchecked because a command broke
+what the scan reads.
 """
 
 from __future__ import annotations
@@ -104,6 +106,8 @@ class PlantedScan:
     _kept: dict[str, Kept] = field(default_factory=dict)
     """The last scan's entries, whose content is reused while the signature holds."""
     _git: GitPaths = field(default_factory=GitPaths)
+    reopened: list[str] = field(default_factory=list)
+    """The folders the last sweep opened again to their owner (`_reopen`), to be named."""
 
     def take(self) -> dict[str, Kept]:
         """Every entry on the list now, by project-relative path."""
@@ -116,7 +120,9 @@ class PlantedScan:
 
     def sweep(self) -> tuple[dict[str, Kept], list[str]]:
         """After a scan that failed: every entry on the list that can be reached, and the folders
-        and entries that could not be looked at (the walk goes on past them)."""
+        and entries that could not be looked at (the walk goes on past them). A folder closed to
+        its owner is opened again first (`reopened`)."""
+        self.reopened.clear()
         try:
             known = git_paths(self.root)
         except GitPathsUnknown:
@@ -144,7 +150,11 @@ class PlantedScan:
             except ScanIncomplete:
                 if limit is not None:
                     raise
-                skipped.append(folder or ".")
+                if self._reopen(folder):
+                    self.reopened.append(folder)
+                    pending.append(folder)
+                else:
+                    skipped.append(folder or ".")
                 continue
             if listing is None:
                 continue
@@ -169,6 +179,26 @@ class PlantedScan:
         self._listings = listings
         self._kept = found
         return found, skipped
+
+    def _reopen(self, folder: str) -> bool:
+        """Whether a project folder the sweep could not list is one a command closed to its owner
+        (`chmod 100 d`: no listing, but direnv still opens d/.envrc by name), now open to them
+        again — read, write and search, so what it holds is checked and can be put back. Only a
+        folder of ours, not a link (the command's processes have ended: nothing races this)."""
+        try:
+            descriptor = os.open(f"{self.root}/{folder}" if folder else str(self.root), os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY)
+        except OSError:
+            return False
+        try:
+            info = os.fstat(descriptor)
+            if info.st_uid != os.getuid() or info.st_mode & stat.S_IRWXU == stat.S_IRWXU:
+                return False
+            os.chmod(f"/proc/self/fd/{descriptor}", stat.S_IMODE(info.st_mode) | stat.S_IRWXU)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(descriptor)
 
     def _listing(self, folder: str, started: int) -> tuple[_Listing | None, int]:
         """The folder's listing, the last one while the folder is unchanged, and how many

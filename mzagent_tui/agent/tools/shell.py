@@ -329,6 +329,9 @@ class ShellTool:
         found = changes_between(before, swept)
         kept = {change.path for change in found}
         found += [change for change in seen_by_the_snapshots(self._ctx.root, changes, before, self._planted.python_first) if change.path not in kept]
+        if self._planted.reopened:
+            shown = ", ".join(self._planted.reopened[:LISTED_CHANGES]) + (f" and {len(self._planted.reopened) - LISTED_CHANGES} more" if len(self._planted.reopened) > LISTED_CHANGES else "")
+            self._ctx.emit(Notice(f"This command took your own read, write or search permission away from {shown}; mzagent gave it back to check what it holds."))
         if skipped:
             shown = ", ".join(skipped[:LISTED_CHANGES]) + (f" and {len(skipped) - LISTED_CHANGES} more" if len(skipped) > LISTED_CHANGES else "")
             self._ctx.emit(Notice(f"After this command mzagent cannot look into {shown}: what it holds was not checked for files that make tools run code."))
