@@ -48,7 +48,7 @@ def test_a_users_python_tool_server_does_not_import_a_module_planted_in_the_proj
     )
     from mzagent_tui.agent.mcp.config import McpServerConfig
 
-    user_server = McpServerConfig("files", sys.executable, ("-m", "r6_mcp_server"), env={"PYTHONPATH": str(site)})
+    user_server = McpServerConfig("files", sys.executable, ("-m", "r6_mcp_server"), env={"PYTHONPATH": str(site)}, startup_timeout=60)  # the wait only bounds a failure
     notices = _agent_with_servers(server, project, user_server)
     assert any(n.startswith("MCP: ") and "from files" in n for n in notices), notices  # the server did start
     assert not marker.exists()

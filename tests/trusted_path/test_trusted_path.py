@@ -349,7 +349,7 @@ def test_a_planted_bash_does_not_start_an_mcp_server(planted: Planted, monkeypat
     """The guard execs bash, which starts the server: both by absolute path, not by PATH."""
     planted.plant(".venv/bin", "bash", 'exec /bin/sh "$@"')
     monkeypatch.setenv("PATH", poisoned(planted, f"{planted.project}/.venv/bin"))
-    hub = McpHub([McpServerConfig("t", sys.executable, (MCP_SERVER,), env={"PATH": f"{planted.project}/.venv/bin:{SYSTEM_PATH}"})], tmp_path)
+    hub = McpHub([McpServerConfig("t", sys.executable, (MCP_SERVER,), env={"PATH": f"{planted.project}/.venv/bin:{SYSTEM_PATH}"}, startup_timeout=60)], tmp_path)
     try:
         tools, failures = hub.wait_started()
     finally:
