@@ -18,6 +18,14 @@ from functools import cache
 from string import Formatter
 
 WORDS: dict[str, str] = {
+    # A call the registry cannot make, or a tool's refusal or failure (tools/registry.py).
+    "call.no_such_tool": "Error: there is no tool named '{name}'. Available tools: {tools}.{hint}",
+    "call.use_a_command": " For anything else (renaming, moving, listing, deleting) use run_terminal_command with a shell command.",
+    "call.arguments": "Error: {name} takes {takes}; it was called with {count} argument(s).{joined}",
+    "call.join_pieces": " Its {param} is one string: join the pieces into one.",
+    "call.join_pieces_as": " Its {param} is one string: join the pieces into one, as in {call}",
+    "call.refused": "Error: {error}",
+    "call.failed": "Error: {name} failed: {kind}: {error}",
     # The path a tool is given (tools/paths.py, ground/beneath.py).
     "path.not_string": "the path must be a string, got {kind}",
     "path.empty": "the path is empty",
