@@ -128,6 +128,97 @@ WORDS: dict[str, str] = {
     "put_back.folder_lost": "the command's one was removed, but the folder it replaced cannot be made again (its content was not saved)",
     "undo.outside": "{folder} is outside the project",
     "undo.link": "{name} is a link now",
+    # The loop (loop.py): a task's notes, a reply it cannot use, a call cut short, context made room in.
+    "run.task_note": "Note: {note}.\n",
+    "run.parser_note": "\nNote: {note}.",
+    "run.format_error": "Format error: {problem}. {again}",
+    "run.again_native": "Call one tool, or answer in plain text when the task is done.",
+    "run.again_xml": "Reply again with a <thought> and then one <action> or a <final_answer>.",
+    "run.cut_off": (
+        "your reply was cut off at the token limit, so the action was not run; "
+        "write a shorter reply (split a big file into several smaller writes)"
+    ),
+    "run.call_interrupted": "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal.",
+    "run.reply_interrupted": "[reply interrupted by the user]",
+    "run.stuck_not_run": "Not run: the run stopped here, because it was stuck.",
+    "run.shrunk": "[removed to fit the context window; run the tool again if you need it]",
+    "run.read_first": "<thought>I need to read {name} first.</thought>\n<action>read_file({quoted})</action>",
+    "task.no_change": (
+        "the task says to change nothing, so the project is read-only for this task: read files and run commands "
+        "to find the answer, then answer in words"
+    ),
+    # Plan mode (planning.py).
+    "plan_mode.note": (
+        "plan mode is on for this task: find out what you need (read files, run read-only commands) but change nothing, "
+        "since writes and other commands are refused, and the commands that run see the project read-only. Your final answer is the plan: the numbered steps you would take, "
+        "naming the files and commands; the user reads it and may run it"
+    ),
+    "plan_mode.carry_out": "Carry out this plan, which the user approved:\n\n{plan}",
+    # The aids' notes after a call (aids/repeats.py).
+    "aid.stuck": (
+        "\nNote: you have now done exactly this {repeats} times with the same result, and it will not change. "
+        "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
+    ),
+    "aid.plan_idle": (
+        "\nNote: the task list changed, but no work was done since its last update: marking a step done does not do it. "
+        "Do the first step that is not done now, with another tool, and update the list after the work."
+    ),
+    # The answer checks: what the model is reminded of when its final answer came too soon (aids/completion.py).
+    "answer.missing.again_one": (
+        "Reminder: the task also asks for {names}, which does not exist yet. Create "
+        "it now with write_to_file, or give your final answer again if the task does not need it."
+    ),
+    "answer.missing.again_many": (
+        "Reminder: the task also asks for {names}, which do not exist yet. Create "
+        "each now with write_to_file, or give your final answer again if the task does not need them."
+    ),
+    "answer.missing.one": (
+        "Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
+        "create it now with write_to_file (the result goes into the file, not only into your answer); "
+        "otherwise give your final answer again."
+    ),
+    "answer.missing.many": (
+        "Reminder: the task asks for {names}, but none of these files exists in the project. If the task needs them, "
+        "create each now with write_to_file (the results go into the files, not only into your answer); "
+        "otherwise give your final answer again."
+    ),
+    "answer.unchanged": (
+        "Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
+        "so the task is not done yet{stub_note}. {how}{run_tests}"
+    ),
+    "answer.unchanged.stub": "; {name} still raises NotImplementedError",
+    "answer.unchanged.append": "Call write_to_file with its lines kept and your addition at the end, in place of {addition}:\n{call}",
+    "answer.unchanged.read": "You have read {names} already: call write_to_file now with the whole new content.",
+    "answer.unchanged.change_now": "Make the change now: read the file if you need to, then write_to_file with the whole new content.",
+    "answer.run_tests_first": " No test has run in this task: run the tests in {file} first to see what fails, with {call}",
+    "answer.claimed": (
+        "Reminder: your answer says you changed something, but no file was written{nothing_run} "
+        "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
+        "otherwise give your final answer again."
+    ),
+    "answer.claimed.nothing_run": " and no command was run",
+    "answer.idle": (
+        "Reminder: the task asks you to do something, but so far you have only read: nothing was written and no "
+        "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
+        "answer why nothing needs doing."
+    ),
+    "answer.command": (
+        "Reminder: the task names the command {command}, and it has not run successfully since your last change. "
+        "Run exactly that command now and read its output before you give your final answer (fix what it shows "
+        "first, if it fails): {call}"
+    ),
+    "answer.unasked": (
+        "Reminder: the task asks you not to change anything, but these files are changed or new: {files}. "
+        "Put each changed file back exactly as it was and remove the new ones, then answer in words only.{back}"
+    ),
+    "answer.unasked.back": " To put {file} back: {call}",
+    "answer.computed": (
+        "Reminder: the task asks what the code computes, and you answered without running {ran}. Do not work it "
+        "out in your head: run the code (the script itself, or a short script such as {example} that prints the "
+        "value), then give the number it printed in your final answer."
+    ),
+    "answer.computed.the_code": "the code",
+    "answer.computed.anything": "anything",
     # A path that does not exist (tools/nearby.py).
     "missing.target": (
         "{wanted} does not exist. It is the file the task asks you to create, so there is nothing in it to read or use yet: "
