@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.completion import CompletionCheck
-from mzagent_tui.agent.aids.repeats import PLAN_IDLE_NOTE, Repeats, idle_plan, stuck_note
+from mzagent_tui.agent.aids.repeats import Repeats, idle_plan, plan_idle_note, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import seen_in
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
@@ -42,6 +42,7 @@ from mzagent_tui.agent.events import (
     Undone,
     Usage,
 )
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.hooks.dispatch import Hooks
 from mzagent_tui.agent.mcp.attach import McpTools
 from mzagent_tui.agent.mentions import mentioned_files
@@ -67,15 +68,10 @@ from mzagent_tui.agent.usage import money
 from mzagent_tui.agent.user_commands import BACKGROUND, USAGE, message_for_model, run_user_command, typed_command
 
 T = TypeVar("T")
-_SHRUNK_RESULT = "[removed to fit the context window; run the tool again if you need it]"
+_SHRUNK_RESULT = say("run.shrunk")
 _SHRUNK = f"<observation>{_SHRUNK_RESULT}</observation>"
-CALL_INTERRUPTED = "The user stopped the run during this call, so it did not finish. This was an interruption, not a refusal."
+CALL_INTERRUPTED = say("run.call_interrupted")
 """What the model reads of a call cut short by a cancel (a question withdrawn included)."""
-NO_CHANGE_TASK_NOTE = (
-    "the task says to change nothing, so the project is read-only for this task: read files and run commands "
-    "to find the answer, then answer in words"
-)
-"""Told with a task that says to change nothing (the `task.no_change` aid)."""
 
 
 @dataclass(frozen=True)
@@ -214,7 +210,7 @@ class Agent:
         self._completion = completion = CompletionCheck(self.root, task, self.aids)
         self.ctx.facts = completion.facts
         self.ctx.read_only_task = self._read_only_task(completion.facts, planning)
-        notes = "".join(f"Note: {note}.\n" for note in self._notes)
+        notes = "".join(say("run.task_note", note=note) for note in self._notes)
         self._notes.clear()
         self._append("user", f"{notes}<question>{task}</question>")
         self.emit(TaskStarted(task, follow_up))
@@ -250,7 +246,7 @@ class Agent:
             return ""
         self.aids.fired("task.no_change")
         self.emit(Notice("the task says to change nothing: the project is read-only for it"))
-        self._notes.append(NO_CHANGE_TASK_NOTE)
+        self._notes.append(say("task.no_change"))  # told with the task (the `task.no_change` aid)
         return "the task says to change nothing"
 
     def _work(self, task: str, completion: CompletionCheck, cancel: CancelToken, planning: bool) -> RunResult:
@@ -303,7 +299,7 @@ class Agent:
             self._add(assistant_message("", call))
             self._open_call = call.id
         else:
-            self._append("assistant", f"<thought>I need to read {name} first.</thought>\n<action>read_file({json.dumps(name, ensure_ascii=False)})</action>")
+            self._append("assistant", say("run.read_first", name=name, quoted=json.dumps(name, ensure_ascii=False)))
         self.emit(Observation("read_file", result.text, result.ok, None, None))
         self._observe(result.text)
 
@@ -376,7 +372,7 @@ class Agent:
         try:
             reply = self._ask_model(run.cancel)
         except Cancelled:
-            self._append("assistant", "[reply interrupted by the user]")
+            self._append("assistant", say("run.reply_interrupted"))
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         except LLMError as exc:
             self.emit(Error(str(exc)))
@@ -449,10 +445,7 @@ class Agent:
     def _unusable(reply: Reply, parsed: ParsedReply) -> str | None:
         """Why the reply cannot be used, or None: the parser's reason, or an action cut off."""
         if parsed.error is None and parsed.is_action and reply.finish_reason == "length":
-            return (
-                "your reply was cut off at the token limit, so the action was not run; "
-                "write a shorter reply (split a big file into several smaller writes)"
-            )
+            return say("run.cut_off")
         return parsed.error
 
     def _format_error(self, problem: str, count: int, step: int) -> RunResult | None:
@@ -461,8 +454,8 @@ class Agent:
         self.emit(FormatError(problem, count, limit))
         if count >= limit:
             return RunResult(StopReason.FORMAT_ERRORS, f"the model's reply could not be used {count} times in a row (last: {problem})", None, step)
-        again = "Call one tool, or answer in plain text when the task is done." if self.native else "Reply again with a <thought> and then one <action> or a <final_answer>."
-        self._observe(f"Format error: {problem}. {again}")
+        again = say("run.again_native") if self.native else say("run.again_xml")
+        self._observe(say("run.format_error", problem=problem, again=again))
         return None
 
     def _sent_back(self, completion: CompletionCheck, answer: str, acted: bool, commands: list[str]) -> bool:
@@ -497,13 +490,13 @@ class Agent:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
         if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
-            text += aids.note("plan.idle", f"\nNote: {PLAN_IDLE_NOTE}")
+            text += aids.note("plan.idle", plan_idle_note())
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
         if stuck:
-            text += aids.note("stuck", f"\nNote: {stuck_note(self.settings.stuck_repeats)}")
+            text += aids.note("stuck", stuck_note(self.settings.stuck_repeats))
         for note in parsed.notes:
             self.emit(Notice(note))
-            text += f"\nNote: {note}."
+            text += say("run.parser_note", note=note)
         return text, stuck
 
     def _closing_answer(self, run: _Run, step: int, why: str) -> RunResult | None:
@@ -518,7 +511,7 @@ class Agent:
         try:
             reply = self._ask_model(run.cancel, final_only=True)
         except Cancelled:
-            self._append("assistant", "[reply interrupted by the user]")
+            self._append("assistant", say("run.reply_interrupted"))
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
         except LLMError as exc:
             self.emit(Error(str(exc)))
@@ -527,7 +520,7 @@ class Agent:
         self._show(reply, parsed)
         if parsed.error is not None or parsed.final_answer is None:
             if self._open_call is not None:
-                self._observe("Not run: the run stopped here, because it was stuck.")  # a native call must be answered
+                self._observe(say("run.stuck_not_run"))  # a native call must be answered
             return RunResult(StopReason.STUCK, message, None, step)
         if not run.planning and not run.stuck_checked:
             run.stuck_checked = True

@@ -23,6 +23,7 @@ from mzagent_tui.agent.aids.undefined import new_undefined_names, sibling_import
 from mzagent_tui.agent.events import Action, Event, FileChanged, Observation
 from mzagent_tui.agent.filelist import project_files
 from mzagent_tui.agent.ground.call_syntax import call_source
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.task_facts import TaskFacts
 
 FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
@@ -422,25 +423,10 @@ class CompletionCheck:
         names = ", ".join(missing)
         if again:
             one = len(missing) == 1
-            return Reminder(
-                f"the task still asks for {names}",
-                f"Reminder: the task also asks for {names}, which {'does' if one else 'do'} not exist yet. Create "
-                f"{'it' if one else 'each'} now with write_to_file, or give your final answer again if the task does not need "
-                f"{'it' if one else 'them'}.",
-            )
+            return Reminder(f"the task still asks for {names}", say("answer.missing.again_one", names=names) if one else say("answer.missing.again_many", names=names))
         if len(missing) == 1:
-            return Reminder(
-                f"the task asks for {names}, which does not exist",
-                f"Reminder: the task asks for {names}, but no such file exists in the project. If the task needs it, "
-                "create it now with write_to_file (the result goes into the file, not only into your answer); "
-                "otherwise give your final answer again.",
-            )
-        return Reminder(
-            f"the task asks for {names}, which do not exist",
-            f"Reminder: the task asks for {names}, but none of these files exists in the project. If the task needs them, "
-            "create each now with write_to_file (the results go into the files, not only into your answer); "
-            "otherwise give your final answer again.",
-        )
+            return Reminder(f"the task asks for {names}, which does not exist", say("answer.missing.one", names=names))
+        return Reminder(f"the task asks for {names}, which do not exist", say("answer.missing.many", names=names))
 
     def _written_elsewhere(self, name: str) -> bool:
         """A bare file name the run wrote in some folder: "a package kit with alpha.py" is
@@ -463,25 +449,22 @@ class CompletionCheck:
         if unchanged:
             names = ", ".join(unchanged)
             stubs = [name for name in unchanged if name in self.stubs]  # unchanged: as they were when the stubs were found
-            stub_note = f"; {stubs[0]} still raises NotImplementedError" if stubs else ""
+            stub_note = say("answer.unchanged.stub", name=stubs[0]) if stubs else ""
             old = _short_text(self.root / unchanged[0]) if len(unchanged) == 1 and self._adds_at_end(unchanged[0]) else None
             if old is not None:
-                how = f"Call write_to_file with its lines kept and your addition at the end, in place of {ADDITION}:\n{append_call(unchanged[0], old)}"
+                how = say("answer.unchanged.append", addition=ADDITION, call=append_call(unchanged[0], old))
             elif all((self.root / name).resolve() in self.read for name in unchanged):
-                how = f"You have read {names} already: call write_to_file now with the whole new content."
+                how = say("answer.unchanged.read", names=names)
             else:
-                how = "Make the change now: read the file if you need to, then write_to_file with the whole new content."
+                how = say("answer.unchanged.change_now")
             return Reminder(
                 f"the task asks to change {names}, which is unchanged",
-                f"Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
-                f"so the task is not done yet{stub_note}. {how}{self._run_tests_first()}",
+                say("answer.unchanged", names=names, stub_note=stub_note, how=how, run_tests=self._run_tests_first()),
             )
         if not acted and CHANGE_CLAIM.search(answer) and FILE_NAME.search(self.task):
             return Reminder(
                 "the answer claims a change, but nothing was written or run",
-                f"Reminder: your answer says you changed something, but no file was written{'' if self.ran else ' and no command was run'} "
-                "in this task. If a change is needed, make it now (write_to_file writes the whole file); "
-                "otherwise give your final answer again.",
+                say("answer.claimed", nothing_run="" if self.ran else say("answer.claimed.nothing_run")),
             )
         return None
 
@@ -495,10 +478,7 @@ class CompletionCheck:
         text = _short_text(self.root / tests[0], MAX_PARSED_BYTES) or ""
         module = tests[0].removesuffix(".py").replace("/", ".")
         command = f"python3 -m unittest {module}" if "import unittest" in text and module.isidentifier() else f"python3 -m pytest -q {shlex.quote(tests[0])}"
-        return (
-            f" No test has run in this task: run the tests in {tests[0]} first to see what fails, with "
-            f"{call_source('run_terminal_command', [command])}"
-        )
+        return say("answer.run_tests_first", file=tests[0], call=call_source("run_terminal_command", [command]))
 
     def _idle(self) -> Reminder | None:
         """A task about a project file that asks for work ("Make the tests in test_x.py pass")
@@ -511,9 +491,7 @@ class CompletionCheck:
             return None
         return Reminder(
             "the task asks for work, and nothing was written or run",
-            "Reminder: the task asks you to do something, but so far you have only read: nothing was written and no "
-            "command was run. Do the work now (write_to_file, run_terminal_command), then answer; or say in your final "
-            "answer why nothing needs doing.",
+            say("answer.idle"),
         )
 
     def _removed_code(self) -> Reminder | None:
@@ -556,9 +534,7 @@ class CompletionCheck:
         command = unproven[0]
         return Reminder(
             f"the task names `{command}`, which has not run successfully since the last change",
-            f"Reminder: the task names the command {command}, and it has not run successfully since your last change. "
-            "Run exactly that command now and read its output before you give your final answer (fix what it shows "
-            f"first, if it fails): {call_source('run_terminal_command', [command])}",
+            say("answer.command", command=command, call=call_source("run_terminal_command", [command])),
         )
 
     def _changed_unasked(self) -> Reminder | None:
@@ -574,11 +550,10 @@ class CompletionCheck:
         rels = [str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path) for path in paths]
         first_original = self.originals[changed[0]] if changed else None
         old = _short_text(first_original) if first_original is not None else None
-        back = f" To put {rels[0]} back: {call_source('write_to_file', [rels[0], old])}" if old is not None else ""
+        back = say("answer.unasked.back", file=rels[0], call=call_source("write_to_file", [rels[0], old])) if old is not None else ""
         return Reminder(
             "the task asks for no change, and files were changed",
-            f"Reminder: the task asks you not to change anything, but these files are changed or new: {', '.join(rels)}. "
-            f"Put each changed file back exactly as it was and remove the new ones, then answer in words only.{back}",
+            say("answer.unasked", files=", ".join(rels), back=back),
             tuple(paths),
         )
 
@@ -594,9 +569,7 @@ class CompletionCheck:
         example = self._example_call(code) or code[0]
         return Reminder(
             "a question about what the code computes was answered without running it",
-            f"Reminder: the task asks what the code computes, and you answered without running {'the code' if self.ran else 'anything'}. Do not work it "
-            f"out in your head: run the code (the script itself, or a short script such as {example} that prints the "
-            "value), then give the number it printed in your final answer.",
+            say("answer.computed", ran=say("answer.computed.the_code") if self.ran else say("answer.computed.anything"), example=example),
         )
 
     def _project_code(self) -> list[str]:

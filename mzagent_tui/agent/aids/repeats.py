@@ -8,20 +8,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from mzagent_tui.agent.ground.words import say
+
 
 def stuck_note(repeats: int) -> str:
     """What the model is told when it is stuck (Settings.stuck_repeats)."""
-    return (
-        f"you have now done exactly this {repeats} times with the same result, and it will not change. "
-        "Stop calling tools: give your final answer now from what you have seen, and say what is left undone, if anything."
-    )
+    return say("aid.stuck", repeats=repeats)
 
-PLAN_IDLE_NOTE = (
-    "the task list changed, but no work was done since its last update: marking a step done does not do it. "
-    "Do the first step that is not done now, with another tool, and update the list after the work."
-)
-"""What a model that keeps rewriting its task list is told (the `plan.idle` aid): a 1.5B model
-toggled three steps between pending and done until it was stuck, then answered that it had done them."""
+
+def plan_idle_note() -> str:
+    """What a model that keeps rewriting its task list is told (the `plan.idle` aid): a 1.5B model
+    toggled three steps between pending and done until it was stuck, then answered that it had done them."""
+    return say("aid.plan_idle")
 
 
 def idle_plan(tool: str, previous: str | None) -> bool:

@@ -72,7 +72,7 @@ def _walk(dir_fd: int, relative: str, flags: int, mode: int) -> int:
     """The fallback: each folder opened from its parent with O_NOFOLLOW, never `..`."""
     parts = [p for p in relative.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
-        raise ToolError(f"{relative!r} leaves the project folder")
+        raise ToolError("path.leaves", relative=relative)
     current = os.dup(dir_fd)
     try:
         for part in parts[:-1]:
@@ -111,9 +111,9 @@ def _file_on_the_way(dir_fd: int, relative: str) -> str | None:
 
 def _raise(code: int, relative: str, dir_fd: int) -> NoReturn:
     if code == errno.ENOTDIR and (blocking := _file_on_the_way(dir_fd, relative)) is not None:
-        raise ToolError(f"{blocking} is a file, not a folder, so nothing can be put or found inside it; nothing was read or written")
+        raise ToolError("path.file_in_the_way", blocking=blocking)
     if code in (errno.ELOOP, errno.EXDEV, errno.ENOTDIR):  # a link met with O_NOFOLLOW|O_DIRECTORY is ENOTDIR
-        raise ToolError(f"{relative} changed while it was being opened (a folder or file was replaced by a link); nothing was read or written")
+        raise ToolError("path.swapped", relative=relative)
     if code == errno.ENOENT:
         raise FileNotFoundError(code, os.strerror(code), relative)
     raise OSError(code, os.strerror(code), relative)

@@ -97,7 +97,7 @@ class McpTool:
         arguments = {self.names[safe]: value for safe, value in zip(self.names, args) if value is not None or self.names[safe] in required}
         problem = schema_problem(self.remote.schema, arguments)
         if problem:
-            raise ToolError(f"the arguments for {self.remote.full_name} do not fit its schema: {problem}. {self.details()}")
+            raise ToolError("mcp.schema", tool=self.remote.full_name, problem=problem, details=self.details())
         decision = self._ctx.approver.approve(
             ToolCallApproval(
                 cwd=str(self._ctx.root), reason=self._ctx.thought, tool=self.remote.full_name, arguments=arguments, read_only=self.remote.read_only,

@@ -206,7 +206,7 @@ def take_back_beneath(write: Write, root: Path) -> None:
     parent = os.path.relpath(os.path.realpath(write.path.parent), real_root)
     parent = "" if parent == "." else parent
     if parent == ".." or parent.startswith("../"):
-        raise ToolError(f"{write.path.parent} is outside the project")
+        raise ToolError("undo.outside", folder=write.path.parent)
     name = write.path.name
     if write.created:
         folder = open_beneath(real_root, parent, os.O_RDONLY | os.O_DIRECTORY)
@@ -238,7 +238,7 @@ def _chmod_at(folder: int, name: str, mode: int) -> None:
         handle = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
         try:
             if stat.S_ISLNK(os.fstat(handle).st_mode):
-                raise ToolError(f"{name} is a link now")
+                raise ToolError("undo.link", name=name)
             os.chmod(f"/proc/self/fd/{handle}", mode)
         finally:
             os.close(handle)

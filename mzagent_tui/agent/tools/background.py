@@ -140,7 +140,7 @@ class BackgroundProcesses:
         """Start it and return once it printed something, ended, or FIRST_OUTPUT_SECONDS passed."""
         with self._lock:
             if self._closed:
-                raise ToolError("the session has ended: no background command starts now")
+                raise ToolError("background.session_ended")
             process = BackgroundProcess(f"bg{len(self._processes) + 1}", command, output_path, by_user)
             self._processes[process.id] = process
         self._emit(BackgroundStarted(process.id, command, str(output_path), by_user))

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from mzagent_tui.agent.cancel import Cancelled
@@ -22,6 +23,7 @@ from mzagent_tui.agent.events import FileChanged
 from mzagent_tui.agent.ground.beneath import makedirs_beneath, open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, FileDiff, file_diff
 from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.safety import own_install, trusted_path
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, SecretReadApproval, WriteApproval
 from mzagent_tui.agent.safety.git_entry import in_repository
@@ -31,7 +33,7 @@ from mzagent_tui.agent.safety.planting import plants_code, python_first_folders
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret
 from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
-from mzagent_tui.agent.tools.nearby import missing_text
+from mzagent_tui.agent.tools.nearby import missing
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 from mzagent_tui.agent.tools.stubs import stubs_in
@@ -43,7 +45,6 @@ WRITE_MAX_BYTES = 10 * 1024 * 1024
 BINARY_SNIFF = 8192
 BOM = "\ufeff"
 REPOSITORY_FOLDER = "it is in the folder the project's .git leads to (a `gitdir:` file, a link, a commondir): its config and hooks run programs in git commands"
-_NOT_REGULAR = "{rel} is not a regular file (a device, FIFO or socket); it cannot be read or written"
 
 
 class FileTools:
@@ -56,26 +57,26 @@ class FileTools:
     def read_file(self, file_path: str, start_line: int = 1) -> str:
         """Read a text file inside the project (path relative to the project root, or absolute). Long files come in pages of 2000 lines: pass start_line to read further."""
         if not isinstance(start_line, int) or isinstance(start_line, bool) or start_line < 1:
-            raise ToolError("start_line must be a whole number, 1 or more")
+            raise ToolError("read.start_line")
         in_skill = self._ctx.skills.user_file(file_path) if isinstance(file_path, str) else None
         if in_skill is not None:
             return self._read_skill_file(*in_skill, start_line)
         path = resolve_inside(self.root, file_path)
         rel = relative(self.root, path)
         if not path.exists():
-            raise ToolError(missing_text(self.root, rel, self._ctx.facts.targets))
+            raise missing(self.root, rel, self._ctx.facts.targets)
         if path.is_dir():
             return _folder_listing(path, rel)
         if not stat.S_ISREG(path.stat().st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
+            raise ToolError("file.not_regular", rel=rel)
         asked = self._allow_secret(path, rel)
         # O_NONBLOCK: a FIFO swapped in after the check above must not hang the open.
         with os.fdopen(open_beneath(self.root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
-                raise ToolError(_NOT_REGULAR.format(rel=rel))
+                raise ToolError("file.not_regular", rel=rel)
             if b"\x00" in handle.read(BINARY_SNIFF):
-                raise ToolError(f"{rel} is a binary file ({info.st_size} bytes); only text files can be read")
+                raise ToolError("read.binary", rel=rel, size=info.st_size)
             handle.seek(0)
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
         if not asked:
@@ -91,15 +92,15 @@ class FileTools:
         try:
             handle = os.fdopen(open_beneath(skill.folder, inside, os.O_RDONLY | os.O_NONBLOCK), "rb")
         except OSError as exc:
-            raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
+            raise ToolError("read.skill_file", shown=shown, error=exc.strerror or exc) from None
         with handle:
             info = os.fstat(handle.fileno())
             if stat.S_ISDIR(info.st_mode):
                 return _folder_listing(skill.folder / inside, shown)
             if not stat.S_ISREG(info.st_mode):
-                raise ToolError(_NOT_REGULAR.format(rel=shown))
+                raise ToolError("file.not_regular", rel=shown)
             if b"\x00" in handle.read(BINARY_SNIFF):
-                raise ToolError(f"{shown} is a binary file ({info.st_size} bytes); only text files can be read")
+                raise ToolError("read.binary", rel=shown, size=info.st_size)
             handle.seek(0)
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), shown, start_line)
         self._allow_credentials(page, shown, start_line)
@@ -119,7 +120,7 @@ class FileTools:
         if decision.cancelled:
             raise Cancelled()
         if not decision.approved:
-            raise ToolError(f"the user did not allow reading {rel} (it may hold secrets)")
+            raise ToolError("read.secret_refused", rel=rel)
         return True
 
     def _allow_credentials(self, text: str, rel: str, first_line: int = 1) -> None:
@@ -138,10 +139,7 @@ class FileTools:
             reason=f"this file looks like it holds a credential ({what}): show it to the model?",
         )
         if not self._ctx.approver.approve(request).approved:
-            raise ToolError(
-                f"the user did not allow reading {rel}: it looks like it holds a credential ({what}), so its content "
-                "was withheld. Do not read it another way; go on without it, or say in your final answer what you need"
-            )
+            raise ToolError("read.credential_refused", rel=rel, what=what)
 
     def _read_page(self, handle: io.TextIOWrapper, rel: str, start_line: int) -> str:
         lines: list[str] = []
@@ -158,10 +156,7 @@ class FileTools:
                 lines.append(line)
                 chars += len(line)
         except UnicodeDecodeError as exc:
-            raise ToolError(
-                f"{rel} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start} of a block); "
-                "it may use another encoding such as latin-1 or GBK"
-            ) from None
+            raise ToolError("read.not_utf8", rel=rel, byte=exc.object[exc.start], offset=exc.start) from None
         text = "".join(lines)
         if start_line == 1 and text.startswith(BOM):
             text = text[1:]
@@ -183,24 +178,18 @@ class FileTools:
         rel = relative(self.root, path)
         self._refuse_in_read_only_task(rel)
         if not isinstance(content, str):
-            raise ToolError(f"content must be a string, got {type(content).__name__}")
+            raise ToolError("write.not_a_string", name="content", kind=type(content).__name__)
         if path == self.root or path.is_dir():
-            raise ToolError(f"{rel} is a folder (it already exists); give the path of a file inside it")
+            raise ToolError("write.folder", rel=rel)
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
+            raise ToolError("file.not_regular", rel=rel)
         if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
-            raise ToolError(
-                f"nothing was written: {rel} already exists and you have not read it. write_to_file replaces the whole "
-                f"file, so call read_file({json.dumps(rel)}) first, then write_to_file with its whole new content"
-            )
+            raise ToolError("write.not_read", rel=rel, quoted=json.dumps(rel))
         return self._write(path, rel, content)
 
     def _refuse_in_read_only_task(self, rel: str) -> None:
         if self._ctx.read_only_task:
-            raise ToolError(
-                f"nothing was written to {rel}: {self._ctx.read_only_task}, so no file is changed in this task. "
-                "Answer in words; say in your final answer what you would change, if anything"
-            )
+            raise ToolError("write.read_only_task", rel=rel, why=self._ctx.read_only_task)
 
     def edit_file(self, file_path: str, old_text: str, new_text: str) -> ToolResult:
         """Change part of an existing file: the one place where old_text occurs (exactly as in the file, spaces and line breaks included) becomes new_text. An empty old_text adds new_text at the end of the file."""
@@ -209,22 +198,22 @@ class FileTools:
         self._refuse_in_read_only_task(rel)
         for name, value in (("old_text", old_text), ("new_text", new_text)):
             if not isinstance(value, str):
-                raise ToolError(f"{name} must be a string, got {type(value).__name__}")
+                raise ToolError("write.not_a_string", name=name, kind=type(value).__name__)
         if not path.exists():
-            raise ToolError(f"{missing_text(self.root, rel, self._ctx.facts.targets)} Nothing was edited; to create a file, use write_to_file")
+            raise ToolError("edit.missing", missing=str(missing(self.root, rel, self._ctx.facts.targets)))
         if path.is_dir():
-            raise ToolError(f"{rel} is a folder; give the path of a file inside it")
+            raise ToolError("edit.folder", rel=rel)
         if not stat.S_ISREG(path.stat().st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
+            raise ToolError("file.not_regular", rel=rel)
         if old_text == new_text:
-            raise ToolError(f"old_text and new_text are the same, so {rel} would not change; nothing was edited")
+            raise ToolError("edit.same", rel=rel)
         asked = self._allow_secret(path, rel)
         data = _bytes_of(self.root, rel)
         text = _text_of(data, rel)
         if not asked:
             self._allow_credentials(text, rel)
         if old_text and old_text not in text:
-            raise ToolError(self._ctx.redact.exact(_not_found(text, old_text, new_text, rel)))
+            raise _not_found(text, old_text, new_text, rel, self._ctx.redact.exact)
         content, where = _replace_once(text, old_text, new_text, rel)
         return self._write(path, rel, content, how=where, based_on=data)
 
@@ -239,14 +228,14 @@ class FileTools:
         try:
             folder = makedirs_beneath(self.root, parent)
         except OSError as exc:
-            raise ToolError(f"cannot create the folder for {rel}: {exc.strerror}") from None
+            raise ToolError("write.no_folder", rel=rel, error=exc.strerror) from None
         try:
             existed, old, mode = _current(folder, name, rel)
             if based_on is not None and old != based_on:
-                raise ToolError(f"{rel} changed while the edit waited, so nothing was written; read it again and redo the edit")
+                raise ToolError("write.changed_meanwhile", rel=rel)
             data = _encode_like(content, old)
             if len(data) > WRITE_MAX_BYTES:
-                raise ToolError(f"content is {len(data)} bytes, more than the {WRITE_MAX_BYTES} byte limit")
+                raise ToolError("write.too_big", size=len(data), limit=WRITE_MAX_BYTES)
             unchanged = existed and old == data  # nothing to write, back up or undo: the same content again changes nothing
             backup = None
             if not unchanged:
@@ -307,10 +296,10 @@ class FileTools:
         if decision.cancelled:
             raise Cancelled()
         if not decision.approved:
-            note = f" Their reason: {decision.note.rstrip('.')}." if decision.note else ""
+            note = say("write.refusal_note", reason=decision.note.rstrip(".")) if decision.note else ""
             if planted:
-                raise ToolError(f"the user did not allow writing {rel} ({planted}).{note} Write the change somewhere else or explain in the final answer what is needed")
-            raise ToolError(f"the user did not allow this write to {rel}, so nothing was written.{note} Do not write it again unchanged; change your approach or explain in the final answer what is needed")
+                raise ToolError("write.planted_refused", rel=rel, planted=planted, note=note)
+            raise ToolError("write.refused", rel=rel, note=note)
         if decision.content is not None and decision.content != content:
             return decision.content, True, None
         return content, False, (old, data, change)
@@ -341,7 +330,7 @@ def _read_beneath(root: Path, rel: str, limit: int) -> bytes:
     """Up to `limit` bytes of a regular file, opened beneath the root (no link out of it)."""
     with os.fdopen(open_beneath(root, rel, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
+            raise ToolError("file.not_regular", rel=rel)
         return handle.read(limit)
 
 
@@ -357,7 +346,7 @@ def _bytes_of(root: Path, rel: str) -> bytes:
     """The content of a file about to be edited."""
     data = _read_beneath(root, rel, WRITE_MAX_BYTES + 1)
     if len(data) > WRITE_MAX_BYTES:
-        raise ToolError(f"{rel} is more than {WRITE_MAX_BYTES} bytes; it cannot be edited")
+        raise ToolError("edit.too_big", rel=rel, limit=WRITE_MAX_BYTES)
     return data
 
 
@@ -365,11 +354,11 @@ def _text_of(data: bytes, rel: str) -> str:
     """The file's text as the model saw it through read_file: no BOM, and LF line endings where
     the file has CRLF throughout (the write puts both back, as `_encode_like` does)."""
     if b"\x00" in data[:BINARY_SNIFF]:
-        raise ToolError(f"{rel} is a binary file; only text files can be edited")
+        raise ToolError("edit.binary", rel=rel)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolError(f"{rel} is not UTF-8 text; it cannot be edited") from None
+        raise ToolError("edit.not_utf8", rel=rel) from None
     text = text.removeprefix(BOM)
     return text.replace("\r\n", "\n") if _crlf_only(data) else text
 
@@ -384,30 +373,22 @@ def _replace_once(text: str, old: str, new: str, rel: str) -> tuple[str, str]:
     lines = [text.count("\n", 0, match.start()) + 1 for match in re.finditer(re.escape(old), text)]
     if len(lines) > 1:
         shown = ", ".join(str(line) for line in lines[:10])
-        raise ToolError(
-            f"old_text occurs {len(lines)} times in {rel} (at lines {shown}), so nothing was edited. "
-            "Make old_text longer, with the lines around it, so that it matches only the place to change"
-        )
+        raise ToolError("edit.many", count=len(lines), rel=rel, lines=shown)
     return text.replace(old, new, 1), f"edited at line {lines[0]}"
 
 
-def _not_found(text: str, old: str, new: str, rel: str) -> str:
+def _not_found(text: str, old: str, new: str, rel: str, redact: Callable[[str], str]) -> ToolError:
     """Why nothing was edited, and what to do: the arguments' order when the new text is the one
-    in the file (a small model swapped them), else the line most like what the model meant."""
-    message = (
-        f"old_text was not found in {rel}, so nothing was edited. It must match the file exactly, "
-        "indentation and line breaks included; read_file shows the current text"
-    )
+    in the file (a small model swapped them), else the line most like what the model meant (a
+    line of the file, so its secrets are hidden by `redact`)."""
+    not_found = say("edit.not_found", rel=rel)
     if new and new in text:
-        return (
-            f"{message}. But new_text is in {rel}: the two may be swapped. old_text (the second argument) is the text "
-            "the file has now, new_text (the third) is what replaces it; to add at the end, give \"\" as old_text"
-        )
+        return ToolError("edit.not_found.swapped", not_found=not_found, rel=rel)
     closest = _closest_line(text, old)
     if closest is None:
-        return f"{message}. To add at the end of the file instead, give \"\" as old_text"
+        return ToolError("edit.not_found.add_at_end", not_found=not_found)
     number, line = closest
-    return f"{message}. The closest line is line {number}: {json.dumps(line)}"
+    return ToolError("edit.not_found.closest", not_found=not_found, number=number, line=redact(json.dumps(line)))
 
 
 def _closest_line(text: str, old: str, most_lines: int = 20_000) -> tuple[int, str] | None:
@@ -442,7 +423,7 @@ def _encode_like(content: str, old: bytes) -> bytes:
     try:
         return content.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ToolError(f"content has a character that is not valid text at position {exc.start}") from None
+        raise ToolError("write.invalid_character", position=exc.start) from None
 
 
 def _crlf_only(data: bytes) -> bool:
@@ -458,12 +439,12 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         return False, b"", 0o666 & ~UMASK
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ToolError(f"{rel} changed while it was being opened (it was replaced by a link); nothing was written") from None
-        raise ToolError(f"cannot open {rel}: {exc.strerror}") from None
+            raise ToolError("write.swapped", rel=rel) from None
+        raise ToolError("write.cannot_open", rel=rel, error=exc.strerror) from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise ToolError(_NOT_REGULAR.format(rel=rel))
+            raise ToolError("file.not_regular", rel=rel)
         return True, handle.read(), stat.S_IMODE(info.st_mode)
 
 

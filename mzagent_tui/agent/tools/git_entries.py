@@ -100,7 +100,7 @@ def _put_back(root: Path, name: str, old: EntryState) -> None:
     try:
         _remove(fd, entry)
         if old.kind == "folder":
-            raise ToolError("the command's one was removed, but the folder it replaced cannot be made again (its content was not saved)")
+            raise ToolError("put_back.folder_lost")
         if old.kind == "link":
             os.symlink(str(old.detail), entry, dir_fd=fd)
         elif old.kind == "file" and isinstance(old.detail, bytes):

@@ -8,6 +8,8 @@ from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 
 from mzagent_tui.agent.filelist import project_files
+from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.words import say
 
 SHOWN = 3
 MAX_FILES = 20_000
@@ -25,28 +27,20 @@ def closest_paths(root: Path, wanted: str) -> list[str]:
     return list(dict.fromkeys(same_name + similar + similar_names))[:SHOWN]
 
 
-def missing_text(root: Path, wanted: str, targets: Collection[str] = ()) -> str:
-    """That `wanted` does not exist, and what to do instead. For a file the task asks to create
+def missing(root: Path, wanted: str, targets: Collection[str] = ()) -> ToolError:
+    """The refusal that `wanted` does not exist, saying what to do instead. For a file the task asks to create
     (`targets`), that it is made, not found: a small model sorted listing.txt before it had
     written it, then wrote the name of the sorted copy into it. A path through the project
     folder's own name is not said to be missing: told "project does not exist", a small model
     made an empty folder named project."""
     if PurePosixPath(wanted).as_posix() in {PurePosixPath(target).as_posix() for target in targets}:
-        return (
-            f"{wanted} does not exist. It is the file the task asks you to create, so there is nothing in it to read or use yet: "
-            f"work out its content from the other files, then write it with write_to_file(\"{wanted}\", ...)."
-        )
+        return ToolError("missing.target", wanted=wanted)
     parts = PurePosixPath(wanted).parts
     if parts[:1] == (root.name,):
-        text = (
-            f"{root.name} is the name of the project folder itself, the current folder of every command and the start "
-            f"of every relative path: leave {root.name}/ out of paths, and write . for the folder itself."
-        )
         inside = PurePosixPath(*parts[1:]).as_posix() if len(parts) > 1 else ""
-        if inside and (root / inside).exists():
-            text += f" {wanted} is {inside}."
-        return text
+        said = say("missing.project_name.inside", wanted=wanted, inside=inside) if inside and (root / inside).exists() else ""
+        return ToolError("missing.project_name", project=root.name, inside=said)
     found = closest_paths(root, wanted)
     if found:
-        return f"{wanted} does not exist. Closest existing paths: {', '.join(found)}."
-    return f"{wanted} does not exist. No similar path exists in the project; the files are listed in the system prompt, or list them with ls."
+        return ToolError("missing.closest", wanted=wanted, paths=", ".join(found))
+    return ToolError("missing.nothing_near", wanted=wanted)

@@ -17,22 +17,22 @@ def resolve_inside(root: Path, raw: object) -> Path:
     `/w/proj` and a link that points out of the project is refused.
     """
     if not isinstance(raw, str):
-        raise ToolError(f"the path must be a string, got {type(raw).__name__}")
+        raise ToolError("path.not_string", kind=type(raw).__name__)
     if not raw.strip():
-        raise ToolError("the path is empty")
+        raise ToolError("path.empty")
     if "\x00" in raw:
-        raise ToolError("the path contains a NUL byte")
+        raise ToolError("path.nul")
     if len(raw) > MAX_PATH_CHARS:
-        raise ToolError(f"the path is longer than {MAX_PATH_CHARS} characters")
+        raise ToolError("path.too_long", limit=MAX_PATH_CHARS)
     candidate = Path(os.path.expanduser(raw.strip()))
     if not candidate.is_absolute():
         candidate = root / candidate
     try:
         resolved = candidate.resolve()
     except (OSError, RuntimeError) as exc:
-        raise ToolError(f"cannot resolve {raw!r}: {exc}") from None
+        raise ToolError("path.unresolved", raw=raw, error=exc) from None
     if not resolved.is_relative_to(root):
-        raise ToolError(f"{raw!r} is outside the project folder {root}; only files inside it can be used")
+        raise ToolError("path.outside", raw=raw, root=root)
     return resolved
 
 

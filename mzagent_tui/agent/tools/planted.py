@@ -116,11 +116,11 @@ def _put_back(root: Path, change: PlantedChange, old: bytes | None) -> None:
             os.symlink(before.target, temporary, dir_fd=fd)
             os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
         elif before.kind != "file":
-            raise ToolError("it was not a regular file before the command, so it cannot be made again")
+            raise ToolError("put_back.not_a_file_before")
         elif change.mode_only:
             _chmod_at(fd, name, before.mode)
         elif old is None:
-            raise ToolError("its content before the command was not kept (unreadable or too large)")
+            raise ToolError("put_back.content_not_kept")
         else:
             write_atomically_at(fd, root / folder, name, old, before.mode)
     finally:
@@ -132,7 +132,7 @@ def _chmod_at(folder: int, name: str, mode: int) -> None:
     fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ToolError("it is no longer a regular file")
+            raise ToolError("put_back.no_longer_a_file")
         os.fchmod(fd, mode)
     finally:
         os.close(fd)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.tools.process import ProcessResult
 
 if TYPE_CHECKING:
@@ -121,21 +122,21 @@ class ToolRegistry:
         """Run a tool; every failure becomes an observation, never an exception (except Cancelled)."""
         tool = self._tools.get(name)
         if tool is None:
-            hint = " For anything else (renaming, moving, listing, deleting) use run_terminal_command with a shell command." if "run_terminal_command" in self._tools else ""
-            return ToolResult(f"Error: there is no tool named '{name}'. Available tools: {', '.join(self._tools)}.{hint}", ok=False)
+            hint = say("call.use_a_command") if "run_terminal_command" in self._tools else ""
+            return ToolResult(say("call.no_such_tool", name=name, tools=", ".join(self._tools), hint=hint), ok=False)
         try:
             tool.signature.bind(*args)
         except TypeError:
             takes = tool.signature.replace(return_annotation=inspect.Signature.empty)
-            return ToolResult(f"Error: {name} takes {takes}; it was called with {len(args)} argument(s).{_joined(name, tool.params, args)}", ok=False)
+            return ToolResult(say("call.arguments", name=name, takes=takes, count=len(args), joined=_joined(name, tool.params, args)), ok=False)
         try:
             result = tool.func(*args)
         except ToolError as exc:
-            return ToolResult(f"Error: {exc}", ok=False)
+            return ToolResult(say("call.refused", error=exc), ok=False)
         except (Cancelled, KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:  # noqa: BLE001 - a custom tool's bug must not end the run
-            return ToolResult(f"Error: {name} failed: {type(exc).__name__}: {exc}", ok=False)
+            return ToolResult(say("call.failed", name=name, kind=type(exc).__name__, error=exc), ok=False)
         return result if isinstance(result, ToolResult) else ToolResult(str(result))
 
 
@@ -191,5 +192,5 @@ def _joined(name: str, params: list[str], args: list[Any]) -> str:
         return ""
     call = call_source(name, [*args[:last], "".join(args[last:])])
     if not all(piece.endswith("\n") for piece in args[last:-1]) or len(call) > MAX_SHOWN_CALL:
-        return f" Its {params[-1]} is one string: join the pieces into one."
-    return f" Its {params[-1]} is one string: join the pieces into one, as in {call}"
+        return say("call.join_pieces", param=params[-1])
+    return say("call.join_pieces_as", param=params[-1], call=call)

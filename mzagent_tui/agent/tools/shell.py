@@ -162,7 +162,7 @@ class ShellTool:
     def _background_process(self, process_id: str) -> BackgroundProcess:
         if not isinstance(process_id, str) or (process := self.background.get(process_id)) is None:
             known = ", ".join(p.id for p in self.background.all()) or "none was started in this session"
-            raise ToolError(f"there is no background command {process_id!r} (background commands: {known})")
+            raise ToolError("background.unknown", process_id=process_id, known=known)
         return process
 
     def _start_in_background(self, command: str, confinement: Confinement, ask: bool) -> tuple[BackgroundProcess, str]:
@@ -180,11 +180,11 @@ class ShellTool:
         in every mode but yolo). Returns what was approved, or the observation of a rejection."""
         ctx = self._ctx
         if not isinstance(command, str) or not command.strip():
-            raise ToolError("the command is empty")
+            raise ToolError("command.empty")
         if "\x00" in command:
-            raise ToolError("the command contains a NUL byte")
+            raise ToolError("command.nul")
         if len(command) > MAX_COMMAND_CHARS:
-            raise ToolError(f"the command is longer than {MAX_COMMAND_CHARS} characters; write a script file and run that")
+            raise ToolError("command.too_long", limit=MAX_COMMAND_CHARS)
         analysis = analyse(command, ctx.root, ctx.env.get("PATH", ""))
         waits_for_input = interactive_reason(analysis)
         planning = ctx.plan_mode() or bool(ctx.read_only_task)

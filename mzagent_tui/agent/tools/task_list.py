@@ -70,28 +70,28 @@ class TaskList:
 def checked(steps: Any) -> list[dict[str, str]]:
     """The steps as kept (each text on one line), or ToolError saying what is wrong and how to write it."""
     if not isinstance(steps, list):
-        raise ToolError(f"update_plan takes a list of steps, not {_kind(steps)}; write it as update_plan({EXAMPLE})")
+        raise ToolError("plan.not_a_list", kind=_kind(steps), example=EXAMPLE)
     if len(steps) > MAX_STEPS:
-        raise ToolError(f"the list has {len(steps)} steps; keep it to {MAX_STEPS} at most by joining small ones")
+        raise ToolError("plan.too_many", count=len(steps), limit=MAX_STEPS)
     kept = []
     for number, item in enumerate(steps, start=1):
         if not isinstance(item, dict):
-            raise ToolError(f'step {number} is {_kind(item)}; each step is an object such as {{"step": "Run the tests", "status": "pending"}}')
+            raise ToolError("plan.step_not_an_object", number=number, kind=_kind(item))
         unknown = sorted(str(key) for key in item if key not in ("step", "status"))
         if unknown:
-            raise ToolError(f'step {number} has {", ".join(repr(key) for key in unknown)}; a step has only "step" and "status"')
+            raise ToolError("plan.step_unknown_keys", number=number, keys=", ".join(repr(key) for key in unknown))
         text, status = item.get("step"), item.get("status")
         if not isinstance(text, str) or not text.strip():
-            raise ToolError(f'step {number} needs "step": the text of the step, a non-empty string')
+            raise ToolError("plan.step_no_text", number=number)
         if len(text) > MAX_STEP_CHARS:
-            raise ToolError(f"step {number} is {len(text)} characters long; write each step in at most {MAX_STEP_CHARS}")
+            raise ToolError("plan.step_too_long", number=number, length=len(text), limit=MAX_STEP_CHARS)
         if status not in TASK_STATUSES:
-            raise ToolError(f'step {number} has status {status!r}; use {_STATUSES}')
+            raise ToolError("plan.step_status", number=number, status=status, statuses=_STATUSES)
         kept.append({"step": _SPACES.sub(" ", text).strip(), "status": status})
     running = [str(number) for number, step in enumerate(kept, start=1) if step["status"] == "in_progress"]
     if len(running) > 1:
         named = f"{', '.join(running[:-1])} and {running[-1]}"
-        raise ToolError(f"steps {named} are in_progress; only one step is in_progress at a time (mark the others pending or done)")
+        raise ToolError("plan.many_in_progress", named=named)
     return kept
 
 

@@ -19,6 +19,7 @@ import httpx2 as httpx
 
 from mzagent_tui.agent.cancel import Cancelled
 from mzagent_tui.agent.ground.errors import ToolError
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.safety.approval_requests import ToolCallApproval
 from mzagent_tui.agent.safety.hosts import host_verdict
 from mzagent_tui.agent.tools.context import ToolContext
@@ -38,7 +39,7 @@ class WebTool:
     def web_fetch(self, url: str) -> str:
         """Fetch a web page (http or https) and return its text, HTML turned into Markdown, at most 20,000 characters. Use it for documentation the task needs; pages outside the user's allowed domains are asked about."""
         if not isinstance(url, str) or not url.strip():
-            raise ToolError("web_fetch needs a URL such as https://docs.python.org/3/library/json.html")
+            raise ToolError("fetch.no_url")
         with httpx.Client(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as client:
             current = url.strip()
             for _ in range(MAX_REDIRECTS + 1):
@@ -50,16 +51,16 @@ class WebTool:
                             continue
                         return self._page(current, response)
                 except httpx.HTTPError as exc:
-                    raise ToolError(f"could not fetch {current}: {exc or type(exc).__name__}") from None
-        raise ToolError(f"more than {MAX_REDIRECTS} redirects from {url}")
+                    raise ToolError("fetch.failed", url=current, error=exc or type(exc).__name__) from None
+        raise ToolError("fetch.redirects", limit=MAX_REDIRECTS, url=url)
 
     def _check(self, url: str) -> None:
         """The URL's form, its host's leave (list or question) and where its name resolves."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ToolError(f"{url!r} is not an http or https URL")
+            raise ToolError("fetch.not_http", url=url)
         if parts.username or parts.password:
-            raise ToolError("a URL with a user name or password is not fetched")
+            raise ToolError("fetch.credentials")
         verdict = host_verdict(parts.hostname, 0, self._allowed)
         if not verdict.allowed:
             self._ask(parts.hostname, url, verdict.warning)
@@ -73,8 +74,8 @@ class WebTool:
         if decision.cancelled:
             raise Cancelled()
         if not decision.approved:
-            note = f": {decision.note}" if decision.note else ""
-            raise ToolError(f"fetching from {host} was not allowed{note}")
+            note = say("fetch.refusal_note", reason=decision.note) if decision.note else ""
+            raise ToolError("fetch.refused", host=host, note=note)
 
     def _page(self, url: str, response: httpx.Response) -> str:
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -84,7 +85,7 @@ class WebTool:
             if len(body) > MAX_BYTES:
                 break
         if kind and not kind.startswith(TEXT_TYPES):
-            raise ToolError(f"{url} is {kind} ({len(body):,} bytes), not a page of text")
+            raise ToolError("fetch.not_text", url=url, kind=kind, size=len(body))
         text = bytes(body[:MAX_BYTES]).decode(response.encoding or "utf-8", errors="replace")
         if kind in ("text/html", "application/xhtml+xml") or (not kind and "<html" in text[:1000].lower()):
             text = _markdown(text)
