@@ -42,6 +42,14 @@ from tests.scripted_server import Reply, answer_reply, last_user, read_reply, wr
     ("Move greet into words.py and make main.py import it from there.", ["main.py"]),
     ("Make test_cli.py pass.", []),
     ("Make tests/test_cli.py pass and make deploy.sh executable.", []),
+    # a dot-file is a file, and a source stays a source with an article before the file made
+    ("Write the settings from settings.ini into a .env file: SECTION_KEY=value in upper case.", [".env"]),
+    ("Add dist/ and *.egg-info to .gitignore", [".gitignore"]),
+    ("Convert prices.csv to a new prices.json", ["prices.json"]),
+    ("Run it with .venv/bin/python and fix app.py", ["app.py"]),
+    ("Create a .gitignore file that ignores all .log files.", [".gitignore"]),
+    ("Delete every .tmp file in the project.", []),
+    ("Remove all files ending in .tmp, including those in subfolders.", []),
 ])
 def test_the_files_a_task_asks_to_write(task: str, targets: list[str]) -> None:
     assert task_targets(task) == targets

@@ -26,10 +26,13 @@ from mzagent_tui.agent.ground.call_syntax import call_source
 from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.task_facts import TaskFacts
 
-FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b")
+FILE_NAME = re.compile(r"(?<![\w./-])(?:[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A-Za-z0-9]{1,8}\b|(?<!every )(?<!each )(?<!all )(?<!any )(?<!ending in )(?<!ending with )(?<!end in )(?<!end with )\.[a-z][a-z0-9_-]{1,30}\b(?![/.\w-]|\s+files\b))")
 """A file name in prose. Matches start only where a name can start, and are bounded: the old
 unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB. The
-extension has a letter: "VERSION = '2.0'" names no file."""
+extension has a letter: "VERSION = '2.0'" names no file. A dot-file alone is one too ("into a
+.env file", ".gitignore"), not an ending ("every .tmp file", "files ending in .tmp", ".log
+files"). Without it, "write the settings from settings.ini into a .env file" (a development
+task) had settings.ini as the file to change, and the reminder had the model overwrite it."""
 CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 WRITING_VERB = re.compile(
     r"\b(create|write|save|put|store|record|append|add(?!ress)|generate|produce|export|dump|fix|update|change|modify|edit|"
@@ -61,8 +64,9 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 """What comes before a file whose tests a task asks for ("tests for tally.py", "test cases of f in x.py")."""
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
-SOURCE_LINKS = ("to", "into", "as")
-"""The words between a source file and the file made from it."""
+SOURCE_LINK = re.compile(r"(?:to|into|as)(?: (?:a|an|the))?(?: new)?", re.IGNORECASE)
+"""The words between a source file and the file made from it ("a.csv to b.json", "settings.ini
+into a .env file")."""
 ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 AT_END = re.compile(r"\b(?:append\w*|(?:at|to) the (?:end|bottom))\b", re.IGNORECASE)
 ELSEWHERE = re.compile(r"\b(?:above|below|before|after|top|beginning|start|between|under|insert\w*)\b", re.IGNORECASE)
@@ -143,7 +147,7 @@ def _names_after(text: str, verbs: re.Pattern[str]) -> list[str]:
         gap = text[since : match.start()]
         before = _CLAUSE_END.split(gap)[-1]
         after = text[match.end() : matches[index + 1].start()] if index + 1 < len(matches) else ""
-        if " ".join(_ASIDE.sub(" ", after).split()).lower() in SOURCE_LINKS:
+        if SOURCE_LINK.fullmatch(" ".join(_ASIDE.sub(" ", after).split())):
             continue  # the verb before a source is the verb of the file made from it
         if TESTS_OF.search(gap):
             since = match.end()
