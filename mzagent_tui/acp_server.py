@@ -609,7 +609,7 @@ class AcpAgent:
         """The slash commands, and the models the server lists, once the client knows the session."""
         loop = asyncio.get_running_loop()
         loop.call_later(COMMANDS_DELAY, session.post, _commands(session.root))
-        if not needs_local(session.config.settings):
+        if session.config.settings.provider != "local":  # the bundled model is one model
             loop.call_later(COMMANDS_DELAY, session.start_listing)
 
     async def _open(self, cwd: str, mcp_servers: list[Any], history: SessionHistory | None) -> AcpSession:
