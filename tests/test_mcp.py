@@ -40,6 +40,9 @@ SCHEMA = {
 
 
 def test_server(name: str = "t", *extra: str, **options: object) -> McpServerConfig:
+    """The test server; it imports the MCP SDK, which took 12.7 s on a loaded machine, so it gets
+    60 s to start unless a test says otherwise (the wait only bounds a failure)."""
+    options.setdefault("startup_timeout", 60.0)
     return McpServerConfig(name, sys.executable, (SERVER, *extra), **options)  # type: ignore[arg-type]
 
 
@@ -345,7 +348,7 @@ from pathlib import Path
 from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.mcp.config import McpServerConfig
 from mzagent_tui.agent.mcp.hub import McpHub
-hub = McpHub([McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]))], Path(sys.argv[3]))
+hub = McpHub([McpServerConfig("t", sys.executable, (sys.argv[1], "--marker", sys.argv[2]), startup_timeout=60)], Path(sys.argv[3]))
 tools, _ = hub.wait_started()
 pid = next(t for t in tools if t.name == "pid")
 print(hub.call(pid, {}, CancelToken()).text, flush=True)
