@@ -485,7 +485,8 @@ class AcpSession:
     async def list_models(self) -> None:
         """Offer the models the session's server lists (one short request, after session/new has
         answered), as an update of the session's options."""
-        listed = await asyncio.to_thread(self.agent.llm.model_names)
+        agent = self.agent
+        listed = await asyncio.to_thread(lambda: agent.llm.model_names())  # the client is made there too: its first import of openai took seconds
         others = [name for name in listed if name != self.config.settings.model][: MODEL_CHOICES - 1]
         if others:
             self.models = [self.config.settings.model, *others]
