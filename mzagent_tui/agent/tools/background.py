@@ -62,6 +62,8 @@ class BackgroundProcess:
     _told: int = 0
     _cancel: CancelToken = field(default_factory=CancelToken)
     _done: threading.Event = field(default_factory=threading.Event)
+    _told_end: threading.Event = field(default_factory=threading.Event)
+    """Set once its end has been told (`BackgroundEnded`): the session's end waits for it."""
     _arrived: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -164,7 +166,10 @@ class BackgroundProcesses:
             self._tell_output(process)
         self._tell_output(process)
         code = process.result.exit_code if process.result is not None and not process.stopped else None
-        self._emit(BackgroundEnded(process.id, process.command, code, process.stopped, process.failed))
+        try:
+            self._emit(BackgroundEnded(process.id, process.command, code, process.stopped, process.failed))
+        finally:
+            process._told_end.set()
 
     def _tell_output(self, process: BackgroundProcess) -> None:
         if text := process.take_pending():
@@ -193,9 +198,10 @@ class BackgroundProcesses:
         processes = self.all()
         for process in processes:
             process.stop()
-        deadline = time.monotonic() + STOP_SECONDS
+        deadline = time.monotonic() + STOP_SECONDS + EVENT_SECONDS
         for process in processes:
             process.wait(max(0.0, deadline - time.monotonic()))
+            process._told_end.wait(max(0.0, deadline - time.monotonic()))  # its end is in the log before the session closes
 
 
 def runner_for(
