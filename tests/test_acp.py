@@ -245,14 +245,20 @@ async def test_the_editors_model_menu_switches_the_model_and_keeps_the_rest(endp
     assert client.text(AgentMessageChunk).endswith("second answer")
 
 
+async def prompt_asking(conn: Any, client: RecordingClient, project: Path) -> tuple[Any, asyncio.Task[Any]]:
+    """A new session and its prompt "go", running until the client has been asked for permission."""
+    session = await conn.new_session(cwd=str(project))
+    prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
+    await asyncio.wait_for(client.asked.wait(), 30)
+    return session, prompt
+
+
 async def test_the_model_is_not_switched_under_a_running_prompt(endpoint, project: Path) -> None:
     endpoint.models = [{"id": "scripted", "object": "model"}, {"id": "bigger-model", "object": "model"}]
     endpoint.script(Reply('<action>run_terminal_command("touch never.txt")</action>'))
     client = RecordingClient(["wait"])
     async with acp_agent(client) as (conn, _):
-        session = await conn.new_session(cwd=str(project))
-        prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
-        await asyncio.wait_for(client.asked.wait(), 30)
+        session, prompt = await prompt_asking(conn, client, project)
         await settle(client)
         with pytest.raises(RequestError, match="Invalid params"):
             await conn.set_config_option(config_id="model", session_id=session.session_id, value="bigger-model")
@@ -314,9 +320,7 @@ async def test_cancel_while_asking_ends_the_prompt(endpoint, project: Path) -> N
     endpoint.script(Reply('<action>run_terminal_command("touch never.txt")</action>'))
     client = RecordingClient(["wait"])
     async with acp_agent(client) as (conn, _):
-        session = await conn.new_session(cwd=str(project))
-        prompt = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]))
-        await asyncio.wait_for(client.asked.wait(), 30)
+        session, prompt = await prompt_asking(conn, client, project)
         await conn.cancel(session_id=session.session_id)
         response = await asyncio.wait_for(prompt, 30)
     assert response.stop_reason == "cancelled"
