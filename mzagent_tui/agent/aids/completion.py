@@ -31,8 +31,8 @@ FILE_NAME = re.compile(r"(?<![\w./-])(?:[\w./-]{1,200}\.(?=[0-9]{0,7}[A-Za-z])[A
 unbounded pattern backtracked from every position, 48 s for a 100 KB task, hours for 1 MB. The
 extension has a letter: "VERSION = '2.0'" names no file. A dot-file alone is one too ("into a
 .env file", ".gitignore"), not an ending ("every .tmp file", "files ending in .tmp", ".log
-files"). Without it, "write the settings from settings.ini into a .env file" (a development
-task) had settings.ini as the file to change, and the reminder had the model overwrite it."""
+files"). Without it, "copy the values from defaults.ini into a .env file" had defaults.ini as
+the file to change, and the reminder had the model overwrite its source."""
 CHANGE_CLAIM = re.compile(r"\b(fixed|updated|changed|modified|edited|created|added|wrote|renamed|replaced)\b", re.IGNORECASE)
 WRITING_VERB = re.compile(
     r"\b(create|write|save|put|store|record|append|add(?!ress)|generate|produce|export|dump|fix|update|change|modify|edit|"
@@ -65,7 +65,7 @@ TESTS_OF = re.compile(r"\btests?(?:\s+cases)?\s+(?:for|of)\s+(?:the\s+)?(?:\w+\s
 STUB = "raise NotImplementedError"
 """What a function left to fill in says."""
 SOURCE_LINK = re.compile(r"(?:to|into|as)(?: (?:a|an|the))?(?: new)?", re.IGNORECASE)
-"""The words between a source file and the file made from it ("a.csv to b.json", "settings.ini
+"""The words between a source file and the file made from it ("a.csv to b.json", "defaults.ini
 into a .env file")."""
 ADDING = re.compile(r"\b(add|append|insert)(?:s|ed|ing)?\b", re.IGNORECASE)
 AT_END = re.compile(r"\b(?:append\w*|(?:at|to) the (?:end|bottom))\b", re.IGNORECASE)
