@@ -12,6 +12,7 @@ not mzagent's.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -177,14 +178,44 @@ def test_headless_without_yes_refuses_the_write(server, project: Path, installed
 
 
 @needs_namespaces
-@pytest.mark.xfail(
-    strict=True,
-    reason="HOLE: a PYTHONPATH folder of the project that mzagent does not come from is the project's: a model-written "
-    "src/openai.py is imported first at the next start with PYTHONPATH=src (making src read-only would stop the agent's work there)",
-)
-def test_a_module_shadowing_a_dependency_on_pythonpath_cannot_be_written(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("planting", "planted"), [
+    ("echo 'import os' > src/openai.py", "src/openai.py"),
+    ("mkdir -p src/openai && echo 'import os' > src/openai/__init__.py", "src/openai/__init__.py"),
+    ("mkdir -p evil && echo 'import os' > evil/__init__.py && ln -s ../evil src/openai", "src/openai"),
+    ("echo 'import os' > src/sitecustomize.py", "src/sitecustomize.py"),
+], ids=["module", "package", "link-to-a-package", "start-up-hook"])
+def test_a_module_shadowing_a_dependency_on_pythonpath_is_asked_about_even_in_yolo(
+    server, project: Path, monkeypatch: pytest.MonkeyPatch, planting: str, planted: str,
+) -> None:
+    """mzagent started with PYTHONPATH=src: a command's src/openai.py would be imported in place
+    of the real one at mzagent's next start, outside the sandbox. Making src read-only would stop
+    the agent's work there, so the file is asked about after the command, in yolo too, and put
+    back when the user says no; the command's other work stays."""
     (project / "src").mkdir()
     monkeypatch.setattr(sys, "path", [str(project / "src"), *sys.path])
-    texts, _ = run(server, project, command("echo 'import os' > src/openai.py; echo ok > control.txt"))
-    assert (project / "control.txt").read_text() == "ok\n", texts
-    assert not (project / "src" / "openai.py").exists()
+    user = RecordingApprover(ApprovalDecision(False))
+    texts, _ = run(server, project, command(f"{planting}; echo 'x = 1' > src/app.py; echo ok > control.txt"), approver=user)
+    assert (project / "control.txt").read_text() == "ok\n" and (project / "src" / "app.py").exists(), texts
+    assert not os.path.lexists(project / planted), texts
+    assert [(type(r).__name__, r.path) for r in user.requests] == [("PlantedFileApproval", planted)], user.requests
+    assert "next start" in user.requests[0].reason
+
+
+@pytest.mark.parametrize("path", ["src/openai.py", "src/textual/__init__.py", "src/sitecustomize.py"])
+def test_write_to_file_of_a_module_mzagent_imports_from_its_pythonpath_asks_in_yolo(
+    server, project: Path, monkeypatch: pytest.MonkeyPatch, path: str,
+) -> None:
+    (project / "src").mkdir()
+    monkeypatch.setattr(sys, "path", [str(project / "src"), *sys.path])
+    user = RecordingApprover(ApprovalDecision(False))
+    run(server, project, f"write_to_file({path!r}, 'import os\\n')", mode="yolo", approver=user)
+    assert [type(r).__name__ for r in user.requests] == ["PlantedFileApproval"] and "next start" in user.requests[0].reason
+    assert not (project / path).exists()
+
+
+def test_a_project_folder_not_on_mzagents_path_is_the_projects_in_yolo(server, project: Path) -> None:
+    """The control: without the folder on mzagent's sys.path, src/openai.py is a plain file."""
+    (project / "src").mkdir()
+    user = RecordingApprover(ApprovalDecision(False))
+    run(server, project, "write_to_file('src/openai.py', 'import os\\n')", mode="yolo", approver=user)
+    assert user.requests == [] and (project / "src" / "openai.py").exists()

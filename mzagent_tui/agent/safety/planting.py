@@ -20,7 +20,8 @@ list (`NAMED`) keeps what no rule can find.
    one's (`logging.py`, `pip.py`, `json.pyc`, `json.cpython-312-….so`; python_names.py asks the
    interpreters) — or any module file in a package folder so named (`pip/__main__.py`,
    `json/__init__.py`, `_pytest/config/x.py`), or `sitecustomize`/`usercustomize`, is imported
-   in place of the real one.
+   in place of the real one. A project folder on mzagent's own `sys.path` counts twice over:
+   mzagent's next start imports from it outside the sandbox, so there it asks in yolo too.
 
 Where the line is: a file counts when a tool runs what it says on an act that is not "run this
 project's code" (entering the folder, opening it in an editor, starting Python or a REPL, any
@@ -35,6 +36,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
 from collections.abc import Collection
 from pathlib import Path
 
@@ -51,6 +53,10 @@ SHADOW_REASON = (
     "an installed one's) when it starts here (this folder comes first on sys.path: `python -m pip`, a REPL)"
 )
 STARTUP_REASON = "Python imports it at every start from a folder first on sys.path"
+START_REASON = (
+    "mzagent's next start imports it: it is named like a module mzagent or Python imports, in a project folder on "
+    "mzagent's own sys.path (PYTHONPATH, a .pth, or `python -m` started there), so it would run outside the sandbox"
+)
 
 DATA_ONLY = frozenset({
     ".editorconfig",  # indentation and line endings
@@ -164,6 +170,13 @@ def plants_code_through(relative_path: str, python_first: Collection[str] = ("",
         if any(fnmatch.fnmatchcase(tail, prefix) for tail in tails for prefix in prefixes):
             return reason
     return None
+
+
+def imported_first(relative_path: str, python_first: Collection[str]) -> bool:
+    """Whether Python, started with these project folders first on `sys.path`, imports this
+    file in place of a module your interpreters import (or as a start-up hook): rule 3 alone."""
+    parts = _parts(relative_path)
+    return bool(parts) and _imported_first(parts, python_first) is not None
 
 
 def python_first_folders(root: Path, *pythonpaths: str) -> tuple[str, ...]:
@@ -280,3 +293,24 @@ def _module_name(name: str) -> str | None:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return None
+
+
+def own_path_folders(root: Path) -> tuple[str, ...]:
+    """The project folders (relative, lower case, "" the root) on mzagent's own `sys.path`:
+    what mzagent imports from at its next start, as much its installation as its site-packages."""
+    project = os.path.realpath(root)
+    found: list[str] = []
+    for entry in sys.path:
+        real = os.path.realpath(entry) if entry else ""
+        if real and (real == project or real.startswith(project.rstrip("/") + "/")):
+            relative = os.path.relpath(real, project)
+            found.append("" if relative == "." else relative.lower())
+    return tuple(dict.fromkeys(found))
+
+
+def imported_at_own_start(root: Path, relative: str) -> bool:
+    """Whether mzagent's next start would import this project file in place of a real module
+    (`src/openai.py` with `PYTHONPATH=src`), or a link or folder at this path as a package
+    (`src/openai -> ../evil`): asked even in yolo, as its installation is."""
+    folders = own_path_folders(root)
+    return bool(folders) and (imported_first(relative, folders) or imported_first(f"{relative}/__init__.py", folders))

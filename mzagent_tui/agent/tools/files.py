@@ -15,6 +15,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, Secr
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
-from mzagent_tui.agent.safety.planting import plants_code, python_first_folders
+from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_start, plants_code, python_first_folders
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret
 from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
@@ -279,9 +280,11 @@ class FileTools:
         old = peek(self.root, rel)
         data = _encode_like(content, old or b"")
         change = file_diff(rel, old, data)
-        own = is_own_installation(self.root, rel)
+        installation = is_own_installation(self.root, rel)
+        at_start = not installation and imported_at_own_start(self.root, rel)
+        own = installation or at_start
         planted = (
-            (own_install.REASON if own else None) or plants_code(rel, python_first(self._ctx)) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
+            (own_install.REASON if installation else None) or (START_REASON if at_start else None) or plants_code(rel, python_first(self._ctx)) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
             or _git_runs(self.root, rel) or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
         )
         diff = self._ctx.redact.exact(change.text) if change else ""
@@ -306,9 +309,12 @@ class FileTools:
 
 
 def python_first(ctx: ToolContext) -> tuple[str, ...]:
-    """The project folders Python puts first on sys.path: the root, and those on the PYTHONPATH
-    of the user's shell (mzagent's own environment) or of the commands."""
-    return python_first_folders(ctx.root, os.environ.get("PYTHONPATH", ""), ctx.env.get("PYTHONPATH", ""))
+    """The project folders Python puts first on sys.path: the root, those on the PYTHONPATH of
+    the user's shell (mzagent's own environment) or of the commands, and those on mzagent's own
+    sys.path (a `.pth` or `python -m` from a project folder puts one there without PYTHONPATH):
+    a module written in one is imported in place of the real one at mzagent's next start."""
+    own = os.pathsep.join(entry for entry in sys.path if entry)
+    return python_first_folders(ctx.root, os.environ.get("PYTHONPATH", ""), ctx.env.get("PYTHONPATH", ""), own)
 
 
 def _git_runs(root: Path, rel: str) -> str | None:

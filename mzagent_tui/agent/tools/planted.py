@@ -20,7 +20,7 @@ from pathlib import Path
 from mzagent_tui.agent.ground.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
-from mzagent_tui.agent.safety.planting import plants_code
+from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_start, plants_code
 from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import peek
@@ -46,10 +46,12 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
         if new is not None and not change.mode_only and (change.status == "A" or old is not None):
             diff = file_diff(change.path, old if change.old is not None and change.old.kind == "file" else None, new)
         what = _what_it_did(change)
+        at_start = imported_at_own_start(ctx.root, change.path)
         decision = ctx.approver.approve(PlantedFileApproval(
-            cwd=str(ctx.root), reason=f"the command {what}, and it makes tools run code: {change.reason}",
+            cwd=str(ctx.root), reason=f"the command {what}, and it makes tools run code: {START_REASON if at_start else change.reason}",
             path=change.path, diff=ctx.redact.exact(diff.text) if diff else "",
             content=new.decode("utf-8", "replace") if new is not None else "", after_command=True,
+            ask_even_if_allowed=at_start,  # yolo too: mzagent's next start imports it
         ))
         try:
             if not decision.approved:
