@@ -63,9 +63,10 @@ def test_every_example_in_the_prompt_parses(project: Path, lang: str) -> None:
     written = parse_reply(examples[0], TOOLS.signatures())
     assert written.args == ["hello.py", 'print("Hello")\n']
     fixed = parse_reply(examples[5], TOOLS.signatures())
-    assert fixed.args == ["timer.py", 'def to_seconds(minutes):\n    \"\"\"Return the number of seconds in the given minutes.\"\"\"\n    return minutes * 60\n']
+    assert fixed.args[0] == "totals.py" and "for line in f if line.strip())" in fixed.args[1]
+    assert fixed.args[1].endswith('if __name__ == "__main__":\n    print(total(sys.argv[1]))\n'), "the example keeps the main block"
     checked = parse_reply(examples[6], TOOLS.signatures())
-    assert checked.args == ['python3 -c "from timer import to_seconds; print(to_seconds(2))"']
+    assert checked.args == ["python3 totals.py scores.txt"], "the example checks with the command from the report"
 
 
 def test_templates_share_placeholders() -> None:

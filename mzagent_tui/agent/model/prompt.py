@@ -99,27 +99,41 @@ version = 1.4.2</observation>
 <final_answer>I moved notes.md to docs/notes.md.</final_answer>
 
 # Example 4
-<question>to_seconds in timer.py gives wrong results. Fix it.</question>
-<thought>I need to read timer.py first.</thought>
-<action>read_file("timer.py")</action>
-<observation>def to_seconds(minutes):
-    """Return the number of seconds in the given minutes."""
-    return minutes + 60
+<question>totals.py crashes on scores.txt with ValueError: invalid literal for int() with base 10: ''. Blank lines should be skipped.</question>
+<thought>The program that crashes is totals.py; scores.txt is only its input. I read totals.py first.</thought>
+<action>read_file("totals.py")</action>
+<observation>import sys
+
+
+def total(path):
+    with open(path) as f:
+        return sum(int(line) for line in f)
+
+
+if __name__ == "__main__":
+    print(total(sys.argv[1]))
 </observation>
-<thought>to_seconds(2) should be 120, but minutes + 60 gives 62: it must multiply. I write the whole file again with the fix.</thought>
-<action>write_to_file("timer.py", ```
-def to_seconds(minutes):
-    """Return the number of seconds in the given minutes."""
-    return minutes * 60
+<thought>int('') fails on a blank line. I skip blank lines and write the whole file again, the main block kept.</thought>
+<action>write_to_file("totals.py", ```
+import sys
+
+
+def total(path):
+    with open(path) as f:
+        return sum(int(line) for line in f if line.strip())
+
+
+if __name__ == "__main__":
+    print(total(sys.argv[1]))
 ```)</action>
-<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
-<thought>Now I check that to_seconds(2) gives 120.</thought>
-<action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
+<observation>File written: totals.py (overwrote, 10 lines, 175 bytes).</observation>
+<thought>Now I run the command from the report to check the fix.</thought>
+<action>run_terminal_command("python3 totals.py scores.txt")</action>
 <observation>Command succeeded (exit code 0).
 Output:
-120</observation>
-<thought>It printed 120, the value it should give.</thought>
-<final_answer>I fixed to_seconds in timer.py: it added 60 to the minutes; now it multiplies them by 60.</final_answer>
+42</observation>
+<thought>The same command now runs without the error and prints the total.</thought>
+<final_answer>I fixed totals.py: it crashed on the blank lines of scores.txt, and now it skips them. `python3 totals.py scores.txt` prints 42.</final_answer>
 
 # Tools
 $tool_list
@@ -185,27 +199,41 @@ version = 1.4.2</observation>
 <final_answer>我把 notes.md 移到了 docs/notes.md。</final_answer>
 
 # 示例 4
-<question>timer.py 中的 to_seconds 结果不对，修复它。</question>
-<thought>先读取 timer.py。</thought>
-<action>read_file("timer.py")</action>
-<observation>def to_seconds(minutes):
-    """Return the number of seconds in the given minutes."""
-    return minutes + 60
+<question>totals.py 处理 scores.txt 时崩溃：ValueError: invalid literal for int() with base 10: ''。空行应该跳过。</question>
+<thought>崩溃的程序是 totals.py；scores.txt 只是它的输入。先读取 totals.py。</thought>
+<action>read_file("totals.py")</action>
+<observation>import sys
+
+
+def total(path):
+    with open(path) as f:
+        return sum(int(line) for line in f)
+
+
+if __name__ == "__main__":
+    print(total(sys.argv[1]))
 </observation>
-<thought>to_seconds(2) 应该是 120，但 minutes + 60 得到 62：应该相乘。我把修复后的完整文件重新写入。</thought>
-<action>write_to_file("timer.py", ```
-def to_seconds(minutes):
-    """Return the number of seconds in the given minutes."""
-    return minutes * 60
+<thought>int('') 在空行上出错。我跳过空行，并把完整文件重新写入，保留 main 块。</thought>
+<action>write_to_file("totals.py", ```
+import sys
+
+
+def total(path):
+    with open(path) as f:
+        return sum(int(line) for line in f if line.strip())
+
+
+if __name__ == "__main__":
+    print(total(sys.argv[1]))
 ```)</action>
-<observation>File written: timer.py (overwrote, 3 lines, 110 bytes).</observation>
-<thought>现在检查 to_seconds(2) 是否得到 120。</thought>
-<action>run_terminal_command("python3 -c \"from timer import to_seconds; print(to_seconds(2))\"")</action>
+<observation>File written: totals.py (overwrote, 10 lines, 175 bytes).</observation>
+<thought>现在运行报告中的命令来检查修复。</thought>
+<action>run_terminal_command("python3 totals.py scores.txt")</action>
 <observation>Command succeeded (exit code 0).
 Output:
-120</observation>
-<thought>输出 120，正是应得的值。</thought>
-<final_answer>我修复了 timer.py 中的 to_seconds：原来给分钟数加 60，现在乘以 60。</final_answer>
+42</observation>
+<thought>同一个命令现在不再出错，并输出总数。</thought>
+<final_answer>我修复了 totals.py：它在 scores.txt 的空行上崩溃，现在会跳过空行。`python3 totals.py scores.txt` 输出 42。</final_answer>
 
 # 工具
 $tool_list
