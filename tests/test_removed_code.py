@@ -64,7 +64,7 @@ def test_a_rewrite_that_dropped_code_is_sent_back_with_the_old_code(server, proj
         write_reply("app.py", FIXED),
         answer_reply("Fixed total; the rest of app.py is as it was."),
     )
-    agent, rec = make_agent(server, project)
+    agent, rec = make_agent(server, project, disable_aids=["write.removed"])
     result = agent.run("Fix total in app.py: it sums the wrong column.")
     assert result.reason is StopReason.FINAL_ANSWER and result.steps == 5
     reminder = last_user(server.requests[3])
@@ -80,3 +80,35 @@ def test_a_rewrite_that_kept_everything_is_accepted(server, project: Path) -> No
     agent, rec = make_agent(server, project)
     assert agent.run("Fix total in app.py: it sums the wrong column.").steps == 3
     assert not rec.of(AidFired)
+
+
+def test_the_write_that_dropped_code_is_told_at_once_with_the_old_code(server, project: Path) -> None:
+    """`write.removed`: the observation of the write itself names what went and quotes it; the
+    model puts it back before answering, and the answer check has nothing left to say."""
+    (project / "app.py").write_text(APP)
+    server.script(read_reply("app.py"), write_reply("app.py", ONLY_TOTAL), write_reply("app.py", FIXED), answer_reply("Fixed total."))
+    agent, rec = make_agent(server, project)
+    result = agent.run("Fix total in app.py: it sums the wrong column.")
+    assert result.reason is StopReason.FINAL_ANSWER and result.steps == 4
+    observation = last_user(server.requests[2])
+    assert observation.startswith("<observation>File written: app.py (overwrote")
+    assert "removed `RATE`, `parse`, the if __name__" in observation and "def parse(line):" in observation
+    assert "If removing it was intended, go on." in observation
+    assert [e.name for e in rec.of(AidFired)] == ["write.removed"]
+    assert (project / "app.py").read_text() == FIXED
+
+
+def test_a_write_that_kept_everything_gets_no_note(server, project: Path) -> None:
+    (project / "app.py").write_text(APP)
+    server.script(read_reply("app.py"), write_reply("app.py", FIXED), answer_reply("Fixed total."))
+    agent, _ = make_agent(server, project)
+    agent.run("Fix total in app.py: it sums the wrong column.")
+    assert last_user(server.requests[2]) == "<observation>File written: app.py (overwrote, 17 lines, 253 bytes).</observation>"
+
+
+def test_the_write_note_can_be_switched_off(server, project: Path) -> None:
+    (project / "app.py").write_text(APP)
+    server.script(read_reply("app.py"), write_reply("app.py", ONLY_TOTAL), answer_reply("Fixed total."), answer_reply("Fixed total."))
+    agent, rec = make_agent(server, project, disable_aids=["write.removed", "answer.removed"])
+    assert agent.run("Fix total in app.py: it sums the wrong column.").steps == 3
+    assert "removed" not in last_user(server.requests[2]) and not rec.of(AidFired)

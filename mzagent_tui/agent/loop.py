@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
+from mzagent_tui.agent.aids.after_write import write_notes
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import Repeats, idle_plan, plan_idle_note, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
@@ -489,6 +490,9 @@ class Agent:
         if result.command is not None:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")
+        if result.write is not None and self._completion is not None:
+            wrote, task = result.write, self._completion.task
+            text += self._advice("after-write aids", lambda: write_notes(self.ctx, aids, wrote, task), "")
         if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
             text += aids.note("plan.idle", plan_idle_note())
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")

@@ -74,8 +74,9 @@ def removed_parts(before: bytes, after: bytes, task: str) -> list[Part]:
     return [part for name, part in old.items() if name not in new and name not in words and name not in named]
 
 
-def removed_note(rel: str, parts: list[Part]) -> str:
-    """The reminder: what went, and its old text to put back."""
+def removed_note(rel: str, parts: list[Part], otherwise: str = "give your final answer again") -> str:
+    """The reminder: what went, and its old text to put back; `otherwise`: what to do if the
+    removal was meant (at a write, "go on")."""
     names = ", ".join(part.name if part.name == MAIN_BLOCK else f"`{part.name}`" for part in parts)
     quoted = "\n\n".join(part.source for part in parts)
     lines = quoted.splitlines()
@@ -84,5 +85,5 @@ def removed_note(rel: str, parts: list[Part]) -> str:
     return (
         f"Reminder: your changes to {rel} removed {names}, which the task did not ask to remove, so code that used "
         f"{'them' if len(parts) > 1 else 'it'} no longer works (a script may now do nothing). Put it back: write {rel} "
-        f"again with this old code kept, and your change:\n{quoted}\nIf removing it was intended, give your final answer again."
+        f"again with this old code kept, and your change:\n{quoted}\nIf removing it was intended, {otherwise}."
     )

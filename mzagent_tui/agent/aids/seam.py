@@ -20,13 +20,16 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (a task starts), after_command (a command ran), after_tool (any
-    call's observation), final_answer (the model answers: is the work there?)."""
+    """Where it acts: task (a task starts), after_command (a command ran), after_write (a write
+    of the model), after_tool (any call's observation), final_answer (the model answers: is the
+    work there?)."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
+    Aid("write.removed", "after_write", "a rewrite of a Python file took away code the task did not name: said at once, with the old code"),
+    Aid("write.unread", "after_write", "a write that changed nothing, while the task names files not read yet: they are named"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     Aid("task.no_change", "task", "a task that says to change nothing runs with the project read-only (writes refused, commands read-only)"),
     Aid("plan.idle", "after_tool", "the task list updated twice with no other call between: a list does no work"),

@@ -182,6 +182,10 @@ WORDS: dict[str, str] = {
         "create each now with write_to_file (the results go into the files, not only into your answer); "
         "otherwise give your final answer again."
     ),
+    "write.unread": (
+        "Note: the task names {names}, which you have not read yet: the change it asks for may belong there. "
+        "Read it before you write again."
+    ),
     "answer.unchanged": (
         "Reminder: the task asks to write or change {names}, but it is exactly as it was when the task started, "
         "so the task is not done yet{stub_note}. {how}{run_tests}"

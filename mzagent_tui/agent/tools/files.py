@@ -36,7 +36,7 @@ from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError, ToolResult
+from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
 from mzagent_tui.agent.tools.stubs import stubs_in
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 
@@ -268,7 +268,7 @@ class FileTools:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         if broken is not None:
             written += f"\nWarning: {rel} does not parse now: {broken}. Fix it with another write."
-        return ToolResult(written)
+        return ToolResult(written, write=WriteOutcome(path, rel, old if existed else None, data))
 
     def _ask_to_write(self, rel: str, content: str) -> tuple[str, bool, tuple[bytes | None, bytes, FileDiff | None] | None]:
         """Show the write's diff to the approver: (content to write, whether the user edited it,

@@ -43,6 +43,21 @@ class CommandOutcome:
 
 
 @dataclass(frozen=True)
+class WriteOutcome:
+    """What a write of the model did, plainly: the aids that comment on writes read this."""
+
+    path: Path
+    rel: str
+    before: bytes | None
+    """The file's content before the write; None when the write created it."""
+    after: bytes
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What a tool call produced; `text` is the observation for the model."""
 
@@ -51,6 +66,7 @@ class ToolResult:
     exit_code: int | None = None
     output_path: str | None = None
     command: CommandOutcome | None = None
+    write: WriteOutcome | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,41 @@
+"""The notes a write of the model gets at once, in its observation (aids `write.*`).
+
+The answer checks see a lost function or a missed file only when the model answers; a small
+model that wrote a program back without its helpers ran it, read nothing wrong and answered, with
+few steps left to repair it. Said at the write, the old code is still in its recent context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mzagent_tui.agent.aids.removed import removed_note, removed_parts
+from mzagent_tui.agent.aids.seam import Aids
+from mzagent_tui.agent.ground.words import say
+from mzagent_tui.agent.tools.context import ToolContext
+from mzagent_tui.agent.tools.registry import WriteOutcome
+
+
+def write_notes(ctx: ToolContext, aids: Aids, wrote: WriteOutcome, task: str) -> str:
+    """The notes for one write, each on a line of its own ("" when none applies)."""
+    notes: list[str] = []
+    if wrote.changed and wrote.before is not None and wrote.path.suffix == ".py" and aids.on("write.removed"):
+        parts = removed_parts(wrote.before, wrote.after, task)
+        if parts:
+            notes.append(aids.note("write.removed", removed_note(wrote.rel, parts, otherwise="go on")))
+    if not wrote.changed:
+        unread = unread_named(ctx, wrote.path)
+        if unread:
+            notes.append(aids.note("write.unread", say("write.unread", names=", ".join(unread))))
+    return "".join(f"\n{note}" for note in notes if note)
+
+def unread_named(ctx: ToolContext, written: Path) -> list[str]:
+    """The project files the task names that the model has neither read nor written, but the one
+    it wrote: told to fix "invoice.py crashes on orders.csv", a small model read the data file
+    and wrote it back unchanged three times, never opening the program."""
+    found = []
+    for name in ctx.facts.named:
+        path = (ctx.root / name).resolve()
+        if path != written and path.is_relative_to(ctx.root) and path.is_file() and path not in ctx.seen and name not in found:
+            found.append(name)
+    return found
