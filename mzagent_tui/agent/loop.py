@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
 from mzagent_tui.agent.aids.after_write import write_notes
+from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import Repeats, idle_plan, plan_idle_note, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
@@ -402,8 +403,9 @@ class Agent:
         ends here when it was cancelled, or when it is stuck (with a closing answer)."""
         assert parsed.tool is not None
         self.emit(Action(parsed.tool, parsed.args))
+        args, retabbed = before_write(parsed.tool, parsed.args, self.aids.on("write.recipe_tabs"))
         try:
-            result = self._call_tool(parsed.tool, parsed.args)
+            result = self._call_tool(parsed.tool, args)
         except Cancelled:
             self._observe(CALL_INTERRUPTED)
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
@@ -413,6 +415,8 @@ class Agent:
         previous = run.repeats.last_tool()
         repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
         text, stuck = self._observation(parsed, result, repeated, previous)
+        if retabbed and result.write is not None:
+            text += "\n" + self.aids.note("write.recipe_tabs", retabbed)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:

@@ -20,14 +20,15 @@ from mzagent_tui.agent.events import AidFired, EventSink
 class Aid:
     name: str
     point: str
-    """Where it acts: task (a task starts), after_command (a command ran), after_write (a write
-    of the model), after_tool (any call's observation), final_answer (the model answers: is the
+    """Where it acts: task (a task starts), before_write (what a write of the model will write),
+    after_command (a command ran), after_write (a write of the model), after_tool (any call's observation), final_answer (the model answers: is the
     work there?)."""
     does: str
 
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
+    Aid("write.recipe_tabs", "before_write", "a Makefile's recipe lines written with spaces get the tab make needs; the model is told which"),
     Aid("write.removed", "after_write", "a rewrite of a Python file took away code the task did not name: said at once, with the old code"),
     Aid("write.unread", "after_write", "a write that changed nothing, while the task names files not read yet: they are named"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),

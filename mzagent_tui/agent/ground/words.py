@@ -182,6 +182,10 @@ WORDS: dict[str, str] = {
         "create each now with write_to_file (the results go into the files, not only into your answer); "
         "otherwise give your final answer again."
     ),
+    "write.recipe_tabs": (
+        "Note: make runs a recipe line only when it starts with a tab, and lines {lines} of what you wrote for {rel} "
+        "started with spaces; they were written with a tab."
+    ),
     "write.unread": (
         "Note: the task names {names}, which you have not read yet: the change it asks for may belong there. "
         "Read it before you write again."

@@ -218,25 +218,29 @@ def split(path: Path, excluded: set[Path], grants: list[tuple[Path, int]], acces
     their entries; an ancestor itself gets READ_DIR only, so it can still be listed."""
     folders = sorted(str(e) for e in excluded)
     outermost = [f for i, f in enumerate(folders) if not any(within(f, other) for other in folders[:i])]
-    _split(path, outermost, grants, access)  # a path inside another excluded one changes nothing
+    _split(path, os.path.realpath(path), path.is_symlink(), outermost, grants, access)  # a path inside another excluded one changes nothing
 
 
-def _split(path: Path, excluded: list[str], grants: list[tuple[Path, int]], access: int) -> None:
-    real = os.path.realpath(path)
+def _split(path: Path, real: str, link: bool, excluded: list[str], grants: list[tuple[Path, int]], access: int) -> None:
+    """`real` is the path's real path: an entry that is not a link is its folder's real path
+    and its name, so only links are resolved (a realpath of each of /tmp's thousand entries
+    was most of a sandbox's start)."""
     if any(within(real, e) for e in excluded):
         return  # excluded, or a link into an excluded folder
     if not any(within(e, real) for e in excluded):
         grants.append((path, access))
         return
-    if path.is_symlink():
+    if link:
         return  # a link to an ancestor (`pytest-current`): its real path is split instead
     try:
-        names = sorted(os.listdir(path))
+        with os.scandir(path) as listing:
+            entries = sorted((entry.name, entry.is_symlink()) for entry in listing)
     except OSError:
         return
     grants.append((path, _READ_DIR))
-    for name in names:
-        _split(path / name, excluded, grants, access)
+    for name, is_link in entries:
+        child = path / name
+        _split(child, os.path.realpath(child) if is_link else os.path.join(real, name), is_link, excluded, grants, access)
 
 
 def within(path: str, folder: str) -> bool:
@@ -252,10 +256,17 @@ def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path],
     `DEVICES`): the user's other terminals (`/dev/pts/N`, a read takes the keystrokes typed
     there), disks of the `disk` group, the console's screen (`/dev/vcs*`) are devices too.
     `keep`: the folders the program needs (a hidden link leading to one is not left out)."""
+    return grants_around(home, allowed, private, hidden_link_targets(home, allowed, keep))
+
+
+def grants_around(home: Path, allowed: Iterable[str], private: Iterable[Path], link_targets: Iterable[Path]) -> list[tuple[Path, int]]:
+    """`readable_grants` with the hidden links' targets to leave out already found: all that
+    the folders a program needs change in it, so a cache keyed by them serves every project."""
+    allowed = tuple(allowed)
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
     grants: list[tuple[Path, int]] = []
-    split(Path("/"), _not_read(home, private) | hidden_link_targets(home, allowed, keep), grants)
+    split(Path("/"), _not_read(home, private) | set(link_targets), grants)
     grants.append((Path("/dev"), _READ_DIR))
     return grants + home_grants(home_real, allowed, {*secret, *private}) + xdg_grants(home, allowed, {*secret, *private})
 
