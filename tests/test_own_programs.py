@@ -320,12 +320,12 @@ def test_the_rulesets_kept_open_are_bounded_and_the_oldest_is_closed(tmp_path: P
     before = open_rulesets()
     home = Path.home()
     for index in range(own_programs.MAX_RULESETS + 5):
-        own_programs._ruleset(home, (), (), (tmp_path / f"p{index}",), ())
+        own_programs._ruleset(home, (), (), (tmp_path / f"p{index}",), (), ())
     assert len(own_programs._rulesets) == own_programs.MAX_RULESETS
     assert not any(key[3] == (tmp_path / "p0",) for key in own_programs._rulesets), "the oldest went first"
     assert open_rulesets() <= before + own_programs.MAX_RULESETS, "and its descriptor was closed"
-    kept = own_programs._rulesets[(home, (), (), (tmp_path / "p68",), ())]
-    assert own_programs._ruleset(home, (), (), (tmp_path / "p68",), ()) == kept, "a recent one is reused, not made again"
+    kept = own_programs._rulesets[(home, (), (), (tmp_path / "p68",), (), ())]
+    assert own_programs._ruleset(home, (), (), (tmp_path / "p68",), (), ()) == kept, "a recent one is reused, not made again"
 
 
 def _link(fd: str) -> bool:

@@ -403,7 +403,8 @@ class Agent:
         ends here when it was cancelled, or when it is stuck (with a closing answer)."""
         assert parsed.tool is not None
         self.emit(Action(parsed.tool, parsed.args))
-        args, retabbed = before_write(parsed.tool, parsed.args, self.aids.on("write.recipe_tabs"))
+        tool, on = parsed.tool, self.aids.on("write.recipe_tabs")
+        args, retabbed = self._advice("before-write aids", lambda: before_write(tool, parsed.args, on), (parsed.args, ""))
         try:
             result = self._call_tool(parsed.tool, args)
         except Cancelled:
@@ -414,9 +415,7 @@ class Agent:
             run.commands.append(repr(parsed.args))
         previous = run.repeats.last_tool()
         repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
-        text, stuck = self._observation(parsed, result, repeated, previous)
-        if retabbed and result.write is not None:
-            text += "\n" + self.aids.note("write.recipe_tabs", retabbed)
+        text, stuck = self._observation(parsed, result, repeated, previous, retabbed)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
@@ -485,12 +484,16 @@ class Agent:
             self.emit(Notice(f"the {which} failed ({type(exc).__name__}: {exc}) and were skipped for this step"))
             return otherwise
 
-    def _observation(self, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None) -> tuple[str, bool]:
-        """The result for the model with the after-tool aids' notes, and whether the run is stuck
+    def _observation(
+        self, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None, retabbed: str = "",
+    ) -> tuple[str, bool]:
+        """The result for the model with the aids' notes, and whether the run is stuck
         (`repeated`: how often the same call got the same result before; `previous`: the tool
-        called before this one)."""
+        called before this one; `retabbed`: what `write.recipe_tabs` changed in the write)."""
         aids = self.aids
         text = result.text
+        if retabbed and result.write is not None:
+            text += "\n" + aids.note("write.recipe_tabs", retabbed)
         if result.command is not None:
             command = result.command
             text += self._advice("after-command aids", lambda: self._after_command.notes(self.ctx, aids, command), "")

@@ -18,7 +18,7 @@ import pytest
 from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
 from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, SCAN_OVERLAP, credential_in_pieces
-from mzagent_tui.agent.safety.reshaped_reads import DEEP_SCAN_BYTES, reshapes
+from mzagent_tui.agent.safety.reshaped_reads import DEEP_SCAN_BYTES, FolderWalk, GitOutput, LargeFile, reshapes
 from tests.attack_helpers import command, git, needs_wall, run
 from tests.conftest import RecordingApprover
 
@@ -445,15 +445,20 @@ def test_control_the_large_files_key_read_as_it_is_asks_at_the_output(server, pr
     assert asked == ["SecretReadApproval"] and AWS_SECRET not in text
 
 
-def test_the_precheck_of_an_ordinary_command_stays_fast(docs: Path) -> None:
-    """No reshaping, nothing scanned: the rule costs an ordinary command nothing measurable."""
+def test_an_ordinary_command_scans_nothing_before_it_runs(docs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No reshaping, nothing scanned: an ordinary read through a pipe costs no scan of the files it
+    reads (the output scan sees them). Measured by the scans asked for, not by the clock."""
     for name in range(200):
         (docs / "src").mkdir(exist_ok=True)
         (docs / "src" / f"m{name}.py").write_text("def f():\n    return 1\n" * 50)
-    started = time.perf_counter()
-    for _ in range(20):
-        analyse("grep -rn return src | head -20", docs)
-    assert (time.perf_counter() - started) / 20 < 0.5
+    scanned: list[str] = []
+    for kind in (FolderWalk, GitOutput, LargeFile):
+        monkeypatch.setattr(kind, "concern", lambda self, why, kind=kind: scanned.append(kind.__name__))
+    analysis = analyse("grep -rn return src | head -20", docs)
+    assert scanned == [] and not any(part.concerns for part in analysis.parts)
+    assert [type(read).__name__ for part in analysis.parts for read in part.unscanned] == ["FolderWalk"], "the read is known, and left to the output scan"
+    analyse("grep -rn return src | rev", docs)
+    assert scanned == ["FolderWalk"], "control: the same read reshaped by rev is scanned"
 
 
 # Text the scan reads only without its NULs or colour codes ------------------------------------

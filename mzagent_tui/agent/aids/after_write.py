@@ -29,6 +29,7 @@ def write_notes(ctx: ToolContext, aids: Aids, wrote: WriteOutcome, task: str) ->
             notes.append(aids.note("write.unread", say("write.unread", names=", ".join(unread))))
     return "".join(f"\n{note}" for note in notes if note)
 
+
 def unread_named(ctx: ToolContext, written: Path) -> list[str]:
     """The project files the task names that the model has neither read nor written, but the one
     it wrote: told to fix "invoice.py crashes on orders.csv", a small model read the data file

@@ -116,16 +116,16 @@ def base_env() -> dict[str, str]:
     return env
 
 
-def _readable(home: Path, private: tuple[Path, ...], keep: tuple[Path, ...]) -> tuple[tuple[Path, int], ...]:
+def _readable(home: Path, private: tuple[Path, ...], keep: tuple[Path, ...], covered: tuple[str, ...]) -> tuple[tuple[Path, int], ...]:
     """What of `/` our programs read. The folders they need change it only through the home's
-    hidden links they keep open, so the walk of `/` (thousands of entries in a busy /tmp) is made
-    once per set of those, not once per project: 1.1 s of each first git call in a new project."""
-    return _readable_around(home, private, frozenset(sandbox.hidden_link_targets(home, sandbox.HOME_ALLOWED, keep)))
+    hidden links they keep open, so the walk of `/` is made once per set of those, not once per
+    project; `covered`: the folders their view covers, not walked (`sandbox.readable_grants`)."""
+    return _readable_around(home, private, frozenset(sandbox.hidden_link_targets(home, sandbox.HOME_ALLOWED, keep)), covered)
 
 
 @functools.cache
-def _readable_around(home: Path, private: tuple[Path, ...], link_targets: frozenset[Path]) -> tuple[tuple[Path, int], ...]:
-    return tuple(sandbox.grants_around(home, sandbox.HOME_ALLOWED, private, link_targets))
+def _readable_around(home: Path, private: tuple[Path, ...], link_targets: frozenset[Path], covered: tuple[str, ...]) -> tuple[tuple[Path, int], ...]:
+    return tuple(sandbox.grants_around(home, sandbox.HOME_ALLOWED, private, link_targets, covered))
 
 
 def _closed(path: Path) -> bool:
@@ -147,18 +147,20 @@ _rulesets: OrderedDict[tuple[object, ...], int] = OrderedDict()
 _rulesets_lock = threading.Lock()
 
 
-def _ruleset(home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...], kept: tuple[str, ...]) -> int:
+def _ruleset(
+    home: Path, private: tuple[Path, ...], readable: tuple[Path, ...], writable: tuple[Path, ...], kept: tuple[str, ...], covered: tuple[str, ...],
+) -> int:
     """One ruleset per home, folders read, folders written and folders kept in the view, kept
     for later runs; the least recently used is closed past `MAX_RULESETS`. The folders read are
     granted by name as well: one made after the home was walked (a project created during the
     session) is not in the walk."""
-    key = (home, private, readable, writable, kept)
+    key = (home, private, readable, writable, kept, covered)
     with _rulesets_lock:
         if key in _rulesets:
             _rulesets.move_to_end(key)
             return _rulesets[key]
         grants = [
-            *_readable(home, private, (*readable, *writable)), *sandbox.kept_grants(kept, home, private),
+            *_readable(home, private, (*readable, *writable), covered), *sandbox.kept_grants(kept, home, private),
             *((path, sandbox.READ) for path in readable), *((path, sandbox.FULL) for path in writable),
         ]
         _rulesets[key] = fd = sandbox.build_ruleset(sandbox.landlock_abi(), grants, network=False)
@@ -192,10 +194,10 @@ def _confine(readable: Iterable[Path], writable: Iterable[Path], seen: Iterable[
     home = Path(os.path.realpath(Path.home()))
     readable, writable, private = real(readable), real(writable), real(app_folders())
     if not sandbox.namespaces_work():
-        return sandbox.restrict(_ruleset(home, private, readable, writable, ()), None)
+        return sandbox.restrict(_ruleset(home, private, readable, writable, (), ()), None)
     view = _view(home, (*readable, *writable, *real(seen), *real(sandbox.program_folders())))
-    kept = tuple(sandbox.covered_and_kept(view.keep, network=False)[1])
-    return sandbox.restrict(_ruleset(home, private, readable, writable, kept), sandbox.enter_namespaces(network=False, view=view))
+    covered, kept = sandbox.covered_and_kept(view.keep, network=False)
+    return sandbox.restrict(_ruleset(home, private, readable, writable, tuple(kept), tuple(covered)), sandbox.enter_namespaces(network=False, view=view))
 
 
 @functools.cache

@@ -250,23 +250,30 @@ def within(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder if folder.endswith("/") else folder + "/")
 
 
-def readable_grants(home: Path, allowed: Iterable[str], private: Iterable[Path], keep: Iterable[Path] = ()) -> list[tuple[Path, int]]:
+def readable_grants(
+    home: Path, allowed: Iterable[str], private: Iterable[Path], keep: Iterable[Path] = (), covered: Iterable[str] = (),
+) -> list[tuple[Path, int]]:
     """Everything from `/` down, with the home read by allow-list and the private folders left
     out, and of `/dev` only its listing (the devices a program needs are granted by name,
     `DEVICES`): the user's other terminals (`/dev/pts/N`, a read takes the keystrokes typed
     there), disks of the `disk` group, the console's screen (`/dev/vcs*`) are devices too.
-    `keep`: the folders the program needs (a hidden link leading to one is not left out)."""
-    return grants_around(home, allowed, private, hidden_link_targets(home, allowed, keep))
+    `keep`: the folders the program needs (a hidden link leading to one is not left out).
+    `covered`: the folders a view covers (`covered_and_kept`), which are not walked: nothing of
+    what they held is seen but the paths bound back, and those are granted by name
+    (`kept_grants`). Walked, /tmp alone gave a grant per entry, thousands on a busy machine."""
+    return grants_around(home, allowed, private, hidden_link_targets(home, allowed, keep), covered)
 
 
-def grants_around(home: Path, allowed: Iterable[str], private: Iterable[Path], link_targets: Iterable[Path]) -> list[tuple[Path, int]]:
+def grants_around(
+    home: Path, allowed: Iterable[str], private: Iterable[Path], link_targets: Iterable[Path], covered: Iterable[str] = (),
+) -> list[tuple[Path, int]]:
     """`readable_grants` with the hidden links' targets to leave out already found: all that
     the folders a program needs change in it, so a cache keyed by them serves every project."""
     allowed = tuple(allowed)
     home_real = Path(os.path.realpath(home))
     secret = [home_real / entry for entry in SECRET_HOME_ENTRIES]
     grants: list[tuple[Path, int]] = []
-    split(Path("/"), _not_read(home, private) | set(link_targets), grants)
+    split(Path("/"), _not_read(home, private) | set(link_targets) | {Path(folder) for folder in covered}, grants)
     grants.append((Path("/dev"), _READ_DIR))
     return grants + home_grants(home_real, allowed, {*secret, *private}) + xdg_grants(home, allowed, {*secret, *private})
 
@@ -722,7 +729,8 @@ class Sandbox:
         the project read, only the temp folders written."""
         key = (network, project_read_only)
         if key not in self._grants:
-            grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,))
+            covered = covered_and_kept((), network)[0] if self.namespaces else []
+            grants = readable_grants(self.home, self._allowed, self.private_folders, (self.root,), covered)
             home = Path(os.path.realpath(self.home))
             secret = {home / entry for entry in SECRET_HOME_ENTRIES}
             hidden = {Path(os.path.realpath(p)) for p in hidden_home_entries(self.home, self._allowed, (self.root,))}
