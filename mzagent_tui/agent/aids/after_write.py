@@ -32,8 +32,8 @@ def write_notes(ctx: ToolContext, aids: Aids, wrote: WriteOutcome, task: str) ->
 
 def unread_named(ctx: ToolContext, written: Path) -> list[str]:
     """The project files the task names that the model has neither read nor written, but the one
-    it wrote: told to fix "invoice.py crashes on orders.csv", a small model read the data file
-    and wrote it back unchanged three times, never opening the program."""
+    it wrote: told that a program crashes on a data file, a small model read the data file and
+    wrote it back unchanged three times, never opening the program."""
     found = []
     for name in ctx.facts.named:
         path = (ctx.root / name).resolve()

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from mzagent_tui.agent.safety import own_programs, trusted_path
+from mzagent_tui.agent.safety.own_install import own_installation
 
 INTERPRETERS = ("python3", "python")
 """The names you start Python by, looked up on the trusted PATH."""
@@ -101,9 +102,11 @@ def _within_any(location: str, folders: tuple[str, ...]) -> bool:
 @functools.cache
 def names_of(program: str) -> Mapping[str, tuple[str, ...]]:
     """Each top-level name `program` imports, with where it finds it; empty when it cannot be
-    asked (then only the standard library's names count for it)."""
+    asked (then only the standard library's names count for it). mzagent's own installation is
+    kept in the probe's view: an editable install from a checkout under /tmp (as CI makes one)
+    is otherwise hidden by the view's blank /tmp, and its name missed."""
     try:
-        done = own_programs.run([program, "-E", "-c", PROBE], Path("/"), timeout=PROBE_TIMEOUT)
+        done = own_programs.run([program, "-E", "-c", PROBE], Path("/"), timeout=PROBE_TIMEOUT, seen=map(Path, own_installation()))
         answer = json.loads(done.stdout) if done.returncode == 0 else {}
     except (OSError, subprocess.SubprocessError, ValueError):
         return {}
