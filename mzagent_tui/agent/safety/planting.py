@@ -183,14 +183,20 @@ def python_first_folders(root: Path, *pythonpaths: str) -> tuple[str, ...]:
     """The project-relative folders (lower case) Python puts first on `sys.path`: the root
     (`python -m` and the REPL start there) and each PYTHONPATH entry inside the project, a
     relative one counted from the root, an empty one being the root."""
-    found = {""}
+    entries = [entry or "." for value in pythonpaths if value for entry in value.split(os.pathsep)]
+    return tuple(sorted({"", *_inside_project(root, entries)}))
+
+
+def _inside_project(root: Path, entries: list[str]) -> list[str]:
+    """The entries (absolute, or relative to the root) that lead into the project, as
+    project-relative folders in lower case ("" the root), in order, once each."""
     real_root = os.path.realpath(root)
-    for value in pythonpaths:
-        for entry in value.split(os.pathsep) if value else ():
-            inside = os.path.relpath(os.path.realpath(os.path.join(real_root, entry or ".")), real_root)
-            if inside != ".." and not inside.startswith("../"):
-                found.add("" if inside == "." else inside.lower())
-    return tuple(sorted(found))
+    found: list[str] = []
+    for entry in entries:
+        inside = os.path.relpath(os.path.realpath(os.path.join(real_root, entry)), real_root)
+        if inside != ".." and not inside.startswith("../"):
+            found.append("" if inside == "." else inside.lower())
+    return list(dict.fromkeys(found))
 
 
 def every_name_counts(folder: str, python_first: Collection[str] = ("",)) -> bool:
@@ -297,15 +303,10 @@ def _module_name(name: str) -> str | None:
 
 def own_path_folders(root: Path) -> tuple[str, ...]:
     """The project folders (relative, lower case, "" the root) on mzagent's own `sys.path`:
-    what mzagent imports from at its next start, as much its installation as its site-packages."""
-    project = os.path.realpath(root)
-    found: list[str] = []
-    for entry in sys.path:
-        real = os.path.realpath(entry) if entry else ""
-        if real and (real == project or real.startswith(project.rstrip("/") + "/")):
-            relative = os.path.relpath(real, project)
-            found.append("" if relative == "." else relative.lower())
-    return tuple(dict.fromkeys(found))
+    what mzagent imports from at its next start, as much its installation as its site-packages.
+    An empty entry is the folder mzagent started in, not the project: it is left out; a relative
+    one is counted from that folder, as Python counts it."""
+    return tuple(_inside_project(root, [os.path.abspath(entry) for entry in sys.path if entry]))
 
 
 def imported_at_own_start(root: Path, relative: str) -> bool:
