@@ -2,7 +2,8 @@
 
 Each child process starts Python, imports, runs the app headless, waits for the first frame
 after mount, and exits; the parent times the whole process. Medians of N runs each, and their
-ratio (goal <= 1.3x, issue 44).
+ratio (goal <= 1.3x, issue 44). Where textual-speedups is installed, both apps also run with it
+switched off (`TEXTUAL_SPEEDUPS=0`), interleaved in the same run.
 
     python bench/startup.py [--runs 7]
 """
@@ -10,6 +11,7 @@ ratio (goal <= 1.3x, issue 44).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -53,9 +55,11 @@ CHILD_ENV = {name: value for name, value in os.environ.items() if name != "PYTHO
 """Bytecode is cached as on a user's machine (the warm-up run writes it), not compiled each start."""
 
 
-def time_child(code: str) -> float:
+def time_child(code: str, speedups: bool = True) -> float:
+    """Milliseconds from start to exit; `speedups=False` switches textual-speedups off (Textual's own switch)."""
+    env = CHILD_ENV if speedups else {**CHILD_ENV, "TEXTUAL_SPEEDUPS": "0"}
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=CHILD_ENV)
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env)
     return (time.perf_counter() - started) * 1000
 
 
@@ -69,14 +73,22 @@ def main() -> None:
     ours_code = MZAGENT.format(root=str(ROOT), project=str(project))
     time_child(MINIMAL)  # warm the file cache for both
     time_child(ours_code)
-    minimal, ours = [], []
+    speedups = importlib.util.find_spec("textual_speedups") is not None
+    minimal, ours, plain_minimal, plain_ours = [], [], [], []
     for _ in range(runs):  # interleaved so machine noise hits both alike
         minimal.append(time_child(MINIMAL))
         ours.append(time_child(ours_code))
+        if speedups:
+            plain_minimal.append(time_child(MINIMAL, speedups=False))
+            plain_ours.append(time_child(ours_code, speedups=False))
     m, o = statistics.median(minimal), statistics.median(ours)
     print(f"minimal Textual app: median {m:.0f} ms")
     print(f"mzagent:             median {o:.0f} ms")
     print(f"ratio: {o / m:.2f}x (goal <= 1.3x)")
+    if speedups:
+        pm, po = statistics.median(plain_minimal), statistics.median(plain_ours)
+        print(f"without textual-speedups (TEXTUAL_SPEEDUPS=0): minimal {pm:.0f} ms, mzagent {po:.0f} ms; "
+              f"mzagent with them {o / po:.2f}x of without, against the minimal app without them {o / pm:.2f}x")
 
 
 if __name__ == "__main__":

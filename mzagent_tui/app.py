@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -38,6 +38,7 @@ from mzagent_tui.agent.safety.approval import MODE_DESCRIPTIONS, MODES, Policy
 from mzagent_tui.agent.safety.sandbox import sandbox_label
 from mzagent_tui.agent.sessions.history import SessionHistory, list_sessions, load_session
 from mzagent_tui.attention import Attention
+from mzagent_tui.collection_pacing import CollectionPacer
 from mzagent_tui.screens.approval import ApprovalScreen
 from mzagent_tui.screens.ask_text import AskTextScreen
 from mzagent_tui.screens.choose import ChooseScreen
@@ -63,6 +64,8 @@ SETUP_HELP = (
 )
 
 
+COLLECTION_TICK = 0.25
+"""How often the app sees whether a full garbage collection is due and nobody is typing."""
 DOUBLE_ESCAPE_SECONDS = 0.8
 """How soon a second Esc must follow the first to open the rewind (as in Claude Code)."""
 
@@ -89,8 +92,11 @@ class MzAgentApp(App[None]):
         clock: Callable[[], float] = time.monotonic,
         history: SessionHistory | None = None,
         pick_session: bool = False,
+        collections: CollectionPacer | None = None,
     ) -> None:
-        """`history` reopens a logged session at start; `pick_session` opens the session list."""
+        """`history` reopens a logged session at start; `pick_session` opens the session list;
+        `collections` paces the process's full garbage collections (the real app; not in tests,
+        where many apps share one process)."""
         super().__init__()
         self.config = config
         """What every run of this app runs with; only the model switch and the local model's start replace it."""
@@ -110,6 +116,7 @@ class MzAgentApp(App[None]):
         """Why the configured theme is not on (said in the transcript at start), or ""."""
         self.closed = threading.Event()
         """Set when the app unmounts: its screen is gone, whatever threads still run."""
+        self._collections = collections
 
     @property
     def settings(self) -> Settings:
@@ -139,6 +146,9 @@ class MzAgentApp(App[None]):
             self.action_resume()
         if self._theme_problem:
             self.conversation.say("error", self._theme_problem, title="theme")
+        if self._collections is not None:
+            self.call_after_refresh(self._collections.start)
+            self.set_interval(COLLECTION_TICK, self._collections.tick, name="collections")
         if needs_local(self.settings) and local_available():
             self.conversation.hold("starting the offline model…", "starting the local model")
             self._start_local()
@@ -549,7 +559,14 @@ class MzAgentApp(App[None]):
                 loop.remove_signal_handler(number)
         if self._local_server is not None:
             self._local_server.stop()
+        if self._collections is not None:
+            self._collections.stop()
         self.closed.set()
+
+    async def on_event(self, event: events.Event) -> None:
+        if self._collections is not None and isinstance(event, events.InputEvent) and not event.is_forwarded:
+            self._collections.input_seen()
+        await super().on_event(event)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -579,7 +596,7 @@ EXIT_GRACE = 5.0
 
 
 def run_app(config: RunConfig, history: SessionHistory | None = None, pick_session: bool = False) -> int:
-    app = MzAgentApp(config, history=history, pick_session=pick_session)
+    app = MzAgentApp(config, history=history, pick_session=pick_session, collections=CollectionPacer())
     threading.Thread(target=_leave_a_stuck_run, args=(app,), name="mzagent-exit-watch", daemon=True).start()
     app.run()
     return app.return_code or 0

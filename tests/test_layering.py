@@ -85,7 +85,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("around the loop", ("agent/aids/", "agent/hooks/", "agent/mcp/", "agent/planning.py", "agent/mentions.py", "agent/prompt_commands.py", "agent/user_commands.py", "agent/report.py")),
     ("loop", ("agent/loop.py",)),
     ("assembly", ("agent/run_config.py", "agent/assembly.py")),
-    ("front-end parts", ("display/", "messages.py", "bridge.py", "task_completions.py")),
+    ("front-end parts", ("display/", "messages.py", "bridge.py", "task_completions.py", "collection_pacing.py")),
     ("screens", ("screens/",)),
     ("widgets", ("widgets/",)),
     ("front-ends", ("app.py", "headless.py", "acp_server.py", "acp_transport.py", "session_commands.py", "attention.py", "cli.py", "__main__.py")),

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
-import yaml
 
 from mzagent_tui.agent.ground.app_name import APP_NAME
 from mzagent_tui.agent.ground.beneath import open_beneath
@@ -160,6 +159,8 @@ def _parse(head: bytes, folder: Path, scope: str, shown: str) -> Skill | str:
 
 def _front_matter(block: str) -> dict[str, object] | None:
     """YAML, or, as other agents accept, `key: value` lines whose value holds a colon."""
+    import yaml  # only where skills exist: 25 ms of the app's start-up otherwise
+
     try:
         loaded = yaml.safe_load(block)
     except yaml.YAMLError:

@@ -10,7 +10,6 @@ and an address that is not this machine is not asked.
 
 from __future__ import annotations
 
-import http.client
 import ipaddress
 import json
 import re
@@ -133,6 +132,8 @@ def _billions(text: str) -> float:
 
 def _get_json(root: str, path: str, timeout: float) -> Any:
     """GET a JSON document; None for anything else (refused, silent, not JSON, not 200)."""
+    import http.client  # only when a server is looked for: 30 ms of the app's start-up otherwise
+
     parts = urlsplit(root)
     connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
     try:
