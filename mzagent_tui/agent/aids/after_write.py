@@ -30,10 +30,11 @@ def write_notes(ctx: ToolContext, aids: Aids, wrote: WriteOutcome, task: str) ->
     return "".join(f"\n{note}" for note in notes if note)
 
 
-def unread_named(ctx: ToolContext, written: Path) -> list[str]:
+def unread_named(ctx: ToolContext, written: Path | None = None) -> list[str]:
     """The project files the task names that the model has neither read nor written, but the one
-    it wrote: told that a program crashes on a data file, a small model read the data file and
-    wrote it back unchanged three times, never opening the program."""
+    it `written`: told that a program crashes on a data file, a small model read the data file and
+    wrote it back unchanged three times, never opening the program (and elsewhere read the data
+    file four times until it was stuck)."""
     found = []
     for name in ctx.facts.named:
         path = (ctx.root / name).resolve()

@@ -186,6 +186,10 @@ WORDS: dict[str, str] = {
         "Note: make runs a recipe line only when it starts with a tab, and lines {lines} of what you wrote for {rel} "
         "started with spaces; they were written with a tab."
     ),
+    "aid.stuck_unread": (
+        "\nNote: you have now done exactly this {repeats} times with the same result, and it will not change. "
+        "The task names {names}, which you have not read: the answer is likely there. Read it next."
+    ),
     "write.unread": (
         "Note: the task names {names}, which you have not read yet: the change it asks for may belong there. "
         "Read it before you write again."
