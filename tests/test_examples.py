@@ -158,8 +158,8 @@ def test_the_command_is_told_and_the_same_content_again_is_not_a_step_done(serve
     assert ran.startswith("Command succeeded (exit code 0).\nOutput:\n10.0")
     assert "Note: the docstring in solution.py says mad([1.0, 2.0, 3.0, 4.0]) gives 1.0, but this printed 10.0" in ran
     assert again.startswith(
-        "Nothing written: solution.py already holds exactly this content (10 lines, 179 bytes), and a command printed 10.0 for "
-        "mad([1.0, 2.0, 3.0, 4.0]), where its docstring says 1.0."
+        "Nothing written: solution.py already holds exactly this content (10 lines, 179 bytes).\nNote: since it last changed, "
+        "a command printed 10.0 for mad([1.0, 2.0, 3.0, 4.0]), where its docstring says 1.0."
     )
 
 

@@ -336,21 +336,11 @@ def test_a_write_that_changes_nothing_says_so_and_touches_nothing(tools, project
     read(tools, "same.py")
     before = (project / "same.py").stat().st_mtime_ns
     text, ok = write(tools, "same.py", "x = 1\n")
-    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes), so it did not change. Write something different if a change is needed."
+    assert ok and text == "Nothing written: same.py already holds exactly this content (1 line, 6 bytes)."
     assert (project / "same.py").stat().st_mtime_ns == before
     assert not tools[1].of(FileChanged)
     text, ok = write(tools, "same.py", "x = 2\n")
-    assert ok and "did not change" not in text and len(tools[1].of(FileChanged)) == 1
-
-
-def test_the_same_content_as_the_models_own_earlier_write_is_a_step_done(tools, project: Path) -> None:
-    """Told to write something different after writing its finished table again, a small model
-    broke the table; content its own write put there is a step done, not a missed change."""
-    write(tools, "table.md", "| a |\n")
-    text, ok = write(tools, "table.md", "| a |\n")
-    assert ok and text == ("Nothing written: table.md already holds exactly this content (1 line, 6 bytes), from your earlier write, "
-                           "so that step is done: go on with the task, or give the final answer if nothing is left.")
-    assert len(tools[1].of(FileChanged)) == 1
+    assert ok and "Nothing written" not in text and len(tools[1].of(FileChanged)) == 1
 
 
 def test_a_file_the_model_never_read_is_not_overwritten(tools, project: Path) -> None:
@@ -420,42 +410,6 @@ def test_a_file_an_in_place_edit_names_is_not_seen(server, project: Path) -> Non
 def test_a_new_file_gets_no_note(tools, project: Path) -> None:
     text, ok = write(tools, "fresh.py", "x = 1\n")
     assert ok and text == "File written: fresh.py (created, 1 line, 6 bytes)."
-
-
-STUB_FILE = 'FIX = """\nAdd more tests.\n"""\n\n\ndef count(s):\n    """How many vowels s has.\n\n    >>> count("abe")\n    2\n    """\n    raise NotImplementedError\n'
-
-
-def test_a_stub_written_back_again_is_not_called_a_step_done(tools, project: Path) -> None:
-    """Told to implement a function, a small model copied the file back with the stub in place
-    and answered that it was done: the same content again says the stub is still there."""
-    (project / "vowels.py").write_text(STUB_FILE)
-    read(tools, "vowels.py")
-    text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
-    assert ok and text == "File written: vowels.py (overwrote, 12 lines, 138 bytes)."
-    text, ok = write(tools, "vowels.py", STUB_FILE.replace("Add more tests.", "More tests."))
-    assert ok and text == (
-        "Nothing written: vowels.py already holds exactly this content (12 lines, 138 bytes), from your earlier write, "
-        "and count still only raises NotImplementedError: not implemented yet. Writing it again changes nothing: write "
-        "different content that fixes it."
-    )
-    text, ok = write(tools, "vowels.py", STUB_FILE.replace("raise NotImplementedError", "return sum(c in 'aeiou' for c in s)"))
-    assert ok and "NotImplementedError" not in text
-
-
-def test_an_abstract_method_is_not_called_unimplemented(tools, project: Path) -> None:
-    base = "import abc\n\n\nclass Shape(abc.ABC):\n    @abc.abstractmethod\n    def area(self):\n        raise NotImplementedError\n"
-    write(tools, "shape.py", base)
-    text, _ = write(tools, "shape.py", base)
-    assert "NotImplementedError" not in text and "that step is done" in text
-
-
-def test_writing_a_broken_file_again_is_not_called_a_step_done(tools, project: Path) -> None:
-    """The model wrote a docstring that never closed, was told, and wrote the same again; told
-    "that step is done" beside the parse warning, it answered with the file broken."""
-    write(tools, "half.py", "def half(n):\n    '''Half.\n    return n // 2\n")
-    text, ok = write(tools, "half.py", "def half(n):\n    '''Half.\n    return n // 2\n")
-    assert ok and "from your earlier write. Writing it again changes nothing" in text
-    assert "Warning: half.py does not parse now" in text and "that step is done" not in text
 
 
 def test_a_read_past_the_end_says_the_file_was_all_shown(tools, project: Path) -> None:

@@ -56,12 +56,13 @@ def observations(rec) -> list[str]:  # noqa: ANN001
     return [o.text for o in rec.of(Observation)]
 
 
+SAME = "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes).\n"
 FAILED_AGAIN = (
-    "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), and it failed when a command ran it: "
+    SAME + "Note: since it last changed, it failed when a command ran it: "
     "TypeError: 'NoneType' object is not subscriptable (line 3). The same content again changes nothing: "
     "write different content that fixes that."
 )
-STEP_DONE = "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), from your earlier write, so that step is done"
+STEP_DONE = SAME + "Note: that content is from your earlier write, so that step is done"
 
 
 @pytest.mark.parametrize(
@@ -110,8 +111,9 @@ def test_a_failure_is_forgotten_once_another_file_changes(server, project: Path)
     agent.run("Write a.py and utils.py")
     said = observations(rec)
     assert "TypeError: helper() takes 0 positional arguments but 1 was given" in said[2]
-    assert said[3].startswith("Nothing written: a.py already holds exactly this content (2 lines, 42 bytes), and it failed when a command ran it")
-    assert said[5].startswith("Nothing written: a.py already holds exactly this content (2 lines, 42 bytes), from your earlier write, so that step is done")
+    same = "Nothing written: a.py already holds exactly this content (2 lines, 42 bytes).\n"
+    assert said[3].startswith(same + "Note: since it last changed, it failed when a command ran it")
+    assert said[5].startswith(same + "Note: that content is from your earlier write, so that step is done")
 
 
 def test_a_failure_in_a_file_the_model_did_not_write_is_not_remembered(server, project: Path) -> None:
@@ -123,7 +125,4 @@ def test_a_failure_in_a_file_the_model_did_not_write_is_not_remembered(server, p
     )
     agent, rec = make_agent(server, project)
     agent.run("Fix pick.py")
-    assert observations(rec)[-1] == (
-        "Nothing written: pick.py already holds exactly this content (6 lines, 68 bytes), so it did not change. "
-        "Write something different if a change is needed."
-    )
+    assert observations(rec)[-1] == SAME + "Note: the file did not change. Write something different if a change is needed."

@@ -23,7 +23,7 @@ def _project(project: Path) -> None:
 def test_writing_the_input_back_unchanged_names_the_program_not_read(server, project: Path) -> None:
     _project(project)
     server.script(read_reply("orders.csv"), write_reply("orders.csv", DATA), read_reply("invoice.py"), answer_reply("Nothing to do."))
-    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle", "write.same"])
     agent.run(TASK)
     observation = last_user(server.requests[2])
     assert observation.startswith("<observation>Nothing written: orders.csv already holds exactly this content")
@@ -35,7 +35,7 @@ def test_writing_the_input_back_unchanged_names_the_program_not_read(server, pro
 def test_nothing_is_said_once_every_named_file_was_read(server, project: Path) -> None:
     _project(project)
     server.script(read_reply("invoice.py"), read_reply("orders.csv"), write_reply("orders.csv", DATA), answer_reply("Nothing to do."))
-    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle", "write.same"])
     agent.run(TASK)
     assert "Note:" not in last_user(server.requests[3]) and not rec.of(AidFired)
 
@@ -43,7 +43,7 @@ def test_nothing_is_said_once_every_named_file_was_read(server, project: Path) -
 def test_a_write_that_changed_the_file_is_not_commented(server, project: Path) -> None:
     _project(project)
     server.script(read_reply("orders.csv"), write_reply("orders.csv", DATA + "3,1\n"), answer_reply("Done."))
-    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle", "write.same"])
     agent.run(TASK)
     assert "Note:" not in last_user(server.requests[2]) and not rec.of(AidFired)
 
@@ -53,6 +53,6 @@ def test_a_named_file_that_does_not_exist_or_lies_outside_is_not_named(server, p
     task = "invoice.py and ../secret.py crash on orders.csv. Fix it."
     (project.parent / "secret.py").write_text("x = 1\n")
     server.script(read_reply("orders.csv"), write_reply("orders.csv", DATA), answer_reply("Nothing to do."))
-    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle", "answer.missing"])
+    agent, rec = make_agent(server, project, disable_aids=["answer.unchanged", "answer.idle", "answer.missing", "write.same"])
     agent.run(task)
     assert "Note:" not in last_user(server.requests[2]) and not rec.of(AidFired)

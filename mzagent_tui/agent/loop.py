@@ -189,6 +189,7 @@ class Agent:
         fresh again) and, during a run, the answer checks' view of the work."""
         if isinstance(event, Usage):
             self._compacted = False
+        self.aids.state.observe(event)
         if self._completion is not None:
             self._completion.observe(event)
 
@@ -473,7 +474,7 @@ class Agent:
         self.emit(Notice(f"{reminder.notice}; the model was reminded once"))
         self._observe(reminder.text)
         for path in reminder.files:
-            self.ctx.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
+            self.aids.state.failed[path.resolve()] = f"the last reminder said {reminder.notice}"
         return True
 
     def _advice(self, which: str, work: Callable[[], T], otherwise: T) -> T:

@@ -2,7 +2,7 @@
 command and reports the truth (status, an exit code that is an answer, output, files changed, a
 possible sandbox refusal, a script without the execute permission); what is added here is advice
 for a small model, switchable by its name in the seam's catalogue. Each command also tells the
-write tool what it learned: the files it named were seen, and a Python file it crashed in."""
+write tool what it learned (the files it named were seen) and the aids' state a Python file it crashed in."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
 from mzagent_tui.agent.aids.seam import Aids
 from mzagent_tui.agent.aids.seen import named_files
+from mzagent_tui.agent.aids.state import AidState
 from mzagent_tui.agent.aids.tracebacks import python_failure
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.registry import CommandOutcome
@@ -31,17 +32,17 @@ class AfterCommand:
         ctx.seen.update(named_files(ran.analysis.command, ran.analysis.script, ctx.root))
         if exit_code not in (0, None) and not ran.answer:
             failure = python_failure(ran.output, ctx.root)
-            if failure is not None and failure.path in ctx.changed:
-                ctx.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
+            if failure is not None and failure.path in aids.state.changed:
+                aids.state.crashed[failure.path] = f"it failed when a command ran it: {failure.describe()}"
         if exit_code != 0 or not aids.on("examples"):
             return ""
-        return ctx.redact.command_output(aids.note("examples", self._against_examples(ctx, ran)))
+        return ctx.redact.command_output(aids.note("examples", self._against_examples(ctx, aids.state, ran)))
 
-    def _against_examples(self, ctx: ToolContext, ran: CommandOutcome) -> str:
+    def _against_examples(self, ctx: ToolContext, state: AidState, ran: CommandOutcome) -> str:
         """A note when the command printed calls that docstring examples of a Python file the model
         wrote give other results for (the file is then not "a step done" if written again), or when
         every checked example of the file has now printed what it should since the file last changed."""
-        written = sorted(path for path in ctx.changed if path.suffix == ".py")
+        written = sorted(path for path in state.changed if path.suffix == ".py")
         printed = printed_examples(ran.analysis.script, ran.stdout, written) if written else []
         notes = []
         for path in dict.fromkeys(found.path for found in printed):
@@ -49,7 +50,7 @@ class AfterCommand:
             in_file = [found for found in printed if found.path == path]
             wrong = [found for found in in_file if not found.matches]
             if wrong:
-                ctx.failed[path] = "a command printed " + "; and ".join(
+                state.failed[path] = "a command printed " + "; and ".join(
                     f"{found.printed} for {found.call}, where its docstring says {found.expected}" for found in wrong
                 )
                 notes.append("\n" + mismatch_note(rel, wrong))

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mzagent_tui.agent.aids.state import AidState
 from mzagent_tui.agent.events import AidFired, EventSink
 
 
@@ -30,6 +31,7 @@ CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
     Aid("write.recipe_tabs", "before_write", "a Makefile's recipe lines written with spaces get the tab make needs; the model is told which"),
     Aid("write.removed", "after_write", "a rewrite of a Python file took away code the task did not name: said at once, with the old code"),
+    Aid("write.same", "after_write", "a write that changed nothing: a step done (go on), or one to do again differently (it was found wrong, or is unfinished)"),
     Aid("write.unread", "after_write", "a write that changed nothing, while the task names files not read yet: they are named"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
     Aid("stuck.unread", "after_tool", "stuck while the task names files not read yet: once, the run goes on, pointed at them"),
@@ -59,7 +61,7 @@ class UnknownAid(ValueError):
 
 
 class Aids:
-    """The switches and the counter of one agent."""
+    """The switches, the counter and the memory of one agent's aids."""
 
     def __init__(self, disabled: Iterable[str] = (), emit: EventSink | None = None) -> None:
         self.disabled = frozenset(disabled)
@@ -68,6 +70,8 @@ class Aids:
             raise UnknownAid(f"unknown aid {', '.join(unknown)} in disable_aids (mzagent config lists the names)")
         self._emit = emit
         self.counts: Counter[str] = Counter()
+        self.state = AidState()
+        """What the aids remember of the session's work (the agent feeds it its events)."""
 
     def on(self, name: str) -> bool:
         """Whether the aid may act; asking about a name not in the catalogue is a bug."""

@@ -186,6 +186,22 @@ WORDS: dict[str, str] = {
         "Note: make runs a recipe line only when it starts with a tab, and lines {lines} of what you wrote for {rel} "
         "started with spaces; they were written with a tab."
     ),
+    "write.same": "Nothing written: {rel} already holds exactly this content ({lines}, {size} bytes).",
+    "aid.same_found_wrong": (
+        "Note: since it last changed, {said}. The same content again changes nothing: write different content that fixes that."
+    ),
+    "aid.same_broken": (
+        "Note: that content is from your earlier write. Writing it again changes nothing: what is said above is still so. "
+        "Write different content that fixes it."
+    ),
+    "aid.same_stubs": (
+        "Note: that content is from your earlier write, and {stubs} still only {raise_} NotImplementedError: not implemented yet. "
+        "Writing it again changes nothing: write different content that fixes it."
+    ),
+    "aid.same_done": (
+        "Note: that content is from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
+    ),
+    "aid.same_unchanged": "Note: the file did not change. Write something different if a change is needed.",
     "aid.stuck_unread": (
         "\nNote: you have now done exactly this {repeats} times with the same result, and it will not change. "
         "The task names {names}, which you have not read: the answer is likely there. Read it next."

@@ -44,15 +44,5 @@ class ToolContext:
     seen: set[Path] = field(default_factory=set)
     """Files the model has read, written or named in a command in this session: write_to_file
     overwrites an existing file only when it is one of these."""
-    changed: set[Path] = field(default_factory=set)
-    """Files a write of the model changed in this session: the same content written again is
-    then a step already done, not a change that did not happen."""
     facts: TaskFacts = field(default_factory=TaskFacts)
     """What the current task's words name and ask, read once when it started."""
-    crashed: dict[Path, str] = field(default_factory=dict)
-    """Files a command's Python traceback ended in, since the last change to any file: the cause
-    may lie in another file (a call into a module the model wrote), so any change clears them."""
-    failed: dict[Path, str] = field(default_factory=dict)
-    """Files found wrong since their last change (a command's Python traceback ended in one, a
-    reminder said one is not right), with what was said: the same content written again is not a
-    step done."""

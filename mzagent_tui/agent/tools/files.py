@@ -37,7 +37,6 @@ from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.nearby import missing
 from mzagent_tui.agent.tools.paths import relative, resolve_inside
 from mzagent_tui.agent.tools.registry import ToolError, ToolResult, WriteOutcome
-from mzagent_tui.agent.tools.stubs import stubs_in
 from mzagent_tui.agent.tools.syntax_check import syntax_problem
 
 READ_MAX_CHARS = 60_000
@@ -248,14 +247,8 @@ class FileTools:
             os.close(folder)
         broken = syntax_problem(rel, data, old if existed else None)
         if unchanged:
-            written = _same_content(
-                rel, content, len(data), done_before=path in self._ctx.changed, broken=broken is not None,
-                stubs=stubs_in(rel, data), failed=self._ctx.failed.get(path) or self._ctx.crashed.get(path),
-            )
+            written = say("write.same", rel=rel, lines=lines_label(content), size=len(data))
         else:
-            self._ctx.changed.add(path)
-            self._ctx.failed.pop(path, None)
-            self._ctx.crashed.clear()
             matching = previewed if previewed is not None and previewed[0] == (old if existed else None) and previewed[1] == data else None
             change = (matching[2] if matching is not None else file_diff(rel, old if existed else None, data)) or FileDiff("", 0, 0)
             self._ctx.emit(FileChanged(
@@ -452,27 +445,3 @@ def _current(folder: int, name: str, rel: str) -> tuple[bool, bytes, int]:
         if not stat.S_ISREG(info.st_mode):
             raise ToolError("file.not_regular", rel=rel)
         return True, handle.read(), stat.S_IMODE(info.st_mode)
-
-
-def _same_content(
-    rel: str, content: str, size: int, done_before: bool, broken: bool, stubs: list[str], failed: str | None,
-) -> str:
-    """Why nothing was written. Content an earlier write of the model put there is a step done
-    (told to write something different, a small model broke a finished table), unless it is not
-    finished (`broken`: it does not parse, which the observation says next; `stubs`: functions that
-    only raise NotImplementedError), or a command failed in it or a reminder found it wrong since it
-    was written (`failed`: what was said)."""
-    said = f"Nothing written: {rel} already holds exactly this content ({lines_label(content)}, {size} bytes)"
-    if failed is not None:
-        return f"{said}, and {failed}. The same content again changes nothing: write different content that fixes that."
-    if done_before and broken:
-        return f"{said}, from your earlier write. Writing it again changes nothing: what is said below is still so. Write different content that fixes it."
-    if done_before and stubs:
-        shown = ", ".join(stubs)
-        return (
-            f"{said}, from your earlier write, and {shown} still only raise{'s' if len(stubs) == 1 else ''} NotImplementedError: "
-            "not implemented yet. Writing it again changes nothing: write different content that fixes it."
-        )
-    if done_before:
-        return f"{said}, from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
-    return f"{said}, so it did not change. Write something different if a change is needed."

@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from mzagent_tui.agent.cancel import Cancelled
@@ -404,9 +404,6 @@ class ShellTool:
         """One `FileChanged` with the diff from the saved old content; a file gone or unreadable
         by now gets no digest, so undo refuses it."""
         path = self._ctx.root / change.path
-        self._ctx.failed.pop(path, None)
-        if "__pycache__" not in PurePosixPath(change.path).parts:
-            self._ctx.crashed.clear()
         digest = None
         data = None
         if change.status != "D":
