@@ -21,7 +21,7 @@ from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import Repeats, idle_plan, plan_idle_note, stuck_note
 from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.aids.seen import seen_in
+from mzagent_tui.agent.aids.seen import seen_by, seen_in, unread_overwrite
 from mzagent_tui.agent.cancel import Cancelled, CancelToken
 from mzagent_tui.agent.config import Settings, discovered_notice, ignored_notice, withheld_notice
 from mzagent_tui.agent.events import (
@@ -168,7 +168,7 @@ class Agent:
             self.messages = flattened(self.messages)  # native calls from a run with the other protocol, as text
         for event in history.events:
             self.meter.observe(event)
-            self.ctx.seen.update(seen_in(event, self.root))
+            self.aids.state.seen.update(seen_in(event, self.root))
 
     @property
     def background(self) -> BackgroundProcesses:
@@ -408,11 +408,13 @@ class Agent:
         self.emit(Action(parsed.tool, parsed.args))
         tool, on = parsed.tool, self.aids.on("write.recipe_tabs")
         args, retabbed = self._advice("before-write aids", lambda: before_write(tool, parsed.args, on), (parsed.args, ""))
+        refusal = self._advice("before-write aids", lambda: self._unread_overwrite(tool, args), None)
         try:
-            result = self._call_tool(parsed.tool, args)
+            result = self._call_tool(parsed.tool, args, refusal)
         except Cancelled:
             self._observe(CALL_INTERRUPTED)
             return RunResult(StopReason.CANCELLED, "cancelled by the user", None, step)
+        self.aids.state.seen.update(seen_by(self.root, tool, args, result))
         run.acted = run.acted or (parsed.tool != "read_file" and result.ok)
         if parsed.tool == "run_terminal_command" and result.ok:
             run.commands.append(repr(parsed.args))
@@ -428,16 +430,27 @@ class Agent:
             return self._closing_answer(run, step, why)
         return None
 
-    def _call_tool(self, tool: str, args: list[Any]) -> ToolResult:
+    def _call_tool(self, tool: str, args: list[Any], refusal: str | None = None) -> ToolResult:
         """The tool call between the user's hooks: a before_tool hook that exits 2 blocks it, and
-        the model reads the hook's reason instead of a result."""
+        the model reads the hook's reason instead of a result; an aid's `refusal` is the result."""
         self.emit(ToolStarted(tool))
+        if refusal is not None:
+            return ToolResult(refusal, ok=False)
         blocked = self.hooks.before_tool(tool, args)
         if blocked is not None:
             return ToolResult(blocked, ok=False)
         result = self.tools.call(tool, args)
         self.hooks.after_tool(tool, args, result)
         return result
+
+    def _unread_overwrite(self, tool: str, args: list[Any]) -> str | None:
+        """`write.not_read`'s refusal of this call, if it refuses it."""
+        if not self.aids.on("write.not_read"):
+            return None
+        refusal = unread_overwrite(self.root, self.aids.state.seen, tool, args)
+        if refusal is not None:
+            self.aids.fired("write.not_read")
+        return refusal
 
     def _limit_reached(self, cancel: CancelToken, cost_before: float, steps: int) -> RunResult | None:
         if cancel.cancelled:
@@ -508,7 +521,7 @@ class Agent:
         if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
             text += aids.note("plan.idle", plan_idle_note())
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
-        unread = unread_named(self.ctx) if stuck and not run.stuck_redirected and aids.on("stuck.unread") else []
+        unread = unread_named(self.ctx, self.aids.state) if stuck and not run.stuck_redirected and aids.on("stuck.unread") else []
         if unread:
             run.stuck_redirected, stuck = True, False
             text += aids.note("stuck.unread", say("aid.stuck_unread", repeats=self.settings.stuck_repeats, names=", ".join(unread)))

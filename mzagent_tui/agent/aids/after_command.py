@@ -2,7 +2,7 @@
 command and reports the truth (status, an exit code that is an answer, output, files changed, a
 possible sandbox refusal, a script without the execute permission); what is added here is advice
 for a small model, switchable by its name in the seam's catalogue. Each command also tells the
-write tool what it learned (the files it named were seen) and the aids' state a Python file it crashed in."""
+aids' state a Python file it crashed in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 from mzagent_tui.agent.aids.examples import checked_calls, matched_note, mismatch_note, printed_examples
 from mzagent_tui.agent.aids.seam import Aids
-from mzagent_tui.agent.aids.seen import named_files
 from mzagent_tui.agent.aids.state import AidState
 from mzagent_tui.agent.aids.tracebacks import python_failure
 from mzagent_tui.agent.tools.context import ToolContext
@@ -29,7 +28,6 @@ class AfterCommand:
         """The notes for one command, each on a line of its own ("" when none applies); what they
         quote of the output is redacted like the output itself."""
         exit_code = ran.result.exit_code
-        ctx.seen.update(named_files(ran.analysis.command, ran.analysis.script, ctx.root))
         if exit_code not in (0, None) and not ran.answer:
             failure = python_failure(ran.output, ctx.root)
             if failure is not None and failure.path in aids.state.changed:

@@ -31,7 +31,7 @@ def write_notes(ctx: ToolContext, aids: Aids, wrote: WriteOutcome, task: str) ->
         if parts:
             notes.append(aids.note("write.removed", removed_note(wrote.rel, parts, otherwise="go on")))
     if not wrote.changed:
-        unread = unread_named(ctx, wrote.path)
+        unread = unread_named(ctx, aids.state, wrote.path)
         if unread:
             notes.append(aids.note("write.unread", say("write.unread", names=", ".join(unread))))
     return "".join(f"\n{note}" for note in notes if note)
@@ -56,7 +56,7 @@ def same_note(state: AidState, wrote: WriteOutcome) -> str:
     return say("aid.same_done")
 
 
-def unread_named(ctx: ToolContext, written: Path | None = None) -> list[str]:
+def unread_named(ctx: ToolContext, state: AidState, written: Path | None = None) -> list[str]:
     """The project files the task names that the model has neither read nor written, but the one
     it `written`: told that a program crashes on a data file, a small model read the data file and
     wrote it back unchanged three times, never opening the program (and elsewhere read the data
@@ -64,6 +64,6 @@ def unread_named(ctx: ToolContext, written: Path | None = None) -> list[str]:
     found = []
     for name in ctx.facts.named:
         path = (ctx.root / name).resolve()
-        if path != written and path.is_relative_to(ctx.root) and path.is_file() and path not in ctx.seen and name not in found:
+        if path != written and path.is_relative_to(ctx.root) and path.is_file() and path not in state.seen and name not in found:
             found.append(name)
     return found

@@ -29,6 +29,7 @@ class Aid:
 
 CATALOGUE: tuple[Aid, ...] = (
     Aid("examples", "after_command", "printed results compared with the docstring examples of a written file"),
+    Aid("write.not_read", "before_write", "write_to_file may replace an existing file only once the model has read it (or written it, or named it in a command)"),
     Aid("write.recipe_tabs", "before_write", "a Makefile's recipe lines written with spaces get the tab make needs; the model is told which"),
     Aid("write.removed", "after_write", "a rewrite of a Python file took away code the task did not name: said at once, with the old code"),
     Aid("write.same", "after_write", "a write that changed nothing: a step done (go on), or one to do again differently (it was found wrong, or is unfinished)"),

@@ -1,18 +1,22 @@
 """Which of the project's files the model has seen: read, written, or named in a command.
 
 write_to_file replaces a whole file, so it overwrites an existing file only when the model has
-seen it: a small model wrote a test file's content over code it had never looked at.
+seen it (the aid `write.not_read`, at before_write): a small model wrote a test file's content over
+code it had never looked at.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from mzagent_tui.agent.events import Action, Event, FileChanged
+from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.safety.shell_parse import Script, parse
-from mzagent_tui.agent.tools.paths import resolve_inside
-from mzagent_tui.agent.tools.registry import ToolError
+from mzagent_tui.agent.tools.paths import relative, resolve_inside
+from mzagent_tui.agent.tools.registry import ToolError, ToolResult
 
 IN_PLACE_PROGRAMS = {"sed", "gsed", "perl"}
 
@@ -78,3 +82,33 @@ def _in_place_commands(script: Script) -> list[list[str]]:
                 found.append(words)
                 break
     return found
+
+
+def seen_by(root: Path, tool: str, args: list[Any], result: ToolResult) -> set[Path]:
+    """The files a call just showed the model: a file read, a file written (changed or not), the
+    files a command named."""
+    if result.write is not None:
+        return {result.write.path}
+    if result.command is not None:
+        return named_files(result.command.analysis.command, result.command.analysis.script, root)
+    if tool == "read_file" and result.ok and args and isinstance(args[0], str):
+        try:
+            return {resolve_inside(root, args[0])}
+        except ToolError:  # a user skill's file, outside the project
+            return set()
+    return set()
+
+
+def unread_overwrite(root: Path, seen: set[Path], tool: str, args: list[Any]) -> str | None:
+    """The refusal of a write_to_file that would replace a file the model has not seen (None: let
+    it through; the tool itself refuses what is not a file or not in the project)."""
+    if tool != "write_to_file" or not args or not isinstance(args[0], str):
+        return None
+    try:
+        path = resolve_inside(root, args[0])
+        if path in seen or not path.is_file() or path.stat().st_size == 0:
+            return None
+    except (ToolError, OSError):
+        return None
+    rel = relative(root, path)
+    return say("call.refused", error=say("write.not_read", rel=rel, quoted=json.dumps(rel)))

@@ -1,8 +1,8 @@
 """What the aids remember of a session's work, fed by its events and the tools' outcomes.
 
 The write tool used to keep these on its context and word its answer from them; now it says only
-what the write did, and the aids that advise a small model read this instead (`write.same`,
-`examples`, the tracebacks a command ended in).
+what the write did, and the aids that advise a small model read this instead (`write.not_read`,
+`write.same`, `examples`, the tracebacks a command ended in).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from mzagent_tui.agent.events import Event, FileChanged
 
 @dataclass
 class AidState:
+    seen: set[Path] = field(default_factory=set)
+    """Files the model has read, written or named in a command in this session: `write.not_read`
+    lets write_to_file replace an existing file only when it is one of these."""
     changed: set[Path] = field(default_factory=set)
     """Files a write of the model changed in this session: the same content written again is
     then a step already done, not a change that did not happen."""

@@ -41,8 +41,5 @@ class ToolContext:
     """How commands are confined; the agent passes the session's (tests may leave it off)."""
     skills: Skills = field(default_factory=Skills)
     """The skills the prompt lists: read_file reads a user skill's files from its folder."""
-    seen: set[Path] = field(default_factory=set)
-    """Files the model has read, written or named in a command in this session: write_to_file
-    overwrites an existing file only when it is one of these."""
     facts: TaskFacts = field(default_factory=TaskFacts)
     """What the current task's words name and ask, read once when it started."""

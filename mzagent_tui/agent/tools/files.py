@@ -81,7 +81,6 @@ class FileTools:
             page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
         if not asked:
             self._allow_credentials(page, rel, start_line)
-        self._ctx.seen.add(path)
         return self._ctx.redact.exact(page)
 
     def _read_skill_file(self, skill: Skill, inside: str, start_line: int) -> str:
@@ -183,8 +182,6 @@ class FileTools:
             raise ToolError("write.folder", rel=rel)
         if path.exists() and not stat.S_ISREG(path.stat().st_mode):
             raise ToolError("file.not_regular", rel=rel)
-        if path not in self._ctx.seen and path.is_file() and path.stat().st_size > 0:
-            raise ToolError("write.not_read", rel=rel, quoted=json.dumps(rel))
         return self._write(path, rel, content)
 
     def _refuse_in_read_only_task(self, rel: str) -> None:
@@ -256,7 +253,6 @@ class FileTools:
                 old_mode=mode if existed else None, diff=self._ctx.redact.exact(change.text), added=change.added, removed=change.removed,
             ))
             written = f"File written: {rel} ({how or ('overwrote' if existed else 'created')}, {lines_label(content)}, {len(data)} bytes)."
-        self._ctx.seen.add(path)
         if edited:
             written = f"The user edited the content before it was written; read {rel} to see it.\n{written}"
         if broken is not None:

