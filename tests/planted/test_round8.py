@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from mzagent_tui.agent.safety.approval import ApprovalDecision
+from mzagent_tui.agent.safety.planting import QUICK_NAME, every_name_counts, plants_code
 from tests.attack_helpers import run
 from tests.conftest import RecordingApprover
 from tests.planted.test_after_command_check import asked, commands
@@ -58,10 +59,6 @@ def planted_questions(user: RecordingApprover) -> list[str]:
 # Python's start-up in the project's virtual environment ---------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a `sitecustomize` package (site-packages/sitecustomize/__init__.py) in the project's .venv is imported at "
-    "every start of its python like sitecustomize.py, but NAMED lists only `*sitecustomize.py` and the .venv is a "
-    "folder tools fill: write_to_file writes it without a question"))
 def test_a_sitecustomize_package_in_the_projects_environment_asks(server, project: Path, short: Path) -> None:  # noqa: ANN001
     site = virtual_environment(project)
     marker = short / "sitecustomize-ran"
@@ -79,10 +76,6 @@ def test_control_a_sitecustomize_module_in_the_projects_environment_asks(server,
     assert planted_questions(user) == ["PlantedFileApproval"] and not marker.exists()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a sourceless sitecustomize.pyc a command compiles into the project's .venv site-packages is imported at "
-    "every start of that python (Python's SourcelessFileLoader); the after-command scan knows only "
-    "`*sitecustomize.py` there, so it is neither asked about nor put back"))
 def test_a_sourceless_sitecustomize_a_command_compiles_into_the_environment_is_asked_about(server, project: Path, short: Path) -> None:  # noqa: ANN001
     site = virtual_environment(project)
     marker = short / "sitecustomize-ran"
@@ -143,13 +136,25 @@ def test_control_a_module_of_an_installed_package_in_the_environment_writes(serv
 
 
 @pytest.mark.parametrize("path", ["src/target/.envrc", "app/target/.vscode/tasks.json"])
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: `target` (cargo's build output) is in FILLED_BY_TOOLS at any depth, so a hidden file below a project's own "
-    "`target` folder (src/target: a module named for what it aims at) writes without a question: direnv runs "
-    "src/target/.envrc when the user enters it, as it ran src/cache/.envrc before the cache exemption was narrowed"))
 def test_a_planted_file_in_a_projects_own_folder_named_target_asks(server, project: Path, path: str) -> None:  # noqa: ANN001
     user = model_writes(server, project, path, ENVRC)
     assert planted_questions(user) == ["PlantedFileApproval"] and not (project / path).exists()
+
+
+@pytest.mark.parametrize(("path", "asks"), [
+    ("target/debug/.fingerprint/x/lib", False), ("target/.rustc_info.json", False),  # cargo's own, at the top
+    ("crates/a/target/.envrc", True), ("Target/.envrc", False), ("src/TARGET/.envrc", True),
+    (".venv/lib/python3.12/site-packages/sitecustomize/__init__.py", True),
+    (".venv/lib/python3.12/site-packages/sitecustomize/helpers.py", True),  # its __init__ may import it
+    (".venv/lib/python3.12/site-packages/usercustomize.pyc", True),
+    (".venv/lib/python3.12/site-packages/sitecustomize.cpython-312-x86_64-linux-gnu.so", True),
+    (".venv/lib/python3.12/site-packages/__pycache__/sitecustomize.cpython-312.pyc", True),
+    (".venv/lib/python3.12/site-packages/SiteCustomize.PY", True),
+    (".venv/lib/python3.12/site-packages/sitecustomize.txt", False), (".venv/lib/python3.12/site-packages/mysite/customize.py", False),
+])
+def test_the_tool_folder_and_start_up_hook_rules_edges(path: str, asks: bool) -> None:
+    assert (plants_code(path) is not None) is asks
+    assert not asks or bool(QUICK_NAME.match(path.rsplit("/", 1)[-1].lower())) or every_name_counts(path.rsplit("/", 1)[0].lower()), "the walk looks at it"
 
 
 def test_control_a_planted_file_in_a_projects_own_folder_named_build_asks(server, project: Path) -> None:  # noqa: ANN001

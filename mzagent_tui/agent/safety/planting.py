@@ -53,6 +53,7 @@ SHADOW_REASON = (
     "an installed one's) when it starts here (this folder comes first on sys.path: `python -m pip`, a REPL)"
 )
 STARTUP_REASON = "Python imports it at every start from a folder first on sys.path"
+STARTUP_HOOK_REASON = "Python imports it at every start (a start-up hook: sitecustomize or usercustomize, in any form)"
 START_REASON = (
     "mzagent's next start imports it: it is named like a module mzagent or Python imports, in a project folder on "
     "mzagent's own sys.path (PYTHONPATH, a .pth, or `python -m` started there), so it would run outside the sandbox"
@@ -75,7 +76,7 @@ Not here: `.python-version` — uv takes an interpreter's path from it and runs 
 FILLED_BY_TOOLS = frozenset({
     "node_modules", "site-packages", "dist-packages", "__pycache__",  # installed packages, compiled modules
     ".venv", ".tox", ".nox", ".yarn",  # environments and yarn's own folder (its releases and plugins are in NAMED)
-    "target", ".next", ".nuxt", ".svelte-kit", ".turbo", ".angular", ".gradle", ".dart_tool",  # build output
+    "target", ".next", ".nuxt", ".svelte-kit", ".turbo", ".angular", ".gradle", ".dart_tool",  # build output (`target`: see TOP_ONLY)
     ".hypothesis", ".ipynb_checkpoints",  # test and notebook state
 })
 """Folders tools fill themselves, which nobody starts a tool in: the convention rules (1, 2) do
@@ -86,6 +87,9 @@ folders down to its first hidden one count (`node_modules/x/.eslintrc`, `.venv/b
 folder named `cache` inside a dot-folder (`.github/actions/cache/action.yml`) still asks. `NAMED`
 applies everywhere (`.venv/…/x.pth`). A folder missing here costs questions after a command that
 fills it, not a hole."""
+TOP_ONLY = frozenset({"target"})
+"""Folders of `FILLED_BY_TOOLS` that tools fill only at the project's top (cargo's `target`): a
+project's own `src/target` is a module named for what it aims at, and direnv runs its `.envrc`."""
 NAMED = (
     (".git", "the repository's own folder: its config and hooks run programs in git commands"),
     ("mise.toml", "mise runs its hooks and tasks when you enter the folder"),
@@ -127,7 +131,7 @@ _STARTUP_MODULES = frozenset({"sitecustomize", "usercustomize"})
 
 _NAMED_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern, _ in NAMED if "/" not in pattern))
 _RC_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in _RC_FORM))
-QUICK_NAME = re.compile(f"{_NAMED_NAME.pattern}|{_RC_NAME.pattern}|__init__\\..*")
+QUICK_NAME = re.compile(f"{_NAMED_NAME.pattern}|{_RC_NAME.pattern}|__init__\\..*|(?:site|user)customize\\..*")
 """Matches (`match`) the lower-case file names, other than dot-names, that `plants_code` may name
 outside the folders where every name counts (`every_name_counts`): a walk that looks at every
 path of a project checks only those with `plants_code` (one regular expression of every
@@ -150,7 +154,7 @@ def plants_code(relative_path: str, python_first: Collection[str] = ("",)) -> st
     parts = _parts(relative_path)
     if not parts:
         return None
-    return _named(parts) or _by_convention(parts) or _imported_first(parts, python_first)
+    return _named(parts) or _startup_hook(parts) or _by_convention(parts) or _imported_first(parts, python_first)
 
 
 def plants_code_through(relative_path: str, python_first: Collection[str] = ("",)) -> str | None:
@@ -208,9 +212,9 @@ def every_name_counts(folder: str, python_first: Collection[str] = ("",)) -> boo
     parts = _parts(folder)
     hidden = next((index for index, part in enumerate(parts) if _is_hidden(part)), None)
     return (
-        folder in python_first or any(part in NAMED_FOLDERS for part in parts)
+        folder in python_first or any(part in NAMED_FOLDERS or part in _STARTUP_MODULES for part in parts)
         or any(_shadows(_below(parts, first)[0]) for first in python_first if _below(parts, first))
-        or (hidden is not None and not any(_filled_by_tools(part) for part in parts[: hidden + 1]))
+        or (hidden is not None and not any(_filled_by_tools(part, depth) for depth, part in enumerate(parts[: hidden + 1])))
     )
 
 
@@ -227,12 +231,27 @@ def _named(parts: list[str]) -> str | None:
     return None
 
 
+def _startup_hook(parts: list[str]) -> str | None:
+    """Python's start-up hooks in every form it imports them, anywhere (an environment's
+    `site-packages` too, where the folders tools fill are otherwise left alone): `sitecustomize`
+    or `usercustomize` as a module file (`.py`, a sourceless `.pyc`, an extension module), any
+    module file of a package so named, or its compiled form in `__pycache__`, which Python takes
+    for the source when the header matches, and a command can write a header that matches."""
+    module = _module_name(parts[-1])
+    if module is None:
+        return None
+    compiled = len(parts) > 1 and parts[-2] == "__pycache__" and parts[-1].split(".", 1)[0] in _STARTUP_MODULES
+    if module in _STARTUP_MODULES or compiled or any(part in _STARTUP_MODULES for part in parts[:-1]):
+        return STARTUP_HOOK_REASON
+    return None
+
+
 def _by_convention(parts: list[str]) -> str | None:
     """Rules 1 and 2: a hidden name, or a name of the rc or config form, outside the folders
     tools fill."""
     hidden = next((index for index, part in enumerate(parts) if _is_hidden(part)), None)
     folders = parts[:-1] if hidden is None else parts[: min(hidden + 1, len(parts) - 1)]
-    if any(_filled_by_tools(folder) for folder in folders):
+    if any(_filled_by_tools(folder, depth) for depth, folder in enumerate(folders)):
         return None
     if hidden is not None:
         return None if hidden == len(parts) - 1 and _data_only(parts[-1]) else HIDDEN_REASON
@@ -243,10 +262,13 @@ def _is_hidden(part: str) -> bool:
     return part.startswith(".") and part != ".."
 
 
-def _filled_by_tools(folder: str) -> bool:
-    """A folder tools fill: one listed, or a hidden one named like a cache (`.pytest_cache`,
-    `.cache`, `node_modules/.cache`). Not a plain `cache` or `pagecache`: a project's own module
-    is often so called, and its `src/cache/.envrc` runs when the user enters it."""
+def _filled_by_tools(folder: str, depth: int) -> bool:
+    """A folder tools fill, at this depth of the project (0: the top): one listed (`TOP_ONLY` ones
+    only at the top), or a hidden one named like a cache (`.pytest_cache`, `.cache`,
+    `node_modules/.cache`). Not a plain `cache` or `pagecache`: a project's own module is often so
+    called, and its `src/cache/.envrc` runs when the user enters it."""
+    if folder in TOP_ONLY:
+        return depth == 0
     return folder in FILLED_BY_TOOLS or (_is_hidden(folder) and folder.endswith("cache"))
 
 
