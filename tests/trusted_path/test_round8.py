@@ -42,11 +42,6 @@ def toucher(marker: Path) -> str:
     ("python3 -m fmt", "fmt.py"),
     ("sh tools/fmt.sh", "tools/fmt.sh"),
 ], ids=["interpreter-and-project-script", "python-dash-m-from-the-project", "shell-and-project-script"])
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a hook marked sandbox = false whose program is trusted (python3, sh) but given a project file to run "
-    "(`python3 tools/fmt.py`, `sh tools/fmt.sh`) or a module Python imports from the project folder the hook runs in "
-    "(`python3 -m fmt`) runs as the user: hooks/runner.confined_because judges only the programs, not the code "
-    "they are given, which mcp/program.py judges for servers (server_code.py)"))
 def test_a_hook_run_as_the_user_does_not_run_a_project_script_unconfined(server, project: Path, short: Path, hook_command: str, module: str) -> None:
     marker = short / "hook-ran-as-user"
     code = f"touch {marker}\n" if module.endswith(".sh") else toucher(marker)
@@ -70,10 +65,6 @@ def test_control_a_hook_whose_program_is_in_the_project_runs_confined(server, pr
 
 
 @pytest.mark.parametrize("value", ['--require "{hook}"', '--require="{hook}"'], ids=["double-quoted", "equals-quoted"])
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: an MCP server's NODE_OPTIONS naming a project file in quotes (Node reads `--require \"/proj/hook.js\"`, "
-    "as NODE_OPTIONS allows for paths with spaces) is cut by mcp/program._VALUE_WORDS into a word that starts with a "
-    "quote, which is not an absolute path: the server runs as the user and requires the project's hook.js"))
 def test_a_servers_node_options_naming_a_project_file_in_quotes_runs_it_confined(project: Path, value: str) -> None:
     (project / "hook.js").write_text("require('fs').writeFileSync('/tmp/x', 'x')\n")
     trusted_path.note_project(project)
@@ -103,10 +94,6 @@ def test_control_node_requires_a_quoted_path_in_node_options(short: Path) -> Non
 
 @needs_wall
 @pytest.mark.parametrize("entry", ["bin", "{project}/bin"], ids=["relative-entry", "absolute-entry"])
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: write_to_file of bin/ls asks when bin is on PATH (files._on_path), but the check after a command does "
-    "not ask trusted_path.on_path: a command rewrites the program the user's shell runs by name in the project "
-    "(`ls` with ./bin on PATH) and nothing is asked or put back"))
 def test_a_command_that_rewrites_a_program_on_path_is_asked_about(server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
     (project / "bin").mkdir()
     (project / "bin" / "ls").write_text("#!/bin/sh\nexec /bin/ls \"$@\"\n")
@@ -156,3 +143,23 @@ def test_bash_dash_n_on_a_written_script_is_not_a_project_bash(server, project: 
     monkeypatch.setenv("PATH", f"{project}/.venv/bin:{os.environ['PATH']}")
     texts, _ = run(server, project, "write_to_file('x.sh', 'echo (')", mode="yolo")
     assert not marker.exists(), texts
+
+
+@pytest.mark.parametrize(("command", "confined"), [
+    ("python3 tools/fmt.py", True), ("python3 -X dev tools/fmt.py", True), ("env FOO=1 python3 tools/fmt.py", True),
+    ("sh -c 'python3 tools/fmt.py'", True), ("bash -c \"python3 -m fmt\"", True), ("python3 -m fmt", True),
+    ("python3 -mfmt", True), ("python3 -I -m fmt", True), ("python3 -c 'import fmt'", True), ("python3", True),
+    ("node tools/x.js", True), ("sh ./tools/fmt.sh", True), ("npx prettier --write x", True),
+    ("timeout 5 python3 tools/fmt.py", True), ("nice -n 5 sh tools/fmt.sh", True),
+    ("ruff format $MZAGENT_FILE", False), ("python3 /usr/lib/python3/dist-packages/x.py", False),
+    ("sh /usr/share/doc/x.sh", False), ("echo done", False),
+], ids=lambda value: str(value))
+def test_a_hooks_interpreter_given_project_code_is_confined_and_one_given_other_code_is_not(project: Path, command: str, confined: bool) -> None:
+    """The rule tried from other sides: wrappers, `sh -c`, options before the script, `-m` glued
+    to its module, no script at all (a REPL reads stdin: the working folder first); controls: a
+    trusted program given the file, an interpreter given a file outside the project."""
+    from mzagent_tui.agent.hooks.config import HookSpec
+    from mzagent_tui.agent.hooks.runner import confined_because
+
+    why = confined_because(HookSpec("after_tool", command, sandbox=False), project, "/usr/bin:/bin")
+    assert bool(why) is confined, why

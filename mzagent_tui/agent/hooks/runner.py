@@ -24,6 +24,7 @@ from mzagent_tui.agent.ground.providers import PROVIDERS
 from mzagent_tui.agent.hooks.config import HookSpec
 from mzagent_tui.agent.safety import trusted_path
 from mzagent_tui.agent.safety.commands import analyse
+from mzagent_tui.agent.safety.program_code import imports_from_working_folder, project_code
 from mzagent_tui.agent.safety.sandbox import Confinement, Sandbox
 from mzagent_tui.agent.safety.secrets import command_env
 from mzagent_tui.agent.safety.textsafe import strip_control
@@ -59,14 +60,24 @@ def confined_because(spec: HookSpec, root: Path, path_value: str) -> str:
     its command line (wrappers and `sh -c` scripts included) that is in a folder confined
     commands may write, found with `path_value` (the trusted PATH it would run with), one named
     by a relative path (from the project, or from wherever a `cd` before it went), or one not
-    known before it runs (`$VENV/bin/ruff`)."""
+    known before it runs (`$VENV/bin/ruff`); or code in the project that an interpreter or runner
+    of its command line is given (`python3 tools/fmt.py`, `sh tools/fmt.sh`, `npx prettier`, read
+    as for tool servers: safety/program_code.py), or Python importing from the project folder
+    the hook starts in (`python3 -m fmt`)."""
     if spec.sandbox:
         return "hooks run confined unless marked sandbox = false"
     analysis = analyse(spec.command, root, path_value)
     if analysis.script.problems:
         return "its command line is not understood, so its programs are not known"
     folders = trusted_path.untrusted_folders(root)
+    projects = (str(root), *trusted_path.projects())
     for part in analysis.parts:
+        if part.words and not part.wrapper:
+            code = project_code(part.words[0], part.words[1:], str(root), projects)
+            if code is not None:
+                return f"its argument {code} names code in the project for {os.path.basename(part.words[0])} to run"
+            if imports_from_working_folder(part.words[0], part.words[1:]):
+                return f"{os.path.basename(part.words[0])} imports from the project folder it starts in"
         for word in part.programs:
             if any(mark in word for mark in "$`*?[~\\"):
                 return f"its program {word} is known only when it runs"

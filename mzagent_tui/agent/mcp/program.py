@@ -7,7 +7,7 @@ server's program and everything it starts by name are looked up on the trusted P
 is in the project (`command = "/proj/.venv/bin/server"`, or found only there), it works in the
 project (`cwd`: `python -m mcpserve` imports the project's `mcpserve.py`), a script it is given is a
 project file (`python /proj/mcpserve.py`), an interpreter or runner is given project code to run
-(`python /proj/srv`, `uv run --directory /proj srv`, `npx /proj/pkg`: server_code.py), or its `env` points into the project
+(`python /proj/srv`, `uv run --directory /proj srv`, `npx /proj/pkg`: safety/program_code.py), or its `env` points into the project
 (`PYTHONPATH=/proj/src`, `NODE_OPTIONS=--require /proj/hook.js`) — runs confined, as the model's
 commands do but with the project read-only (see hub.py), or not at all where there is no sandbox.
 """
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mzagent_tui.agent.mcp.config import McpServerConfig
-from mzagent_tui.agent.mcp.server_code import project_code
 from mzagent_tui.agent.safety import trusted_path
+from mzagent_tui.agent.safety.program_code import project_code
 from mzagent_tui.agent.safety.sandbox import Confinement, Sandbox
 
 CONFINED = "project read-only, no network"
@@ -59,7 +59,7 @@ def server_program(config: McpServerConfig) -> ServerProgram:
 def _confined_because(config: McpServerConfig, program: str, cwd: Path, user_path: str) -> str:
     """Why the server runs what the model can write ("" when it does not): its program, or the
     interpreter its `#!` line leads to, is in the project or a folder commands can write (as for hooks); its working folder, the code an
-    interpreter or runner among its arguments is given (a folder too: server_code.py), a file
+    interpreter or runner among its arguments is given (a folder too: safety/program_code.py), a file
     among its arguments (another folder is taken for data: `server-filesystem /proj`) or a path
     its environment names, inside a value too, is in the project (a temp folder
     there is the user's own choice: confined commands write only their private one)."""
@@ -88,9 +88,10 @@ def _confined_because(config: McpServerConfig, program: str, cwd: Path, user_pat
     return ""
 
 
-_VALUE_WORDS = re.compile(rf"[\s={re.escape(os.pathsep)}]+")
-"""Where a variable's value is cut into the paths it may name: a list (`PYTHONPATH=a:b`) and the
-options a tool reads from one (`NODE_OPTIONS=--require /proj/hook.js`, `-r=/proj/hook.js`)."""
+_VALUE_WORDS = re.compile(rf"[\s={re.escape(os.pathsep)}'\"]+")
+"""Where a variable's value is cut into the paths it may name: a list (`PYTHONPATH=a:b`), the
+options a tool reads from one (`NODE_OPTIONS=--require /proj/hook.js`, `-r=/proj/hook.js`) and
+the quotes Node allows around a path with spaces (`--require "/proj/hook.js"`)."""
 
 
 def server_confinement(sandbox: Sandbox | None) -> Confinement:

@@ -1,5 +1,6 @@
-"""Which argument of a tool server names the code it runs, read as its interpreter or runner reads
-its command line: program.py confines a server whose code is in the project.
+"""Which argument of a tool server or a hook names the code it runs, read as its interpreter or
+runner reads its command line: mcp/program.py confines a server whose code is in the project, and
+hooks/runner.py a hook.
 
 Why: a folder among a server's arguments is data for most servers (`server-filesystem /proj`
 serves it; confined, it could not write), but code for an interpreter or a runner: `python
@@ -154,3 +155,22 @@ def _names_project(argument: str, cwd: str, projects: tuple[str, ...]) -> str | 
         if trusted_path.is_untrusted(path, projects):
             return argument
     return None
+
+
+def imports_from_working_folder(command: str, args: Sequence[str]) -> bool:
+    """Whether Python, so started, puts its working folder first on its import path: with `-m`,
+    `-c` or a script read from stdin, and with no script at all (`python3 -m fmt` in the project
+    imports the project's `fmt.py`); given a script, the script's own folder comes first instead.
+    `-I` and `-P` switch it off, and are not trusted to here: it only confines more."""
+    python = READERS[0]
+    if _reader(os.path.basename(command)) is not python:
+        return False
+    index = 0
+    while index < len(args):
+        argument = args[index]
+        if argument == "-" or (argument.startswith(("-m", "-c")) and not argument.startswith("--")):
+            return True
+        if not argument.startswith("-"):
+            return False
+        index += 2 if argument in python.value_options else 1
+    return True
