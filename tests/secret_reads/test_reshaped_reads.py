@@ -219,6 +219,8 @@ FILE_ATTEMPTS = [
     "rev *.log",
     "strings -n 2 big.log | rev",
     "grep --color=always secret big.log",
+    "grep -c INFO big.log",  # a count answers whether a pattern matches (round 8): was a control
+    "grep -q secret big.log && echo yes",
 ]
 
 
@@ -242,7 +244,6 @@ def test_the_reason_says_which_file_holds_what_and_what_reshapes_it(big_log: Pat
     "wc -l big.log",
     "ls -la big.log | rev",  # names, not content
     "sha256sum big.log | rev",
-    "grep -c INFO big.log",
 ])
 def test_control_ordinary_reads_of_the_large_file_are_not_asked_about(big_log: Path, control: str) -> None:
     assert findings(big_log, control) == [] and verdict(big_log, control) == "allow"
@@ -353,6 +354,8 @@ FOLDER_ATTEMPTS = [
     "bash -c 'grep -rh . docs' | rev",
     "grep -rh . docs | cut -c 1-10",
     "grep --color=always -rh live docs",
+    "rg -c . docs",  # a count answers whether a pattern matches (round 8): was a control
+    "grep -rl live docs",
 ]
 
 
@@ -368,7 +371,8 @@ def test_the_reason_names_the_file_below_the_folder(shared_docs: Path) -> None:
     assert "reads every file below docs, and deep/er/notes.txt looks like it holds a credential (Stripe key on line 2)" in reason
 
 
-@pytest.mark.parametrize("control", ["grep -rh . docs", "grep -rn hello docs | head", "rg -c . docs", "grep -rn . docs | wc -l"])
+# `| wc -l` after a search is its answer too: asked about in test_round8_rules as a HOLE (the pipe is commands.py's).
+@pytest.mark.parametrize("control", ["grep -rh . docs", "grep -rn hello docs | head", "rg -n . docs", "grep -rn . docs | wc -l"])
 def test_control_ordinary_folder_reads_are_not_asked_about(shared_docs: Path, control: str) -> None:
     assert findings(shared_docs, control) == [] and verdict(shared_docs, control) == "allow"
 
@@ -393,7 +397,8 @@ def test_a_folder_past_the_bound_asks(project: Path) -> None:
     (["cat"], [("-A", "")], False),
     (["head"], [("-n", "5")], True),
     (["head"], [("-c", "5")], False),
-    (["grep"], [("-v", "")], True),
+    (["grep"], [("-v", "")], False),  # every line but the matches: the ones left out answer the pattern (round 8)
+    (["grep"], [("-n", "")], True),
     (["grep"], [("-o", "")], False),
     (["rg"], [("--replace", "x")], False),
     (["wc"], [], True),

@@ -50,11 +50,6 @@ ORACLES = {
 
 @needs_wall
 @pytest.mark.parametrize(("probe", "removed"), list(ORACLES.values()), ids=list(ORACLES))
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a safe-list command that answers whether files hold a pattern (grep -rl/-rc over a folder, git grep -l, "
-    "git log -S/-G) runs in auto-safe without a question: a folder walk is checked by file names only and git's "
-    "output is scanned only when reshaped, and the answer (a file name, a count, a commit id) holds no credential for "
-    "the output scan, so a model learns the key a character at a time, the history's too"))
 def test_a_yes_or_no_probe_of_a_key_asks_first(server, project: Path, probe: str, removed: bool) -> None:
     project_with_key(project, removed)
     right, user = model_sees(server, project, command(probe.format(guess=RIGHT)))
@@ -90,10 +85,6 @@ NETRC_STYLE = f"machine api.example.io\n  login deploy\n  password {PASSWORD}\n"
 
 
 @pytest.mark.parametrize(("content", "line"), [(CONFIG, 4), (NETRC_STYLE, 2)], ids=["yaml-value-below", "netrc-lines"])
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: read_file(path, start_line) scans only the page it returns, and the rules that know a password need its "
-    "name (`password:` above a YAML value on its own line, `machine` above a netrc's lines): a page that starts below the name "
-    "shows the value without a question"))
 def test_a_page_that_starts_below_a_passwords_name_asks(server, project: Path, content: str, line: int) -> None:
     (project / "deploy").mkdir()
     (project / "deploy" / "app.conf").write_text(content)
@@ -124,10 +115,6 @@ UNKNOWN_SHAPES = {
 
 
 @pytest.mark.parametrize("content", list(UNKNOWN_SHAPES.values()), ids=list(UNKNOWN_SHAPES))
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: credentials of common shapes pass the content rules: a Vault token under VAULT_TOKEN (the dotted value "
-    "`hvs.…` is taken for an attribute path by _random_looking's identifier test), a password given to a program on "
-    "its command line (curl -u, mysql -p, sshpass -p), a pgpass line, a YAML folded block (`password: >-`), an age secret key"))
 def test_a_credential_of_a_common_shape_in_an_ordinary_file_asks(server, project: Path, content: str) -> None:
     (project / "deploy.txt").write_text(content)
     text, user = model_sees(server, project, "read_file('deploy.txt')")

@@ -89,7 +89,7 @@ def _random_looking(value: str) -> bool:
     detect-secrets' hex threshold)."""
     if len(value) < 8 or _PLACEHOLDER.search(value):
         return False
-    if _IDENTIFIER.fullmatch(value) and ("." in value or not re.search(r"\d", value)):
+    if _IDENTIFIER.fullmatch(value) and ("." in value or not re.search(r"\d", value)) and not _token_part(value):
         return False  # an identifier or attribute path: `settings.API_TOKEN`, `base64.b64encode`
     if value.startswith(("http://", "https://", "urn:", "/")):
         return False  # an address (its password, if any, is the URL rule's)
@@ -100,6 +100,26 @@ def _random_looking(value: str) -> bool:
     if not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)) and len(value) < 20:
         return False
     return _entropy(value) >= 3.0
+
+
+def _token_part(value: str) -> bool:
+    """Whether a dotted value holds a part no code is named like: 16 characters or more mixing
+    upper case, lower case and digits, few of them words (the part after a Vault
+    token's `hvs.`), where a name in code is words (`settings.API_TOKEN`, `X25519PrivateKey`)."""
+    return any(
+        len(part) >= 16 and re.search(r"[a-z]", part) and re.search(r"[A-Z]", part) and re.search(r"\d", part)
+        and _word_share(part) < 0.5
+        for part in value.rstrip(":").split(".")
+    )
+
+
+def _program_password(value: str) -> bool:
+    """A password a program is given on its command line: not a placeholder or a variable
+    (`-p"$PW"`), not a plain word (`-proot`, `-u www-data:www-data`), not a number (`-u 1000:1000`)."""
+    return (
+        _url_password(value) and not re.fullmatch(r"[A-Za-z_-]+|[0-9]+", value)
+        and "$" not in value and "`" not in value
+    )
 
 
 def _basic_credentials(value: str) -> bool:
@@ -135,11 +155,17 @@ _SECRET_WORDS = re.compile(r"pass|pwd|secret|token|key|credential|_auth")
 in lower case: searched in the lowered text, as a case-insensitive alternation is ten times
 slower in Python's `re`. The value's randomness, not the name, decides."""
 _ASSIGNMENT = re.compile(
-    r"(?P<name>[A-Za-z0-9_.-]+)[\"']?\s*(?:=|:=|:|=>)\s*[\"']?(?P<secret>[^\s\"',;`()\[\]{}<>\\]{8,})"
+    r"(?P<name>[A-Za-z0-9_.-]+)[\"']?\s*(?:=|:=|:|=>)(?:[ \t]*[|>][-+0-9]{0,2}[ \t]*(?:#[^\n]*)?(?=\r?\n))?"
+    r"(?:\s*#[^\n]*(?=\n))*\s*[\"']?(?P<secret>[^\s\"',;`()\[\]{}<>\\]{8,})"
 )
+"""A name, then its value: after `=`, `:`, `:=` or `=>`, on the same line or the next ones (a
+YAML value below its name, after comment lines, a block scalar `password: >-` or `|`)."""
 _UPPER_ASCII = re.compile(r"[A-Z]+")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+_LINE = r"(?:[^\n\\]|\\[^\n]|\\\n)*?"
+"""The rest of a command line up to an option: any characters, a `\` newline continuing it."""
 
 # Each pattern starts with a literal where it can: Python's `re` skips ahead to a literal
 # prefix, and tries every position for a pattern that starts with `\b` or a class (a hundred
@@ -180,6 +206,27 @@ _RULES = (
     _Rule("Mailchimp key", re.compile(r"[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-z])"), whole_word=True),
     _Rule("Square secret", re.compile(r"sq0(?:csp-[0-9A-Za-z_-]{43}|atp-[0-9A-Za-z_-]{22})(?![0-9A-Za-z_-])"), whole_word=True),
     _Rule("registry auth", re.compile(r"\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})\""), _basic_credentials),
+    _Rule("Vault token", re.compile(r"hv[sbr]\.[A-Za-z0-9_-]{24,}(?![A-Za-z0-9_-])"), whole_word=True),
+    _Rule("age secret key", re.compile(r"AGE-SECRET-KEY-1[0-9A-Z]{50,}(?![0-9A-Za-z])"), whole_word=True),
+    # A password given to a program as an option, the program named before it on the line (a
+    # `\` continues the line): `curl -u user:PW`, `mysql -pPW`, `sshpass -p PW`, `--password PW`.
+    _Rule("password on a command line", re.compile(
+        r"curl\b" + _LINE + r"[ \t](?:-[A-Za-z]*[uU][ \t]*|--(?:proxy-)?user(?:[ \t]+|=))[\"']?[^\s:\"']+:(?P<secret>[^\s\"']+)"
+    ), _program_password),
+    _Rule("password on a command line", re.compile(
+        r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlbinlog|mysqlsh|mariadb|mariadb-dump)\b" + _LINE
+        + r"[ \t](?:-p|--password=)[\"']?(?P<secret>[^\s\"']+)"
+    ), _program_password),
+    _Rule("password on a command line", re.compile(
+        r"sshpass\b" + _LINE + r"[ \t]-p[ \t]*[\"']?(?P<secret>[^\s\"']+)"
+    ), _program_password),
+    _Rule("password on a command line", re.compile(
+        r"--(?:password|passwd|pass|secret|api-key|apikey|client-secret|auth-token)[ \t]+[\"']?(?P<secret>[^\s\"']{8,})"
+    ), _random_looking, lowered=True),
+    # A pgpass line, `host:port:database:user:password` (`*` for any).
+    _Rule("pgpass password", re.compile(
+        r"^[^\s:#]+:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:(?P<secret>(?:[^\s:\\]|\\.)+)[ \t]*\r?$", re.MULTILINE
+    ), _program_password),
     _Rule("netrc password", re.compile(r"machine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>\S+)"), _random_looking),
 )
 _KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|Private-MAC: \S+")

@@ -34,6 +34,7 @@ from mzagent_tui.agent.safety import own_programs
 from mzagent_tui.agent.safety.credentials import credential_in_pieces
 from mzagent_tui.agent.safety.folder_reads import FolderRead, files_read_below
 from mzagent_tui.agent.safety.git_config import GitUnanswered, find_repository
+from mzagent_tui.agent.safety.safe_git import SUBCOMMANDS
 
 DEEP_SCAN_BYTES = 8 << 20
 """What of one read is scanned before a command that reshapes it runs: 0.1 s a megabyte of logs,
@@ -65,6 +66,46 @@ PRINTS_NO_CONTENT = frozenset(
 )
 """Programs that print about files, not what they hold (names, sizes, counts, a digest): what
 they read reaches nobody."""
+ANSWERS: dict[str, frozenset[str]] = {
+    "grep": frozenset("-l -L -c -q -v --files-with-matches --files-without-match --count --quiet --silent --invert-match".split()),
+    "rg": frozenset("-l -c -q -v -M --files-with-matches --files-without-match --count --count-matches --quiet --invert-match "
+                    "--max-columns".split()),
+}
+"""Options with which a search prints an answer about what it reads rather than the lines it
+matched: file names (`-l`, `-L`), counts (`-c`), nothing but its exit code (`-q`), every line
+but the matches (`-v`), a line replaced by a note that it matched (`rg -M`). The answer holds no
+credential, yet tells whether a pattern the model chose matches: a key guessed a character at a
+time. So what such a search reads is scanned before it runs, whatever the pattern: a question
+that came only for the right guess would be the answer again."""
+ANSWERS["egrep"] = ANSWERS["fgrep"] = ANSWERS["grep"]
+_GIT_ANSWERS = {
+    "grep": frozenset("-l -L -c -q -v --files-with-matches --files-without-match --count --quiet --invert-match --name-only".split()),
+    "log": frozenset("-S -G --grep".split()),
+}
+"""Git's searches that answer rather than print: `git grep` with the options above, and a log
+that keeps the commits whose changes (`-S`, `-G`: the pickaxe) or message (`--grep`) match."""
+_GIT_ANSWERS["show"] = _GIT_ANSWERS["whatchanged"] = _GIT_ANSWERS["diff"] = _GIT_ANSWERS["log"]
+_GIT_VALUED_LONG = frozenset(
+    "--grep --author --committer --since --until --after --before --max-count --skip --exclude --decorate-refs "
+    "--decorate-refs-exclude --min-parents --max-parents".split()
+)
+"""Long options of git's log that take the next word as their value when written without `=`."""
+_GIT_GREP_KEEPS = frozenset(
+    "-i -E -F -P -G -I -a --ignore-case --extended-regexp --fixed-strings --perl-regexp --basic-regexp --text --untracked "
+    "--no-index --cached --no-exclude-standard --exclude-standard --recurse-submodules --max-depth --threads".split()
+)
+"""`git grep` options kept in the scan of what it searches: those that choose what it reads."""
+_GIT_LOG_DROPS = frozenset(
+    "-S -G --grep --pickaxe-all --pickaxe-regex --invert-grep --all-match --regexp-ignore-case -i --basic-regexp "
+    "--extended-regexp -E --fixed-strings -F --perl-regexp --format --pretty --oneline -s --no-patch -p -u --patch "
+    "--name-only --name-status --stat --numstat --shortstat --raw --summary --compact-summary --dirstat --check -z "
+    "--quiet --exit-code --count --graph -n --max-count --skip --word-diff --word-diff-regex --color-words --binary "
+    "--color --no-color --patch-with-stat --patch-with-raw --line-prefix --src-prefix --dst-prefix --no-prefix "
+    "--output-indicator-new --output-indicator-old --output-indicator-context --log-size -N".split()
+)
+"""Options of a log-like search left out of the scan of what it searches: the search itself and
+what shapes or limits the output (the scan prints every commit's message and patch)."""
+
 _GIT_RESHAPES = {"--word-diff", "--word-diff-regex", "--color-words", "--binary"}
 """Git options that print changes word by word, or binary files as base85 (and `--color`,
 below, which for git means always)."""
@@ -85,6 +126,9 @@ def reshapes(words: list[str], options: list[tuple[str, str]], understood: bool)
         return f"{program} does not print what it reads as it is" if program else ""
     if not understood:
         return f"{program}: its options are not all understood"
+    answer = next((name for name, _ in options if name in ANSWERS.get(program, ())), None)
+    if answer:
+        return f"{program} {answer} prints whether what it reads matches a pattern, not what it holds"
     changing = next((name for name, value in options if name in KEEPS_LINES[program] or _colours(name, value)), None)
     return f"{program} {changing} does not print what it reads as it is" if changing else ""
 
@@ -104,6 +148,9 @@ def _git_reshapes(words: list[str]) -> str:
     base85 with some options."""
     if len(words) < 2:
         return ""
+    answer = _git_answer(words)
+    if answer:
+        return f"git {words[1]} {answer} prints whether what it searches matches a pattern, not what it holds"
     for word in words[2:]:
         if word == "--":
             break
@@ -112,6 +159,78 @@ def _git_reshapes(words: list[str]) -> str:
         if name in _GIT_RESHAPES or word in ("--color", "--color=always") or only_matching:
             return f"git {words[1]} {name} does not print the lines as they are"
     return ""
+
+
+def _git_answer(words: list[str]) -> str:
+    """The option that makes a git command a search that answers (`git grep -l`, `git log -S`), or ""."""
+    answers = _GIT_ANSWERS.get(words[1], frozenset())
+    return next((name for kind, names, _ in _git_words(words) if kind == "option" for name in names if name in answers), "")
+
+
+def _git_words(words: list[str]) -> list[tuple[str, list[str], list[str]]]:
+    """A git command's arguments read with its options' table: ("option", the names a word
+    holds (`-lc` holds -l and -c), the words it takes with its value), ("operand", [], [word]),
+    and ("--", [], the rest)."""
+    spec = SUBCOMMANDS.get(words[1])
+    valued = (spec.valued | spec.path_valued) if spec else frozenset()
+    read: list[tuple[str, list[str], list[str]]] = []
+    args, index = words[2:], 0
+    while index < len(args):
+        word = args[index]
+        index += 1
+        if word == "--":
+            read.append(("--", [], args[index - 1:]))
+            break
+        if not word.startswith("-") or word == "-":
+            read.append(("operand", [], [word]))
+        elif word[1:].isdigit():
+            read.append(("option", ["-N"], [word]))
+        elif word.startswith("--"):
+            name, equals, _ = word.partition("=")
+            takes = not equals and (name in valued or name in _GIT_VALUED_LONG) and index < len(args)
+            read.append(("option", [name], args[index - 1:index + takes]))
+            index += takes
+        else:
+            names: list[str] = []
+            taken = [word]
+            for position, letter in enumerate(word[1:]):
+                names.append("-" + letter)
+                if "-" + letter in valued:
+                    if position == len(word) - 2 and index < len(args):
+                        taken.append(args[index])
+                        index += 1
+                    break
+            read.append(("option", names, taken))
+    return read
+
+
+def _git_search_scan(words: list[str]) -> list[str]:
+    """What to run to read all a git search searches, whatever its pattern: `git grep` for every
+    line (`-e ''`) of what it searches, a log-like search for every message and patch of the
+    commits it looks at."""
+    sub = words[1]
+    read = _git_words(words)
+    kept: list[str] = []
+    if sub == "grep":
+        pattern_given = any(name in ("-e", "-f") for kind, names, _ in read for name in names)
+        operands: list[str] = []
+        binary = False
+        for kind, names, taken in read:
+            if kind == "operand":
+                if pattern_given:
+                    operands.extend(taken)
+                pattern_given = True  # the first operand was the pattern
+            elif kind == "--":
+                operands.extend(taken)
+            elif all(name in _GIT_GREP_KEEPS for name in names):
+                kept.extend(taken)
+                binary = binary or any(name in ("-I", "-a", "--text") for name in names)
+        return ["grep", "--no-textconv", "--no-color", "-h", *([] if binary else ["-a"]), *kept, "-e", "", *operands]
+    for kind, names, taken in read:
+        if kind != "option" or not any(name in _GIT_LOG_DROPS for name in names):
+            kept.extend(taken)
+    fixed = ["-p", "--no-color", "--no-ext-diff", "--no-textconv"]
+    return [sub, *fixed, *(["--format=medium"] if sub != "diff" else []), *kept]
 
 
 def _cluster_has(word: str, letter: str) -> bool:
@@ -215,6 +334,8 @@ def _scan_words(words: list[str]) -> list[str] | None:
     conversion (the repository names those programs), and printing lines as they are where
     it asked for words (`--word-diff`, `--color-words`, `git grep -o`: the same content).
     None where that cannot be undone: `--binary` (base85), `-o` among other letters."""
+    if _git_answer(words):
+        return _git_search_scan(words)
     sub, args = words[1], words[2:]
     safe = ["--no-ext-diff", "--no-textconv"] if sub in ("show", "log", "diff", "whatchanged") else ["--no-textconv"] if sub == "grep" else []
     kept: list[str] = []

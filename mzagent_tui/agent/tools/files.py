@@ -7,6 +7,7 @@ file already had, and save the previous content in the session folder so they ca
 
 from __future__ import annotations
 
+import collections
 import difflib
 import errno
 import hashlib
@@ -47,6 +48,25 @@ BOM = "\ufeff"
 REPOSITORY_FOLDER = "it is in the folder the project's .git leads to (a `gitdir:` file, a link, a commondir): its config and hooks run programs in git commands"
 
 
+CONTEXT_ABOVE = 64 * 1024
+"""Characters above a page read from a later line that are scanned for credentials with it."""
+
+
+def _text_above(handle: io.TextIOWrapper, start_line: int) -> str:
+    """The lines before `start_line`, their last CONTEXT_ABOVE characters or so (whole lines)."""
+    handle.seek(0)
+    kept: collections.deque[str] = collections.deque()
+    size = 0
+    for number, line in enumerate(handle, start=1):
+        if number >= start_line:
+            break
+        kept.append(line)
+        size += len(line)
+        while size - len(kept[0]) >= CONTEXT_ABOVE:
+            size -= len(kept.popleft())
+    return "".join(kept)
+
+
 class FileTools:
     """The file tools, bound to one project root and session."""
 
@@ -78,9 +98,11 @@ class FileTools:
             if b"\x00" in handle.read(BINARY_SNIFF):
                 raise ToolError("read.binary", rel=rel, size=info.st_size)
             handle.seek(0)
-            page = self._read_page(io.TextIOWrapper(handle, encoding="utf-8", newline=""), rel, start_line)
+            text_handle = io.TextIOWrapper(handle, encoding="utf-8", newline="")
+            page = self._read_page(text_handle, rel, start_line)
+            above = _text_above(text_handle, start_line) if not asked and start_line > 1 else ""
         if not asked:
-            self._allow_credentials(page, rel, start_line)
+            self._allow_credentials(page, rel, start_line, above)
         return self._ctx.redact.exact(page)
 
     def _read_skill_file(self, skill: Skill, inside: str, start_line: int) -> str:
@@ -122,14 +144,20 @@ class FileTools:
             raise ToolError("read.secret_refused", rel=rel)
         return True
 
-    def _allow_credentials(self, text: str, rel: str, first_line: int = 1) -> None:
+    def _allow_credentials(self, text: str, rel: str, first_line: int = 1, above: str = "") -> None:
         """A file that holds a credential, whatever its name (a hard link to `.env` called
         memo.txt, `token.json`, `prod.env.bak`), is shown only with the user's leave, asked as
         for a secret file by name. Never masked instead: the model may write the file back, and
-        the mask would be written over the secret."""
+        the mask would be written over the secret. `above`: the file's text above a page that
+        starts below line 1 (up to CONTEXT_ABOVE), scanned with it: a value whose name is above
+        the page (`password:` on line 3, the value on line 4; a netrc's `machine`) asks when
+        its secret reaches into the page."""
         from mzagent_tui.agent.safety.credentials import describe, find_credentials  # only when a read happens
 
         found = find_credentials(text)
+        if not found and above:
+            found = [item for item in find_credentials(above + text) if item.end > len(above)]
+            first_line -= above.count("\n")
         if not found:
             return
         what = describe(found, first_line)
