@@ -371,8 +371,12 @@ def test_the_reason_names_the_file_below_the_folder(shared_docs: Path) -> None:
     assert "reads every file below docs, and deep/er/notes.txt looks like it holds a credential (Stripe key on line 2)" in reason
 
 
-# `| wc -l` after a search is its answer too: asked about in test_round8_rules as a HOLE (the pipe is commands.py's).
-@pytest.mark.parametrize("control", ["grep -rh . docs", "grep -rn hello docs | head", "rg -n . docs", "grep -rn . docs | wc -l"])
+def test_a_search_counted_or_dropped_over_a_key_asks(shared_docs: Path) -> None:
+    """`| wc -l` after a search is its answer (more in test_round8_rules)."""
+    assert verdict(shared_docs, "grep -rn . docs | wc -l") == "ask"
+
+
+@pytest.mark.parametrize("control", ["grep -rh . docs", "grep -rn hello docs | head", "rg -n . docs", "grep -rn hello docs 2>/dev/null"])
 def test_control_ordinary_folder_reads_are_not_asked_about(shared_docs: Path, control: str) -> None:
     assert findings(shared_docs, control) == [] and verdict(shared_docs, control) == "allow"
 

@@ -31,7 +31,7 @@ from mzagent_tui.agent.safety.credentials import FILE_SCAN_BYTES, credential_in_
 from mzagent_tui.agent.safety.effects import GIT_COMMANDS
 from mzagent_tui.agent.safety.folder_reads import folder_read_concern, folders_read
 from mzagent_tui.agent.safety.git_config import repository_config_concerns
-from mzagent_tui.agent.safety.reshaped_reads import FolderWalk, GitOutput, LargeFile, UnscannedRead, passes_on, reshapes
+from mzagent_tui.agent.safety.reshaped_reads import FolderWalk, GitOutput, LargeFile, UnscannedRead, answered_by, passes_on, reshapes
 from mzagent_tui.agent.safety.sensitive import is_secret
 from mzagent_tui.agent.safety.shell_parse import MAX_DEPTH, Redirect, Script, SimpleCommand, Word, parse
 
@@ -120,6 +120,8 @@ class Part:
     runs_untrusted: str = ""
     """The file PATH finds for its program when that is in a folder commands can write
     (`.venv/bin/git`): not the program its name says."""
+    drops_output: bool = False
+    """Its standard output goes to /dev/null: what it prints reaches nobody, its exit status does."""
     reshapes: str = ""
     """Why its output is not what it reads as it is (`rev`, `base64`, `sort`), "" when it is."""
     unscanned: list[UnscannedRead] = field(default_factory=list)
@@ -187,7 +189,11 @@ def _reshaped_reads(parts: list[Part], problems: list[str]) -> None:
     for index, part in enumerate(parts):
         if not part.unscanned or not passes_on(part.rule_words):
             continue
-        why = part.reshapes or next((later.reshapes for later in parts[index + 1:] if later.piped_into and later.reshapes), "")
+        piped = list(itertools.takewhile(lambda later: later.piped_into, parts[index + 1:]))
+        why = (
+            part.reshapes or next((later.reshapes for later in piped if later.reshapes), "")
+            or answered_by(part.rule_words, part.drops_output, [later.rule_words for later in piped])
+        )
         if not why:
             continue
         concern = next(filter(None, (read.concern(why) for read in part.unscanned)), None)
@@ -269,6 +275,8 @@ def _redirect(redirect: Redirect, part: Part, state: _State) -> None:
     if not redirect.target.literal:
         return  # already a problem
     if target in HARMLESS_TARGETS:
+        stdout = redirect.operator in ("&>", "&>>") or (redirect.operator in (">", ">>", ">|") and redirect.descriptor in ("", "1"))
+        part.drops_output = part.drops_output or (target == "/dev/null" and stdout)
         return
     if redirect.operator == "<":
         _check_read(target, part, state, relative_to=state.cwds)  # as `cat target` would read it

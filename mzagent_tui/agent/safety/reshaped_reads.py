@@ -138,6 +138,28 @@ def _colours(name: str, value: str) -> bool:
     return name in ("--color", "--colour") and value == "always"
 
 
+SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+"""Programs whose output depends on a pattern the command gives them."""
+
+
+def searches(words: list[str]) -> bool:
+    """Whether the part prints what matches a pattern it is given (`grep`, `rg`, `git grep`)."""
+    return bool(words) and (words[0] in SEARCHES or words[:2] == ["git", "grep"])
+
+
+def answered_by(search: list[str], dropped: bool, later: list[list[str]]) -> str:
+    """Why a search's lines reach nobody but its answer does ("" when its lines are printed): its
+    output dropped (only its exit status answers: `grep -r X . > /dev/null && echo yes`), or
+    piped into a part that prints a count or a digest (`| wc -l`, `| sha256sum`). A guess of a key
+    is then answered yes or no, as `grep -l` answers it."""
+    if not searches(search):
+        return ""
+    if dropped:
+        return f"{search[0]}'s output is dropped: its exit status says whether the pattern matched"
+    counter = next((words[0] for words in later if words and not passes_on(words)), None)
+    return f"{counter} prints a count or a digest of what {search[0]} finds, not what it holds" if counter else ""
+
+
 def passes_on(words: list[str]) -> bool:
     """Whether a part prints any of what it reads (`ls big.log` and `sha256sum` do not)."""
     return not words or words[0] not in PRINTS_NO_CONTENT
