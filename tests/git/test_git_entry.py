@@ -95,6 +95,12 @@ def test_control_a_replaced_git_link_the_user_keeps_runs_the_commands_fsmonitor(
     assert status_runs_marker(project, marker)
 
 
+def remake_copy(project: Path, source: str, copy: str, marker: Path) -> None:
+    """For a control: the configured copy the command made (and the user did not keep), made again."""
+    shutil.copytree(project / source, project / copy, dirs_exist_ok=True, symlinks=True)
+    subprocess.run(["sh", "-c", printf_fsmonitor(marker, copy + "/config")], cwd=project, check=True)
+
+
 @needs_namespaces
 def test_a_git_link_into_the_project_cannot_be_configured_or_re_pointed(server, project: Path, short: Path) -> None:
     repository(project)
@@ -108,9 +114,11 @@ def test_a_git_link_into_the_project_cannot_be_configured_or_re_pointed(server, 
     )
     text, user = attack(server, project, script)
     assert "ran" in text and "Read-only file system" in text, text
-    assert [r.path for r in user.asked] == [".git"] and "re-pointed .git (.evil, was .gitdir)" in user.asked[0].reason
+    assert [r.path for r in user.asked] == [".git", ".evil"] and "re-pointed .git (.evil, was .gitdir)" in user.asked[0].reason  # .evil: a git directory it made
     assert os.readlink(project / ".git") == ".gitdir" and (project / ".gitdir" / "config").read_bytes() == config
     assert not status_runs_marker(project, marker)
+    assert not (project / ".evil" / "HEAD").exists()  # the copy, a git directory it made, was not kept either
+    remake_copy(project, ".gitdir", ".evil", marker)
     (project / ".git").unlink()
     (project / ".git").symlink_to(".evil")  # control: the re-pointed link, had it stayed
     assert status_runs_marker(project, marker)
@@ -131,9 +139,10 @@ def test_a_gitdir_file_and_the_folder_inside_the_project_it_names_are_read_only(
         "rm -f .git; mv .git .g; mv .gitdir .gd; echo ran"
     )
     text, user = attack(server, project, script)
-    assert "ran" in text and "Read-only file system" in text and user.asked == [], text
+    assert "ran" in text and "Read-only file system" in text and [r.path for r in user.asked] == [".evil"], text  # the copy: a git directory it made
     assert (project / ".git").read_text() == "gitdir: .gitdir\n" and (project / ".gitdir" / "config").is_file()
     assert not status_runs_marker(project, marker)
+    remake_copy(project, ".gitdir", ".evil", marker)
     (project / ".git").write_text("gitdir: .evil\n")  # control: the rewrite, had it been allowed
     assert status_runs_marker(project, marker)
 
@@ -307,9 +316,10 @@ def test_a_submodules_git_file_cannot_be_pointed_at_a_configured_copy(server, pr
         "printf 'gitdir: ../.e/x/sub\\n' > sub/.git; rm -f sub/.git; mv sub/.git sub/.g; echo ran"
     )
     text, user = attack(server, project, script)
-    assert "ran" in text and "Read-only file system" in text and user.asked == [], text
+    assert "ran" in text and "Read-only file system" in text and [r.path for r in user.asked] == [".e/x/sub"], text  # the copy: a git directory it made
     assert (project / "sub" / ".git").read_text() == "gitdir: ../.git/modules/sub\n"
     assert not status_runs_marker(project, marker)
+    remake_copy(project, ".git/modules/sub", ".e/x/sub", marker)
     (project / "sub" / ".git").write_text("gitdir: ../.e/x/sub\n")  # control: git status enters the submodule
     assert status_runs_marker(project, marker)
 

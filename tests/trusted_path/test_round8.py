@@ -163,3 +163,97 @@ def test_a_hooks_interpreter_given_project_code_is_confined_and_one_given_other_
 
     why = confined_because(HookSpec("after_tool", command, sandbox=False), project, "/usr/bin:/bin")
     assert bool(why) is confined, why
+
+
+# The rule behind it: a new or changed program in any project folder on PATH -----------------------
+
+
+@pytest.mark.parametrize(("entry", "folder", "holds"), [
+    ("bin", "bin", True),
+    ("bin", "src/bin", True),  # a relative entry is found from wherever the shell stands
+    ("./bin/", "bin", True),
+    ("../bin", "tools/bin", True),
+    (".", "anything/at/all", True),
+    ("", "", True),  # an empty entry is the current folder
+    ("bin", "binary", False),
+    ("bin", "src/bin/sub", False),
+    ("{project}/bin", "bin", True),
+    ("{project}/bin", "src/bin", False),
+    ("{project}/x/../bin", "bin", True),
+    ("{link}", "bin", True),  # a link elsewhere into the project: its real folder
+    ("/usr/bin", "usr/bin", False),
+])
+def test_which_project_folders_are_on_path(project: Path, short: Path, entry: str, folder: str, holds: bool) -> None:
+    from mzagent_tui.agent.tools.planted_scan import PathFolders
+    (project / "bin").mkdir()
+    (short / "pbin").symlink_to(project / "bin")
+    value = "/usr/bin:" + entry.format(project=project, link=short / "pbin") + ":/bin"
+    assert PathFolders.of(project, (value,)).holds(folder) is holds
+
+
+def test_a_home_entry_is_read_as_bash_reads_it(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mzagent_tui.agent.tools.planted_scan import PathFolders
+    monkeypatch.setenv("HOME", str(project))
+    assert PathFolders.of(project, ("~/bin:/usr/bin",)).holds("bin")
+
+
+ON_PATH_SCRIPTS = {
+    # id: (PATH entry, the command, the file asked about)
+    "a-new-program": ("bin", "printf '#!/bin/sh\\ntouch {marker}\\n' > bin/ls && chmod +x bin/ls", "bin/ls"),
+    "a-link": ("bin", "printf '#!/bin/sh\\ntouch {marker}\\n' > evil && chmod +x evil && ln -s ../evil bin/ls", "bin/ls"),
+    "renamed-over": ("bin", "printf '#!/bin/sh\\ntouch {marker}\\n' > n && chmod +x n && mv n bin/ls", "bin/ls"),
+    "made-executable": ("bin", "printf '#!/bin/sh\\ntouch {marker}\\n' > bin/notes && chmod +x bin/notes && mv bin/notes bin/ls", "bin/ls"),
+    "execute-bit-in-place": ("bin", "printf '#!/bin/sh\\ntouch {marker}\\n' > bin/notes && chmod +x bin/notes && ln -s notes bin/ls", "bin/notes"),
+    "relative-entry-in-a-subfolder": ("bin", "mkdir -p src/bin && printf '#!/bin/sh\\ntouch {marker}\\n' > src/bin/ls && chmod +x src/bin/ls", "src/bin/ls"),
+    "an-activated-venv": ("{project}/.venv/bin", "mkdir -p .venv/bin && printf '#!/bin/sh\\ntouch {marker}\\n' > .venv/bin/ls && chmod +x .venv/bin/ls", ".venv/bin/ls"),
+    "node-modules-bin": ("{project}/node_modules/.bin", "mkdir -p node_modules/.bin && printf '#!/bin/sh\\ntouch {marker}\\n' > node_modules/.bin/ls && chmod +x node_modules/.bin/ls", "node_modules/.bin/ls"),
+    "dot-on-path": (".", "printf '#!/bin/sh\\ntouch {marker}\\n' > ls && chmod +x ls", "ls"),
+}
+
+
+@needs_wall
+@pytest.mark.parametrize(("entry", "script", "path"), list(ON_PATH_SCRIPTS.values()), ids=list(ON_PATH_SCRIPTS))
+def test_a_program_a_command_puts_on_path_is_asked_about_and_put_back(
+    server, project: Path, short: Path, monkeypatch: pytest.MonkeyPatch, entry: str, script: str, path: str,
+) -> None:
+    """Getting around the rule: a link, a rename, an execute bit, a relative entry met in a
+    subfolder, and the folders package managers fill (an activated `.venv/bin`, `node_modules/.bin`):
+    kept asked, since a program there shadows the user's `ls` as well as any."""
+    (project / "bin").mkdir()
+    (project / "bin" / "notes").write_text("plain text, not a program\n")  # there before, not executable
+    path_value = f"{entry.format(project=project)}:{os.environ['PATH']}"
+    monkeypatch.setenv("PATH", path_value)
+    marker = short / "ls-ran"
+    user = KeepAnswers(ApprovalDecision(False))
+    texts, _ = run(server, project, command(script.replace("{marker}", str(marker)) + "; echo ran"), approver=user)
+    assert "ran" in texts[0], texts
+    assert path in [request.path for request in user.asked], texts
+    subprocess.run(["sh", "-c", "ls"], cwd=project / "src" if path.startswith("src/") else project, env={"PATH": path_value}, capture_output=True, check=False)
+    assert not marker.exists(), texts
+    assert not os.access(project / "bin" / "notes", os.X_OK)
+
+
+@needs_wall
+def test_control_a_file_on_path_that_is_not_a_program_is_not_asked_about(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "bin").mkdir()
+    monkeypatch.setenv("PATH", f"bin:{os.environ['PATH']}")
+    user = KeepAnswers(ApprovalDecision(False))
+    run(server, project, command("printf 'notes\\n' > bin/README; printf '#!/bin/sh\\n' > tools.sh && chmod +x tools.sh; echo ran"), approver=user)
+    assert user.asked == [] and (project / "bin" / "README").exists() and (project / "tools.sh").exists()
+
+
+@needs_wall
+def test_control_a_program_outside_the_folders_on_path_is_not_asked_about(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{project}/bin:{os.environ['PATH']}")
+    user = KeepAnswers(ApprovalDecision(False))
+    run(server, project, command("mkdir -p tools/bin && printf '#!/bin/sh\\n' > tools/bin/ls && chmod +x tools/bin/ls; echo ran"), approver=user)
+    assert user.asked == [] and (project / "tools" / "bin" / "ls").exists()
+
+
+@needs_wall
+def test_a_program_on_path_the_user_keeps_stays(server, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "bin").mkdir()
+    monkeypatch.setenv("PATH", f"bin:{os.environ['PATH']}")
+    user = KeepAnswers(ApprovalDecision(True))
+    run(server, project, command("printf '#!/bin/sh\\n' > bin/tool && chmod +x bin/tool; echo ran"), approver=user)
+    assert [r.path for r in user.asked] == ["bin/tool"] and os.access(project / "bin" / "tool", os.X_OK)

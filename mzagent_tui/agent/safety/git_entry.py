@@ -4,10 +4,14 @@ A `.git` may be a folder, a link, or a file holding `gitdir: PATH`; the folder i
 a `commondir` naming another (a linked worktree's shared one); a submodule or an embedded
 repository the index records as a gitlink has a `.git` of its own, which the user's `git status`
 enters; a linked worktree kept inside the project has its `.git` file too, and so does any folder
-holding a repository (git run in that folder uses it). Each leads to a config and hooks that run
-programs in the user's git, outside mzagent. So a command sees every entry
-and every folder they lead to read-only (`read_only_paths`), and the entries' state before and
-after it (`entry_states`) shows a command that replaced, re-pointed, made or removed one.
+holding a repository (git run in that folder uses it). And git needs no `.git` at all: its
+discovery takes any folder holding HEAD, objects/ and refs/ (or a `commondir`) for a git directory
+(`safe.bareRepository` is `all` unless the user says otherwise), whatever it is called, and its
+config may give it a work tree (`core.bare = false`, `core.worktree = ..`). Each leads to a
+config and hooks that run programs in the user's git, outside mzagent. So a command sees every
+entry, every folder they lead to and every such folder read-only (`read_only_paths`), and the
+entries' state before and after it (`entry_states`), and the folders holding git's names
+(`walk`), show a command that replaced, re-pointed, made or removed one.
 """
 
 from __future__ import annotations
@@ -45,11 +49,51 @@ NOT_WALKED = frozenset(("node_modules", "__pycache__"))
 is opened in, and they hold most of a JavaScript project's folders."""
 
 
-def nested_entries(root: Path) -> list[str]:
+GIT_DIR_MARKS = frozenset(("head", "objects", "refs", "commondir"))
+"""What git's own discovery looks for in a folder to take it for a git directory (setup.c
+`is_git_directory`: a HEAD, and objects/ and refs/ here or in the folder `commondir` names),
+lower case: a case-insensitive file system answers `head` for `HEAD`."""
+GIT_DIR_NAMES = frozenset((
+    *GIT_DIR_MARKS, "config", "config.worktree", "packed-refs", "hooks", "info", "description", "branches", "logs",
+    "index", "worktrees", "modules", "fetch_head", "orig_head", "merge_head", "shallow", "gitdir", "reftable",
+    "rr-cache", "commit_editmsg", "lfs",
+))
+"""The names git keeps in a git directory (lower case): those a command made in a folder it
+turned into one are what is taken away when the user does not keep it."""
+
+
+def is_git_directory(names: Iterable[str]) -> bool:
+    """Whether git takes a folder holding entries of these names for a git directory, as its
+    discovery does (with `safe.bareRepository` at its default, `all`): a HEAD, and objects/ and
+    refs/ or a `commondir`. Any kind of entry counts (a link, a file where git wants a folder):
+    asking about one git would refuse costs less than missing one it takes."""
+    lower = {name.lower() for name in names}
+    return "head" in lower and ("commondir" in lower or {"objects", "refs"} <= lower)
+
+
+@dataclass(frozen=True)
+class Found:
+    """What one walk of the project finds: the `.git` entries below the root, and every folder
+    (the root is "") holding any of git's own names for a git directory (GIT_DIR_MARKS), with
+    those of GIT_DIR_NAMES it holds, as written."""
+
+    entries: list[str]
+    layouts: dict[str, frozenset[str]]
+
+    def git_directories(self) -> list[str]:
+        """The folders git takes for a git directory (a bare layout: `git init --bare`, or
+        written by hand), wherever they are and whatever they are called."""
+        return sorted(folder for folder, names in self.layouts.items() if is_git_directory(names))
+
+
+def walk(root: Path) -> Found:
     """Every `.git` entry below the project's root, relative to it (a repository in a folder,
-    a `gitdir:` file where the user may open a shell: git there uses it), links not followed,
-    up to WALK_LIMIT folders."""
+    a `gitdir:` file where the user may open a shell: git there uses it), and every folder that
+    holds git's names for a git directory (a folder holding HEAD, objects/ and refs/ is one,
+    whatever it is called: git run there or below uses it); links not followed, up to
+    WALK_LIMIT folders. The insides of a git directory (its objects, refs, logs) are not walked."""
     found: list[str] = []
+    layouts: dict[str, frozenset[str]] = {}
     pending = [""]
     walked = 0
     while pending and walked < WALK_LIMIT:
@@ -59,14 +103,25 @@ def nested_entries(root: Path) -> list[str]:
             entries = list(os.scandir(root / folder))
         except OSError:
             continue
+        names = frozenset(entry.name for entry in entries if entry.name.lower() in GIT_DIR_NAMES)
+        if any(name.lower() in GIT_DIR_MARKS for name in names):
+            layouts[folder] = names
+        inside_git_directory = is_git_directory(names)
         for entry in entries:
             relative = f"{folder}/{entry.name}" if folder else entry.name
             if entry.name == ENTRY:
                 if folder:
                     found.append(relative)
-            elif entry.name not in NOT_WALKED and entry.is_dir(follow_symlinks=False):
+            elif entry.name in NOT_WALKED or (inside_git_directory and entry.name in names):
+                continue
+            elif entry.is_dir(follow_symlinks=False):
                 pending.append(relative)
-    return sorted(found)
+    return Found(sorted(found), layouts)
+
+
+def nested_entries(root: Path) -> list[str]:
+    """The `.git` entries below the project's root (`walk`)."""
+    return walk(root).entries
 
 
 def entry_names(root: Path, nested: Iterable[str] = ()) -> list[str]:
@@ -84,10 +139,11 @@ def entry_names(root: Path, nested: Iterable[str] = ()) -> list[str]:
     return [name for name in dict.fromkeys(names) if name]
 
 
-def read_only_paths(root: Path, names: list[str]) -> tuple[Path, ...]:
+def read_only_paths(root: Path, names: list[str], git_directories: Iterable[str] = ()) -> tuple[Path, ...]:
     """What a command must not write: each entry (a link stands for what it leads to: a link
     itself cannot be bound over, so it is checked after the command instead) and every folder
-    the entries lead to, with what git says the root's repository is. Paths outside the project
+    the entries lead to, with what git says the root's repository is, and each folder of the
+    project git takes for a git directory (`git_directories`, from `walk`). Paths outside the project
     are in the list too: the sandbox does not let a command write there anyway. Never the
     project itself or a folder holding it (a project that is a bare repository, a `gitdir: .`):
     that would be every write refused, not the repository's."""
@@ -98,6 +154,9 @@ def read_only_paths(root: Path, names: list[str]) -> tuple[Path, ...]:
             continue
         paths.append(entry)
         paths.extend(_pointed_folders(entry))
+    for folder in git_directories:
+        paths.append(root / folder if folder else root)
+        paths.extend(_pointed_folders(root / folder if folder else root))
     repository = _repository(root)
     if repository is not None:
         paths.extend((repository.git_dir, repository.common_dir))
@@ -130,9 +189,11 @@ def state_of(path: Path) -> EntryState:
 
 def in_repository(root: Path, relative: str) -> bool:
     """Whether a project file lies in a folder a `.git` entry leads to (`.gitdir/config` when
-    `.git` holds `gitdir: .gitdir`), where writing it makes git run code."""
+    `.git` holds `gitdir: .gitdir`), or in a folder git takes for a git directory (a bare
+    layout), where writing it makes git run code."""
     real = os.path.realpath(root / relative)
-    folders = [str(p) for p in read_only_paths(root, entry_names(root, nested_entries(root)))]
+    found = walk(root)
+    folders = [str(p) for p in read_only_paths(root, entry_names(root, found.entries), found.git_directories())]
     return any(real == folder or real.startswith(folder.rstrip("/") + "/") for folder in folders)
 
 

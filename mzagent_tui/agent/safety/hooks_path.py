@@ -17,6 +17,7 @@ the user's `~/.gitconfig` names a folder of each of them. Asked of our confined 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,15 @@ FILE_LIMIT = 100
 """Config files one repository's answer may read (git follows includes 10 deep)."""
 INCLUDES = r"^include(if\..*)?\.path$"
 HOOKS_REASON = "git hooks (the folder core.hooksPath names)"
+PROGRAM_REASON = (
+    "git runs it: a value of the repository's config, or yours, names it (core.fsmonitor, a filter's clean or smudge, "
+    "a diff or merge driver, an editor, pager, credential helper, a `!` alias, …), and your next git command runs it"
+)
+HOOKS_KEY = "core.hookspath"
+_SHELL_SPLIT = re.compile(r"""[\s;&|()<>{}`'"=,]+""")
+"""Where a config value's words end: blanks, the shell's operators and quotes (git hands most
+values to `sh -c`), `=` (`--opt=path`) and commas."""
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 INCLUDE_REASON = "git reads it as config: the repository's config, or yours, includes it (hooks, fsmonitor and filters set there run programs)"
 
 
@@ -43,18 +53,23 @@ class GitPaths:
     """Project-relative folders whose files git runs as hooks."""
     config_files: tuple[str, ...] = ()
     """Project-relative files git reads as config, besides the repositories' own."""
+    programs: tuple[str, ...] = ()
+    """Project-relative files a config value names (`program_words`): git runs them as programs
+    (core.fsmonitor, a filter's clean, an alias's script, ...), or may."""
 
     def reason(self, relative_path: str) -> str | None:
         """Why git runs or reads this project file, or None."""
         if relative_path in self.config_files:
             return INCLUDE_REASON
+        if relative_path in self.programs:
+            return PROGRAM_REASON
         if any(relative_path.startswith(f"{folder}/") for folder in self.hook_folders):
             return HOOKS_REASON
         return None
 
     def leads_to(self, relative_path: str) -> str | None:
         """Why a link at this path matters: it is one of them, or a folder on the way to one."""
-        named = [(p, HOOKS_REASON) for p in self.hook_folders] + [(p, INCLUDE_REASON) for p in self.config_files]
+        named = [(p, HOOKS_REASON) for p in self.hook_folders] + [(p, INCLUDE_REASON) for p in self.config_files] + [(p, PROGRAM_REASON) for p in self.programs]
         for path, reason in named:
             if path == relative_path or path.startswith(f"{relative_path}/"):
                 return reason
@@ -70,11 +85,13 @@ def git_paths(root: Path) -> GitPaths:
         raise GitPathsUnknown(str(exc)) from None
     hooks: set[str] = set()
     configs: set[str] = set()
+    programs: set[str] = set()
     for repository in repositories:
         found = _paths_of(root, repository)
         hooks.update(found.hook_folders)
         configs.update(found.config_files)
-    return GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)))
+        programs.update(found.programs)
+    return GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)), tuple(sorted(programs)))
 
 
 def _repositories(root: Path) -> list[Repository]:
@@ -103,12 +120,16 @@ def _paths_of(root: Path, repository: Repository) -> GitPaths:
         return known[0]
     entries, read = _ask(repository)
     hooks: set[str] = set()
-    for value in entries:
-        hooks |= _inside(root, repository.work_tree, value)
+    programs: set[str] = set()
+    for name, value in entries:
+        if name == HOOKS_KEY:
+            hooks |= _inside(root, repository.work_tree, value)
+        for word in program_words(value):
+            programs |= _inside(root, repository.work_tree, word)
     configs: set[str] = set()
     for path in read - set(_own_configs(repository)):
         configs |= _inside(root, root, str(path))
-    found = GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)))
+    found = GitPaths(tuple(sorted(hooks)), tuple(sorted(configs)), tuple(sorted(programs)))
     watched = sorted({*read, repository.git_dir / "HEAD"})  # HEAD: an `onbranch:` include
     _known[key] = (found, tuple((str(path), _signature(path)) for path in watched))
     return found
@@ -117,8 +138,8 @@ def _paths_of(root: Path, repository: Repository) -> GitPaths:
 _known: dict[tuple[object, ...], tuple[GitPaths, tuple[tuple[str, tuple[int, ...]], ...]]] = {}
 
 
-def _ask(repository: Repository) -> tuple[list[str], set[Path]]:
-    """Every value of core.hooksPath git reads for the repository, and every config file it
+def _ask(repository: Repository) -> tuple[list[tuple[str, str]], set[Path]]:
+    """Every key and value git reads for the repository, and every config file it
     may read. Our confined git reads only the files it is granted, and git reads the user's
     config, includes followed, as it starts (whatever it is asked), stopping at a file it may
     not read (a hidden `~/.gitconfig.local`). So every file an include may name is found
@@ -173,12 +194,13 @@ def _includes_of(path: Path) -> list[Path]:
 _includes: dict[Path, tuple[tuple[int, ...], list[Path]]] = {}
 
 
-def _entries(repository: Repository, granted: set[Path]) -> list[str]:
-    """Every value of core.hooksPath git reads for the repository, from every scope."""
+def _entries(repository: Repository, granted: set[Path]) -> list[tuple[str, str]]:
+    """Every key (as git writes it: section and name in lower case) and value git reads for the
+    repository, from every scope."""
     assert repository.work_tree is not None
     try:
         done = own_programs.git(
-            "config", "--includes", "-z", "--get-all", "core.hooksPath", cwd=repository.work_tree, timeout=ASK_TIMEOUT,
+            "config", "--includes", "-z", "--list", cwd=repository.work_tree, timeout=ASK_TIMEOUT,
             env={"GIT_DIR": str(repository.git_dir)}, readable=[repository.common_dir, *(path for path in granted if path.exists())], user_config=True,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -186,7 +208,45 @@ def _entries(repository: Repository, granted: set[Path]) -> list[str]:
     if done.returncode not in (0, 1):  # 1: not set
         message = done.stderr.decode("utf-8", "replace").strip()
         raise GitPathsUnknown(f"git could not read the config of {repository.work_tree}: {message or 'no answer'}")
-    return [value for value in done.stdout.decode("utf-8", "surrogateescape").split("\0") if value.strip()]
+    found = []
+    for item in done.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        key, _, value = item.partition("\n")
+        if value.strip():
+            found.append((key.lower(), value))
+    return found
+
+
+def program_words(value: str) -> list[str]:
+    """The words of a config value that may name a file git runs, or a file a program it runs
+    is given (`sh tools/fsmon.sh`, `python3 -m tools.fsmon`, `!f() { ./x; }; f`): every word,
+    cut where the shell would cut it and at quotes, `=` and commas, but options. Which keys git
+    runs as programs grows with git (config-based hooks, `hook.NAME.command`, came in 2.46), so
+    every value is read so: a file it names in the work tree is protected whatever the key.
+    An absolute path outside the project counts as relative to the work tree too (a value
+    written `"$(git rev-parse --show-toplevel)/tools/x.sh"` leaves `/tools/x.sh`; a leading
+    `$VAR` is dropped, `$GIT_DIR/../x` leaves `/../x`), and a module `-m` names as the files
+    Python would import for it (`tools/fsmon.py`, `tools/fsmon/__main__.py`, `tools/__init__.py`)."""
+    words: list[str] = []
+    module_next = False
+    for word in _SHELL_SPLIT.split(value):
+        word = word.strip()
+        module = module_next
+        module_next = word == "-m"
+        if word.startswith("-m") and len(word) > 2 and word[2:3] != "-":
+            word, module = word[2:], True  # python3 -mtools.fsmon
+        if not word or word.startswith("-") or word in (".", ".."):
+            continue
+        word = re.sub(r"^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", "", word.lstrip("!")).split("$", 1)[0]
+        if not word:
+            continue
+        words.append(word)
+        if word.startswith("/"):
+            words.append(word.lstrip("/"))
+        if module and _MODULE.match(word):
+            parts = word.split(".")
+            words.extend([f"{'/'.join(parts)}.py", f"{'/'.join(parts)}/__init__.py", f"{'/'.join(parts)}/__main__.py"])
+            words.extend(f"{'/'.join(parts[:n])}/__init__.py" for n in range(1, len(parts)))
+    return words
 
 
 def _signature(path: Path) -> tuple[int, ...]:

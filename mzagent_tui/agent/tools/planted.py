@@ -24,7 +24,7 @@ from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_star
 from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import peek
-from mzagent_tui.agent.tools.planted_scan import Kept, PlantedChange
+from mzagent_tui.agent.tools.planted_scan import ON_PATH_REASON, Kept, PlantedChange, asked_in_every_mode
 from mzagent_tui.agent.tools.registry import ToolError
 
 
@@ -51,7 +51,7 @@ def ask_to_keep(ctx: ToolContext, changes: list[PlantedChange], backups: dict[st
             cwd=str(ctx.root), reason=f"the command {what}, and it makes tools run code: {START_REASON if at_start else change.reason}",
             path=change.path, diff=ctx.redact.exact(diff.text) if diff else "",
             content=new.decode("utf-8", "replace") if new is not None else "", after_command=True,
-            ask_even_if_allowed=at_start,  # yolo too: mzagent's next start imports it
+            ask_even_if_allowed=at_start or asked_in_every_mode(change.reason),  # yolo too: mzagent's next start imports it, your shell or git runs it
         ))
         try:
             if not decision.approved:
@@ -121,6 +121,8 @@ def _put_back(root: Path, change: PlantedChange, old: bytes | None) -> None:
             raise ToolError("put_back.not_a_file_before")
         elif change.mode_only:
             _chmod_at(fd, name, before.mode)
+        elif old is None and change.reason == ON_PATH_REASON:
+            _chmod_at(fd, name, before.mode)  # its content was not held (not a program then): no longer one now
         elif old is None:
             raise ToolError("put_back.content_not_kept")
         else:

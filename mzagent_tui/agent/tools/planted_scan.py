@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
-from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
+from mzagent_tui.agent.safety.hooks_path import PROGRAM_REASON, GitPaths, GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.planting import QUICK_NAME, every_name_counts, plants_code, plants_code_through
 from mzagent_tui.agent.tools.files import peek
 
@@ -46,6 +46,8 @@ lists every entry once; later scans list only changed folders)."""
 RACY_NS = 2_000_000_000
 """A folder or file changed this close before a scan is looked at again next time: a change in
 the same tick of the file system's clock would leave its ctime as it was."""
+ON_PATH_REASON = "it is a program in a project folder on PATH: your shell and your tools run it by name"
+"""Why an executable file in a folder on PATH matters (files._on_path asks the same of a write)."""
 CONTENT_BUDGET = 64 * 1024 * 1024
 """Bytes of kept files' content held in memory; past it a file's content is not kept (a change
 to it is still asked about, but cannot be shown or put back)."""
@@ -97,15 +99,73 @@ class _Listing:
     kept: list[str]
 
 
+def asked_in_every_mode(reason: str) -> bool:
+    """Whether a change with this reason is asked about in yolo too: a program the user's shell
+    or git runs by itself, outside mzagent and its sandbox (a program on PATH, a file git's
+    config names as one)."""
+    return reason in (ON_PATH_REASON, PROGRAM_REASON)
+
+
+@dataclass(frozen=True)
+class PathFolders:
+    """The project folders on PATH, as the user's shell and the commands find programs there.
+    An absolute entry (a link to one included) is one folder, by its real path; a relative one
+    (`bin`, `./bin`, `.`, an empty entry) is found from wherever the shell stands, so it is every
+    project folder it names from any other (`bin` is `bin` and `src/bin`; `.` is every folder)."""
+
+    exact: frozenset[str] = frozenset()
+    suffixes: frozenset[str] = frozenset()
+    everywhere: bool = False
+
+    @classmethod
+    def of(cls, root: Path, path_values: tuple[str, ...]) -> PathFolders:
+        real_root = os.path.realpath(root)
+        exact: set[str] = set()
+        suffixes: set[str] = set()
+        everywhere = False
+        for value in path_values:
+            if not value:
+                continue
+            for entry in value.split(os.pathsep):
+                entry = os.path.expanduser(entry) if entry.startswith("~") else entry  # bash's reading (trusted_path._as_bash_reads)
+                if os.path.isabs(entry):
+                    real = os.path.realpath(entry)
+                    if real == real_root:
+                        exact.add("")
+                    elif real.startswith(real_root + "/"):
+                        exact.add(real[len(real_root) + 1:])
+                    continue
+                relative = os.path.normpath(entry or ".")
+                while relative.startswith("../"):
+                    relative = relative[3:]
+                if relative in (".", ".."):
+                    everywhere = True
+                else:
+                    suffixes.add(relative)
+                    real = os.path.realpath(os.path.join(real_root, relative))  # a link in the project: its folder, from the root
+                    if real.startswith(real_root + "/"):
+                        exact.add(real[len(real_root) + 1:])
+        return cls(frozenset(exact), frozenset(suffixes), everywhere)
+
+    def holds(self, folder: str) -> bool:
+        """Whether a program in this project folder ("" the root) runs by name."""
+        if self.everywhere or folder in self.exact:
+            return True
+        return any(folder == suffix or folder.endswith(f"/{suffix}") for suffix in self.suffixes)
+
+
 @dataclass
 class PlantedScan:
     root: Path
     python_first: tuple[str, ...] = ("",)
     """The project folders (lower case) Python puts first on sys.path (planting.python_first_folders)."""
+    path_values: tuple[str, ...] = ()
+    """The PATHs programs are found on besides the user's own (mzagent's environment): the commands'."""
     _listings: dict[str, _Listing] = field(default_factory=dict)
     _kept: dict[str, Kept] = field(default_factory=dict)
     """The last scan's entries, whose content is reused while the signature holds."""
     _git: GitPaths = field(default_factory=GitPaths)
+    _on_path: PathFolders = field(default_factory=PathFolders)
     reopened: list[str] = field(default_factory=list)
     """The folders the last sweep opened again to their owner (`_reopen`), to be named."""
 
@@ -134,8 +194,10 @@ class PlantedScan:
         (`ScanIncomplete`); without one, it is skipped and named in the second list."""
         started = time.time_ns()
         skipped: list[str] = []
-        if known != self._git:
+        on_path = PathFolders.of(self.root, (os.environ.get("PATH", ""), *self.path_values))
+        if known != self._git or on_path != self._on_path:
             self._git = known
+            self._on_path = on_path
             self._listings.clear()  # which names are kept depends on them
         listings: dict[str, _Listing] = {}
         found: dict[str, Kept] = {}
@@ -225,6 +287,7 @@ class PlantedScan:
         kept: list[str] = []
         count = 0
         every_entry = every_name_counts(folder.lower(), self.python_first)
+        programs = self._on_path.holds(folder)
         try:
             with os.scandir(full) as entries:
                 for entry in entries:
@@ -235,9 +298,9 @@ class PlantedScan:
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(path)
                     elif entry.is_symlink():
-                        if plants_code_through(path, self.python_first) is not None or self._git.leads_to(path):
+                        if programs or plants_code_through(path, self.python_first) is not None or self._git.leads_to(path):
                             kept.append(path)
-                    elif self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path):
+                    elif programs or self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path):
                         kept.append(path)
         except OSError as exc:
             raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
@@ -260,16 +323,19 @@ class PlantedScan:
             return last
         racy = info.st_ctime_ns >= started - RACY_NS
         mode = stat.S_IMODE(info.st_mode)
+        on_path = ON_PATH_REASON if self._on_path.holds(path.rpartition("/")[0]) else None
         if stat.S_ISLNK(info.st_mode):
-            reason = plants_code_through(path, self.python_first) or self._git.leads_to(path) or ""
+            reason = plants_code_through(path, self.python_first) or self._git.leads_to(path) or on_path or ""
             try:
                 target = os.readlink(f"{self.root}/{path}")
             except OSError:
                 target = "?"
             return Kept(reason, "link", signature, mode, target=target, racy=racy)
-        reason = plants_code(path, self.python_first) or self._git.reason(path) or ""
+        reason = plants_code(path, self.python_first) or self._git.reason(path) or on_path or ""
         if not stat.S_ISREG(info.st_mode):
             return Kept(reason, "other", signature, mode, racy=racy)
+        if reason == ON_PATH_REASON and not mode & 0o111:
+            return Kept(reason, "file", signature, mode, racy=racy)  # not a program (yet): its content is not held (a `.` on PATH is every file)
         content = peek(self.root, path) if info.st_size <= min(MAX_SIDE_BYTES, budget) else None
         if content is not None and len(content) > min(MAX_SIDE_BYTES, budget):
             content = None
@@ -282,6 +348,8 @@ def changes_between(before: dict[str, Kept], after: dict[str, Kept]) -> list[Pla
     found: list[PlantedChange] = []
     for path, new in sorted(after.items()):
         old = before.get(path)
+        if new.reason == ON_PATH_REASON and new.kind == "file" and not new.mode & 0o111:
+            continue  # in a folder on PATH but not executable: nothing runs it by name (an execute bit added later asks)
         if old is None:
             found.append(PlantedChange("A", path, new.reason, None, new))
         elif _changed(old, new):

@@ -75,7 +75,7 @@ class ShellTool:
         """The snapshot taken after the last command: the next one starts from its modes."""
         self._blocked: set[str] = set()
         """Commands the sandbox may have blocked: next time they ask, whatever the policy says."""
-        self._planted = PlantedScan(ctx.root, python_first(ctx))
+        self._planted = PlantedScan(ctx.root, python_first(ctx), (ctx.env.get("PATH", ""),))
         self._planted_last: dict[str, Kept] | None = None
         """The last scan of the files that make tools run code; None before the first or after
         one that failed: then the next command asks first, in every mode but yolo."""
