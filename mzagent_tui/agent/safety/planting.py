@@ -53,6 +53,10 @@ SHADOW_REASON = (
     "an installed one's) when it starts here (this folder comes first on sys.path: `python -m pip`, a REPL)"
 )
 STARTUP_REASON = "Python imports it at every start from a folder first on sys.path"
+SETTINGS_REASON = (
+    "mzagent reads it when it starts here: it can choose where your requests go and which API key is sent there "
+    "(a .env the user keeps their key in, pointed elsewhere, would send that key to whoever it names)"
+)
 STARTUP_HOOK_REASON = "Python imports it at every start (a start-up hook: sitecustomize or usercustomize, in any form)"
 START_REASON = (
     "mzagent's next start imports it: it is named like a module mzagent or Python imports, in a project folder on "
@@ -154,7 +158,7 @@ def plants_code(relative_path: str, python_first: Collection[str] = ("",)) -> st
     parts = _parts(relative_path)
     if not parts:
         return None
-    return _named(parts) or _startup_hook(parts) or _by_convention(parts) or _imported_first(parts, python_first)
+    return _settings(parts) or _named(parts) or _startup_hook(parts) or _by_convention(parts) or _imported_first(parts, python_first)
 
 
 def plants_code_through(relative_path: str, python_first: Collection[str] = ("",)) -> str | None:
@@ -229,6 +233,12 @@ def _named(parts: list[str]) -> str | None:
             if "/" in pattern and any(fnmatch.fnmatchcase(tail, pattern) for tail in tails):
                 return reason
     return None
+
+
+def _settings(parts: list[str]) -> str | None:
+    """mzagent's own settings in the project: a `.env` (the project's, or the one in a folder it is
+    started from), which may hold the user's key beside where it goes."""
+    return SETTINGS_REASON if parts[-1] == ".env" else None
 
 
 def _startup_hook(parts: list[str]) -> str | None:

@@ -28,6 +28,7 @@ from mzagent_tui.agent.ground.textfiles import UMASK, lines_label
 from mzagent_tui.agent.ground.words import say
 from mzagent_tui.agent.safety import own_install, trusted_path
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval, SecretReadApproval, WriteApproval
+from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON, asked_in_every_mode
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
@@ -308,7 +309,7 @@ class FileTools:
         request = (
             PlantedFileApproval(
                 cwd=str(self.root), reason=f"writing it makes tools run code: {planted}", path=rel, diff=diff, content=content,
-                ask_even_if_allowed=own,  # yolo too: the next start would run it unconfined
+                ask_even_if_allowed=own or asked_in_every_mode(planted or ""),  # yolo too: the next start, your shell or your git runs it
             )
             if planted else WriteApproval(cwd=str(self.root), reason=self._ctx.thought, path=rel, diff=diff, content=content)
         )
@@ -345,8 +346,7 @@ def _git_runs(root: Path, rel: str) -> str | None:
 
 def _on_path(root: Path, rel: str, path_value: str) -> str | None:
     """Why a file in a folder on the commands' PATH is a program, or None."""
-    entry = trusted_path.on_path(root, rel, path_value)
-    return None if entry is None else f"it is a program in {entry}, a folder on PATH: your shell and your tools run it by name"
+    return None if trusted_path.on_path(root, rel, path_value) is None else ON_PATH_REASON
 
 
 def _read_beneath(root: Path, rel: str, limit: int) -> bytes:

@@ -20,11 +20,12 @@ from pathlib import Path
 from mzagent_tui.agent.ground.beneath import open_beneath, write_atomically_at
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES, file_diff, read_side
 from mzagent_tui.agent.safety.approval_requests import PlantedFileApproval
+from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON, asked_in_every_mode
 from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_start, plants_code
 from mzagent_tui.agent.sessions.snapshots import Change
 from mzagent_tui.agent.tools.context import ToolContext
 from mzagent_tui.agent.tools.files import peek
-from mzagent_tui.agent.tools.planted_scan import ON_PATH_REASON, Kept, PlantedChange, asked_in_every_mode
+from mzagent_tui.agent.tools.planted_scan import Kept, PlantedChange
 from mzagent_tui.agent.tools.registry import ToolError
 
 

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
-from mzagent_tui.agent.safety.hooks_path import PROGRAM_REASON, GitPaths, GitPathsUnknown, git_paths
+from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON
+from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.planting import QUICK_NAME, every_name_counts, plants_code, plants_code_through
 from mzagent_tui.agent.tools.files import peek
 
@@ -46,8 +47,6 @@ lists every entry once; later scans list only changed folders)."""
 RACY_NS = 2_000_000_000
 """A folder or file changed this close before a scan is looked at again next time: a change in
 the same tick of the file system's clock would leave its ctime as it was."""
-ON_PATH_REASON = "it is a program in a project folder on PATH: your shell and your tools run it by name"
-"""Why an executable file in a folder on PATH matters (files._on_path asks the same of a write)."""
 CONTENT_BUDGET = 64 * 1024 * 1024
 """Bytes of kept files' content held in memory; past it a file's content is not kept (a change
 to it is still asked about, but cannot be shown or put back)."""
@@ -97,13 +96,6 @@ class _Listing:
     """The folder's inode, device, ctime and mtime when listed (None: listed too recently to trust)."""
     folders: list[str]
     kept: list[str]
-
-
-def asked_in_every_mode(reason: str) -> bool:
-    """Whether a change with this reason is asked about in yolo too: a program the user's shell
-    or git runs by itself, outside mzagent and its sandbox (a program on PATH, a file git's
-    config names as one)."""
-    return reason in (ON_PATH_REASON, PROGRAM_REASON)
 
 
 @dataclass(frozen=True)
