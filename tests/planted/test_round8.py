@@ -97,10 +97,6 @@ def test_control_a_pth_a_command_writes_into_the_environment_is_asked_about(serv
     assert str(target) in asked(user) and not marker.exists(), texts
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "HOLE: a module that a .pth in the project's .venv imports (setuptools' distutils-precedence.pth: "
-    "`import _distutils_hack`) runs at every start of that python, but only the .pth itself is on the list: the "
-    "model rewrites _distutils_hack/__init__.py in site-packages without a question"))
 def test_a_module_a_pth_file_imports_at_start_asks(server, project: Path, short: Path) -> None:  # noqa: ANN001
     site = virtual_environment(project)
     (site / "distutils-precedence.pth").write_text("import _distutils_hack\n")  # as setuptools installs it
@@ -110,6 +106,34 @@ def test_a_module_a_pth_file_imports_at_start_asks(server, project: Path, short:
     user = model_writes(server, project, str((site / "_distutils_hack" / "__init__.py").relative_to(project)), payload(marker), read_first=True)
     users_python(project)
     assert planted_questions(user) == ["PlantedFileApproval"] and not marker.exists()
+
+
+@pytest.mark.parametrize("module", ["_distutils_hack/__init__.py", "_distutils_hack/override.py", "_virtualenv.py"])
+def test_a_module_a_pth_file_runs_that_a_command_changes_is_asked_about_and_put_back(server, project: Path, short: Path, module: str) -> None:  # noqa: ANN001
+    """The after-command side of the same rule: a package a `.pth` runs, any module of it, and a
+    top-level module (virtualenv's `_virtualenv.pth` runs `import _virtualenv`)."""
+    site = virtual_environment(project)
+    (site / "distutils-precedence.pth").write_text("import os; enabled = True; enabled and __import__('_distutils_hack').add_shim();\n")
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    (site / "_distutils_hack").mkdir()
+    (site / "_distutils_hack" / "__init__.py").write_text("from . import override\n")
+    (site / "_distutils_hack" / "override.py").write_text("# shim\n")
+    (site / "_virtualenv.py").write_text("# patches\n")
+    target = (site / module).relative_to(project)
+    marker = short / "pth-module-ran"
+    user, _, texts = commands(server, project, f"echo 'import pathlib; pathlib.Path(\"{marker}\").touch()' >> {target}; echo ran")
+    assert "ran" in texts[0], texts
+    assert str(target) in asked(user)
+    assert "pathlib" not in (project / target).read_text(), "put back"
+
+
+def test_control_a_module_no_pth_names_is_changed_unasked(server, project: Path) -> None:  # noqa: ANN001
+    site = virtual_environment(project)
+    (site / "_virtualenv.pth").write_text("import _virtualenv\n")
+    (site / "requests").mkdir()
+    (site / "requests" / "__init__.py").write_text("x = 1\n")
+    user, _, texts = commands(server, project, f"echo 'y = 2' >> {(site / 'requests' / '__init__.py').relative_to(project)}; echo ran")
+    assert "ran" in texts[0] and asked(user) == []
 
 
 def test_control_the_users_python_runs_those_start_up_files(project: Path, short: Path) -> None:

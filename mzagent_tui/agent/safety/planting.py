@@ -57,6 +57,7 @@ SETTINGS_REASON = (
     "mzagent reads it when it starts here: it can choose where your requests go and which API key is sent there "
     "(a .env the user keeps their key in, pointed elsewhere, would send that key to whoever it names)"
 )
+PTH_REASON = "Python imports it at every start of that environment: a .pth file beside it names it on a line Python runs"
 STARTUP_HOOK_REASON = "Python imports it at every start (a start-up hook: sitecustomize or usercustomize, in any form)"
 START_REASON = (
     "mzagent's next start imports it: it is named like a module mzagent or Python imports, in a project folder on "
@@ -347,3 +348,47 @@ def imported_at_own_start(root: Path, relative: str) -> bool:
     (`src/openai -> ../evil`): asked even in yolo, as its installation is."""
     folders = own_path_folders(root)
     return bool(folders) and (imported_first(relative, folders) or imported_first(f"{relative}/__init__.py", folders))
+
+
+SITE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+_PTH_BYTES = 64 * 1024
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def started_by_pth(root: Path, relative_path: str) -> str | None:
+    """Why a module of an environment in the project runs at every start of its Python, or None:
+    a `.pth` file in the same `site-packages` names it on a line Python runs (one that starts with
+    `import`: setuptools' `distutils-precedence.pth` runs `_distutils_hack`, virtualenv's
+    `_virtualenv.pth` imports `_virtualenv`). The `.pth` itself is on the list (`NAMED`); what it
+    runs is found here, by reading it, since no name rule can know it."""
+    original = [part for part in relative_path.replace("\\", "/").split("/") if part not in ("", ".")]
+    parts = _parts(relative_path)
+    for index, part in enumerate(parts[:-1]):
+        if part not in SITE_FOLDERS:
+            continue
+        top = parts[index + 1]
+        name = top if index + 2 < len(parts) else _module_name(top)
+        if name is not None and name in pth_started(root.joinpath(*original[: index + 1])):
+            return PTH_REASON
+    return None
+
+
+def pth_started(site: Path) -> frozenset[str]:
+    """The names (lower case) on the lines of a `site-packages` folder's `.pth` files that Python
+    runs: every identifier of such a line, so `__import__('x')` and `importlib.import_module('x')`
+    count as well as `import x`."""
+    names: set[str] = set()
+    try:
+        entries = [entry for entry in os.scandir(site) if entry.name.lower().endswith(".pth") and entry.is_file(follow_symlinks=True)]
+    except OSError:
+        return frozenset()
+    for entry in entries:
+        try:
+            with open(entry.path, "rb") as handle:
+                text = handle.read(_PTH_BYTES).decode("utf-8", "replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith(("import ", "import\t")):
+                names.update(word.lower() for word in _IDENTIFIER.findall(line))
+    return frozenset(names)

@@ -32,7 +32,7 @@ from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON, asked_in_every
 from mzagent_tui.agent.safety.git_entry import in_repository
 from mzagent_tui.agent.safety.hooks_path import GitPathsUnknown, git_paths
 from mzagent_tui.agent.safety.own_install import is_own_installation
-from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_start, plants_code, python_first_folders
+from mzagent_tui.agent.safety.planting import START_REASON, imported_at_own_start, plants_code, python_first_folders, started_by_pth
 from mzagent_tui.agent.safety.sensitive import is_private_home_entry, is_secret
 from mzagent_tui.agent.skills import Skill
 from mzagent_tui.agent.tools.context import ToolContext
@@ -302,7 +302,7 @@ class FileTools:
         at_start = not installation and imported_at_own_start(self.root, rel)
         own = installation or at_start
         planted = (
-            (own_install.REASON if installation else None) or (START_REASON if at_start else None) or plants_code(rel, python_first(self._ctx)) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
+            (own_install.REASON if installation else None) or (START_REASON if at_start else None) or plants_code(rel, python_first(self._ctx)) or started_by_pth(self.root, rel) or (REPOSITORY_FOLDER if in_repository(self.root, rel) else None)
             or _git_runs(self.root, rel) or _on_path(self.root, rel, self._ctx.env.get("PATH", ""))
         )
         diff = self._ctx.redact.exact(change.text) if change else ""

@@ -38,7 +38,7 @@ from pathlib import Path
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON
 from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
-from mzagent_tui.agent.safety.planting import QUICK_NAME, every_name_counts, plants_code, plants_code_through
+from mzagent_tui.agent.safety.planting import QUICK_NAME, SITE_FOLDERS, every_name_counts, plants_code, plants_code_through, pth_started, started_by_pth
 from mzagent_tui.agent.tools.files import peek
 
 SCAN_LIMIT = 1_000_000
@@ -158,6 +158,9 @@ class PlantedScan:
     """The last scan's entries, whose content is reused while the signature holds."""
     _git: GitPaths = field(default_factory=GitPaths)
     _on_path: PathFolders = field(default_factory=PathFolders)
+    _started_packages: set[str] = field(default_factory=set)
+    """Packages of an environment's `site-packages` that a `.pth` there runs (planting.started_by_pth):
+    every module below them is looked at."""
     reopened: list[str] = field(default_factory=list)
     """The folders the last sweep opened again to their owner (`_reopen`), to be named."""
 
@@ -278,8 +281,11 @@ class PlantedScan:
         folders: list[str] = []
         kept: list[str] = []
         count = 0
-        every_entry = every_name_counts(folder.lower(), self.python_first)
+        every_entry = every_name_counts(folder.lower(), self.python_first) or any(
+            folder == package or folder.startswith(f"{package}/") for package in self._started_packages
+        )
         programs = self._on_path.holds(folder)
+        started = pth_started(Path(full)) if folder.rpartition("/")[2].lower() in SITE_FOLDERS else frozenset()
         try:
             with os.scandir(full) as entries:
                 for entry in entries:
@@ -289,10 +295,15 @@ class PlantedScan:
                         continue
                     if entry.is_dir(follow_symlinks=False):
                         folders.append(path)
+                        if entry.name.lower() in started:
+                            self._started_packages.add(path)
                     elif entry.is_symlink():
                         if programs or plants_code_through(path, self.python_first) is not None or self._git.leads_to(path):
                             kept.append(path)
-                    elif programs or self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path):
+                    elif (
+                        programs or self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path)
+                        or entry.name.lower().split(".", 1)[0] in started or (every_entry and started_by_pth(self.root, path))
+                    ):
                         kept.append(path)
         except OSError as exc:
             raise ScanIncomplete(f"{folder or 'the project folder'} cannot be listed: {exc.strerror or exc}") from None
@@ -323,7 +334,7 @@ class PlantedScan:
             except OSError:
                 target = "?"
             return Kept(reason, "link", signature, mode, target=target, racy=racy)
-        reason = plants_code(path, self.python_first) or self._git.reason(path) or on_path or ""
+        reason = plants_code(path, self.python_first) or self._git.reason(path) or on_path or started_by_pth(self.root, path) or ""
         if not stat.S_ISREG(info.st_mode):
             return Kept(reason, "other", signature, mode, racy=racy)
         if reason == ON_PATH_REASON and not mode & 0o111:
