@@ -12,7 +12,6 @@ from mzagent_tui.agent.cancel import CancelToken
 from mzagent_tui.agent.config import ConfigError, load_settings
 from mzagent_tui.agent.events import (
     Action,
-    AidFired,
     ApprovalAnswered,
     FileChanged,
     FinalAnswer,
@@ -152,36 +151,6 @@ def test_a_stuck_run_ends_with_the_models_final_answer(server, project: Path) ->
     assert "action" not in closing["grammar"]
     assert "Stop calling tools: give your final answer now" in last_user(closing)
     assert any(n.text.endswith("the model was asked for its final answer") for n in rec.of(Notice))
-
-
-def test_stuck_while_the_task_names_a_file_not_read_goes_on_once_pointed_at_it(server, project: Path) -> None:
-    """A small model read the data file of a bug report again and again, never the program: stuck,
-    it is told the program's name and the run goes on; stuck again, it is asked for its answer."""
-    (project / "data.txt").write_text("1\n2\n")
-    (project / "sum_up.py").write_text("print(sum(int(x) for x in open('data.txt')))\n")
-    (project / "notes.md").write_text("unrelated\n")
-    server.script(
-        *[Reply('<action>read_file("data.txt")</action>')] * 3,
-        *[Reply('<action>read_file("notes.md")</action>')] * 3,
-        *[Reply("<final_answer>done</final_answer>")] * 2,  # the second after the answer checks' reminder
-    )
-    agent, rec = make_agent(server, project)
-    result = agent.run("sum_up.py crashes on data.txt, fix it")
-    assert len(rec.of(Action)) == 6, "the run went on after the first time it was stuck"
-    redirected = last_user(server.requests[3])
-    assert "The task names sum_up.py, which you have not read" in redirected and "give your final answer now" not in redirected
-    assert "give your final answer now" in last_user(server.requests[6])
-    assert [a.name for a in rec.of(AidFired)].count("stuck.unread") == 1
-    assert result.reason is StopReason.FINAL_ANSWER
-
-
-def test_stuck_after_reading_every_named_file_asks_for_the_answer_at_once(server, project: Path) -> None:
-    (project / "data.txt").write_text("1\n")
-    server.script(*[Reply('<action>read_file("data.txt")</action>')] * 3, Reply("<final_answer>done</final_answer>"))
-    agent, rec = make_agent(server, project)
-    agent.run("what does data.txt hold?")
-    assert "give your final answer now" in last_user(server.requests[3])
-    assert "stuck.unread" not in [a.name for a in rec.of(AidFired)]
 
 
 def test_max_steps(server, project: Path) -> None:

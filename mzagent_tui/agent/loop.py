@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mzagent_tui.agent.aids.after_command import AfterCommand
-from mzagent_tui.agent.aids.after_write import unread_named, write_notes
+from mzagent_tui.agent.aids.after_write import write_notes
 from mzagent_tui.agent.aids.before_write import before_write
 from mzagent_tui.agent.aids.completion import CompletionCheck
 from mzagent_tui.agent.aids.repeats import Repeats, idle_plan, plan_idle_note, stuck_note
@@ -104,8 +104,6 @@ class _Run:
     repeats: Repeats = field(default_factory=Repeats)
     stuck_checked: bool = False
     """A stuck run's closing answer went through the answer checks once (the next is taken as it is)."""
-    stuck_redirected: bool = False
-    """A stuck run was pointed at the files the task names and went on (once: the next time it ends)."""
 
 
 @dataclass(frozen=True)
@@ -420,7 +418,7 @@ class Agent:
             run.commands.append(repr(parsed.args))
         previous = run.repeats.last_tool()
         repeated = run.repeats.call_done(parsed.tool, parsed.args, result.text)
-        text, stuck = self._observation(run, parsed, result, repeated, previous, retabbed)
+        text, stuck = self._observation(parsed, result, repeated, previous, retabbed)
         self.emit(Observation(parsed.tool, text, result.ok, result.exit_code, result.output_path))
         self._observe(text)
         if run.cancel.cancelled:
@@ -501,13 +499,11 @@ class Agent:
             return otherwise
 
     def _observation(
-        self, run: _Run, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None, retabbed: str = "",
+        self, parsed: ParsedReply, result: ToolResult, repeated: int, previous: str | None, retabbed: str = "",
     ) -> tuple[str, bool]:
         """The result for the model with the aids' notes, and whether the run is stuck
         (`repeated`: how often the same call got the same result before; `previous`: the tool
-        called before this one; `retabbed`: what `write.recipe_tabs` changed in the write).
-        Stuck while the task names files the model has not read, the run goes on once, pointed
-        at them (`stuck.unread`)."""
+        called before this one; `retabbed`: what `write.recipe_tabs` changed in the write)."""
         aids = self.aids
         text = result.text
         if retabbed and result.write is not None:
@@ -521,10 +517,6 @@ class Agent:
         if result.ok and parsed.tool is not None and idle_plan(parsed.tool, previous):
             text += aids.note("plan.idle", plan_idle_note())
         stuck = repeated + 1 >= self.settings.stuck_repeats and aids.on("stuck")
-        unread = unread_named(self.ctx, self.aids.state) if stuck and not run.stuck_redirected and aids.on("stuck.unread") else []
-        if unread:
-            run.stuck_redirected, stuck = True, False
-            text += aids.note("stuck.unread", say("aid.stuck_unread", repeats=self.settings.stuck_repeats, names=", ".join(unread)))
         if stuck:
             text += aids.note("stuck", stuck_note(self.settings.stuck_repeats))
         for note in parsed.notes:

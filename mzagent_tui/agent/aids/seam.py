@@ -35,7 +35,6 @@ CATALOGUE: tuple[Aid, ...] = (
     Aid("write.same", "after_write", "a write that changed nothing: a step done (go on), or one to do again differently (it was found wrong, or is unfinished)"),
     Aid("write.unread", "after_write", "a write that changed nothing, while the task names files not read yet: they are named"),
     Aid("stuck", "after_tool", "the same action and result three times: the run asks for a final answer"),
-    Aid("stuck.unread", "after_tool", "stuck while the task names files not read yet: once, the run goes on, pointed at them"),
     Aid("task.no_change", "task", "a task that says to change nothing runs with the project read-only (writes refused, commands read-only)"),
     Aid("plan.idle", "after_tool", "the task list updated twice with no other call between: a list does no work"),
     *(

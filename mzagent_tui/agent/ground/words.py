@@ -202,10 +202,6 @@ WORDS: dict[str, str] = {
         "Note: that content is from your earlier write, so that step is done: go on with the task, or give the final answer if nothing is left."
     ),
     "aid.same_unchanged": "Note: the file did not change. Write something different if a change is needed.",
-    "aid.stuck_unread": (
-        "\nNote: you have now done exactly this {repeats} times with the same result, and it will not change. "
-        "The task names {names}, which you have not read: the answer is likely there. Read it next."
-    ),
     "write.unread": (
         "Note: the task names {names}, which you have not read yet: the change it asks for may belong there. "
         "Read it before you write again."
