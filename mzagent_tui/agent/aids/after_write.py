@@ -56,11 +56,10 @@ def same_note(state: AidState, wrote: WriteOutcome) -> str:
     return say("aid.same_done")
 
 
-def unread_named(ctx: ToolContext, state: AidState, written: Path | None = None) -> list[str]:
+def unread_named(ctx: ToolContext, state: AidState, written: Path) -> list[str]:
     """The project files the task names that the model has neither read nor written, but the one
-    it `written`: told that a program crashes on a data file, a small model read the data file and
-    wrote it back unchanged three times, never opening the program (and elsewhere read the data
-    file four times until it was stuck)."""
+    it just wrote: told that a program crashes on a data file, a small model read the data file
+    and wrote it back unchanged three times, never opening the program."""
     found = []
     for name in ctx.facts.named:
         path = (ctx.root / name).resolve()
