@@ -30,6 +30,23 @@ def test_a_mentioned_file_is_read_as_the_models_first_step(server, project: Path
     assert 'read_file("src/app.py")' in messages[2]["content"] and "print('mentioned')" in messages[3]["content"]
 
 
+def test_a_mentioned_file_counts_as_read_so_the_model_may_rewrite_it(server, project: Path) -> None:
+    """The demo's task, "add a flag to @greet.py": the model's first call rewrites the file it was
+    shown, which must not be refused as a file it has not read."""
+    (project / "greet.py").write_text("print('hi')\n")
+    (project / "other.py").write_text("print('other')\n")
+    server.script(
+        Reply('<action>write_to_file("greet.py", "print(\'hello\')\\n")</action>'),
+        Reply('<action>write_to_file("other.py", "x = 1\\n")</action>'),
+        answer_reply("done"),
+    )
+    agent, recorder = make_agent(server, project)
+    agent.run("change @greet.py")
+    written, refused = [o for o in recorder.of(Observation)][1:]
+    assert written.ok and (project / "greet.py").read_text() == "print('hello')\n"
+    assert not refused.ok and "you have not read it" in refused.text and (project / "other.py").read_text() == "print('other')\n"
+
+
 def test_a_mentioned_secret_file_still_asks_and_a_missing_one_is_told(server, project: Path) -> None:
     (project / ".env").write_text("TOKEN=abc\n")
     server.script(answer_reply("no"))

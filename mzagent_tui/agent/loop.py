@@ -294,7 +294,9 @@ class Agent:
             self._read_as_step(name, self.tools.call("read_file", [name]))
 
     def _read_as_step(self, name: str, result: ToolResult) -> None:
-        """A read the agent made for the model, shown and kept as the model's own step."""
+        """A read the agent made for the model, shown and kept as the model's own step (and
+        counted as one: the file is seen)."""
+        self.aids.state.seen.update(seen_by(self.root, "read_file", [name], result))
         self.emit(Action("read_file", [name]))
         self.emit(ToolStarted("read_file"))
         if self.native:

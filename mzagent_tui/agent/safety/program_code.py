@@ -1,6 +1,6 @@
 """Which argument of a tool server or a hook names the code it runs, read as its interpreter or
 runner reads its command line: mcp/program.py confines a server whose code is in the project, and
-hooks/runner.py a hook.
+the hooks' runner a hook.
 
 Why: a folder among a server's arguments is data for most servers (`server-filesystem /proj`
 serves it; confined, it could not write), but code for an interpreter or a runner: `python
