@@ -17,22 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from mzagent_tui.agent.safety.approval import Policy, Rules
-from mzagent_tui.agent.safety.commands import analyse
 from mzagent_tui.agent.safety.credentials import find_credentials
 from tests.attack_helpers import command, git, needs_wall
 from tests.secret_reads.test_outside_round import STRIPE, asked, model_sees
+from tests.secret_reads.test_reshaped_reads import findings, verdict
 
 GUESS = STRIPE[:14]
 PASSWORD = "Xk9mQ2vL7pR4tZ1wQ8"
-
-
-def verdict(project: Path, text: str, mode: str = "auto-safe") -> str:
-    return Policy(mode, Rules()).evaluate(text, project)[0]
-
-
-def findings(project: Path, text: str) -> list[str]:
-    return [finding for part in analyse(text, project).parts for finding in part.concerns + part.problems]
 
 
 def _repository(root: Path, key_in_tree: bool) -> Path:
