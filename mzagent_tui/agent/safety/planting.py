@@ -248,7 +248,7 @@ def _startup_hook(parts: list[str]) -> str | None:
     or `usercustomize` as a module file (`.py`, a sourceless `.pyc`, an extension module), any
     module file of a package so named, or its compiled form in `__pycache__`, which Python takes
     for the source when the header matches, and a command can write a header that matches."""
-    module = _module_name(parts[-1])
+    module = module_name(parts[-1])
     if module is None:
         return None
     compiled = len(parts) > 1 and parts[-2] == "__pycache__" and parts[-1].split(".", 1)[0] in _STARTUP_MODULES
@@ -293,13 +293,13 @@ def _imported_first(parts: list[str], python_first: Collection[str]) -> str | No
     interpreters import or like one of Python's start-up hooks, or a module file anywhere in a
     package folder there so named (any of them, not only its `__init__`: one written first
     waits for an empty `__init__.py` to make the folder the package)."""
-    if _module_name(parts[-1]) is None:
+    if module_name(parts[-1]) is None:
         return None
     for folder in python_first:
         inside = _below(parts, folder)
         if not inside:
             continue
-        module = _module_name(inside[0]) if len(inside) == 1 else _compiled_module(inside) or inside[0]
+        module = module_name(inside[0]) if len(inside) == 1 else _compiled_module(inside) or inside[0]
         if module in _STARTUP_MODULES:
             return STARTUP_REASON
         if _shadows(module):
@@ -323,7 +323,7 @@ def _shadows(module: str | None) -> bool:
     return module is not None and module not in NOT_SHADOWED and module in importable_names()
 
 
-def _module_name(name: str) -> str | None:
+def module_name(name: str) -> str | None:
     """The module a file of this name is imported as, or None: `json.py`, `json.pyc` → json;
     an extension module `json.cpython-312-x86_64-linux-gnu.so` → json."""
     if name.endswith(_EXTENSION_SUFFIXES):
@@ -367,7 +367,7 @@ def started_by_pth(root: Path, relative_path: str) -> str | None:
         if part not in SITE_FOLDERS:
             continue
         top = parts[index + 1]
-        name = top if index + 2 < len(parts) else _module_name(top)
+        name = top if index + 2 < len(parts) else module_name(top)
         if name is not None and name in pth_started(root.joinpath(*original[: index + 1])):
             return PTH_REASON
     return None

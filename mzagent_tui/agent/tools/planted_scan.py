@@ -38,7 +38,16 @@ from pathlib import Path
 from mzagent_tui.agent.ground.diffs import MAX_SIDE_BYTES
 from mzagent_tui.agent.safety.asked_always import ON_PATH_REASON
 from mzagent_tui.agent.safety.hooks_path import GitPaths, GitPathsUnknown, git_paths
-from mzagent_tui.agent.safety.planting import QUICK_NAME, SITE_FOLDERS, every_name_counts, plants_code, plants_code_through, pth_started, started_by_pth
+from mzagent_tui.agent.safety.planting import (
+    QUICK_NAME,
+    SITE_FOLDERS,
+    every_name_counts,
+    module_name,
+    plants_code,
+    plants_code_through,
+    pth_started,
+    started_by_pth,
+)
 from mzagent_tui.agent.tools.files import peek
 
 SCAN_LIMIT = 1_000_000
@@ -281,9 +290,8 @@ class PlantedScan:
         folders: list[str] = []
         kept: list[str] = []
         count = 0
-        every_entry = every_name_counts(folder.lower(), self.python_first) or any(
-            folder == package or folder.startswith(f"{package}/") for package in self._started_packages
-        )
+        every_entry = every_name_counts(folder.lower(), self.python_first)
+        in_started_package = any(folder == package or folder.startswith(f"{package}/") for package in self._started_packages)
         programs = self._on_path.holds(folder)
         started = pth_started(Path(full)) if folder.rpartition("/")[2].lower() in SITE_FOLDERS else frozenset()
         try:
@@ -302,7 +310,7 @@ class PlantedScan:
                             kept.append(path)
                     elif (
                         programs or self._plants(path, entry.name.lower(), every_entry) or self._git.reason(path)
-                        or entry.name.lower().split(".", 1)[0] in started or (every_entry and started_by_pth(self.root, path))
+                        or in_started_package or module_name(entry.name.lower()) in started
                     ):
                         kept.append(path)
         except OSError as exc:
